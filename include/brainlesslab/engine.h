@@ -1,0 +1,71 @@
+/* Networks, engines and results.
+ *
+ * A network binds a connectome, model parameters, a stimulus, silencing and a
+ * seed; it is immutable once created and may be shared by engines. An engine is
+ * one backend ("reference", later "cpu", "mpi", ...) running trials of a
+ * network; every backend produces the same spikes and final state bits as
+ * "reference". Results hold spike events ordered by (trial, step, neuron),
+ * per-trial spike counts and the final state of each trial. */
+#ifndef BRAINLESSLAB_ENGINE_H
+#define BRAINLESSLAB_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/connectome.h"
+#include "brainlesslab/error.h"
+#include "brainlesslab/model.h"
+#include "brainlesslab/npy.h"
+#include "brainlesslab/stimulus.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bl_network bl_network;
+typedef struct bl_engine bl_engine;
+typedef struct bl_result bl_result;
+
+/* The connectome and stimulus must outlive the network (they are borrowed). */
+bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
+                            const bl_stimulus *stim, const int32_t *silenced, size_t n_silenced,
+                            uint64_t seed, bl_network **out, bl_error *err);
+void bl_network_destroy(bl_network *net);
+
+/* Backend by name; NULL or "reference" is the plain scalar reference. */
+bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine **out,
+                           bl_error *err);
+void bl_engine_destroy(bl_engine *e);
+const char *bl_engine_backend(const bl_engine *e);
+/* Names of the compiled-in backends, NULL-terminated. */
+const char *const *bl_engine_backends(void);
+
+/* Run trials first_trial .. first_trial+n_trials-1 for n_steps each, appending
+ * to result (created for the same network and trial range). */
+bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
+                        bl_result *result, bl_error *err);
+
+bl_status bl_result_create(const bl_network *net, uint32_t first_trial, uint32_t n_trials,
+                           bl_result **out, bl_error *err);
+void bl_result_destroy(bl_result *r);
+uint32_t bl_result_first_trial(const bl_result *r);
+uint32_t bl_result_n_trials(const bl_result *r);
+uint64_t bl_result_n_neurons(const bl_result *r);
+uint64_t bl_result_n_steps(const bl_result *r);
+uint64_t bl_result_n_events(const bl_result *r);
+/* Event arrays (n_events each): trial, step, neuron. */
+const int32_t *bl_result_event_trials(const bl_result *r);
+const int32_t *bl_result_event_steps(const bl_result *r);
+const int32_t *bl_result_event_neurons(const bl_result *r);
+/* [n_trials * n_neurons], row per trial. */
+const int32_t *bl_result_counts(const bl_result *r);
+/* Final state [n_trials * n_neurons] in the preset's dtype (float64 volts for
+ * shiu2024, float32 millivolts for phase4c). */
+bl_dtype bl_result_state_dtype(const bl_result *r);
+const void *bl_result_final_v(const bl_result *r);
+const void *bl_result_final_g(const bl_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

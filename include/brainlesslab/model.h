@@ -1,0 +1,56 @@
+/* Connectome LIF model presets and their parameters (shared/spec/connectome-lif.md).
+ * Parameters are given in the units neuroscientists write (mV, ms, Hz); each
+ * preset converts them exactly as its reference tool does. */
+#ifndef BRAINLESSLAB_MODEL_H
+#define BRAINLESSLAB_MODEL_H
+
+#include <stdint.h>
+
+#include "brainlesslab/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum bl_preset {
+    BL_PRESET_SHIU2024 = 0, /* Shiu et al. 2024, float64, Brian2 2.5.1 semantics */
+    BL_PRESET_PHASE4C = 1   /* the seed runtime's eager reference, float32 */
+} bl_preset;
+
+typedef struct bl_lif_params {
+    bl_preset preset;
+    double dt_ms;          /* 0.1 */
+    double v_rest_mv;      /* -52 (shiu2024 v_0) */
+    double v_reset_mv;     /* -52 */
+    double v_th_mv;        /* -45 */
+    double tau_m_ms;       /* 20 (t_mbr) */
+    double tau_syn_ms;     /* 5 (tau) */
+    double refractory_ms;  /* 2.2 */
+    double delay_ms;       /* 1.8 */
+    double w_syn_mv;       /* 0.275 per synapse */
+    double f_poi;          /* 250: Poisson input weight = f_poi * w_syn (shiu2024) */
+    int poisson_refractory_zero; /* 1: stimulated neurons have no refractory period (shiu2024) */
+} bl_lif_params;
+
+/* Fill params with a preset by name ("shiu2024", "phase4c"). */
+bl_status bl_lif_params_preset(const char *name, bl_lif_params *out, bl_error *err);
+const char *bl_preset_name(bl_preset preset);
+
+/* Override one parameter by its name (the field names above); the message
+ * names the key and the value when either is invalid. */
+bl_status bl_lif_params_set(bl_lif_params *p, const char *key, double value, bl_error *err);
+/* Names of the settable parameters, NULL-terminated. */
+const char *const *bl_lif_param_names(void);
+double bl_lif_params_get(const bl_lif_params *p, const char *key); /* NaN if unknown */
+
+/* Check ranges and that times are whole numbers of steps; derives step counts. */
+bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err);
+int64_t bl_lif_refractory_steps(const bl_lif_params *p);
+int64_t bl_lif_delay_steps(const bl_lif_params *p);
+/* round(duration / dt) */
+bl_status bl_lif_steps(const bl_lif_params *p, double duration_ms, uint64_t *steps, bl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

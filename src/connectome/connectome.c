@@ -1,0 +1,341 @@
+/* The in-memory connectome: CSR graph, neuron table, descriptive info.
+ * Loading and saving directories lives in connectome_dir.c. */
+#include "connectome/connectome_impl.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const bl_connectome_info_keys[BL_INFO_COUNT] = {
+    "name", "description", "source", "citation", "licence", "sign_policy", "generator"};
+
+bl_status bl_csr_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets,
+                          const int32_t *targets, const int32_t *counts, bl_error *err)
+{
+    if (n > BL_MAX_NEURONS)
+        return bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " neurons exceeds the limit %" PRIu64,
+                       where, n, BL_MAX_NEURONS);
+    if (offsets[0] != 0)
+        return bl_fail(err, BL_ERR_INVALID, "%s/offsets.npy: index 0: first offset is %" PRId64
+                       ", expected 0", where, offsets[0]);
+    for (uint64_t i = 0; i < n; i++) {
+        if (offsets[i + 1] < offsets[i])
+            return bl_fail(err, BL_ERR_INVALID,
+                           "%s/offsets.npy: index %" PRIu64 ": offset %" PRId64
+                           " is below the previous offset %" PRId64 " (offsets must not decrease)",
+                           where, i + 1, offsets[i + 1], offsets[i]);
+        if ((uint64_t)offsets[i + 1] > e)
+            return bl_fail(err, BL_ERR_INVALID,
+                           "%s/offsets.npy: index %" PRIu64 ": offset %" PRId64
+                           " exceeds the edge count %" PRIu64, where, i + 1, offsets[i + 1], e);
+    }
+    if ((uint64_t)offsets[n] != e)
+        return bl_fail(err, BL_ERR_INVALID,
+                       "%s/offsets.npy: index %" PRIu64 ": last offset %" PRId64
+                       " differs from the edge count %" PRIu64, where, n, offsets[n], e);
+    for (uint64_t i = 0; i < n; i++) {
+        for (int64_t k = offsets[i]; k < offsets[i + 1]; k++) {
+            int32_t t = targets[k];
+            if (t < 0 || (uint64_t)t >= n)
+                return bl_fail(err, BL_ERR_INVALID,
+                               "%s/targets.npy: index %" PRId64 " (row %" PRIu64
+                               "): target %" PRId32 " outside 0..%" PRIu64,
+                               where, k, i, t, n ? n - 1 : 0);
+            if (k > offsets[i] && t <= targets[k - 1])
+                return bl_fail(err, BL_ERR_INVALID,
+                               "%s/targets.npy: index %" PRId64 " (row %" PRIu64 "): target %" PRId32
+                               " %s previous target %" PRId32 " (rows must be ascending, no duplicates)",
+                               where, k, i, t, t == targets[k - 1] ? "repeats the" : "is below the",
+                               targets[k - 1]);
+            if (counts[k] == 0)
+                return bl_fail(err, BL_ERR_INVALID,
+                               "%s/counts.npy: index %" PRId64 " (edge %" PRIu64 "->%" PRId32
+                               "): synapse count is 0", where, k, i, t);
+            if (counts[k] == INT32_MIN)
+                return bl_fail(err, BL_ERR_INVALID,
+                               "%s/counts.npy: index %" PRId64 ": synapse count out of range", where, k);
+        }
+    }
+    return BL_OK;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *d = malloc(len);
+    if (d)
+        memcpy(d, s, len);
+    return d;
+}
+
+static void free_ids(bl_connectome *c)
+{
+    if (c->ids)
+        for (uint64_t i = 0; i < c->n_neurons; i++)
+            free(c->ids[i]);
+    free(c->ids);
+    free(c->id_sorted);
+    c->ids = NULL;
+    c->id_sorted = NULL;
+}
+
+/* qsort has no context argument in C11; ids are sorted through a small
+ * file-scope pointer set only for the duration of the sort. Not thread-safe,
+ * so id setting is documented as not concurrent (it is construction-time only). */
+static char **sort_ids_base;
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp(sort_ids_base[*(const int32_t *)a], sort_ids_base[*(const int32_t *)b]);
+}
+
+static bl_status index_ids(bl_connectome *c, bl_error *err)
+{
+    c->id_sorted = malloc((c->n_neurons ? c->n_neurons : 1) * sizeof *c->id_sorted);
+    if (!c->id_sorted)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot index %" PRIu64 " neuron ids", c->n_neurons);
+    for (uint64_t i = 0; i < c->n_neurons; i++)
+        c->id_sorted[i] = (int32_t)i;
+    sort_ids_base = c->ids;
+    qsort(c->id_sorted, c->n_neurons, sizeof *c->id_sorted, cmp_id);
+    sort_ids_base = NULL;
+    for (uint64_t i = 1; i < c->n_neurons; i++) {
+        int32_t a = c->id_sorted[i - 1], b = c->id_sorted[i];
+        if (!strcmp(c->ids[a], c->ids[b]))
+            return bl_fail(err, BL_ERR_INVALID,
+                           "external id '%s' is used by neurons %" PRId32 " and %" PRId32
+                           " (ids must be unique)", c->ids[a], a < b ? a : b, a < b ? b : a);
+    }
+    return BL_OK;
+}
+
+bl_status bl_connectome_adopt(uint64_t n, uint64_t e, int64_t *offsets, int32_t *targets,
+                              int32_t *counts, bl_connectome **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = bl_csr_validate("connectome", n, e, offsets, targets, counts, err);
+    bl_connectome *c = st ? NULL : calloc(1, sizeof *c);
+    if (!c) {
+        free(offsets);
+        free(targets);
+        free(counts);
+        return st ? st : bl_fail(err, BL_ERR_NOMEM, "cannot allocate a connectome");
+    }
+    c->n_neurons = n;
+    c->n_edges = e;
+    c->offsets = offsets;
+    c->targets = targets;
+    c->counts = counts;
+    for (uint64_t k = 0; k < e; k++)
+        c->n_synapses += (uint64_t)(counts[k] < 0 ? -(int64_t)counts[k] : counts[k]);
+    c->ids = calloc(n ? n : 1, sizeof *c->ids);
+    if (!c->ids) {
+        bl_connectome_destroy(c);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " neuron ids", n);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        char buf[24];
+        snprintf(buf, sizeof buf, "%" PRIu64, i);
+        if (!(c->ids[i] = dup_str(buf))) {
+            bl_connectome_destroy(c);
+            return bl_fail(err, BL_ERR_NOMEM, "cannot allocate neuron ids");
+        }
+    }
+    if ((st = index_ids(c, err))) {
+        bl_connectome_destroy(c);
+        return st;
+    }
+    *out = c;
+    return BL_OK;
+}
+
+void bl_connectome_destroy(bl_connectome *c)
+{
+    if (!c)
+        return;
+    free(c->offsets);
+    free(c->targets);
+    free(c->counts);
+    free_ids(c);
+    for (size_t j = 0; j < c->n_columns; j++) {
+        for (uint64_t i = 0; i < c->n_neurons; i++)
+            free(c->column_values[j][i]);
+        free(c->column_values[j]);
+        free(c->column_names[j]);
+    }
+    free(c->column_values);
+    free(c->column_names);
+    for (int k = 0; k < BL_INFO_COUNT; k++)
+        free(c->info[k]);
+    free(c);
+}
+
+uint64_t bl_connectome_n_neurons(const bl_connectome *c) { return c->n_neurons; }
+uint64_t bl_connectome_n_edges(const bl_connectome *c) { return c->n_edges; }
+uint64_t bl_connectome_n_synapses(const bl_connectome *c) { return c->n_synapses; }
+const int64_t *bl_connectome_offsets(const bl_connectome *c) { return c->offsets; }
+const int32_t *bl_connectome_targets(const bl_connectome *c) { return c->targets; }
+const int32_t *bl_connectome_counts(const bl_connectome *c) { return c->counts; }
+
+bl_status bl_connectome_set_external_ids(bl_connectome *c, const char *const *ids, bl_error *err)
+{
+    char **fresh = calloc(c->n_neurons ? c->n_neurons : 1, sizeof *fresh);
+    if (!fresh)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate neuron ids");
+    for (uint64_t i = 0; i < c->n_neurons; i++) {
+        if (!ids[i] || !ids[i][0] || strpbrk(ids[i], "\r\n")) {
+            for (uint64_t k = 0; k < i; k++)
+                free(fresh[k]);
+            free(fresh);
+            return bl_fail(err, BL_ERR_INVALID, "neuron %" PRIu64 ": external id is %s", i,
+                           ids[i] && ids[i][0] ? "not one line" : "empty");
+        }
+        fresh[i] = dup_str(ids[i]);
+    }
+    char **old = c->ids;
+    int32_t *old_sorted = c->id_sorted;
+    c->ids = fresh;
+    c->id_sorted = NULL;
+    bl_status st = index_ids(c, err);
+    if (st) { /* restore the previous ids */
+        free_ids(c);
+        c->ids = old;
+        c->id_sorted = old_sorted;
+        return st;
+    }
+    for (uint64_t i = 0; i < c->n_neurons; i++)
+        free(old[i]);
+    free(old);
+    free(old_sorted);
+    return BL_OK;
+}
+
+const char *bl_connectome_external_id(const bl_connectome *c, uint64_t neuron)
+{
+    assert(neuron < c->n_neurons);
+    return c->ids[neuron];
+}
+
+bl_status bl_connectome_find(const bl_connectome *c, const char *id, int32_t *neuron, bl_error *err)
+{
+    uint64_t lo = 0, hi = c->n_neurons;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(c->ids[c->id_sorted[mid]], id);
+        if (cmp == 0) {
+            *neuron = c->id_sorted[mid];
+            return BL_OK;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return bl_fail(err, BL_ERR_INVALID, "unknown neuron id '%s'", id);
+}
+
+static int valid_column_name(const char *name)
+{
+    if (!name[0] || !strcmp(name, "index") || !strcmp(name, "external_id"))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+            return 0;
+    return 1;
+}
+
+bl_status bl_connectome_add_column(bl_connectome *c, const char *name, const char *const *values,
+                                   bl_error *err)
+{
+    if (!valid_column_name(name))
+        return bl_fail(err, BL_ERR_INVALID, "metadata column '%s': names are [a-z0-9_]+ and not "
+                       "'index' or 'external_id'", name);
+    if (bl_connectome_column(c, name) >= 0)
+        return bl_fail(err, BL_ERR_INVALID, "metadata column '%s' already exists", name);
+    char **col = calloc(c->n_neurons ? c->n_neurons : 1, sizeof *col);
+    char **names = realloc(c->column_names, (c->n_columns + 1) * sizeof *names);
+    if (names)
+        c->column_names = names;
+    char ***vals = realloc(c->column_values, (c->n_columns + 1) * sizeof *vals);
+    if (vals)
+        c->column_values = vals;
+    char *cname = dup_str(name);
+    int ok = col && names && vals && cname;
+    for (uint64_t i = 0; ok && i < c->n_neurons; i++) {
+        const char *v = values[i] ? values[i] : "";
+        if (strpbrk(v, "\r\n")) {
+            for (uint64_t k = 0; k < i; k++)
+                free(col[k]);
+            free(col);
+            free(cname);
+            return bl_fail(err, BL_ERR_INVALID, "metadata column '%s', neuron %" PRIu64
+                           ": value spans lines", name, i);
+        }
+        ok = (col[i] = dup_str(v)) != NULL;
+    }
+    if (!ok) {
+        if (col)
+            for (uint64_t i = 0; i < c->n_neurons; i++)
+                free(col[i]);
+        free(col);
+        free(cname);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate metadata column '%s'", name);
+    }
+    c->column_names[c->n_columns] = cname;
+    c->column_values[c->n_columns] = col;
+    c->n_columns++;
+    return BL_OK;
+}
+
+size_t bl_connectome_n_columns(const bl_connectome *c) { return c->n_columns; }
+const char *bl_connectome_column_name(const bl_connectome *c, size_t column)
+{
+    assert(column < c->n_columns);
+    return c->column_names[column];
+}
+
+int bl_connectome_column(const bl_connectome *c, const char *name)
+{
+    for (size_t j = 0; j < c->n_columns; j++)
+        if (!strcmp(c->column_names[j], name))
+            return (int)j;
+    return -1;
+}
+
+const char *bl_connectome_value(const bl_connectome *c, size_t column, uint64_t neuron)
+{
+    assert(column < c->n_columns && neuron < c->n_neurons);
+    return c->column_values[column][neuron];
+}
+
+static int info_index(const char *key)
+{
+    for (int k = 0; k < BL_INFO_COUNT; k++)
+        if (!strcmp(bl_connectome_info_keys[k], key))
+            return k;
+    return -1;
+}
+
+bl_status bl_connectome_set_info(bl_connectome *c, const char *key, const char *value, bl_error *err)
+{
+    int k = info_index(key);
+    if (k < 0)
+        return bl_fail(err, BL_ERR_INVALID, "unknown connectome info key '%s'", key);
+    char *v = value ? dup_str(value) : NULL;
+    if (value && !v)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot copy connectome info '%s'", key);
+    free(c->info[k]);
+    c->info[k] = v;
+    return BL_OK;
+}
+
+const char *bl_connectome_info(const bl_connectome *c, const char *key)
+{
+    int k = info_index(key);
+    return k < 0 ? NULL : c->info[k];
+}
+
+void bl_connectome_set_synthetic(bl_connectome *c, int synthetic) { c->synthetic = synthetic != 0; }
+int bl_connectome_synthetic(const bl_connectome *c) { return c->synthetic; }

@@ -1,0 +1,70 @@
+/* Backend table and dispatch. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_impl.h"
+
+static const bl_backend *const backends[] = {&bl_backend_reference};
+enum { N_BACKENDS = sizeof backends / sizeof backends[0] };
+
+struct bl_engine {
+    const bl_network *net;
+    const bl_backend *backend;
+    void *state;
+};
+
+const char *const *bl_engine_backends(void)
+{
+    static const char *names[N_BACKENDS + 1];
+    for (int i = 0; i < N_BACKENDS; i++)
+        names[i] = backends[i]->name;
+    return names;
+}
+
+bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine **out, bl_error *err)
+{
+    *out = NULL;
+    const char *name = backend ? backend : "reference";
+    const bl_backend *b = NULL;
+    for (int i = 0; i < N_BACKENDS; i++)
+        if (!strcmp(backends[i]->name, name))
+            b = backends[i];
+    if (!b)
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference)", name);
+    bl_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");
+    e->net = net;
+    e->backend = b;
+    bl_status st = b->create(net, &e->state, err);
+    if (st) {
+        free(e);
+        return st;
+    }
+    *out = e;
+    return BL_OK;
+}
+
+void bl_engine_destroy(bl_engine *e)
+{
+    if (!e)
+        return;
+    e->backend->destroy(e->state);
+    free(e);
+}
+
+const char *bl_engine_backend(const bl_engine *e) { return e->backend->name; }
+
+bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
+                        bl_result *result, bl_error *err)
+{
+    if (n_steps == 0 || n_steps > INT32_MAX)
+        return bl_fail(err, BL_ERR_INVALID, "a trial needs 1..2^31-1 steps, not %llu",
+                       (unsigned long long)n_steps);
+    if (first_trial < bl_result_first_trial(result) ||
+        (uint64_t)first_trial + n_trials > (uint64_t)bl_result_first_trial(result) + bl_result_n_trials(result))
+        return bl_fail(err, BL_ERR_INVALID, "trials %u..%u are outside the result's range",
+                       first_trial, first_trial + n_trials);
+    bl_result_set_n_steps(result, n_steps);
+    return e->backend->run(e->state, first_trial, n_trials, n_steps, result, err);
+}

@@ -1,0 +1,22 @@
+/* The stepping interface every backend implements (as Redis ae.c does for
+ * epoll/kqueue): engine.c holds the table and dispatches; each backend lives in
+ * its own engine_<name>.c and knows nothing of plans, records or the CLI. */
+#ifndef BL_ENGINE_IMPL_H
+#define BL_ENGINE_IMPL_H
+
+#include "engine/network_impl.h"
+
+typedef struct bl_backend {
+    const char *name;
+    /* Prepare per-engine state (buffers sized for the network). */
+    bl_status (*create)(const bl_network *net, void **state, bl_error *err);
+    /* Run trials [first, first + n) for n_steps each; append spikes in
+     * (trial, step, neuron) order and write counts and final state. */
+    bl_status (*run)(void *state, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
+                     bl_result *result, bl_error *err);
+    void (*destroy)(void *state);
+} bl_backend;
+
+extern const bl_backend bl_backend_reference;
+
+#endif

@@ -1,0 +1,143 @@
+/* Network resolution: weights, per-neuron refractory periods, stimulus windows
+ * and thresholds are computed once here, so backends only iterate. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/network_impl.h"
+#include "stimulus/stimulus_impl.h"
+
+static bl_status check_neuron(int32_t neuron, uint64_t n, const char *what, size_t index, bl_error *err)
+{
+    if (neuron < 0 || (uint64_t)neuron >= n)
+        return bl_fail(err, BL_ERR_INVALID, "%s %zu: neuron index %" PRId32 " outside 0..%" PRIu64,
+                       what, index, neuron, n ? n - 1 : 0);
+    return BL_OK;
+}
+
+bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
+                            const bl_stimulus *stim, const int32_t *silenced, size_t n_silenced,
+                            uint64_t seed, bl_network **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = bl_lif_params_validate(params, err);
+    if (st)
+        return st;
+    bl_network *net = calloc(1, sizeof *net);
+    if (!net)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a network");
+    uint64_t n = bl_connectome_n_neurons(c), e = bl_connectome_n_edges(c);
+    net->connectome = c;
+    net->params = *params;
+    net->n_neurons = n;
+    net->n_edges = e;
+    net->offsets = bl_connectome_offsets(c);
+    net->targets = bl_connectome_targets(c);
+    net->delay_steps = bl_lif_delay_steps(params);
+    net->seed = seed;
+    net->silenced = calloc(n ? n : 1, 1);
+    net->refractory_steps = malloc((n ? n : 1) * sizeof *net->refractory_steps);
+    if (!net->silenced || !net->refractory_steps) {
+        bl_network_destroy(net);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate network state for %" PRIu64 " neurons", n);
+    }
+    for (size_t i = 0; i < n_silenced; i++) {
+        if ((st = check_neuron(silenced[i], n, "silenced neuron", i, err))) {
+            bl_network_destroy(net);
+            return st;
+        }
+        net->silenced[silenced[i]] = 1;
+    }
+
+    /* Stimulus: validate indices, resolve windows to steps. */
+    size_t np = stim ? stim->n_populations : 0;
+    net->populations = calloc(np ? np : 1, sizeof *net->populations);
+    if (!net->populations) {
+        bl_network_destroy(net);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate stimulus populations");
+    }
+    for (size_t p = 0; p < np; p++) {
+        const bl_population *src = &stim->populations[p];
+        bl_net_population *dst = &net->populations[p];
+        for (size_t i = 0; i < src->n; i++)
+            if ((st = check_neuron(src->neurons[i], n, "stimulus population", p, err))) {
+                bl_network_destroy(net);
+                return st;
+            }
+        dst->neurons = src->neurons;
+        dst->n = src->n;
+        dst->threshold = bl_bernoulli_threshold(src->rate_hz, params->dt_ms);
+        dst->start_step = (int64_t)llround(src->start_ms / params->dt_ms);
+        dst->stop_step = src->stop_ms < 0 ? INT64_MAX : (int64_t)llround(src->stop_ms / params->dt_ms);
+    }
+    net->n_populations = np;
+    if (stim) {
+        for (size_t i = 0; i < stim->n_events; i++)
+            if ((st = check_neuron(stim->events[2 * i + 1], n, "stimulus event", i, err))) {
+                bl_network_destroy(net);
+                return st;
+            }
+        net->events = stim->events;
+        net->n_events = stim->n_events;
+    }
+
+    /* Refractory periods: Shiu's model.py sets rfc = 0 for every Poisson target. */
+    int32_t rfc = (int32_t)bl_lif_refractory_steps(params);
+    for (uint64_t i = 0; i < n; i++)
+        net->refractory_steps[i] = rfc;
+    if (params->poisson_refractory_zero && stim) {
+        if (stim->has_targets) {
+            for (size_t i = 0; i < stim->n_targets; i++) {
+                if ((st = check_neuron(stim->targets[i], n, "stimulus target", i, err))) {
+                    bl_network_destroy(net);
+                    return st;
+                }
+                net->refractory_steps[stim->targets[i]] = 0;
+            }
+        } else {
+            for (size_t p = 0; p < np; p++)
+                for (size_t i = 0; i < stim->populations[p].n; i++)
+                    net->refractory_steps[stim->populations[p].neurons[i]] = 0;
+            for (size_t i = 0; i < stim->n_events; i++)
+                net->refractory_steps[stim->events[2 * i + 1]] = 0;
+        }
+    }
+
+    /* Edge weights in the preset's precision; silencing zeroes a source's row
+     * (model.py `silence`: the neuron still fires, its synapses carry 0). */
+    const int32_t *counts = bl_connectome_counts(c);
+    if (params->preset == BL_PRESET_SHIU2024) {
+        net->shiu = bl_shiu_consts_make(params);
+        net->weights64 = malloc((e ? e : 1) * sizeof *net->weights64);
+    } else {
+        net->p4c = bl_p4c_consts_make(params);
+        net->weights32 = malloc((e ? e : 1) * sizeof *net->weights32);
+    }
+    if (!net->weights64 && !net->weights32) {
+        bl_network_destroy(net);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " edge weights", e);
+    }
+    for (uint64_t i = 0; i < n; i++)
+        for (int64_t k = net->offsets[i]; k < net->offsets[i + 1]; k++) {
+            int32_t count = net->silenced[i] ? 0 : counts[k];
+            if (net->weights64)
+                net->weights64[k] = bl_shiu_edge_weight(&net->shiu, count);
+            else
+                net->weights32[k] = bl_p4c_edge_weight(&net->p4c, count);
+        }
+    *out = net;
+    return BL_OK;
+}
+
+void bl_network_destroy(bl_network *net)
+{
+    if (!net)
+        return;
+    free(net->weights64);
+    free(net->weights32);
+    free(net->refractory_steps);
+    free(net->populations);
+    free(net->silenced);
+    free(net);
+}

@@ -1,0 +1,45 @@
+/* Private layout of bl_network: everything a backend needs, resolved once.
+ * Backends read it and never modify it. */
+#ifndef BL_NETWORK_IMPL_H
+#define BL_NETWORK_IMPL_H
+
+#include "brainlesslab/engine.h"
+#include "models/lif_phase4c.h"
+#include "models/lif_shiu2024.h"
+
+typedef struct bl_net_population {
+    const int32_t *neurons; /* sorted, unique, < n_neurons (borrowed from the stimulus) */
+    size_t n;
+    uint64_t threshold;     /* Bernoulli threshold on a 32-bit word (0 = never) */
+    int64_t start_step, stop_step; /* active on [start, stop) */
+} bl_net_population;
+
+struct bl_network {
+    const bl_connectome *connectome;
+    bl_lif_params params;
+    uint64_t n_neurons, n_edges;
+    const int64_t *offsets;
+    const int32_t *targets;
+    double *weights64; /* shiu2024: per-edge weight in volts (0 for silenced sources) */
+    float *weights32;  /* phase4c: per-edge weight in mV */
+    bl_shiu_consts shiu;
+    bl_p4c_consts p4c;
+    int32_t *refractory_steps; /* shiu2024: per neuron (0 for stimulated when the rule is on) */
+    int64_t delay_steps;
+    uint64_t seed;
+    bl_net_population *populations;
+    size_t n_populations;
+    const int32_t *events; /* pairs (step, neuron), sorted */
+    size_t n_events;
+    uint8_t *silenced;     /* per neuron */
+};
+
+/* Internal result writers used by backends. */
+bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step,
+                                  const int32_t *neurons, size_t n, bl_error *err);
+int32_t *bl_result_counts_row(bl_result *r, uint32_t trial);
+void *bl_result_v_row(bl_result *r, uint32_t trial);
+void *bl_result_g_row(bl_result *r, uint32_t trial);
+void bl_result_set_n_steps(bl_result *r, uint64_t n_steps);
+
+#endif

@@ -1,0 +1,149 @@
+/* Stimulus description: Poisson populations and explicit schedules. Drawing
+ * happens in the backends through bl_stream_word, so the random tape is
+ * virtual: no events are stored for Poisson populations. */
+#include "stimulus/stimulus_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/philox.h"
+
+bl_status bl_stimulus_create(bl_stimulus **out, bl_error *err)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "cannot allocate a stimulus");
+}
+
+void bl_stimulus_destroy(bl_stimulus *s)
+{
+    if (!s)
+        return;
+    for (size_t p = 0; p < s->n_populations; p++)
+        free(s->populations[p].neurons);
+    free(s->populations);
+    free(s->events);
+    free(s->targets);
+    free(s);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static bl_status sorted_unique_copy(const int32_t *neurons, size_t n, const char *what, size_t index,
+                                    int32_t **out, bl_error *err)
+{
+    int32_t *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (!copy)
+        return bl_fail(err, BL_ERR_NOMEM, "%s %zu: cannot allocate", what, index);
+    if (n)
+        memcpy(copy, neurons, n * sizeof *copy);
+    qsort(copy, n, sizeof *copy, cmp_i32);
+    for (size_t i = 0; i < n; i++) {
+        if (copy[i] < 0) {
+            int32_t bad = copy[i];
+            free(copy);
+            return bl_fail(err, BL_ERR_INVALID, "%s %zu: negative neuron index %d", what, index, bad);
+        }
+        if (i && copy[i] == copy[i - 1]) {
+            int32_t bad = copy[i];
+            free(copy);
+            return bl_fail(err, BL_ERR_INVALID, "%s %zu: neuron %d listed twice", what, index, bad);
+        }
+    }
+    *out = copy;
+    return BL_OK;
+}
+
+bl_status bl_stimulus_add_poisson(bl_stimulus *s, const int32_t *neurons, size_t n, double rate_hz,
+                                  double start_ms, double stop_ms, bl_error *err)
+{
+    size_t index = s->n_populations;
+    if (!(rate_hz >= 0) || !isfinite(rate_hz))
+        return bl_fail(err, BL_ERR_INVALID, "stimulus population %zu: rate %g Hz must be >= 0", index,
+                       rate_hz);
+    if (!(start_ms >= 0) || !isfinite(start_ms) || !isfinite(stop_ms) ||
+        (stop_ms >= 0 && stop_ms < start_ms))
+        return bl_fail(err, BL_ERR_INVALID, "stimulus population %zu: window [%g, %g) ms is not valid",
+                       index, start_ms, stop_ms);
+    if (index >= UINT32_MAX)
+        return bl_fail(err, BL_ERR_INVALID, "too many stimulus populations");
+    bl_population *grown = realloc(s->populations, (index + 1) * sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate stimulus population %zu", index);
+    s->populations = grown;
+    bl_population *p = &s->populations[index];
+    memset(p, 0, sizeof *p);
+    bl_status st = sorted_unique_copy(neurons, n, "stimulus population", index, &p->neurons, err);
+    if (st)
+        return st;
+    p->n = n;
+    p->rate_hz = rate_hz;
+    p->start_ms = start_ms;
+    p->stop_ms = stop_ms;
+    s->n_populations++;
+    return BL_OK;
+}
+
+bl_status bl_stimulus_add_events(bl_stimulus *s, const int32_t *pairs, size_t n_events, bl_error *err)
+{
+    for (size_t i = 0; i < n_events; i++)
+        if (pairs[2 * i] < 0 || pairs[2 * i + 1] < 0)
+            return bl_fail(err, BL_ERR_INVALID, "stimulus event %zu: step %d, neuron %d: negative value",
+                           s->n_events + i, pairs[2 * i], pairs[2 * i + 1]);
+    if (n_events > (SIZE_MAX / 2 / sizeof(int32_t)) - s->n_events)
+        return bl_fail(err, BL_ERR_NOMEM, "too many stimulus events");
+    int32_t *grown = realloc(s->events, 2 * (s->n_events + n_events + 1) * sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %zu stimulus events", n_events);
+    s->events = grown;
+    if (n_events)
+        memcpy(s->events + 2 * s->n_events, pairs, 2 * n_events * sizeof *pairs);
+    s->n_events += n_events;
+    /* Events of one step are applied in neuron order; duplicates each count. */
+    qsort(s->events, s->n_events, 2 * sizeof *s->events, cmp_pair);
+    return BL_OK;
+}
+
+bl_status bl_stimulus_set_targets(bl_stimulus *s, const int32_t *neurons, size_t n, bl_error *err)
+{
+    int32_t *copy;
+    bl_status st = sorted_unique_copy(neurons, n, "stimulus targets", 0, &copy, err);
+    if (st)
+        return st;
+    free(s->targets);
+    s->targets = copy;
+    s->n_targets = n;
+    s->has_targets = 1;
+    return BL_OK;
+}
+
+size_t bl_stimulus_n_populations(const bl_stimulus *s) { return s->n_populations; }
+size_t bl_stimulus_n_events(const bl_stimulus *s) { return s->n_events; }
+
+uint32_t bl_stream_word(uint64_t seed, uint32_t trial, uint32_t population, uint32_t neuron,
+                        uint32_t step)
+{
+    return bl_philox_stimulus_word(seed, trial, population, neuron, step);
+}
+
+uint64_t bl_bernoulli_threshold(double rate_hz, double dt_ms)
+{
+    double p = rate_hz * (dt_ms / 1000.0);
+    if (!(p > 0))
+        return 0;
+    if (p >= 1.0)
+        return UINT64_C(1) << 32;
+    return (uint64_t)floor(ldexp(p, 32));
+}

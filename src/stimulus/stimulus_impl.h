@@ -1,0 +1,24 @@
+/* Private layout of bl_stimulus, read by the network and the backends. */
+#ifndef BL_STIMULUS_IMPL_H
+#define BL_STIMULUS_IMPL_H
+
+#include "brainlesslab/stimulus.h"
+
+typedef struct bl_population {
+    int32_t *neurons; /* sorted, unique */
+    size_t n;
+    double rate_hz;
+    double start_ms, stop_ms; /* stop_ms < 0: to the end */
+} bl_population;
+
+struct bl_stimulus {
+    bl_population *populations;
+    size_t n_populations;
+    int32_t *events; /* pairs (step, neuron), sorted by step then neuron */
+    size_t n_events;
+    int32_t *targets; /* explicit refractory-rule targets, or NULL */
+    size_t n_targets;
+    int has_targets;
+};
+
+#endif

@@ -1,0 +1,236 @@
+/* brainlesslab simulate: the low-level run of one network, arrays in, arrays
+ * out. Plans and sealed records are `brainlesslab run`; this command exists so
+ * that oracles and scripts can drive the engine directly. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "brainlesslab/connectome.h"
+#include "brainlesslab/engine.h"
+#include "brainlesslab/npy.h"
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: brainlesslab simulate --connectome DIR --preset shiu2024|phase4c --duration-ms D --out OUTDIR\n"
+    "         [--trials T] [--seed S] [--backend NAME]\n"
+    "         [--poisson RATE_HZ:INDICES.npy[:START_MS:STOP_MS]]...   Philox Poisson population\n"
+    "         [--schedule EVENTS.npy]        int32 [K,2] (step, neuron), applied in every trial\n"
+    "         [--poisson-targets INDICES.npy] neurons with the stimulated refractory rule (shiu2024)\n"
+    "         [--silence INDICES.npy]        outgoing weights of these neurons become 0\n"
+    "         [--set NAME=VALUE]...          model parameter override (e.g. v_th_mv=-45)\n"
+    "Writes OUTDIR (must not exist): spikes_trial.npy, spikes_step.npy, spikes_neuron.npy (int32,\n"
+    "ordered by trial, step, neuron), counts.npy int32 [T,N], v.npy and g.npy [T,N] final state\n"
+    "(float64 volts for shiu2024, float32 mV for phase4c).\n";
+
+typedef struct sim_args {
+    const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence;
+    double duration_ms;
+    unsigned long trials;
+    unsigned long long seed;
+    const char *poisson[64];
+    int n_poisson;
+    const char *sets[64];
+    int n_sets;
+} sim_args;
+
+static int parse_double(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    return errno == 0 && end != text && *end == '\0';
+}
+
+static int parse_args(int argc, char **argv, sim_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->trials = 1;
+    a->duration_ms = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!val) {
+            fprintf(stderr, "brainlesslab simulate: option %s needs a value\n", opt);
+            return 0;
+        }
+        i++;
+        char *end;
+        if (!strcmp(opt, "--connectome")) a->connectome = val;
+        else if (!strcmp(opt, "--preset")) a->preset = val;
+        else if (!strcmp(opt, "--out")) a->out = val;
+        else if (!strcmp(opt, "--backend")) a->backend = val;
+        else if (!strcmp(opt, "--schedule")) a->schedule = val;
+        else if (!strcmp(opt, "--poisson-targets")) a->targets = val;
+        else if (!strcmp(opt, "--silence")) a->silence = val;
+        else if (!strcmp(opt, "--duration-ms")) {
+            if (!parse_double(val, &a->duration_ms)) {
+                fprintf(stderr, "brainlesslab simulate: --duration-ms '%s' is not a number\n", val);
+                return 0;
+            }
+        } else if (!strcmp(opt, "--trials")) {
+            errno = 0;
+            a->trials = strtoul(val, &end, 10);
+            if (errno || *end || a->trials < 1 || a->trials > 1000000 || val[0] == '-') {
+                fprintf(stderr, "brainlesslab simulate: --trials '%s' is not in 1..1000000\n", val);
+                return 0;
+            }
+        } else if (!strcmp(opt, "--seed")) {
+            errno = 0;
+            a->seed = strtoull(val, &end, 10);
+            if (errno || *end || val[0] == '-' || !val[0]) {
+                fprintf(stderr, "brainlesslab simulate: --seed '%s' is not an unsigned 64-bit integer\n", val);
+                return 0;
+            }
+        } else if (!strcmp(opt, "--poisson") && a->n_poisson < 64) a->poisson[a->n_poisson++] = val;
+        else if (!strcmp(opt, "--set") && a->n_sets < 64) a->sets[a->n_sets++] = val;
+        else {
+            fprintf(stderr, "brainlesslab simulate: unknown option '%s'\n", opt);
+            return 0;
+        }
+    }
+    if (!a->connectome || !a->preset || !a->out || a->duration_ms < 0) {
+        fprintf(stderr, "brainlesslab simulate: --connectome, --preset, --duration-ms and --out are required\n");
+        return 0;
+    }
+    return 1;
+}
+
+static bl_status read_indices(const char *path, bl_npy_array *arr, bl_error *err)
+{
+    return bl_npy_read_expect(path, BL_DTYPE_INT32, 1, arr, err);
+}
+
+/* RATE:FILE[:START:STOP] */
+static bl_status add_poisson(bl_stimulus *stim, const char *spec, bl_error *err)
+{
+    char buf[4096];
+    if (strlen(spec) >= sizeof buf)
+        return bl_fail(err, BL_ERR_INVALID, "--poisson '%.40s...': too long", spec);
+    strcpy(buf, spec);
+    char *parts[4] = {0};
+    int np = 0;
+    for (char *p = buf, *tok; np < 4 && (tok = strsep(&p, ":")); )
+        parts[np++] = tok;
+    double rate, start = 0, stop = -1;
+    if ((np != 2 && np != 4) || !parse_double(parts[0], &rate) ||
+        (np == 4 && (!parse_double(parts[2], &start) || !parse_double(parts[3], &stop))))
+        return bl_fail(err, BL_ERR_INVALID, "--poisson '%s': expected RATE_HZ:INDICES.npy[:START_MS:STOP_MS]", spec);
+    bl_npy_array idx;
+    bl_status st = read_indices(parts[1], &idx, err);
+    if (st)
+        return st;
+    st = bl_stimulus_add_poisson(stim, idx.data, idx.count, rate, start, stop, err);
+    bl_npy_free(&idx);
+    return st;
+}
+
+static bl_status write_outputs(const char *dir, const bl_result *r, bl_error *err)
+{
+    if (mkdir(dir, 0777) != 0)
+        return bl_fail(err, errno == EEXIST ? BL_ERR_EXISTS : BL_ERR_IO, "%s: cannot create output "
+                       "directory: %s", dir, strerror(errno));
+    char path[4096];
+    uint64_t ne = bl_result_n_events(r);
+    uint64_t shape2[2] = {bl_result_n_trials(r), bl_result_n_neurons(r)};
+    struct { const char *name; bl_dtype dt; int nd; const uint64_t *shape; const void *data; } files[] = {
+        {"spikes_trial.npy", BL_DTYPE_INT32, 1, &ne, bl_result_event_trials(r)},
+        {"spikes_step.npy", BL_DTYPE_INT32, 1, &ne, bl_result_event_steps(r)},
+        {"spikes_neuron.npy", BL_DTYPE_INT32, 1, &ne, bl_result_event_neurons(r)},
+        {"counts.npy", BL_DTYPE_INT32, 2, shape2, bl_result_counts(r)},
+        {"v.npy", bl_result_state_dtype(r), 2, shape2, bl_result_final_v(r)},
+        {"g.npy", bl_result_state_dtype(r), 2, shape2, bl_result_final_g(r)},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        static const int32_t none = 0;
+        bl_status st = bl_npy_write(path, files[i].dt, files[i].nd, files[i].shape,
+                                    files[i].data ? files[i].data : &none, err);
+        if (st)
+            return st;
+    }
+    return BL_OK;
+}
+
+int bl_cmd_simulate(int argc, char **argv)
+{
+    if (bl_cli_wants_help(argc, argv)) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    sim_args a;
+    if (!parse_args(argc, argv, &a)) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    bl_error err = {0};
+    bl_connectome *c = NULL;
+    bl_stimulus *stim = NULL;
+    bl_network *net = NULL;
+    bl_engine *eng = NULL;
+    bl_result *res = NULL;
+    bl_npy_array sil = {0}, tg = {0}, sched = {0};
+    bl_lif_params params;
+    uint64_t steps = 0;
+    bl_status st = bl_lif_params_preset(a.preset, &params, &err);
+    for (int i = 0; !st && i < a.n_sets; i++) {
+        const char *eq = strchr(a.sets[i], '=');
+        double value;
+        char key[128];
+        if (!eq || (size_t)(eq - a.sets[i]) >= sizeof key || !parse_double(eq + 1, &value)) {
+            st = bl_fail(&err, BL_ERR_INVALID, "--set '%s': expected NAME=NUMBER", a.sets[i]);
+            break;
+        }
+        memcpy(key, a.sets[i], (size_t)(eq - a.sets[i]));
+        key[eq - a.sets[i]] = '\0';
+        st = bl_lif_params_set(&params, key, value, &err);
+    }
+    if (!st)
+        st = bl_lif_params_validate(&params, &err);
+    if (!st)
+        st = bl_lif_steps(&params, a.duration_ms, &steps, &err);
+    if (!st)
+        st = bl_connectome_load(a.connectome, &c, &err);
+    if (!st)
+        st = bl_stimulus_create(&stim, &err);
+    for (int i = 0; !st && i < a.n_poisson; i++)
+        st = add_poisson(stim, a.poisson[i], &err);
+    if (!st && a.schedule) {
+        st = bl_npy_read_expect(a.schedule, BL_DTYPE_INT32, 2, &sched, &err);
+        if (!st && sched.shape[1] != 2)
+            st = bl_fail(&err, BL_ERR_INVALID, "%s: shape (%llu, %llu), expected (K, 2) rows of (step, neuron)",
+                         a.schedule, (unsigned long long)sched.shape[0], (unsigned long long)sched.shape[1]);
+        if (!st)
+            st = bl_stimulus_add_events(stim, sched.data, sched.shape[0], &err);
+        if (st && err.message[0] && !strstr(err.message, a.schedule))
+            bl_fail_context(&err, "%s", a.schedule);
+    }
+    if (!st && a.targets && !(st = read_indices(a.targets, &tg, &err)))
+        st = bl_stimulus_set_targets(stim, tg.data, tg.count, &err);
+    if (!st && a.silence)
+        st = read_indices(a.silence, &sil, &err);
+    if (!st)
+        st = bl_network_create(c, &params, stim, sil.data, sil.count, a.seed, &net, &err);
+    if (!st)
+        st = bl_engine_create(net, a.backend, &eng, &err);
+    if (!st)
+        st = bl_result_create(net, 0, (uint32_t)a.trials, &res, &err);
+    if (!st)
+        st = bl_engine_run(eng, 0, (uint32_t)a.trials, steps, res, &err);
+    if (!st)
+        st = write_outputs(a.out, res, &err);
+    if (!st)
+        printf("simulate: %s, %s backend, %lu trial(s) x %llu steps, %llu spikes\n", a.preset,
+               bl_engine_backend(eng), a.trials, (unsigned long long)steps,
+               (unsigned long long)bl_result_n_events(res));
+    bl_result_destroy(res);
+    bl_engine_destroy(eng);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+    bl_npy_free(&sil);
+    bl_npy_free(&tg);
+    bl_npy_free(&sched);
+    return st ? bl_cli_report("simulate", &err) : 0;
+}

@@ -1,0 +1,58 @@
+/* brainlesslab: entry point and subcommand table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+    const char *name;
+    bl_cli_command_fn fn;
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"import", bl_cmd_import, "build a connectome directory from a shipped real data set"},
+    {"synth", bl_cmd_synth, "generate a seeded synthetic connectome (FlyWire scale by default)"},
+    {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},
+    {"simulate", bl_cmd_simulate, "run a connectome LIF model (low-level; arrays out)"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: brainlesslab <command> [options]   (brainlesslab <command> --help)\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int bl_cli_report(const char *cmd, const bl_error *err)
+{
+    fprintf(stderr, "brainlesslab %s: %s\n", cmd, err->message[0] ? err->message : "failed");
+    return 1;
+}
+
+int bl_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("brainlesslab %s\n", "0.1.0");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "brainlesslab: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
