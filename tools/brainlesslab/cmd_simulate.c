@@ -97,13 +97,21 @@ static int parse_args(int argc, char **argv, sim_args *a)
     return 1;
 }
 
-static bl_status read_indices(const char *path, bl_npy_array *arr, bl_error *err)
+/* A 1-d int32 file of neuron indices, each checked against the connectome so
+ * that the message names the file and the index. */
+static bl_status read_indices(const char *path, uint64_t n_neurons, bl_npy_array *arr, bl_error *err)
 {
-    return bl_npy_read_expect(path, BL_DTYPE_INT32, 1, arr, err);
+    bl_status st = bl_npy_read_expect(path, BL_DTYPE_INT32, 1, arr, err);
+    const int32_t *v = arr->data;
+    for (uint64_t i = 0; !st && i < arr->count; i++)
+        if (v[i] < 0 || (uint64_t)v[i] >= n_neurons)
+            st = bl_fail(err, BL_ERR_INVALID, "%s: index %llu: neuron %d outside 0..%llu", path,
+                         (unsigned long long)i, v[i], (unsigned long long)(n_neurons - 1));
+    return st;
 }
 
 /* RATE:FILE[:START:STOP] */
-static bl_status add_poisson(bl_stimulus *stim, const char *spec, bl_error *err)
+static bl_status add_poisson(bl_stimulus *stim, const char *spec, uint64_t n_neurons, bl_error *err)
 {
     char buf[4096];
     if (strlen(spec) >= sizeof buf)
@@ -118,7 +126,7 @@ static bl_status add_poisson(bl_stimulus *stim, const char *spec, bl_error *err)
         (np == 4 && (!parse_double(parts[2], &start) || !parse_double(parts[3], &stop))))
         return bl_fail(err, BL_ERR_INVALID, "--poisson '%s': expected RATE_HZ:INDICES.npy[:START_MS:STOP_MS]", spec);
     bl_npy_array idx;
-    bl_status st = read_indices(parts[1], &idx, err);
+    bl_status st = read_indices(parts[1], n_neurons, &idx, err);
     if (st)
         return st;
     st = bl_stimulus_add_poisson(stim, idx.data, idx.count, rate, start, stop, err);
@@ -195,7 +203,7 @@ int bl_cmd_simulate(int argc, char **argv)
     if (!st)
         st = bl_stimulus_create(&stim, &err);
     for (int i = 0; !st && i < a.n_poisson; i++)
-        st = add_poisson(stim, a.poisson[i], &err);
+        st = add_poisson(stim, a.poisson[i], bl_connectome_n_neurons(c), &err);
     if (!st && a.schedule) {
         st = bl_npy_read_expect(a.schedule, BL_DTYPE_INT32, 2, &sched, &err);
         if (!st && sched.shape[1] != 2)
@@ -206,10 +214,10 @@ int bl_cmd_simulate(int argc, char **argv)
         if (st && err.message[0] && !strstr(err.message, a.schedule))
             bl_fail_context(&err, "%s", a.schedule);
     }
-    if (!st && a.targets && !(st = read_indices(a.targets, &tg, &err)))
+    if (!st && a.targets && !(st = read_indices(a.targets, bl_connectome_n_neurons(c), &tg, &err)))
         st = bl_stimulus_set_targets(stim, tg.data, tg.count, &err);
     if (!st && a.silence)
-        st = read_indices(a.silence, &sil, &err);
+        st = read_indices(a.silence, bl_connectome_n_neurons(c), &sil, &err);
     if (!st)
         st = bl_network_create(c, &params, stim, sil.data, sil.count, a.seed, &net, &err);
     if (!st)

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, build, run every test; then
+# the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+echo "== plain build"
+bash scripts/build.sh >/dev/null
+ctest --test-dir build --output-on-failure -j "$jobs"
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build"
+bash scripts/build.sh --sanitize >/dev/null
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  BL_SANITIZED=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"

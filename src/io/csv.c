@@ -1,0 +1,497 @@
+/* CSV reader (libcsv over zlib) and field writer.
+ *
+ * libcsv is a push parser that reports neither line numbers nor positions, so
+ * we feed it one line piece at a time: every piece ends at a CR or LF (or at
+ * the end of a read chunk). A row can only end on a line terminator, so each
+ * piece completes at most one row, which gives the pull model for free (stop
+ * feeding as soon as a row is complete) and tells us the line of everything
+ * libcsv reports.
+ *
+ * Field text: libcsv (strict mode) trims spaces and tabs around unquoted
+ * fields, so " I2L   " reads as "I2L" and " 10" as "10"; quoted fields keep
+ * their spaces. Fields are NUL-terminated copies, valid until the next
+ * bl_csv_next. */
+#include "brainlesslab/csv.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* Pathological-input guards: real tables are far below both. */
+#define CSV_MAX_FIELD_BYTES ((size_t)1 << 20)
+#define CSV_MAX_FIELDS ((size_t)100000)
+#define CSV_MAX_ROW_BYTES ((size_t)64 << 20)
+#define CSV_CHUNK ((size_t)64 << 10)
+
+struct bl_csv {
+    char *path;
+    gzFile gz;
+    struct csv_parser parser;
+    bool parser_live; /* csv_init succeeded: csv_free is due */
+
+    unsigned char *chunk; /* raw bytes read, consumed from chunk_pos */
+    size_t chunk_len, chunk_pos;
+    bool eof;      /* gzread reported end of input */
+    bool finished; /* csv_fini done: no more rows */
+
+    uint64_t line;     /* line of the next byte to feed (1-based) */
+    uint64_t column;   /* 0-based byte column of the next byte to feed */
+    bool prev_cr;      /* last byte fed was CR: a following LF ends the same line */
+    bool in_row;       /* libcsv has begun a row (mirrors its ROW_NOT_BEGUN state) */
+    uint64_t row_line; /* line on which the row being built began */
+    uint64_t quote_line; /* line on which the open quoted field began */
+    uint64_t fields_at_quote;
+    uint64_t fields_total;
+
+    /* The row being built, then the current row: texts back to back, NUL-terminated. */
+    char *text;
+    size_t text_len, text_cap;
+    size_t *offs;
+    size_t nfields, offs_cap;
+    bool row_done;
+    uint64_t cur_line; /* line of the current (returned) row */
+
+    bool failed;        /* sticky: every later bl_csv_next fails with the same message */
+    bl_status cb_status; /* an error raised inside a libcsv callback */
+    bl_error cb_err;
+    bl_error saved;
+};
+
+static bool is_blank(unsigned char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static void on_field(void *data, size_t len, void *ctx)
+{
+    bl_csv *c = ctx;
+    c->fields_total++;
+    if (c->cb_status)
+        return;
+    if (c->nfields >= CSV_MAX_FIELDS) {
+        c->cb_status = bl_fail(&c->cb_err, BL_ERR_FORMAT,
+                               "%s:%llu: row has more than %zu fields", c->path,
+                               (unsigned long long)c->row_line, CSV_MAX_FIELDS);
+        return;
+    }
+    /* feed_piece stops a field growing past the cap; this catches one that
+     * crossed it within the piece that also ended it. */
+    if (len > CSV_MAX_FIELD_BYTES) {
+        c->cb_status = bl_fail(&c->cb_err, BL_ERR_FORMAT,
+                               "%s:%llu: column %zu: field longer than %zu bytes", c->path,
+                               (unsigned long long)c->row_line, c->nfields + 1,
+                               CSV_MAX_FIELD_BYTES);
+        return;
+    }
+    if (data && memchr(data, '\0', len)) {
+        c->cb_status = bl_fail(&c->cb_err, BL_ERR_FORMAT,
+                               "%s:%llu: column %zu: field contains a NUL byte", c->path,
+                               (unsigned long long)c->row_line, c->nfields + 1);
+        return;
+    }
+    if (c->text_len + len + 1 > CSV_MAX_ROW_BYTES) {
+        c->cb_status = bl_fail(&c->cb_err, BL_ERR_FORMAT, "%s:%llu: row is longer than %zu bytes",
+                               c->path, (unsigned long long)c->row_line, CSV_MAX_ROW_BYTES);
+        return;
+    }
+    if (c->nfields == c->offs_cap) {
+        size_t cap = c->offs_cap ? 2 * c->offs_cap : 16;
+        size_t *o = realloc(c->offs, cap * sizeof *o);
+        if (!o) {
+            c->cb_status = bl_fail(&c->cb_err, BL_ERR_NOMEM, "%s:%llu: out of memory", c->path,
+                                   (unsigned long long)c->row_line);
+            return;
+        }
+        c->offs = o;
+        c->offs_cap = cap;
+    }
+    if (c->text_len + len + 1 > c->text_cap) {
+        size_t cap = c->text_cap ? c->text_cap : 256;
+        while (cap < c->text_len + len + 1)
+            cap *= 2;
+        char *t = realloc(c->text, cap);
+        if (!t) {
+            c->cb_status = bl_fail(&c->cb_err, BL_ERR_NOMEM, "%s:%llu: out of memory", c->path,
+                                   (unsigned long long)c->row_line);
+            return;
+        }
+        c->text = t;
+        c->text_cap = cap;
+    }
+    c->offs[c->nfields++] = c->text_len;
+    if (len)
+        memcpy(c->text + c->text_len, data, len);
+    c->text_len += len;
+    c->text[c->text_len++] = '\0';
+}
+
+static void on_row(int term, void *ctx)
+{
+    bl_csv *c = ctx;
+    (void)term;
+    c->in_row = false;
+    c->row_done = true;
+    c->cur_line = c->row_line;
+}
+
+static bl_status fail_sticky(bl_csv *c, bl_error *err, bl_status st, const bl_error *src)
+{
+    c->failed = true;
+    c->saved = *src;
+    c->saved.status = st;
+    if (err)
+        *err = c->saved;
+    return st;
+}
+
+/* bl_csv_next's form of fail_sticky. */
+static int fail_next(bl_csv *c, bl_error *err, const bl_error *e)
+{
+    fail_sticky(c, err, e->status, e);
+    return -1;
+}
+
+bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
+{
+    if (!out)
+        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open: out is NULL");
+    *out = NULL;
+    if (!path)
+        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open: path is NULL");
+    bl_csv *c = calloc(1, sizeof *c);
+    if (!c)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
+    c->path = strdup(path);
+    c->chunk = malloc(CSV_CHUNK);
+    if (!c->path || !c->chunk) {
+        bl_csv_close(c);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
+    }
+    /* CSV_STRICT: a stray quote is an error, not data. CSV_STRICT_FINI: an
+     * unterminated quoted field at end of file is an error. CSV_APPEND_NULL is
+     * not needed: we copy each field with its length. */
+    if (csv_init(&c->parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
+        bl_csv_close(c);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot initialise the CSV parser", path);
+    }
+    c->parser_live = true;
+    errno = 0;
+    c->gz = gzopen(path, "rb");
+    if (!c->gz) {
+        bl_status st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path,
+                               errno ? strerror(errno) : "out of memory");
+        bl_csv_close(c);
+        return st;
+    }
+    gzbuffer(c->gz, 128 * 1024);
+    c->line = 1;
+    *out = c;
+    return BL_OK;
+}
+
+void bl_csv_close(bl_csv *c)
+{
+    if (!c)
+        return;
+    if (c->gz)
+        gzclose(c->gz);
+    if (c->parser_live)
+        csv_free(&c->parser);
+    free(c->path);
+    free(c->chunk);
+    free(c->text);
+    free(c->offs);
+    free(c);
+}
+
+/* Feed one piece of the chunk (up to and including the next CR or LF). */
+static bl_status feed_piece(bl_csv *c, bl_error *err)
+{
+    const unsigned char *s = c->chunk + c->chunk_pos;
+    size_t avail = c->chunk_len - c->chunk_pos;
+    size_t n = 0;
+    while (n < avail && s[n] != '\n' && s[n] != '\r')
+        n++;
+    bool ends_line = n < avail;
+    if (ends_line)
+        n++;
+    uint64_t line = c->line;
+    uint64_t column = c->column;
+    /* A lone LF right after CR belongs to the line the CR ended. */
+    if (c->prev_cr && s[0] == '\n')
+        line--;
+
+    /* Mirror libcsv's ROW_NOT_BEGUN: blanks and line terminators are skipped,
+     * any other byte (including ',' and '"') starts a row. */
+    if (!c->in_row) {
+        for (size_t i = 0; i < n; i++)
+            if (!is_blank(s[i]) && s[i] != '\n' && s[i] != '\r') {
+                c->in_row = true;
+                c->row_line = line;
+                break;
+            }
+    }
+
+    size_t done = csv_parse(&c->parser, s, n, on_field, on_row, c);
+    if (c->cb_status)
+        return fail_sticky(c, err, c->cb_status, &c->cb_err);
+    if (done != n) {
+        bl_error e;
+        int code = csv_error(&c->parser);
+        if (code == CSV_EPARSE)
+            bl_fail(&e, BL_ERR_FORMAT,
+                    "%s:%llu:%llu: malformed quoting (a quote inside an unquoted field, or "
+                    "text after a closing quote)",
+                    c->path, (unsigned long long)line, (unsigned long long)(column + done + 1));
+        else
+            bl_fail(&e, code == CSV_ENOMEM ? BL_ERR_NOMEM : BL_ERR_FORMAT, "%s:%llu: %s",
+                    c->path, (unsigned long long)line, csv_strerror(code));
+        return fail_sticky(c, err, e.status, &e);
+    }
+    /* Remember where a still-open quoted field began, for the EOF message. */
+    if (c->parser.quoted && c->fields_at_quote != c->fields_total + 1) {
+        c->quote_line = line;
+        c->fields_at_quote = c->fields_total + 1;
+    }
+    /* entry_pos is the length of the field libcsv is still accumulating. */
+    if (c->parser.entry_pos > CSV_MAX_FIELD_BYTES) {
+        bl_error e;
+        bl_fail(&e, BL_ERR_FORMAT, "%s:%llu: field longer than %zu bytes%s", c->path,
+                (unsigned long long)(c->parser.quoted ? c->quote_line : line),
+                CSV_MAX_FIELD_BYTES, c->parser.quoted ? " (unterminated quote?)" : "");
+        return fail_sticky(c, err, BL_ERR_FORMAT, &e);
+    }
+
+    c->chunk_pos += n;
+    if (!ends_line) {
+        c->prev_cr = false;
+        c->column += n;
+    } else {
+        /* The LF of a CRLF ends no new line: the CR already counted it. */
+        if (!(s[0] == '\n' && c->prev_cr))
+            c->line++;
+        c->prev_cr = s[n - 1] == '\r';
+        c->column = 0;
+    }
+    return BL_OK;
+}
+
+int bl_csv_next(bl_csv *c, bl_error *err)
+{
+    if (!c) {
+        bl_fail(err, BL_ERR_INTERNAL, "bl_csv_next: csv is NULL");
+        return -1;
+    }
+    if (c->failed) {
+        if (err)
+            *err = c->saved;
+        return -1;
+    }
+    c->nfields = 0;
+    c->text_len = 0;
+    c->row_done = false;
+    for (;;) {
+        if (c->chunk_pos < c->chunk_len) {
+            if (feed_piece(c, err))
+                return -1;
+            if (c->row_done)
+                return 1;
+            continue;
+        }
+        if (c->finished)
+            return 0;
+        if (!c->eof) {
+            int got = gzread(c->gz, c->chunk, (unsigned)CSV_CHUNK);
+            if (got < 0) {
+                int code;
+                const char *msg = gzerror(c->gz, &code);
+                bl_error e;
+                bl_fail(&e, code == Z_MEM_ERROR ? BL_ERR_NOMEM : BL_ERR_FORMAT,
+                        "%s:%llu: cannot read: %s", c->path, (unsigned long long)c->line,
+                        code == Z_ERRNO ? strerror(errno) : msg);
+                return fail_next(c, err, &e);
+            }
+            if (got > 0) {
+                c->chunk_len = (size_t)got;
+                c->chunk_pos = 0;
+                continue;
+            }
+            /* gzread returns 0 both at a clean end and at a truncated gzip
+             * stream; only gzerror tells them apart. */
+            int code;
+            const char *msg = gzerror(c->gz, &code);
+            if (code != Z_OK && code != Z_STREAM_END) {
+                bl_error e;
+                bl_fail(&e, BL_ERR_FORMAT, "%s:%llu: cannot read: %s", c->path,
+                        (unsigned long long)c->line, msg);
+                return fail_next(c, err, &e);
+            }
+            c->eof = true;
+        }
+        /* End of input: let libcsv flush a last row without a final newline. */
+        c->finished = true;
+        if (csv_fini(&c->parser, on_field, on_row, c) != 0) {
+            bl_error e;
+            bl_fail(&e, BL_ERR_FORMAT,
+                    "%s:%llu: unterminated quoted field (the quote opened on this line is "
+                    "never closed)",
+                    c->path, (unsigned long long)c->quote_line);
+            return fail_next(c, err, &e);
+        }
+        if (c->cb_status)
+            return fail_next(c, err, &c->cb_err);
+        return c->row_done ? 1 : 0;
+    }
+}
+
+size_t bl_csv_nfields(const bl_csv *c)
+{
+    return c && c->row_done ? c->nfields : 0;
+}
+
+const char *bl_csv_field(const bl_csv *c, size_t i)
+{
+    if (!c || !c->row_done || i >= c->nfields)
+        return "";
+    return c->text + c->offs[i];
+}
+
+uint64_t bl_csv_line(const bl_csv *c)
+{
+    return c ? c->cur_line : 0;
+}
+
+const char *bl_csv_path(const bl_csv *c)
+{
+    return c ? c->path : "";
+}
+
+bl_status bl_csv_column(const bl_csv *c, const char *name, size_t *index, bl_error *err)
+{
+    size_t n = bl_csv_nfields(c);
+    size_t found = n;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(bl_csv_field(c, i), name) != 0)
+            continue;
+        if (found != n)
+            return bl_fail(err, BL_ERR_FORMAT, "%s:%llu: column '%s' appears twice (columns %zu "
+                           "and %zu)", c->path, (unsigned long long)c->cur_line, name,
+                           found + 1, i + 1);
+        found = i;
+    }
+    if (found == n)
+        return bl_fail(err, BL_ERR_FORMAT, "%s:%llu: missing column '%s' in the header",
+                       bl_csv_path(c), (unsigned long long)bl_csv_line(c), name);
+    *index = found;
+    return BL_OK;
+}
+
+bl_status bl_csv_expect_fields(const bl_csv *c, size_t n, bl_error *err)
+{
+    if (bl_csv_nfields(c) != n)
+        return bl_fail(err, BL_ERR_FORMAT, "%s:%llu: expected %zu fields, found %zu",
+                       bl_csv_path(c), (unsigned long long)bl_csv_line(c), n, bl_csv_nfields(c));
+    return BL_OK;
+}
+
+static bl_status missing_field(const bl_csv *c, size_t i, bl_error *err)
+{
+    return bl_fail(err, BL_ERR_FORMAT, "%s:%llu: column %zu is missing (the row has %zu fields)",
+                   bl_csv_path(c), (unsigned long long)bl_csv_line(c), i + 1, bl_csv_nfields(c));
+}
+
+/* Messages quote the text; keep a pathological field from filling the message. */
+#define CSV_QUOTE_MAX 64
+
+bl_status bl_csv_field_i64(const bl_csv *c, size_t i, int64_t min, int64_t max, int64_t *out,
+                           bl_error *err)
+{
+    if (i >= bl_csv_nfields(c))
+        return missing_field(c, i, err);
+    const char *s = bl_csv_field(c, i);
+    const char *p = s;
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    /* Accumulate the magnitude in uint64 so that INT64_MIN parses. */
+    uint64_t mag = 0;
+    bool ok = *p != '\0', overflow = false;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') {
+            ok = false;
+            break;
+        }
+        unsigned d = (unsigned)(*p - '0');
+        if (mag > (UINT64_MAX - d) / 10)
+            overflow = true;
+        else
+            mag = mag * 10 + d;
+    }
+    int64_t v = 0;
+    if (ok && !overflow) {
+        if (neg) {
+            if (mag > (uint64_t)INT64_MAX + 1)
+                overflow = true;
+            else
+                v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+        } else if (mag > (uint64_t)INT64_MAX) {
+            overflow = true;
+        } else {
+            v = (int64_t)mag;
+        }
+    }
+    if (!ok || overflow || v < min || v > max)
+        return bl_fail(err, BL_ERR_FORMAT, "%s:%llu: column %zu: '%.*s%s' is not an integer in "
+                       "[%lld, %lld]", bl_csv_path(c), (unsigned long long)bl_csv_line(c), i + 1,
+                       CSV_QUOTE_MAX, s, strlen(s) > CSV_QUOTE_MAX ? "..." : "",
+                       (long long)min, (long long)max);
+    *out = v;
+    return BL_OK;
+}
+
+bl_status bl_csv_field_f64(const bl_csv *c, size_t i, double *out, bl_error *err)
+{
+    if (i >= bl_csv_nfields(c))
+        return missing_field(c, i, err);
+    const char *s = bl_csv_field(c, i);
+    char *end = NULL;
+    double v = 0.0;
+    /* strtod would skip leading whitespace; a field is trimmed already, so any
+     * left (inside quotes) is a malformed number. */
+    bool ok = *s != '\0' && !is_blank((unsigned char)*s) && *s != '\n' && *s != '\r' &&
+              *s != '\v' && *s != '\f';
+    if (ok) {
+        errno = 0;
+        v = strtod(s, &end);
+        ok = end != s && *end == '\0' && isfinite(v);
+    }
+    if (!ok)
+        return bl_fail(err, BL_ERR_FORMAT, "%s:%llu: column %zu: '%.*s%s' is not a finite number",
+                       bl_csv_path(c), (unsigned long long)bl_csv_line(c), i + 1, CSV_QUOTE_MAX,
+                       s, strlen(s) > CSV_QUOTE_MAX ? "..." : "");
+    *out = v;
+    return BL_OK;
+}
+
+int bl_csv_write_field(FILE *f, const char *text, int last_in_row)
+{
+    if (!f)
+        return -1;
+    if (!text)
+        text = "";
+    size_t n = strlen(text);
+    /* Quote only when the reader would otherwise split, unquote or trim it. */
+    bool quote = n > 0 && (strpbrk(text, ",\"\r\n") != NULL || is_blank((unsigned char)text[0]) ||
+                           is_blank((unsigned char)text[n - 1]));
+    if (quote) {
+        if (csv_fwrite(f, text, n) != 0)
+            return -1;
+    } else if (n && fwrite(text, 1, n, f) != n) {
+        return -1;
+    }
+    return fputc(last_in_row ? '\n' : ',', f) == EOF ? -1 : 0;
+}
