@@ -37,6 +37,10 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
                            bl_error *err);
 void bl_engine_destroy(bl_engine *e);
 const char *bl_engine_backend(const bl_engine *e);
+/* Threads for backends that use them (0 = one per core); the reference
+ * backend always uses one. Results never depend on this. */
+bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err);
+int bl_engine_threads(const bl_engine *e);
 /* Names of the compiled-in backends, NULL-terminated. */
 const char *const *bl_engine_backends(void);
 

@@ -4,13 +4,14 @@
 
 #include "engine/engine_impl.h"
 
-static const bl_backend *const backends[] = {&bl_backend_reference};
+static const bl_backend *const backends[] = {&bl_backend_reference, &bl_backend_cpu};
 enum { N_BACKENDS = sizeof backends / sizeof backends[0] };
 
 struct bl_engine {
     const bl_network *net;
     const bl_backend *backend;
     void *state;
+    int threads;
 };
 
 const char *const *bl_engine_backends(void)
@@ -30,12 +31,13 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
         if (!strcmp(backends[i]->name, name))
             b = backends[i];
     if (!b)
-        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference)", name);
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference, cpu)", name);
     bl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");
     e->net = net;
     e->backend = b;
+    e->threads = 1;
     bl_status st = b->create(net, &e->state, err);
     if (st) {
         free(e);
@@ -54,6 +56,16 @@ void bl_engine_destroy(bl_engine *e)
 }
 
 const char *bl_engine_backend(const bl_engine *e) { return e->backend->name; }
+
+bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err)
+{
+    if (threads < 0)
+        return bl_fail(err, BL_ERR_INVALID, "threads %d: must be >= 0 (0 = all cores)", threads);
+    e->threads = e->backend->set_threads ? e->backend->set_threads(e->state, threads) : 1;
+    return BL_OK;
+}
+
+int bl_engine_threads(const bl_engine *e) { return e->threads; }
 
 bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
                         bl_result *result, bl_error *err)

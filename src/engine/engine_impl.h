@@ -15,8 +15,12 @@ typedef struct bl_backend {
     bl_status (*run)(void *state, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
                      bl_result *result, bl_error *err);
     void (*destroy)(void *state);
+    /* Optional: the number of threads to use (0 = all cores); returns the
+     * number actually used. NULL: single-threaded backend. */
+    int (*set_threads)(void *state, int threads);
 } bl_backend;
 
 extern const bl_backend bl_backend_reference;
+extern const bl_backend bl_backend_cpu;
 
 #endif

@@ -233,4 +233,4 @@ static bl_status ref_run(void *p, uint32_t first_trial, uint32_t n_trials, uint6
     return BL_OK;
 }
 
-const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy};
+const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy, NULL};

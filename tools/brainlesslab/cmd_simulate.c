@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/engine.h"
@@ -20,12 +22,15 @@ static const char usage_text[] =
     "         [--poisson-targets INDICES.npy] neurons with the stimulated refractory rule (shiu2024)\n"
     "         [--silence INDICES.npy]        outgoing weights of these neurons become 0\n"
     "         [--set NAME=VALUE]...          model parameter override (e.g. v_th_mv=-45)\n"
+    "         [--timing FILE.json]           phase wall times (load, prepare, each trial), peak RSS\n"
+    "         [--threads N]                  threads for backends that use them (0 = all cores)\n"
     "Writes OUTDIR (must not exist): spikes_trial.npy, spikes_step.npy, spikes_neuron.npy (int32,\n"
     "ordered by trial, step, neuron), counts.npy int32 [T,N], v.npy and g.npy [T,N] final state\n"
     "(float64 volts for shiu2024, float32 mV for phase4c).\n";
 
 typedef struct sim_args {
-    const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence;
+    const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence, *timing;
+    int threads;
     double duration_ms;
     unsigned long trials;
     unsigned long long seed;
@@ -64,6 +69,15 @@ static int parse_args(int argc, char **argv, sim_args *a)
         else if (!strcmp(opt, "--schedule")) a->schedule = val;
         else if (!strcmp(opt, "--poisson-targets")) a->targets = val;
         else if (!strcmp(opt, "--silence")) a->silence = val;
+        else if (!strcmp(opt, "--timing")) a->timing = val;
+        else if (!strcmp(opt, "--threads")) {
+            long t = strtol(val, &end, 10);
+            if (*end || t < 0 || t > 4096) {
+                fprintf(stderr, "brainlesslab simulate: --threads '%s' is not in 0..4096\n", val);
+                return 0;
+            }
+            a->threads = (int)t;
+        }
         else if (!strcmp(opt, "--duration-ms")) {
             if (!parse_double(val, &a->duration_ms)) {
                 fprintf(stderr, "brainlesslab simulate: --duration-ms '%s' is not a number\n", val);
@@ -161,6 +175,34 @@ static bl_status write_outputs(const char *dir, const bl_result *r, bl_error *er
     return BL_OK;
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Phase times for the benchmark's fresh worker processes: load (connectome),
+ * prepare (network and engine), then each trial separately, so that the first
+ * (cold) execution is never mixed with the warm ones. */
+static void write_timing(const char *path, double load, double prepare, const double *trials,
+                         unsigned long n_trials, const bl_result *r, const char *backend, int threads)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(f, "{\"load_s\": %.9f, \"prepare_s\": %.9f, \"trial_s\": [", load, prepare);
+    for (unsigned long i = 0; i < n_trials; i++)
+        fprintf(f, "%s%.9f", i ? ", " : "", trials[i]);
+    fprintf(f, "], \"spikes\": %llu, \"steps\": %llu, \"backend\": \"%s\", \"threads\": %d, "
+               "\"peak_rss_bytes\": %lld}\n",
+            (unsigned long long)bl_result_n_events(r), (unsigned long long)bl_result_n_steps(r), backend,
+            threads, (long long)ru.ru_maxrss * 1024);
+    fclose(f);
+}
+
 int bl_cmd_simulate(int argc, char **argv)
 {
     if (bl_cli_wants_help(argc, argv)) {
@@ -181,7 +223,10 @@ int bl_cmd_simulate(int argc, char **argv)
     bl_npy_array sil = {0}, tg = {0}, sched = {0};
     bl_lif_params params;
     uint64_t steps = 0;
-    bl_status st = bl_lif_params_preset(a.preset, &params, &err);
+    double t0 = now(), t_load = 0, t_prep = 0;
+    double *trial_s = calloc(a.trials, sizeof *trial_s);
+    bl_status st = trial_s ? bl_lif_params_preset(a.preset, &params, &err)
+                           : bl_fail(&err, BL_ERR_NOMEM, "cannot allocate timings");
     for (int i = 0; !st && i < a.n_sets; i++) {
         const char *eq = strchr(a.sets[i], '=');
         double value;
@@ -200,6 +245,7 @@ int bl_cmd_simulate(int argc, char **argv)
         st = bl_lif_steps(&params, a.duration_ms, &steps, &err);
     if (!st)
         st = bl_connectome_load(a.connectome, &c, &err);
+    t_load = now() - t0;
     if (!st)
         st = bl_stimulus_create(&stim, &err);
     for (int i = 0; !st && i < a.n_poisson; i++)
@@ -223,9 +269,24 @@ int bl_cmd_simulate(int argc, char **argv)
     if (!st)
         st = bl_engine_create(net, a.backend, &eng, &err);
     if (!st)
-        st = bl_result_create(net, 0, (uint32_t)a.trials, &res, &err);
+        st = bl_engine_set_threads(eng, a.threads, &err);
     if (!st)
+        st = bl_result_create(net, 0, (uint32_t)a.trials, &res, &err);
+    t_prep = now() - t0 - t_load;
+    /* With --timing each trial is its own engine call, so per-trial times are
+     * real; otherwise all trials go in one call so backends may batch them. */
+    if (!st && a.timing) {
+        for (unsigned long t = 0; !st && t < a.trials; t++) {
+            double ts = now();
+            st = bl_engine_run(eng, (uint32_t)t, 1, steps, res, &err);
+            trial_s[t] = now() - ts;
+        }
+    } else if (!st) {
         st = bl_engine_run(eng, 0, (uint32_t)a.trials, steps, res, &err);
+    }
+    if (!st && a.timing)
+        write_timing(a.timing, t_load, t_prep, trial_s, a.trials, res, bl_engine_backend(eng),
+                     bl_engine_threads(eng));
     if (!st)
         st = write_outputs(a.out, res, &err);
     if (!st)
@@ -240,5 +301,6 @@ int bl_cmd_simulate(int argc, char **argv)
     bl_npy_free(&sil);
     bl_npy_free(&tg);
     bl_npy_free(&sched);
+    free(trial_s);
     return st ? bl_cli_report("simulate", &err) : 0;
 }
