@@ -32,7 +32,9 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
                             uint64_t seed, bl_network **out, bl_error *err);
 void bl_network_destroy(bl_network *net);
 
-/* Backend by name; NULL or "reference" is the plain scalar reference. */
+/* Backend by name: NULL or "reference" is the plain scalar reference; "cpu"
+ * the event-driven multithreaded backend; "auto" the fastest backend that
+ * passes the exact regression on this machine (see bl_backend_auto_choose). */
 bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine **out,
                            bl_error *err);
 void bl_engine_destroy(bl_engine *e);
@@ -41,7 +43,16 @@ const char *bl_engine_backend(const bl_engine *e);
  * backend always uses one. Results never depend on this. */
 bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err);
 int bl_engine_threads(const bl_engine *e);
-/* Names of the compiled-in backends, NULL-terminated. */
+/* For an engine created as "auto": the exact-regression results (JSON array)
+ * that chose its backend; "" otherwise. */
+const char *bl_engine_auto_report(const bl_engine *e);
+/* "auto": run the exact regression (a small network with these parameters)
+ * on every backend and choose the fastest one whose results equal the
+ * reference's bit for bit. *chosen is a static backend name; report receives
+ * the regression results as a JSON array. */
+bl_status bl_backend_auto_choose(const bl_network *net, int threads, const char **chosen,
+                                 char *report, size_t report_size, bl_error *err);
+/* Names of the compiled-in backends, NULL-terminated; the first is "reference". */
 const char *const *bl_engine_backends(void);
 
 /* Run trials first_trial .. first_trial+n_trials-1 for n_steps each, appending

@@ -203,9 +203,10 @@ static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
     }
     size_t ncol = bl_csv_nfields(csv);
     if (ncol < 2 || strcmp(bl_csv_field(csv, 0), "index") || strcmp(bl_csv_field(csv, 1), "external_id")) {
+        uint64_t line = bl_csv_line(csv);
         bl_csv_close(csv);
         return bl_fail(err, BL_ERR_FORMAT, "%s:%" PRIu64 ": header must start with index,external_id",
-                       path, bl_csv_line(csv));
+                       path, line);
     }
     size_t nmeta = ncol - 2;
     char ***cols = calloc(nmeta ? nmeta : 1, sizeof *cols);

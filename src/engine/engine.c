@@ -12,6 +12,7 @@ struct bl_engine {
     const bl_backend *backend;
     void *state;
     int threads;
+    char auto_report[1024]; /* "auto": the regression results that chose the backend */
 };
 
 const char *const *bl_engine_backends(void)
@@ -26,18 +27,25 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
 {
     *out = NULL;
     const char *name = backend ? backend : "reference";
+    char report[1024] = "";
+    if (!strcmp(name, "auto")) {
+        bl_status st = bl_backend_auto_choose(net, 0, &name, report, sizeof report, err);
+        if (st)
+            return st;
+    }
     const bl_backend *b = NULL;
     for (int i = 0; i < N_BACKENDS; i++)
         if (!strcmp(backends[i]->name, name))
             b = backends[i];
     if (!b)
-        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference, cpu)", name);
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference, cpu, auto)", name);
     bl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");
     e->net = net;
     e->backend = b;
     e->threads = 1;
+    memcpy(e->auto_report, report, sizeof report);
     bl_status st = b->create(net, &e->state, err);
     if (st) {
         free(e);
@@ -66,6 +74,8 @@ bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err)
 }
 
 int bl_engine_threads(const bl_engine *e) { return e->threads; }
+
+const char *bl_engine_auto_report(const bl_engine *e) { return e->auto_report; }
 
 bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
                         bl_result *result, bl_error *err)

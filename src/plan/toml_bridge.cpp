@@ -41,7 +41,9 @@ namespace {
 // needs more than a handful of levels.
 constexpr int max_depth = 200;
 
-struct depth_error {};
+struct depth_error {
+    uint32_t line, column;
+};
 
 void set_position(bl_toml_node &out, const toml::source_region &src)
 {
@@ -52,7 +54,7 @@ void set_position(bl_toml_node &out, const toml::source_region &src)
 std::unique_ptr<bl_toml_node> convert(const toml::node &in, int depth)
 {
     if (depth > max_depth)
-        throw depth_error{};
+        throw depth_error{in.source().begin.line, in.source().begin.column};
     auto out = std::make_unique<bl_toml_node>();
     set_position(*out, in.source());
     switch (in.type()) {
@@ -130,9 +132,105 @@ std::string one_line(std::string_view s)
     return r;
 }
 
+// toml++ bounds the nesting of arrays and inline tables, but not the number
+// of parts of a dotted key: `a.a.a...a = 1` with 10^5 parts overflows the
+// stack inside toml++ (found with ASan), before this bridge sees the tree.
+// Every key lies on one line, so capping the dotted parts per line bounds the
+// depth. The scan skips strings and comments, and does not count the dot of
+// a number (digit.digit in a value, outside braces); a miscount can only
+// refuse odd but valid TOML or leave the rest to toml++, never misparse.
+constexpr int max_dots_per_line = 256;
+
+bool too_many_dots(std::string_view t, const char *source_name, bl_error *err)
+{
+    enum { normal, basic, literal, ml_basic, ml_literal, comment } state = normal;
+    uint32_t line = 1, column = 1;
+    int dots = 0, braces = 0, arrays = 0; // arrays: open '[' of values, which may span lines
+    bool seen_eq = false;
+    auto at = [&](size_t i, std::string_view what) { return t.substr(i, what.size()) == what; };
+    auto digit = [&](size_t i) { return i < t.size() && t[i] >= '0' && t[i] <= '9'; };
+    for (size_t i = 0; i < t.size(); i++, column++) {
+        char c = t[i];
+        if (c == '\n') {
+            if (state == basic || state == literal || state == comment)
+                state = normal;
+            line++;
+            column = 0;
+            dots = braces = 0;
+            seen_eq = arrays > 0; // a continuation line of an array is a value
+            continue;
+        }
+        switch (state) {
+        case normal:
+            if (c == '#')
+                state = comment;
+            else if (at(i, "\"\"\"")) {
+                state = ml_basic;
+                i += 2;
+                column += 2;
+            } else if (at(i, "'''")) {
+                state = ml_literal;
+                i += 2;
+                column += 2;
+            } else if (c == '"')
+                state = basic;
+            else if (c == '\'')
+                state = literal;
+            else if (c == '=')
+                seen_eq = true;
+            else if (c == '[' && seen_eq)
+                arrays++;
+            else if (c == ']' && arrays > 0)
+                arrays--;
+            else if (c == '{')
+                braces++;
+            else if (c == '}')
+                braces--;
+            else if (c == '.') {
+                bool number = seen_eq && braces <= 0 && i > 0 && digit(i - 1) && digit(i + 1);
+                if (!number && ++dots > max_dots_per_line) {
+                    bl_fail(err, BL_ERR_FORMAT, "%s:%u:%u: more than %d dotted key parts on one line",
+                            source_name, (unsigned)line, (unsigned)column, max_dots_per_line);
+                    return true;
+                }
+            }
+            break;
+        case basic:
+        case ml_basic:
+            if (c == '\\' && i + 1 < t.size() && t[i + 1] != '\n') {
+                i++; // an escaped character cannot close the string
+                column++;
+            } else if (state == basic && c == '"')
+                state = normal;
+            else if (state == ml_basic && at(i, "\"\"\"")) {
+                state = normal;
+                i += 2;
+                column += 2;
+            }
+            break;
+        case literal:
+            if (c == '\'')
+                state = normal;
+            break;
+        case ml_literal:
+            if (at(i, "'''")) {
+                state = normal;
+                i += 2;
+                column += 2;
+            }
+            break;
+        case comment:
+            break;
+        }
+    }
+    return false;
+}
+
 bl_status parse_impl(std::string_view text, const char *source_name, bl_toml_doc **out,
                      bl_error *err)
 {
+    if (too_many_dots(text, source_name, err))
+        return BL_ERR_FORMAT;
     try {
 #if TOML_EXCEPTIONS
         toml::table root;
@@ -156,9 +254,9 @@ bl_status parse_impl(std::string_view text, const char *source_name, bl_toml_doc
         auto doc = std::make_unique<bl_toml_doc>();
         try {
             doc->root = convert(root, 0);
-        } catch (const depth_error &) {
-            return bl_fail(err, BL_ERR_FORMAT, "%s: tables and arrays nested deeper than %d levels",
-                           source_name, max_depth);
+        } catch (const depth_error &e) {
+            return bl_fail(err, BL_ERR_FORMAT, "%s:%u:%u: tables and arrays nested deeper than %d levels",
+                           source_name, (unsigned)e.line, (unsigned)e.column, max_depth);
         }
         *out = doc.release();
         return BL_OK;

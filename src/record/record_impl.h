@@ -1,10 +1,71 @@
-/* Internals shared by the record sources (record.c, identity.c). */
+/* Internals shared by the record sources: record.c (reserve, seal, fail),
+ * verify.c, tree.c (walking and opening inside a record without following
+ * symlinks) and identity.c (software and host). */
 #ifndef BL_RECORD_IMPL_H
 #define BL_RECORD_IMPL_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
+
+#include "brainlesslab/error.h"
+#include "brainlesslab/hash.h"
+
+/* Control files: at the top of a record, never artifacts. */
+#define BL_RECORD_MANIFEST "manifest.json"
+#define BL_RECORD_CHECKSUMS "checksums.sha256"
+#define BL_RECORD_DONE "DONE"
+#define BL_RECORD_FAILED "FAILED"
+#define BL_RECORD_RESERVED ".RESERVED"
+
+bool bl_record_is_control_name(const char *name);
+
+/* NULL when PATH is a clean relative path inside a record; otherwise why not
+ * ("is absolute", "contains '..'", ...). Backslashes and line breaks are
+ * refused because `sha256sum` would escape them in checksums.sha256. */
+const char *bl_record_bad_relpath(const char *path);
+
+typedef enum bl_entry_kind {
+    BL_ENTRY_FILE,
+    BL_ENTRY_DIR,
+    BL_ENTRY_SYMLINK,
+    BL_ENTRY_OTHER /* device, fifo, socket */
+} bl_entry_kind;
+
+typedef struct bl_record_entry {
+    char *path; /* relative to the record, '/'-separated */
+    bl_entry_kind kind;
+} bl_record_entry;
+
+/* Everything below ROOTFD, symlinks not followed (a symlinked directory is one
+ * BL_ENTRY_SYMLINK entry), top-level control files left out, sorted by path
+ * (strcmp). FSYNC_DIRS flushes every directory visited. DIR names the record
+ * in messages. */
+bl_status bl_record_walk(int rootfd, const char *dir, bool fsync_dirs, bl_record_entry **out,
+                         size_t *count, bl_error *err);
+void bl_record_free_entries(bl_record_entry *entries, size_t count);
+
+/* Names in a directory (no "." or ".."), unsorted. */
+bl_status bl_record_list_dir(const char *path, char ***names, size_t *count, bl_error *err);
+void bl_record_free_names(char **names, size_t count);
+
+typedef enum bl_open_result {
+    BL_OPEN_OK,
+    BL_OPEN_MISSING,
+    BL_OPEN_SYMLINK,  /* the file or a directory above it is a symlink */
+    BL_OPEN_NOT_FILE, /* exists but is not a regular file */
+    BL_OPEN_IO
+} bl_open_result;
+
+/* Open RELPATH below ROOTFD for reading, one component at a time with
+ * O_NOFOLLOW, so nothing outside the record is ever read. */
+bl_open_result bl_record_open_inside(int rootfd, const char *relpath, int *fd);
+const char *bl_record_open_result_text(bl_open_result result);
+
+/* Hash an open file to its end. 0 on success, -1 on a read error. */
+int bl_record_hash_fd(int fd, char hex[BL_SHA256_HEX_LEN + 1], uint64_t *bytes);
 
 /* Software and host identity as cJSON objects (NULL when out of memory);
  * the caller owns them. */

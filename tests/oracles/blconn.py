@@ -355,12 +355,19 @@ def save_indices(path, idx):
     return str(path)
 
 
-def run_simulate(conn_dir, preset, duration_ms, outdir, trials=1, seed=0, pops=(), schedule=None,
+def duration_str(n_steps, dt_ms=0.1):
+    """An exact decimal duration for n_steps of 0.1 ms ("333.7")."""
+    assert dt_ms == 0.1
+    return f"{n_steps // 10}.{n_steps % 10}"
+
+
+def run_simulate(conn_dir, preset, n_steps, outdir, trials=1, seed=0, pops=(), schedule=None,
                  poisson_targets=None, silence=None, workdir=None, extra=(), timeout=900):
-    """Run `brainlesslab simulate`; returns (outputs dict, wall seconds). Raises on failure."""
+    """Run `brainlesslab simulate` for n_steps steps of 0.1 ms; returns (outputs dict,
+    wall seconds). Raises on failure."""
     workdir = Path(workdir or Path(outdir).parent)
     args = [cli_path(), "simulate", "--connectome", str(conn_dir), "--preset", preset,
-            "--duration-ms", f"{duration_ms:g}", "--out", str(outdir),
+            "--duration-ms", duration_str(n_steps), "--out", str(outdir),
             "--trials", str(trials), "--seed", str(int(seed))]
     for k, pop in enumerate(pops):
         p = save_indices(workdir / f"pop{k}.npy", pop.indices)
@@ -403,6 +410,35 @@ def make_result(trial, step, neuron, counts, v, g):
     return {"spikes_trial": trial[o].astype(np.int32), "spikes_step": step[o].astype(np.int32),
             "spikes_neuron": neuron[o].astype(np.int32), "counts": np.asarray(counts, np.int32),
             "v": np.asarray(v), "g": np.asarray(g)}
+
+
+def truncate(res, k):
+    """The oracle result of a run of only k steps: events of steps < k, their counts,
+    and the state snapshot after k steps."""
+    keep = res["spikes_step"] < k
+    T, N = res["counts"].shape
+    counts = np.zeros((T, N), np.int64)
+    np.add.at(counts, (res["spikes_trial"][keep].astype(np.int64), res["spikes_neuron"][keep].astype(np.int64)), 1)
+    v, g = res["snapshots"][k]
+    return make_result(res["spikes_trial"][keep], res["spikes_step"][keep], res["spikes_neuron"][keep],
+                       counts, v, g)
+
+
+def compare_checkpoints(label, ref, checkpoints, n_trials, run_fn, state_bitwise=True):
+    """For each k in checkpoints: run_fn(k) runs the CLI for k steps; its output must equal
+    the oracle's first k steps and its state after k steps (a shorter run is a prefix of
+    the longer one). Compares the intermediate state that a single final state hides."""
+    ok = True
+    for k in checkpoints:
+        try:
+            got = run_fn(k)
+        except Exception as e:  # noqa: BLE001
+            print(f"oracle {label} @{k} steps: CLI run failed -> FAIL\n    {e}")
+            ok = False
+            continue
+        ok &= compare(f"{label} @{k} steps", truncate(ref, k), got, n_trials, state_bitwise=state_bitwise,
+                      min_spikes=0)
+    return ok
 
 
 def _ulp_diff(a, b):

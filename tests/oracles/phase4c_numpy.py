@@ -56,8 +56,11 @@ def edge_weights(graph, w_syn_mv, silence=None):
     return w
 
 
-def simulate(graph, n_steps, trials=1, seed=0, pops=(), silence=None, params=None, record_state_every=None):
-    """Returns a result dict in the CLI's layout (see blconn.make_result)."""
+def simulate(graph, n_steps, trials=1, seed=0, pops=(), schedule=None, silence=None, params=None, checkpoints=()):
+    """Returns a result dict in the CLI's layout (see blconn.make_result), plus
+    "snapshots": {k: (V[T,N], G[T,N])}, the state after k steps for k in checkpoints.
+    schedule: optional int [K,2] (step, neuron) events forcing a spike of an available
+    neuron in every trial (step 5, like a Poisson event)."""
     p = dict(DEFAULTS)
     if params:
         p.update(params)
@@ -74,9 +77,17 @@ def simulate(graph, n_steps, trials=1, seed=0, pops=(), silence=None, params=Non
     counts = np.zeros((trials, n), np.int32)
     V = np.zeros((trials, n), F32)
     G = np.zeros((trials, n), F32)
+    checkpoints = sorted(set(int(k) for k in checkpoints))
+    snaps = {k: (np.zeros((trials, n), F32), np.zeros((trials, n), F32)) for k in checkpoints}
     for trial in range(trials):
         # forced events of this trial: per step, the neurons whose draw fired (any population)
         ev_s, ev_n, _ = blconn.poisson_events(pops, n_steps, seed, trial, p["dt_ms"])
+        if schedule is not None and len(schedule):
+            sch = np.asarray(schedule, np.int64).reshape(-1, 2)
+            ev_s = np.concatenate([ev_s, sch[:, 0]])
+            ev_n = np.concatenate([ev_n, sch[:, 1]])
+            o = np.argsort(ev_s, kind="stable")
+            ev_s, ev_n = ev_s[o], ev_n[o]
         bounds = np.searchsorted(ev_s, np.arange(n_steps + 1))
 
         v = np.full(n, v_rest, F32)
@@ -84,6 +95,8 @@ def simulate(graph, n_steps, trials=1, seed=0, pops=(), silence=None, params=Non
         refr = np.zeros(n, np.int64)
         arrival = np.zeros((q, n), F32)
         for s in range(n_steps):
+            if s in snaps:  # state after s steps
+                snaps[s][0][trial], snaps[s][1][trial] = v, g
             slot = s % q
             # 1
             g = (g * gd).astype(F32, copy=False)
@@ -121,10 +134,14 @@ def simulate(graph, n_steps, trials=1, seed=0, pops=(), silence=None, params=Non
                 e = np.arange(tot, dtype=np.int64) - np.repeat(cum - d, d) + np.repeat(starts, d)
                 np.add.at(arrival[(s + delay) % q], targets[e], w[e])
         V[trial], G[trial] = v, g
+        if n_steps in snaps:
+            snaps[n_steps][0][trial], snaps[n_steps][1][trial] = v, g
         assert v.dtype == F32 and g.dtype == F32
 
     cat = (lambda xs: np.concatenate(xs) if xs else np.empty(0, np.int64))
-    return blconn.make_result(cat(all_t), cat(all_s), cat(all_n), counts, V, G)
+    res = blconn.make_result(cat(all_t), cat(all_s), cat(all_n), counts, V, G)
+    res["snapshots"] = snaps
+    return res
 
 
 def selfcheck(seed=7):

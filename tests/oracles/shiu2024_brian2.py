@@ -34,9 +34,11 @@ DISABLE = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL"
 HERE = Path(__file__).resolve().parent
 
 
-def run(graph, n_steps, schedule, poisson_targets, workdir, silence=None, timeout=1200):
+def run(graph, n_steps, schedule, poisson_targets, workdir, silence=None, checkpoints=(), timeout=1200):
     """Run the Brian2 oracle in a subprocess; returns (result dict with a single trial,
-    info dict). `graph` is a blconn.Graph."""
+    info dict). `graph` is a blconn.Graph. With checkpoints, the run is split into
+    consecutive net.run() segments ending at those step counts and the result gets
+    "snapshots": {k: (V[1,N], G[1,N])}, the state after k steps."""
     import numpy as np
     import blconn
 
@@ -51,7 +53,8 @@ def run(graph, n_steps, schedule, poisson_targets, workdir, silence=None, timeou
         np.save(workdir / "silence.npy", np.asarray(silence, np.int32), allow_pickle=False)
     elif (workdir / "silence.npy").exists():
         (workdir / "silence.npy").unlink()
-    (workdir / "params.json").write_text(json.dumps({"n_steps": int(n_steps)}))
+    checkpoints = sorted(set(int(k) for k in checkpoints if 0 < int(k) < n_steps))
+    (workdir / "params.json").write_text(json.dumps({"n_steps": int(n_steps), "checkpoints": checkpoints}))
     env = dict(os.environ)
     env["NPY_DISABLE_CPU_FEATURES"] = DISABLE
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -67,6 +70,9 @@ def run(graph, n_steps, schedule, poisson_targets, workdir, silence=None, timeou
     g = np.load(workdir / "brian2_g.npy")
     counts = np.bincount(nr, minlength=graph.n).astype(np.int32)[None, :]
     res = blconn.make_result(np.zeros(len(st), np.int64), st, nr, counts, v[None, :], g[None, :])
+    res["snapshots"] = {k: (np.load(workdir / f"brian2_v_{k}.npy")[None, :], np.load(workdir / f"brian2_g_{k}.npy")[None, :])
+                        for k in checkpoints}
+    res["snapshots"][int(n_steps)] = (res["v"], res["g"])
     return res, info
 
 
@@ -76,9 +82,12 @@ def replicate_trials(res, trials):
     import blconn
     k = len(res["spikes_step"])
     t = np.repeat(np.arange(trials), k)
-    return blconn.make_result(t, np.tile(res["spikes_step"], trials), np.tile(res["spikes_neuron"], trials),
-                              np.tile(res["counts"], (trials, 1)), np.tile(res["v"], (trials, 1)),
-                              np.tile(res["g"], (trials, 1)))
+    out = blconn.make_result(t, np.tile(res["spikes_step"], trials), np.tile(res["spikes_neuron"], trials),
+                             np.tile(res["counts"], (trials, 1)), np.tile(res["v"], (trials, 1)),
+                             np.tile(res["g"], (trials, 1)))
+    out["snapshots"] = {s: (np.tile(v, (trials, 1)), np.tile(g, (trials, 1)))
+                        for s, (v, g) in res.get("snapshots", {}).items()}
+    return out
 
 
 def _main(workdir):
@@ -94,6 +103,7 @@ def _main(workdir):
     workdir = Path(workdir)
     params = json.loads((workdir / "params.json").read_text())
     n_steps = int(params["n_steps"])
+    checkpoints = [int(k) for k in params.get("checkpoints", [])]
     graph = blconn.read_connectome(workdir / "graph")
     schedule = np.load(workdir / "schedule.npy").astype(np.int64).reshape(-1, 2)
     ptargets = np.load(workdir / "poisson_targets.npy").astype(np.int64)
@@ -160,7 +170,14 @@ def _main(workdir):
     objs.append(mon)
     net = Network(*objs)
     t_build = time.perf_counter()
-    net.run(n_steps * defaultclock.dt)
+    done = 0
+    for k in checkpoints + [n_steps]:  # consecutive segments; a continued run is exact
+        net.run((k - done) * defaultclock.dt)
+        done = k
+        assert int(round(float(net.t_) / float(defaultclock.dt))) == k, (k, float(net.t_))
+        if k != n_steps:
+            np.save(workdir / f"brian2_v_{k}.npy", np.asarray(neu.v_[:], np.float64), allow_pickle=False)
+            np.save(workdir / f"brian2_g_{k}.npy", np.asarray(neu.g_[:], np.float64), allow_pickle=False)
     t_run = time.perf_counter()
 
     t = np.asarray(mon.t_[:])

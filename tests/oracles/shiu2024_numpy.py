@@ -62,10 +62,11 @@ def check_constants():
 
 
 def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silence=None, w_syn=W_SYN,
-             w_poi=W_POI):
+             w_poi=W_POI, checkpoints=()):
     """events_per_trial: function trial -> (steps, neurons) int arrays of stimulus events,
     sorted by step (order within a step does not matter: all events add the same w_poi,
-    sequentially, to v). Returns a result dict in the CLI's layout."""
+    sequentially, to v). Returns a result dict in the CLI's layout, plus "snapshots":
+    {k: (V[T,N], G[T,N])}, the state after k steps for k in checkpoints."""
     n = graph.n
     offsets, targets = graph.offsets, graph.targets.astype(np.intp)
     deg = np.diff(offsets)
@@ -79,6 +80,8 @@ def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silenc
     counts = np.zeros((trials, n), np.int32)
     V = np.zeros((trials, n))
     G = np.zeros((trials, n))
+    checkpoints = sorted(set(int(k) for k in checkpoints))
+    snaps = {k: (np.zeros((trials, n)), np.zeros((trials, n))) for k in checkpoints}
     for trial in range(trials):
         ev_s, ev_n = events_per_trial(trial)
         ev_s = np.asarray(ev_s, np.int64)
@@ -90,6 +93,8 @@ def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silenc
         last = np.full(n, -(1 << 40), np.int64)
         history = {}  # step -> spiking sources (ascending)
         for s in range(n_steps):
+            if s in snaps:  # state after s steps
+                snaps[s][0][trial], snaps[s][1][trial] = v, g
             # 1
             nr = (s - last) >= rfc
             g_new = np.where(nr, L2 * g, g)
@@ -128,9 +133,13 @@ def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silenc
                 all_n.append(src)
                 counts[trial, src] += 1
         V[trial], G[trial] = v, g
+        if n_steps in snaps:
+            snaps[n_steps][0][trial], snaps[n_steps][1][trial] = v, g
 
     cat = (lambda xs: np.concatenate(xs) if xs else np.empty(0, np.int64))
-    return blconn.make_result(cat(all_t), cat(all_s), cat(all_n), counts, V, G)
+    res = blconn.make_result(cat(all_t), cat(all_s), cat(all_n), counts, V, G)
+    res["snapshots"] = snaps
+    return res
 
 
 def schedule_events(schedule):

@@ -349,6 +349,16 @@ static void test_integers(void **state)
     expect_msg(st, &err, "long.csv", "...' is not an integer in [0, 10]");
     assert_true(strlen(err.message) < 300);
     bl_csv_close(c);
+
+    /* Control bytes in a field are escaped so that the message stays one line. */
+    c = open_ok(write_text("ctl.csv", "\"1\r\n2\"\n"));
+    next_row(c, 1, 1);
+    st = bl_csv_field_i64(c, 0, 0, 10, &v, &err);
+    expect_msg(st, &err, "ctl.csv", "ctl.csv:1: column 1: '1\\x0d\\x0a2' is not an integer");
+    double d;
+    st = bl_csv_field_f64(c, 0, &d, &err);
+    expect_msg(st, &err, "ctl.csv", "'1\\x0d\\x0a2' is not a finite number");
+    bl_csv_close(c);
 }
 
 static void test_floats(void **state)

@@ -121,6 +121,8 @@ static bl_status read_indices(const char *path, uint64_t n_neurons, bl_npy_array
         if (v[i] < 0 || (uint64_t)v[i] >= n_neurons)
             st = bl_fail(err, BL_ERR_INVALID, "%s: index %llu: neuron %d outside 0..%llu", path,
                          (unsigned long long)i, v[i], (unsigned long long)(n_neurons - 1));
+    if (st)
+        bl_npy_free(arr);
     return st;
 }
 

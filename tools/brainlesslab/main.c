@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_plan.h"
+#include "cli_record.h"
 
 typedef struct command {
     const char *name;
@@ -11,6 +13,9 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"check", bl_cmd_check, "resolve and validate a plan without running it; print its hash"},
+    {"run", bl_cmd_run, "run a plan into a new sealed record"},
+    {"verify", bl_cmd_verify, "re-hash a record and report tampering"},
     {"import", bl_cmd_import, "build a connectome directory from a shipped real data set"},
     {"synth", bl_cmd_synth, "generate a seeded synthetic connectome (FlyWire scale by default)"},
     {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},

@@ -1,0 +1,123 @@
+/* Plans: the whole, reviewable description of one piece of work, in TOML
+ * (shared/spec/plans-and-records.md; the format is docs/plan-format.md).
+ *
+ * bl_plan_load parses, validates and RESOLVES a plan: defaults are filled in,
+ * the connectome is loaded (path made absolute, manifest hashed), every
+ * population is resolved to sorted neuron indices, and the result is
+ * rendered as canonical JSON whose SHA-256 is the plan's content hash. Two
+ * plans with the same hash describe the same run. Every failure is one line
+ * naming the plan file, line:column where known, the dotted key at fault
+ * (e.g. `stimulus[1].rate_hz`) and the offending value.
+ *
+ * Operations: "connectome" (connectome LIF experiments). The reservoir
+ * operations of the format (profile, sweep, ablate, benchmark, calibrate)
+ * are recognised and refused as not supported yet. */
+#ifndef BRAINLESSLAB_PLAN_H
+#define BRAINLESSLAB_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/connectome.h"
+#include "brainlesslab/error.h"
+#include "brainlesslab/model.h"
+#include "brainlesslab/stimulus.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BL_PLAN_FORMAT "brainlesslab-plan"
+#define BL_PLAN_FORMAT_VERSION 4
+
+/* Limits a plan is checked against. */
+#define BL_PLAN_MAX_TRIALS 100000
+#define BL_PLAN_MAX_TOP_RESPONDERS 10000
+#define BL_PLAN_MAX_THREADS 65536
+#define BL_PLAN_MAX_POPULATIONS 10000 /* per kind: stimulus, silence */
+#define BL_PLAN_MAX_NAME 128          /* id and population names */
+
+typedef struct bl_plan bl_plan;
+
+/* A resolved population ([[stimulus]] or [[silence]]), owned by the plan. */
+typedef struct bl_plan_population {
+    const char *name;
+    /* The selector as written, as compact JSON, e.g. {"neurons":[1,2]},
+     * {"ids":["720575940"]} or {"select":{"cell_type":["ORN"]}}. */
+    const char *selector;
+    const int32_t *neurons; /* sorted ascending, unique */
+    size_t n_neurons;       /* >= 1 */
+    double rate_hz;         /* stimulus only (0 for silence) */
+    double start_ms;        /* stimulus only: window [start_ms, stop_ms) */
+    double stop_ms;         /* resolved: the trial's end when the plan gives none */
+} bl_plan_population;
+
+/* One input file of the plan, for the record: the plan file itself, then the
+ * connectome's manifest.json and the data files it lists. SHA-256 of the
+ * plan and manifest are computed at load; those of the data files are the
+ * manifest's, which bl_connectome_load verified against the bytes. */
+typedef struct bl_plan_input {
+    const char *role;   /* "plan", "connectome manifest", "connectome data" */
+    const char *path;   /* absolute */
+    const char *sha256; /* 64 lowercase hex digits */
+    uint64_t bytes;
+} bl_plan_input;
+
+bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
+void bl_plan_destroy(bl_plan *plan);
+
+/* Identity. */
+const char *bl_plan_id(const bl_plan *plan);
+const char *bl_plan_operation(const bl_plan *plan);
+const char *bl_plan_description(const bl_plan *plan); /* "" when none */
+const char *bl_plan_path(const bl_plan *plan);        /* absolute path of the plan file */
+/* Canonical JSON of the resolved plan (compact, keys in a fixed order). */
+const char *bl_plan_resolved_json(const bl_plan *plan);
+/* SHA-256 of bl_plan_resolved_json, 64 lowercase hex digits. */
+const char *bl_plan_hash(const bl_plan *plan);
+
+/* Human-readable rendering of the resolved plan: indented JSON; unless full,
+ * each population shows its count and only its first few neuron indices.
+ * Returns a malloc'd string (caller frees) or NULL when out of memory. */
+char *bl_plan_render(const bl_plan *plan, int full);
+
+/* Network. The connectome belongs to the plan. */
+const bl_connectome *bl_plan_connectome(const bl_plan *plan);
+const char *bl_plan_connectome_path(const bl_plan *plan);   /* absolute */
+const char *bl_plan_connectome_sha256(const bl_plan *plan); /* of manifest.json */
+const bl_lif_params *bl_plan_lif_params(const bl_plan *plan);
+
+/* Stimulus populations, in plan order (population p of the stimulus). */
+size_t bl_plan_n_populations(const bl_plan *plan);
+const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i);
+/* Silence groups, in plan order, and their union (sorted, unique). */
+size_t bl_plan_n_silences(const bl_plan *plan);
+const bl_plan_population *bl_plan_silence_at(const bl_plan *plan, size_t i);
+const int32_t *bl_plan_silenced(const bl_plan *plan, size_t *n);
+
+/* Run. */
+uint32_t bl_plan_trials(const bl_plan *plan);
+double bl_plan_duration_ms(const bl_plan *plan);
+uint64_t bl_plan_steps(const bl_plan *plan); /* duration / dt, a whole number */
+uint64_t bl_plan_seed(const bl_plan *plan);
+const char *bl_plan_backend(const bl_plan *plan); /* "auto" unless the plan names one */
+int bl_plan_threads(const bl_plan *plan);         /* 0 = all cores */
+
+/* Outputs. */
+int bl_plan_output_spikes(const bl_plan *plan);
+int bl_plan_output_counts(const bl_plan *plan);
+int bl_plan_output_state(const bl_plan *plan);
+int bl_plan_output_propagation(const bl_plan *plan);
+int bl_plan_top_responders(const bl_plan *plan);
+
+/* Inputs, for the record. */
+size_t bl_plan_n_inputs(const bl_plan *plan);
+const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i);
+
+/* A stimulus with one Poisson population per [[stimulus]], in plan order. */
+bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

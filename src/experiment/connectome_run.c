@@ -1,0 +1,567 @@
+/* Connectome experiments: plan -> network -> engine -> artifacts -> sealed record. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "brainlesslab/analysis.h"
+#include "brainlesslab/csv.h"
+#include "brainlesslab/engine.h"
+#include "brainlesslab/experiment.h"
+#include "brainlesslab/npy.h"
+#include "brainlesslab/record.h"
+#include "brainlesslab/sonata.h"
+
+#define TOP_GROUPS 64
+
+typedef struct group {
+    char cell_type[64];
+    int32_t depth;
+    uint64_t neurons, responders;
+    double rate_sum; /* over responders */
+} group;
+
+struct bl_experiment {
+    char record_dir[4096];
+    char backend[32];
+    int threads;
+    char plan_id[160];
+    uint32_t trials;
+    double duration_ms;
+    uint64_t n_neurons, spikes;
+    double wall_prepare, wall_run, wall_write;
+    bl_propagation pooled;
+    uint64_t responders;
+    group *groups;
+    size_t n_groups;
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The per-run working set, freed in one place. */
+typedef struct run_ctx {
+    const bl_plan *plan;
+    const bl_connectome *c;
+    bl_record *rec;
+    bl_stimulus *stim;
+    bl_network *net;
+    bl_engine *eng;
+    bl_result *res;
+    double *mean, *sd;
+    int32_t *depth, *total;
+    uint8_t *stimulated;
+} run_ctx;
+
+static void ctx_free(run_ctx *x)
+{
+    bl_result_destroy(x->res);
+    bl_engine_destroy(x->eng);
+    bl_network_destroy(x->net);
+    bl_stimulus_destroy(x->stim);
+    free(x->mean);
+    free(x->sd);
+    free(x->depth);
+    free(x->total);
+    free(x->stimulated);
+}
+
+static bl_status reserve(const bl_plan *plan, const char *root, bl_record **rec, bl_error *err)
+{
+    char stamp[32], name[256];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    /* A new name for every run: an existing record is never reused. */
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(name, sizeof name, "%s-%s-%.8s", bl_plan_id(plan), stamp, bl_plan_hash(plan));
+        else
+            snprintf(name, sizeof name, "%s-%s-%.8s-%d", bl_plan_id(plan), stamp, bl_plan_hash(plan), k);
+        bl_status st = bl_record_reserve(root, name, rec, err);
+        if (st != BL_ERR_EXISTS)
+            return st;
+    }
+    return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, bl_plan_id(plan));
+}
+
+static bl_status write_npy(bl_record *rec, const char *name, bl_dtype dt, int nd, const uint64_t *shape,
+                           const void *data, bl_error *err)
+{
+    char path[4096];
+    static const int64_t empty = 0;
+    bl_status st = bl_record_path(rec, name, path, sizeof path, err);
+    return st ? st : bl_npy_write(path, dt, nd, shape, data ? data : &empty, err);
+}
+
+static const char *cell_type(const bl_connectome *c, int col, uint64_t i)
+{
+    const char *v = col >= 0 ? bl_connectome_value(c, (size_t)col, i) : "";
+    return v[0] ? v : "(unannotated)";
+}
+
+static bl_status write_spikes(run_ctx *x, bl_error *err)
+{
+    const bl_result *r = x->res;
+    uint64_t n = bl_result_n_events(r);
+    double dt = bl_plan_lif_params(x->plan)->dt_ms;
+    double *ts = malloc((n ? n : 1) * sizeof *ts);
+    uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    uint32_t *trials = malloc((n ? n : 1) * sizeof *trials);
+    bl_status st = ts && ids && trials ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " spikes", n);
+    for (uint64_t k = 0; !st && k < n; k++) {
+        ts[k] = (double)bl_result_event_steps(r)[k] * dt; /* spike at step s has time s*dt */
+        ids[k] = (uint64_t)bl_result_event_neurons(r)[k];
+        trials[k] = (uint32_t)bl_result_event_trials(r)[k];
+    }
+    char path[4096];
+    const char *pop = bl_connectome_info(x->c, "name");
+    if (!st)
+        st = bl_record_path(x->rec, "spikes.h5", path, sizeof path, err);
+    /* Events are ordered by (trial, time, node); timestamps restart every
+     * trial, so across trials the file is not sorted by time: "none". */
+    if (!st)
+        st = bl_sonata_write_spikes(path, pop ? pop : "connectome", n, ts, ids, trials,
+                                    bl_result_n_trials(r) == 1 ? "by_time" : "none", err);
+    free(ts);
+    free(ids);
+    free(trials);
+    return st;
+}
+
+static bl_status write_rates_csv(run_ctx *x, bl_error *err)
+{
+    char path[4096];
+    bl_status st = bl_record_path(x->rec, "rates.csv", path, sizeof path, err);
+    if (st)
+        return st;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot create", path);
+    const char *head[] = {"index", "external_id", "cell_type", "depth_from_stimulus", "total_spikes",
+                          "mean_rate_hz", "sd_rate_hz"};
+    for (int k = 0; k < 7; k++)
+        bl_csv_write_field(f, head[k], k == 6);
+    int col = bl_connectome_column(x->c, "cell_type");
+    uint64_t n = bl_connectome_n_neurons(x->c);
+    for (uint64_t i = 0; i < n; i++) {
+        char buf[5][40];
+        snprintf(buf[0], 40, "%" PRIu64, i);
+        snprintf(buf[1], 40, "%" PRId32, x->depth[i]);
+        snprintf(buf[2], 40, "%" PRId32, x->total[i]);
+        snprintf(buf[3], 40, "%.17g", x->mean[i]);
+        snprintf(buf[4], 40, "%.17g", x->sd[i]);
+        bl_csv_write_field(f, buf[0], 0);
+        bl_csv_write_field(f, bl_connectome_external_id(x->c, i), 0);
+        bl_csv_write_field(f, col >= 0 ? bl_connectome_value(x->c, (size_t)col, i) : "", 0);
+        bl_csv_write_field(f, buf[1], 0);
+        bl_csv_write_field(f, buf[2], 0);
+        bl_csv_write_field(f, buf[3], 0);
+        bl_csv_write_field(f, buf[4], 1);
+    }
+    int bad = ferror(f);
+    if (fclose(f) || bad)
+        return bl_fail(err, BL_ERR_IO, "%s: write failed", path);
+    return BL_OK;
+}
+
+static cJSON *propagation_json(const bl_propagation *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "spikes", (double)p->spikes);
+    cJSON_AddNumberToObject(o, "active_neurons", (double)p->active_neurons);
+    cJSON_AddNumberToObject(o, "downstream_active_neurons", (double)p->downstream_active_neurons);
+    cJSON_AddNumberToObject(o, "propagation_depth", p->propagation_depth);
+    cJSON_AddNumberToObject(o, "descending_active_neurons", (double)p->descending_active_neurons);
+    cJSON_AddNumberToObject(o, "motor_active_neurons", (double)p->motor_active_neurons);
+    return o;
+}
+
+static bl_status write_json(bl_record *rec, const char *name, cJSON *o, bl_error *err)
+{
+    char path[4096];
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    bl_status st = text ? bl_record_path(rec, name, path, sizeof path, err)
+                        : bl_fail(err, BL_ERR_NOMEM, "cannot render %s", name);
+    if (!st) {
+        FILE *f = fopen(path, "w");
+        int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+        if (f && fclose(f))
+            ok = 0;
+        if (!ok)
+            st = bl_fail(err, BL_ERR_IO, "%s: cannot write", path);
+    }
+    free(text);
+    return st;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->depth != y->depth) /* unreachable (-1) last */
+        return (x->depth < 0) != (y->depth < 0) ? (x->depth < 0) - (y->depth < 0) : (x->depth > y->depth) - (x->depth < y->depth);
+    if (x->responders != y->responders)
+        return x->responders < y->responders ? 1 : -1;
+    return strcmp(x->cell_type, y->cell_type);
+}
+
+/* Responders grouped by (cell type, depth from the stimulus). */
+static bl_status build_groups(bl_experiment *xp, run_ctx *x, bl_error *err)
+{
+    uint64_t n = bl_connectome_n_neurons(x->c);
+    int col = bl_connectome_column(x->c, "cell_type");
+    for (uint64_t i = 0; i < n; i++) {
+        const char *ct = cell_type(x->c, col, i);
+        size_t g = 0;
+        while (g < xp->n_groups && !(xp->groups[g].depth == x->depth[i] && !strncmp(xp->groups[g].cell_type, ct, 63)))
+            g++;
+        if (g == xp->n_groups) {
+            group *grown = realloc(xp->groups, (xp->n_groups + 1) * sizeof *grown);
+            if (!grown)
+                return bl_fail(err, BL_ERR_NOMEM, "cannot allocate responder groups");
+            xp->groups = grown;
+            memset(&grown[g], 0, sizeof grown[g]);
+            snprintf(grown[g].cell_type, sizeof grown[g].cell_type, "%s", ct);
+            grown[g].depth = x->depth[i];
+            xp->n_groups++;
+        }
+        xp->groups[g].neurons++;
+        if (x->mean[i] >= BL_RESPONDER_THRESHOLD_HZ) {
+            xp->groups[g].responders++;
+            xp->groups[g].rate_sum += x->mean[i];
+            xp->responders++;
+        }
+    }
+    qsort(xp->groups, xp->n_groups, sizeof *xp->groups, cmp_group);
+    return BL_OK;
+}
+
+static const double *sort_rates;
+static int cmp_by_rate(const void *a, const void *b)
+{
+    double x = sort_rates[*(const int32_t *)a], y = sort_rates[*(const int32_t *)b];
+    if (x != y)
+        return x < y ? 1 : -1;
+    return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
+}
+
+static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation_trials, bl_error *err)
+{
+    uint64_t n = bl_connectome_n_neurons(x->c);
+    int col = bl_connectome_column(x->c, "cell_type");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "plan_id", bl_plan_id(x->plan));
+    cJSON_AddStringToObject(o, "plan_hash", bl_plan_hash(x->plan));
+    cJSON_AddStringToObject(o, "backend", xp->backend);
+    cJSON_AddNumberToObject(o, "threads", xp->threads);
+    cJSON_AddNumberToObject(o, "trials", xp->trials);
+    cJSON_AddNumberToObject(o, "duration_ms", xp->duration_ms);
+    cJSON_AddNumberToObject(o, "neurons", (double)n);
+    cJSON_AddNumberToObject(o, "spikes", (double)xp->spikes);
+    cJSON_AddNumberToObject(o, "active_neurons", (double)xp->pooled.active_neurons);
+    cJSON_AddNumberToObject(o, "responder_threshold_hz", BL_RESPONDER_THRESHOLD_HZ);
+    cJSON_AddNumberToObject(o, "responders", (double)xp->responders);
+    cJSON *wall = cJSON_AddObjectToObject(o, "wall_seconds");
+    cJSON_AddNumberToObject(wall, "prepare", xp->wall_prepare);
+    cJSON_AddNumberToObject(wall, "run", xp->wall_run);
+    cJSON_AddNumberToObject(wall, "write", now() - xp->wall_write);
+    cJSON_AddNumberToObject(o, "realtime_factor_wall_per_simulated_second",
+                            xp->wall_run / (xp->trials * xp->duration_ms / 1000.0));
+    int top = bl_plan_top_responders(x->plan);
+    int32_t *order = malloc((n ? n : 1) * sizeof *order);
+    cJSON *tops = cJSON_AddArrayToObject(o, "top_responders");
+    if (order) {
+        for (uint64_t i = 0; i < n; i++)
+            order[i] = (int32_t)i;
+        sort_rates = x->mean;
+        qsort(order, n, sizeof *order, cmp_by_rate);
+        sort_rates = NULL;
+        for (uint64_t k = 0; k < n && k < (uint64_t)top && x->mean[order[k]] > 0; k++) {
+            int32_t i = order[k];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "index", i);
+            cJSON_AddStringToObject(e, "external_id", bl_connectome_external_id(x->c, (uint64_t)i));
+            cJSON_AddStringToObject(e, "cell_type", col >= 0 ? bl_connectome_value(x->c, (size_t)col, (uint64_t)i) : "");
+            cJSON_AddNumberToObject(e, "depth_from_stimulus", x->depth[i]);
+            cJSON_AddNumberToObject(e, "mean_rate_hz", x->mean[i]);
+            cJSON_AddNumberToObject(e, "sd_rate_hz", x->sd[i]);
+            cJSON_AddItemToArray(tops, e);
+        }
+        free(order);
+    }
+    cJSON *groups = cJSON_AddArrayToObject(o, "responders_by_cell_type_and_depth");
+    for (size_t g = 0; g < xp->n_groups; g++) {
+        if (!xp->groups[g].responders)
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "cell_type", xp->groups[g].cell_type);
+        cJSON_AddNumberToObject(e, "depth_from_stimulus", xp->groups[g].depth);
+        cJSON_AddNumberToObject(e, "neurons", (double)xp->groups[g].neurons);
+        cJSON_AddNumberToObject(e, "responders", (double)xp->groups[g].responders);
+        cJSON_AddNumberToObject(e, "mean_rate_of_responders_hz",
+                                xp->groups[g].rate_sum / (double)xp->groups[g].responders);
+        cJSON_AddItemToArray(groups, e);
+    }
+    cJSON_AddItemToObject(o, "propagation", propagation_json(&xp->pooled));
+    if (propagation_trials)
+        cJSON_AddItemToObject(o, "propagation_per_trial", propagation_trials);
+    return write_json(x->rec, "summary.json", o, err);
+}
+
+static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experiment_options *opt, bl_error *err)
+{
+    const bl_plan *plan = x->plan;
+    const bl_connectome *c = x->c;
+    uint64_t n = bl_connectome_n_neurons(c), steps = bl_plan_steps(plan);
+    uint32_t trials = bl_plan_trials(plan);
+    double t0 = now();
+    size_t n_sil = 0;
+    const int32_t *sil = bl_plan_silenced(plan, &n_sil);
+    const char *backend = opt->backend ? opt->backend : bl_plan_backend(plan);
+    int threads = opt->threads >= 0 ? opt->threads : bl_plan_threads(plan);
+    bl_status st = bl_plan_build_stimulus(plan, &x->stim, err);
+    if (!st)
+        st = bl_network_create(c, bl_plan_lif_params(plan), x->stim, sil, n_sil, bl_plan_seed(plan), &x->net, err);
+    if (!st)
+        st = bl_engine_create(x->net, backend, &x->eng, err);
+    if (!st)
+        st = bl_engine_set_threads(x->eng, threads, err);
+    if (!st)
+        st = bl_result_create(x->net, 0, trials, &x->res, err);
+    if (st)
+        return st;
+    snprintf(xp->backend, sizeof xp->backend, "%s", bl_engine_backend(x->eng));
+    xp->threads = bl_engine_threads(x->eng);
+    xp->wall_prepare = now() - t0;
+
+    /* Trials in waves of `threads`, so progress can be shown between them. */
+    double t1 = now();
+    uint32_t wave = (uint32_t)(xp->threads > 0 ? xp->threads : 1);
+    for (uint32_t first = 0; !st && first < trials; first += wave) {
+        uint32_t k = trials - first < wave ? trials - first : wave;
+        st = bl_engine_run(x->eng, first, k, steps, x->res, err);
+        if (!st && opt->progress) {
+            double el = now() - t1, sim = (first + k) * xp->duration_ms / 1000.0;
+            fprintf(opt->progress, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   ", first + k, trials, sim,
+                    el > 0 ? sim / el : 0.0);
+            fflush(opt->progress);
+        }
+    }
+    if (opt->progress)
+        fputc('\n', opt->progress);
+    xp->wall_run = now() - t1;
+    if (st)
+        return st;
+    xp->spikes = bl_result_n_events(x->res);
+
+    /* Analyses. */
+    xp->wall_write = now();
+    x->mean = malloc((n ? n : 1) * sizeof *x->mean);
+    x->sd = malloc((n ? n : 1) * sizeof *x->sd);
+    x->depth = malloc((n ? n : 1) * sizeof *x->depth);
+    x->total = calloc(n ? n : 1, sizeof *x->total);
+    x->stimulated = calloc(n ? n : 1, 1);
+    if (!x->mean || !x->sd || !x->depth || !x->total || !x->stimulated)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate analyses for %" PRIu64 " neurons", n);
+    const int32_t *counts = bl_result_counts(x->res);
+    bl_rates(counts, trials, n, xp->duration_ms / 1000.0, x->mean, x->sd);
+    for (uint32_t t = 0; t < trials; t++)
+        for (uint64_t i = 0; i < n; i++)
+            x->total[i] += counts[(uint64_t)t * n + i];
+    size_t n_sources = 0;
+    for (size_t p = 0; p < bl_plan_n_populations(plan); p++)
+        n_sources += bl_plan_population_at(plan, p)->n_neurons;
+    int32_t *sources = malloc((n_sources ? n_sources : 1) * sizeof *sources);
+    if (!sources)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the stimulus set");
+    n_sources = 0;
+    for (size_t p = 0; p < bl_plan_n_populations(plan); p++) {
+        const bl_plan_population *pop = bl_plan_population_at(plan, p);
+        for (size_t a = 0; a < pop->n_neurons; a++) {
+            sources[n_sources++] = pop->neurons[a];
+            x->stimulated[pop->neurons[a]] = 1;
+        }
+    }
+    st = bl_shortest_depths(c, sources, n_sources, x->depth, err);
+    free(sources);
+    if (st)
+        return st;
+    xp->pooled = bl_propagation_stats(c, x->total, x->stimulated, x->depth);
+    cJSON *per_trial = cJSON_CreateArray();
+    for (uint32_t t = 0; t < trials; t++) {
+        bl_propagation p = bl_propagation_stats(c, counts + (uint64_t)t * n, x->stimulated, x->depth);
+        cJSON *e = propagation_json(&p);
+        cJSON_AddNumberToObject(e, "trial", t);
+        cJSON_AddItemToArray(per_trial, e);
+    }
+    if ((st = build_groups(xp, x, err))) {
+        cJSON_Delete(per_trial);
+        return st;
+    }
+
+    /* Artifacts. */
+    uint64_t shape2[2] = {trials, n}, shape1 = n;
+    if (!st && bl_plan_output_spikes(plan))
+        st = write_spikes(x, err);
+    if (!st && bl_plan_output_counts(plan)) {
+        st = write_npy(x->rec, "counts.npy", BL_DTYPE_INT32, 2, shape2, counts, err);
+        if (!st)
+            st = write_npy(x->rec, "rates_mean_hz.npy", BL_DTYPE_FLOAT64, 1, &shape1, x->mean, err);
+        if (!st)
+            st = write_npy(x->rec, "rates_sd_hz.npy", BL_DTYPE_FLOAT64, 1, &shape1, x->sd, err);
+        if (!st)
+            st = write_rates_csv(x, err);
+    }
+    if (!st && bl_plan_output_state(plan)) {
+        bl_dtype dt = bl_result_state_dtype(x->res);
+        st = write_npy(x->rec, "final_v.npy", dt, 2, shape2, bl_result_final_v(x->res), err);
+        if (!st)
+            st = write_npy(x->rec, "final_g.npy", dt, 2, shape2, bl_result_final_g(x->res), err);
+    }
+    if (!st && bl_plan_output_propagation(plan)) {
+        st = write_npy(x->rec, "depth_from_stimulus.npy", BL_DTYPE_INT32, 1, &shape1, x->depth, err);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "definition",
+                                "active: fired at least once; downstream: active and not stimulated; depth: "
+                                "deepest directed shortest-path distance from the stimulated set among active "
+                                "neurons; descending/motor: by cell_type metadata (DN*/descending, motor)");
+        cJSON_AddItemToObject(o, "pooled_over_trials", propagation_json(&xp->pooled));
+        cJSON_AddItemToObject(o, "per_trial", cJSON_Duplicate(per_trial, 1));
+        if (!st)
+            st = write_json(x->rec, "propagation.json", o, err);
+        else
+            cJSON_Delete(o);
+    }
+    if (!st)
+        st = write_summary(xp, x, per_trial, err);
+    else
+        cJSON_Delete(per_trial);
+    return st;
+}
+
+static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_experiment_options *opt, bl_error *err)
+{
+    cJSON *run = cJSON_CreateObject();
+    cJSON_AddStringToObject(run, "backend_requested", opt->backend ? opt->backend : bl_plan_backend(x->plan));
+    cJSON_AddStringToObject(run, "backend", xp->backend);
+    const char *auto_report = x->eng ? bl_engine_auto_report(x->eng) : "";
+    if (auto_report[0])
+        cJSON_AddItemToObject(run, "auto_regression", cJSON_Parse(auto_report));
+    cJSON_AddNumberToObject(run, "threads_requested", opt->threads >= 0 ? opt->threads : bl_plan_threads(x->plan));
+    cJSON_AddNumberToObject(run, "threads", xp->threads);
+    cJSON_AddNumberToObject(run, "trials", xp->trials);
+    cJSON_AddNumberToObject(run, "steps_per_trial", (double)bl_plan_steps(x->plan));
+    cJSON_AddNumberToObject(run, "spikes", (double)xp->spikes);
+    cJSON_AddNumberToObject(run, "wall_prepare_s", xp->wall_prepare);
+    cJSON_AddNumberToObject(run, "wall_run_s", xp->wall_run);
+    char *text = cJSON_PrintUnformatted(run);
+    cJSON_Delete(run);
+    bl_status st = text ? bl_record_set_json(x->rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
+    free(text);
+    return st;
+}
+
+bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *opt, bl_experiment **out,
+                            bl_error *err)
+{
+    *out = NULL;
+    bl_experiment *xp = calloc(1, sizeof *xp);
+    if (!xp)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an experiment");
+    run_ctx x = {.plan = plan, .c = bl_plan_connectome(plan)};
+    xp->trials = bl_plan_trials(plan);
+    xp->duration_ms = bl_plan_duration_ms(plan);
+    xp->n_neurons = bl_connectome_n_neurons(x.c);
+    snprintf(xp->plan_id, sizeof xp->plan_id, "%s", bl_plan_id(plan));
+    bl_status st = reserve(plan, opt->root, &x.rec, err);
+    if (st) {
+        free(xp);
+        return st;
+    }
+    snprintf(xp->record_dir, sizeof xp->record_dir, "%s", bl_record_dir(x.rec));
+    for (size_t i = 0; !st && i < bl_plan_n_inputs(plan); i++) {
+        const bl_plan_input *in = bl_plan_input_at(plan, i);
+        st = bl_record_add_input(x.rec, in->role, in->path, err);
+    }
+    if (!st)
+        st = bl_record_set_json(x.rec, "plan", bl_plan_resolved_json(plan), err);
+    if (!st) {
+        char seeds[512];
+        snprintf(seeds, sizeof seeds,
+                 "{\"seed\": %" PRIu64 ", \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
+                 "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\"}",
+                 bl_plan_seed(plan));
+        st = bl_record_set_json(x.rec, "seeds", seeds, err);
+    }
+    if (!st)
+        st = run_and_write(xp, &x, opt, err);
+    if (!st)
+        st = manifest_sections(xp, &x, opt, err);
+    if (!st)
+        st = bl_record_seal(x.rec, err);
+    if (st) {
+        bl_error ferr = {0};
+        if (bl_record_fail(x.rec, err->message, &ferr))
+            bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
+        bl_fail_context(err, "record %s FAILED", xp->record_dir);
+    }
+    bl_record_destroy(x.rec);
+    ctx_free(&x);
+    if (st) {
+        bl_experiment_destroy(xp);
+        return st;
+    }
+    *out = xp;
+    return BL_OK;
+}
+
+void bl_experiment_destroy(bl_experiment *xp)
+{
+    if (!xp)
+        return;
+    free(xp->groups);
+    free(xp);
+}
+
+const char *bl_experiment_record_dir(const bl_experiment *xp) { return xp->record_dir; }
+const char *bl_experiment_backend(const bl_experiment *xp) { return xp->backend; }
+int bl_experiment_threads(const bl_experiment *xp) { return xp->threads; }
+
+void bl_experiment_print(const bl_experiment *xp, FILE *out)
+{
+    double sim = xp->trials * xp->duration_ms / 1000.0;
+    fprintf(out, "%s: %u trial(s) x %.0f ms, %s backend, %d thread(s)\n", xp->plan_id, xp->trials,
+            xp->duration_ms, xp->backend, xp->threads);
+    fprintf(out, "  %" PRIu64 " spikes, %" PRIu64 " active neurons, %" PRIu64 " responders (>= %.0f Hz mean over "
+            "trials); deepest active neuron at depth %d\n", xp->spikes, xp->pooled.active_neurons, xp->responders,
+            BL_RESPONDER_THRESHOLD_HZ, xp->pooled.propagation_depth);
+    fprintf(out, "  simulated %.1f s in %.2f s wall (%.1fx real time)\n\n", sim, xp->wall_run,
+            xp->wall_run > 0 ? sim / xp->wall_run : 0.0);
+    fprintf(out, "  %-5s  %-22s  %10s  %7s  %15s\n", "depth", "cell type", "responders", "neurons", "mean rate (Hz)");
+    size_t shown = 0, hidden = 0;
+    for (size_t g = 0; g < xp->n_groups; g++) {
+        const group *gr = &xp->groups[g];
+        if (!gr->responders)
+            continue;
+        if (shown == TOP_GROUPS) {
+            hidden++;
+            continue;
+        }
+        char depth[16];
+        snprintf(depth, sizeof depth, gr->depth < 0 ? "-" : "%d", gr->depth);
+        fprintf(out, "  %-5s  %-22.22s  %10" PRIu64 "  %7" PRIu64 "  %15.1f\n", depth, gr->cell_type, gr->responders,
+                gr->neurons, gr->rate_sum / (double)gr->responders);
+        shown++;
+    }
+    if (hidden)
+        fprintf(out, "  ... %zu more groups in summary.json\n", hidden);
+    fprintf(out, "\n  depth = shortest directed path (edges) from the stimulated neurons; record: %s\n", xp->record_dir);
+}

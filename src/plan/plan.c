@@ -1,0 +1,284 @@
+/* Plans: load (read, parse, check the header, dispatch on the operation,
+ * render and hash the resolved form), accessors, and the stimulus a plan
+ * describes. The header keys are common to every operation:
+ *     format = "brainlesslab-plan"    format_version = 4
+ *     id = "name"                     operation = "connectome"
+ *     description = "..."             (optional) */
+#include "plan/plan_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/hash.h"
+
+/* The reservoir operations of the format, recognised so that a reservoir plan
+ * gets "not supported yet" rather than "unknown". */
+static const char *const later_operations[] = {"profile", "sweep", "ablate", "benchmark", "calibrate",
+                                               NULL};
+
+static bl_status read_file(const char *path, char **text, size_t *len, bl_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = malloc(BL_TOML_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, BL_TOML_MAX_BYTES + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a read buffer", path);
+    if (bad || n > BL_TOML_MAX_BYTES) {
+        free(buf);
+        return bad ? bl_fail(err, BL_ERR_IO, "%s: read error (is it a directory?)", path)
+                   : bl_fail(err, BL_ERR_FORMAT, "%s: larger than the %zu-byte limit for a plan",
+                             path, BL_TOML_MAX_BYTES);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return BL_OK;
+}
+
+static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    const char *format, *id, *operation, *description = "";
+    int64_t version;
+    char shown[160];
+    bl_status st = bl_pk_string(ctx, root, "", "format", 1, &format, NULL);
+    if (st)
+        return st;
+    if (strcmp(format, BL_PLAN_FORMAT)) {
+        bl_pk_printable(shown, sizeof shown, format, strlen(format));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(root, "format"), "format",
+                          "\"%s\" is not a BrainlessLab plan (expected \"%s\")", shown, BL_PLAN_FORMAT);
+    }
+    if ((st = bl_pk_int(ctx, root, "", "format_version", 1, INT64_MIN, INT64_MAX, &version, NULL)))
+        return st;
+    if (version != BL_PLAN_FORMAT_VERSION)
+        return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "format_version"),
+                          "format_version", "version %lld is not supported (this build reads version %d)",
+                          (long long)version, BL_PLAN_FORMAT_VERSION);
+    if ((st = bl_pk_string(ctx, root, "", "id", 1, &id, NULL)))
+        return st;
+    if (!bl_pk_valid_name(id, strlen(id))) {
+        bl_pk_printable(shown, sizeof shown, id, strlen(id));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(root, "id"), "id",
+                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          BL_PLAN_MAX_NAME);
+    }
+    if ((st = bl_pk_string(ctx, root, "", "operation", 1, &operation, NULL)) ||
+        (st = bl_pk_string(ctx, root, "", "description", 0, &description, NULL)))
+        return st;
+    if (strcmp(operation, "connectome")) {
+        const bl_toml_node *node = bl_toml_table_get(root, "operation");
+        bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
+        for (const char *const *op = later_operations; *op; op++)
+            if (!strcmp(*op, operation))
+                return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, node, "operation",
+                                  "\"%s\" is a reservoir operation, not supported by this build yet "
+                                  "(supported: connectome)", shown);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, "operation",
+                          "unknown operation \"%s\" (supported: connectome)", shown);
+    }
+    plan->id = bl_pk_strdup(id);
+    plan->operation = bl_pk_strdup(operation);
+    plan->description = bl_pk_strdup(description);
+    if (!plan->id || !plan->operation || !plan->description)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the plan header");
+    return BL_OK;
+}
+
+bl_status bl_pk_add_input(bl_plan *plan, const char *role, const char *path, const char *sha256,
+                          uint64_t bytes, bl_error *err)
+{
+    size_t n = plan->n_inputs;
+    bl_plan_input *inputs = realloc(plan->inputs, (n + 1) * sizeof *inputs);
+    if (inputs)
+        plan->inputs = inputs;
+    char **strings = realloc(plan->input_strings, 2 * (n + 1) * sizeof *strings);
+    if (strings)
+        plan->input_strings = strings;
+    if (!inputs || !strings)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot list the plan's inputs");
+    strings[2 * n] = bl_pk_strdup(path);
+    strings[2 * n + 1] = bl_pk_strdup(sha256);
+    plan->n_inputs++; /* counted at once, so that destroy frees both strings */
+    if (!strings[2 * n] || !strings[2 * n + 1])
+        return bl_fail(err, BL_ERR_NOMEM, "cannot list the plan's inputs");
+    inputs[n] = (bl_plan_input){.role = role, .path = strings[2 * n], .sha256 = strings[2 * n + 1],
+                                .bytes = bytes};
+    return BL_OK;
+}
+
+static bl_status load(const char *path, bl_plan *plan, bl_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    bl_status st = read_file(path, &text, &len, err);
+    if (st)
+        return st;
+    /* The plan hash input is the bytes parsed, read once. */
+    char sha[BL_SHA256_HEX_LEN + 1];
+    bl_sha256_buffer(text, len, sha);
+    plan->path = realpath(path, NULL);
+    if (!plan->path)
+        st = bl_fail(err, BL_ERR_IO, "%s: cannot resolve the path: %s", path, strerror(errno));
+    if (!st)
+        st = bl_pk_add_input(plan, "plan", plan->path, sha, len, err);
+    bl_toml_doc *doc = NULL;
+    if (!st)
+        st = bl_toml_parse_text(text, len, path, &doc, err);
+    free(text);
+    if (st)
+        return st;
+
+    bl_pk_ctx ctx = {path, err};
+    const bl_toml_node *root = bl_toml_root(doc);
+    /* The plan's directory: realpath gave an absolute path, so a '/' exists. */
+    char *dir = bl_pk_strdup(plan->path), *slash = dir ? strrchr(dir, '/') : NULL;
+    if (!slash)
+        st = bl_fail(err, BL_ERR_NOMEM, "cannot copy a path");
+    else
+        slash[slash == dir ? 1 : 0] = '\0';
+    if (!st && !(st = read_header(&ctx, root, plan)))
+        st = bl_pk_load_connectome_plan(&ctx, root, dir, plan);
+    free(dir);
+    bl_toml_destroy(doc);
+    if (st)
+        return st;
+
+    plan->json = bl_pk_render_json(plan, 0, 1);
+    if (!plan->json)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot render the resolved plan", path);
+    bl_sha256_buffer(plan->json, strlen(plan->json), plan->hash);
+    return BL_OK;
+}
+
+bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err)
+{
+    *out = NULL;
+    bl_plan *plan = calloc(1, sizeof *plan);
+    if (!plan)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a plan");
+    bl_status st = load(path, plan, err);
+    if (st) {
+        bl_plan_destroy(plan);
+        return st;
+    }
+    *out = plan;
+    return BL_OK;
+}
+
+static void free_populations(bl_pk_population *pops, size_t n)
+{
+    for (size_t i = 0; pops && i < n; i++) {
+        free(pops[i].name);
+        free(pops[i].selector);
+        free(pops[i].neurons);
+    }
+    free(pops);
+}
+
+void bl_plan_destroy(bl_plan *plan)
+{
+    if (!plan)
+        return;
+    free(plan->path);
+    free(plan->id);
+    free(plan->operation);
+    free(plan->description);
+    bl_connectome_destroy(plan->connectome);
+    free(plan->connectome_path);
+    free(plan->preset);
+    free_populations(plan->stimuli, plan->n_stimuli);
+    free_populations(plan->silences, plan->n_silences);
+    free(plan->silenced);
+    free(plan->backend);
+    for (size_t i = 0; i < 2 * plan->n_inputs; i++)
+        free(plan->input_strings[i]);
+    free(plan->input_strings);
+    free(plan->inputs);
+    free(plan->json);
+    free(plan);
+}
+
+const char *bl_plan_id(const bl_plan *plan) { return plan->id; }
+const char *bl_plan_operation(const bl_plan *plan) { return plan->operation; }
+const char *bl_plan_description(const bl_plan *plan) { return plan->description; }
+const char *bl_plan_path(const bl_plan *plan) { return plan->path; }
+const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
+const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
+
+char *bl_plan_render(const bl_plan *plan, int full)
+{
+    return bl_pk_render_json(plan, 1, full);
+}
+
+const bl_connectome *bl_plan_connectome(const bl_plan *plan) { return plan->connectome; }
+const char *bl_plan_connectome_path(const bl_plan *plan) { return plan->connectome_path; }
+const char *bl_plan_connectome_sha256(const bl_plan *plan) { return plan->manifest_sha256; }
+const bl_lif_params *bl_plan_lif_params(const bl_plan *plan) { return &plan->params; }
+
+size_t bl_plan_n_populations(const bl_plan *plan) { return plan->n_stimuli; }
+
+const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_stimuli ? &plan->stimuli[i].view : NULL;
+}
+
+size_t bl_plan_n_silences(const bl_plan *plan) { return plan->n_silences; }
+
+const bl_plan_population *bl_plan_silence_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_silences ? &plan->silences[i].view : NULL;
+}
+
+const int32_t *bl_plan_silenced(const bl_plan *plan, size_t *n)
+{
+    *n = plan->n_silenced;
+    return plan->silenced;
+}
+
+uint32_t bl_plan_trials(const bl_plan *plan) { return plan->trials; }
+double bl_plan_duration_ms(const bl_plan *plan) { return plan->duration_ms; }
+uint64_t bl_plan_steps(const bl_plan *plan) { return plan->steps; }
+uint64_t bl_plan_seed(const bl_plan *plan) { return plan->seed; }
+const char *bl_plan_backend(const bl_plan *plan) { return plan->backend; }
+int bl_plan_threads(const bl_plan *plan) { return plan->threads; }
+int bl_plan_output_spikes(const bl_plan *plan) { return plan->out_spikes; }
+int bl_plan_output_counts(const bl_plan *plan) { return plan->out_counts; }
+int bl_plan_output_state(const bl_plan *plan) { return plan->out_state; }
+int bl_plan_output_propagation(const bl_plan *plan) { return plan->out_propagation; }
+int bl_plan_top_responders(const bl_plan *plan) { return plan->top_responders; }
+size_t bl_plan_n_inputs(const bl_plan *plan) { return plan->n_inputs; }
+
+const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_inputs ? &plan->inputs[i] : NULL;
+}
+
+bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err)
+{
+    bl_stimulus *s;
+    bl_status st = bl_stimulus_create(&s, err);
+    *out = NULL;
+    if (st)
+        return st;
+    for (size_t i = 0; i < plan->n_stimuli && !st; i++) {
+        const bl_plan_population *p = &plan->stimuli[i].view;
+        /* A window that reaches the end of the trial is passed as "to the end"
+         * (-1), so that no rounding of stop_ms can cut the last step. */
+        double stop = p->stop_ms >= plan->duration_ms ? -1.0 : p->stop_ms;
+        st = bl_stimulus_add_poisson(s, p->neurons, p->n_neurons, p->rate_hz, p->start_ms, stop, err);
+        if (st)
+            bl_fail_context(err, "%s: stimulus[%zu] (%s)", plan->path, i, p->name);
+    }
+    if (st) {
+        bl_stimulus_destroy(s);
+        return st;
+    }
+    *out = s;
+    return BL_OK;
+}

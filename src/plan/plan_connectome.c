@@ -1,0 +1,458 @@
+/* The "connectome" operation: a connectome LIF experiment.
+ *
+ *     [connectome] path = "dir"            relative to the plan file
+ *     [model] preset = "shiu2024"          or "phase4c"
+ *     [model.parameters] name = number     overrides (bl_lif_param_names)
+ *     [[stimulus]] name, selector, rate_hz, start_ms = 0, stop_ms = end of trial
+ *     [[silence]] name, selector
+ *     [run] trials = 1, duration_ms, seed, backend = "auto", threads = 0
+ *     [outputs] spikes, counts, state, propagation = true, top_responders = 20
+ *
+ * Everything that does not need the connectome is checked before it is
+ * loaded (a FlyWire-scale load takes seconds; a typo should not). */
+#include "plan/plan_impl.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/hash.h"
+
+static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description",
+                                       "connectome", "model", "stimulus", "silence", "run",
+                                       "outputs", NULL};
+static const char *const connectome_keys[] = {"path", NULL};
+static const char *const model_keys[] = {"preset", "parameters", NULL};
+static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
+static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
+                                          "top_responders", NULL};
+static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "rate_hz",
+                                            "start_ms", "stop_ms", NULL};
+static const char *const silence_keys[] = {"name", "neurons", "ids", "select", NULL};
+
+static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    const bl_toml_node *model, *params = NULL;
+    const char *preset = "shiu2024";
+    bl_status st = bl_pk_table(ctx, root, "", "model", 0, &model);
+    if (!st && model && !(st = bl_pk_check_keys(ctx, model, "model", model_keys)))
+        if (!(st = bl_pk_string(ctx, model, "model", "preset", 0, &preset, NULL)))
+            st = bl_pk_table(ctx, model, "model", "parameters", 0, &params);
+    if (st)
+        return st;
+    if (bl_lif_params_preset(preset, &plan->params, NULL)) {
+        char shown[128];
+        bl_pk_printable(shown, sizeof shown, preset, strlen(preset));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(model, "preset"), "model.preset",
+                          "unknown preset \"%s\" (known: shiu2024, phase4c)", shown);
+    }
+    if (!(plan->preset = bl_pk_strdup(preset)))
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the preset name");
+
+    const char *const *names = bl_lif_param_names();
+    for (size_t i = 0; i < bl_toml_table_size(params); i++) {
+        size_t len;
+        const char *key = bl_toml_table_key(params, i, &len);
+        const bl_toml_node *v = bl_toml_table_value(params, i);
+        char path[BL_PK_PATH_MAX], got[160];
+        int known = 0;
+        for (const char *const *n = names; *n && !known; n++)
+            known = strlen(*n) == len && !memcmp(*n, key, len);
+        bl_pk_join(path, sizeof path, "model.parameters", key, len);
+        if (!known) {
+            char list[512] = "";
+            size_t o = 0;
+            for (const char *const *n = names; *n && o < sizeof list; n++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", n == names ? "" : ", ", *n);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "unknown model parameter (known: %s)", list);
+        }
+        double x;
+        int b;
+        /* The one switch among the parameters reads naturally as a boolean. */
+        if (bl_toml_get_bool(v, &b) && !strcmp(key, "poisson_refractory_zero"))
+            x = b;
+        else if (bl_toml_type_of(v) == BL_TOML_BOOLEAN || !bl_toml_get_double(v, &x)) {
+            bl_pk_describe(v, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "expected a number, got %s", got);
+        }
+        bl_error e = {0};
+        if (bl_lif_params_set(&plan->params, key, x, &e))
+            return bl_pk_fail(ctx, e.status, v, path, "%s", e.message);
+    }
+    bl_error e = {0};
+    if (bl_lif_params_validate(&plan->params, &e))
+        return bl_pk_fail(ctx, e.status, params ? params : model, params ? "model.parameters" : "model",
+                          "%s", e.message);
+    return BL_OK;
+}
+
+static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    const bl_toml_node *run;
+    int64_t trials = 1, seed = 0, threads = 0;
+    const char *backend = "auto";
+    bl_status st = bl_pk_table(ctx, root, "", "run", 1, &run);
+    if (st || (st = bl_pk_check_keys(ctx, run, "run", run_keys)) ||
+        (st = bl_pk_int(ctx, run, "run", "trials", 0, 1, BL_PLAN_MAX_TRIALS, &trials, NULL)) ||
+        (st = bl_pk_double(ctx, run, "run", "duration_ms", 1, &plan->duration_ms, NULL)) ||
+        (st = bl_pk_int(ctx, run, "run", "seed", 1, 0, INT64_MAX, &seed, NULL)) ||
+        (st = bl_pk_string(ctx, run, "run", "backend", 0, &backend, NULL)) ||
+        (st = bl_pk_int(ctx, run, "run", "threads", 0, 0, BL_PLAN_MAX_THREADS, &threads, NULL)))
+        return st;
+    const bl_toml_node *dur = bl_toml_table_get(run, "duration_ms");
+    char shown[64];
+    bl_pk_number(shown, sizeof shown, plan->duration_ms);
+    if (!(plan->duration_ms > 0))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, dur, "run.duration_ms", "%s ms must be > 0", shown);
+    bl_error e = {0};
+    if (bl_lif_steps(&plan->params, plan->duration_ms, &plan->steps, &e))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, dur, "run.duration_ms", "%s", e.message);
+    /* Exact runs have a whole number of steps: a duration that rounds would
+     * make the record say one thing and the engine run another. */
+    double r = plan->duration_ms / plan->params.dt_ms;
+    if (fabs(r - (double)plan->steps) > 1e-9 * (double)plan->steps)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, dur, "run.duration_ms",
+                          "%s ms is not a whole number of %g ms steps", shown, plan->params.dt_ms);
+    if (!bl_pk_valid_name(backend, strlen(backend))) {
+        char b[128];
+        bl_pk_printable(b, sizeof b, backend, strlen(backend));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
+                          "\"%s\" is not a backend name ([A-Za-z0-9._-]+)", b);
+    }
+    plan->trials = (uint32_t)trials;
+    plan->seed = (uint64_t)seed;
+    plan->threads = (int)threads;
+    plan->backend = bl_pk_strdup(backend);
+    return plan->backend ? BL_OK : bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the backend name");
+}
+
+static bl_status read_outputs(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    const bl_toml_node *out;
+    int64_t top = 20;
+    plan->out_spikes = plan->out_counts = plan->out_state = plan->out_propagation = 1;
+    bl_status st = bl_pk_table(ctx, root, "", "outputs", 0, &out);
+    if (st || !out)
+        goto done;
+    if ((st = bl_pk_check_keys(ctx, out, "outputs", output_keys)) ||
+        (st = bl_pk_bool(ctx, out, "outputs", "spikes", 0, &plan->out_spikes, NULL)) ||
+        (st = bl_pk_bool(ctx, out, "outputs", "counts", 0, &plan->out_counts, NULL)) ||
+        (st = bl_pk_bool(ctx, out, "outputs", "state", 0, &plan->out_state, NULL)) ||
+        (st = bl_pk_bool(ctx, out, "outputs", "propagation", 0, &plan->out_propagation, NULL)) ||
+        (st = bl_pk_int(ctx, out, "outputs", "top_responders", 0, 0, BL_PLAN_MAX_TOP_RESPONDERS, &top,
+                        NULL)))
+        return st;
+done:
+    plan->top_responders = (int)top;
+    return st;
+}
+
+/* The array of population tables at `key` (absent: none). */
+static bl_status population_array(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *key,
+                                   const bl_toml_node **out, size_t *n)
+{
+    const bl_toml_node *v = bl_toml_table_get(root, key);
+    *out = v;
+    *n = 0;
+    if (!v)
+        return BL_OK;
+    if (bl_toml_type_of(v) != BL_TOML_ARRAY) {
+        char got[160];
+        bl_pk_describe(v, got, sizeof got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, key, "expected an array of tables ([[%s]]), got %s",
+                          key, got);
+    }
+    *n = bl_toml_array_size(v);
+    if (*n > BL_PLAN_MAX_POPULATIONS)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, key, "%zu populations is more than the limit %d", *n,
+                          BL_PLAN_MAX_POPULATIONS);
+    for (size_t i = 0; i < *n; i++) {
+        const bl_toml_node *e = bl_toml_array_at(v, i);
+        if (bl_toml_type_of(e) != BL_TOML_TABLE) {
+            char path[BL_PK_PATH_MAX], got[160];
+            bl_pk_index(path, sizeof path, key, i);
+            bl_pk_describe(e, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, e, path, "expected a table, got %s", got);
+        }
+    }
+    return BL_OK;
+}
+
+/* Name and (for stimuli) rate and window; the selector waits for the connectome. */
+static bl_status read_population(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                                 int stimulus, const bl_plan *plan, bl_pk_population *pop)
+{
+    const char *name;
+    bl_status st = bl_pk_check_keys(ctx, node, where, stimulus ? stimulus_keys : silence_keys);
+    if (st || (st = bl_pk_string(ctx, node, where, "name", 1, &name, NULL)))
+        return st;
+    char path[BL_PK_PATH_MAX];
+    bl_pk_join(path, sizeof path, where, "name", 4);
+    if (!bl_pk_valid_name(name, strlen(name))) {
+        char shown[160];
+        bl_pk_printable(shown, sizeof shown, name, strlen(name));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "name"), path,
+                          "\"%s\" is not a valid name (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          BL_PLAN_MAX_NAME);
+    }
+    if (!(pop->name = bl_pk_strdup(name)))
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy a population name");
+    if (!stimulus)
+        return BL_OK;
+
+    double rate, start = 0, stop = plan->duration_ms;
+    double max_rate = 1000.0 / plan->params.dt_ms;
+    char a[64], b[64], c[64];
+    if ((st = bl_pk_double(ctx, node, where, "rate_hz", 1, &rate, NULL)) ||
+        (st = bl_pk_double(ctx, node, where, "start_ms", 0, &start, NULL)) ||
+        (st = bl_pk_double(ctx, node, where, "stop_ms", 0, &stop, NULL)))
+        return st;
+    bl_pk_number(a, sizeof a, rate);
+    bl_pk_number(b, sizeof b, max_rate);
+    bl_pk_join(path, sizeof path, where, "rate_hz", 7);
+    if (!(rate >= 0 && rate <= max_rate))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "rate_hz"), path,
+                          "%s Hz is out of range 0..%s (at most one event per %g ms step)", a, b,
+                          plan->params.dt_ms);
+    bl_pk_number(a, sizeof a, start);
+    bl_pk_number(b, sizeof b, stop);
+    bl_pk_number(c, sizeof c, plan->duration_ms);
+    if (!(start >= 0 && start < plan->duration_ms)) {
+        bl_pk_join(path, sizeof path, where, "start_ms", 8);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "start_ms"), path,
+                          "%s ms is outside the trial [0, %s) ms", a, c);
+    }
+    if (!(stop > start && stop <= plan->duration_ms)) {
+        bl_pk_join(path, sizeof path, where, "stop_ms", 7);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "stop_ms"), path,
+                          "%s ms must be after start_ms (%s) and at most the duration (%s ms)", b, a, c);
+    }
+    pop->view.rate_hz = rate;
+    pop->view.start_ms = start;
+    pop->view.stop_ms = stop;
+    return BL_OK;
+}
+
+static bl_status read_populations(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *key,
+                                  int stimulus, bl_plan *plan, const bl_toml_node **arr)
+{
+    size_t n;
+    bl_status st = population_array(ctx, root, key, arr, &n);
+    if (st || n == 0)
+        return st;
+    bl_pk_population *pops = calloc(n, sizeof *pops);
+    if (!pops)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate %zu populations", n);
+    if (stimulus) {
+        plan->stimuli = pops;
+        plan->n_stimuli = n;
+    } else {
+        plan->silences = pops;
+        plan->n_silences = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char where[BL_PK_PATH_MAX];
+        bl_pk_index(where, sizeof where, key, i);
+        if ((st = read_population(ctx, bl_toml_array_at(*arr, i), where, stimulus, plan, &pops[i])))
+            return st;
+    }
+    return BL_OK;
+}
+
+/* Names are unique across stimuli and silences: records and reports refer to
+ * populations by name. */
+static bl_status unique_names(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *stim,
+                              const bl_toml_node *sil)
+{
+    size_t total = plan->n_stimuli + plan->n_silences;
+    for (size_t i = 0; i < total; i++)
+        for (size_t j = 0; j < i; j++) {
+            const bl_pk_population *a = j < plan->n_stimuli ? &plan->stimuli[j]
+                                                            : &plan->silences[j - plan->n_stimuli];
+            const bl_pk_population *b = i < plan->n_stimuli ? &plan->stimuli[i]
+                                                            : &plan->silences[i - plan->n_stimuli];
+            if (strcmp(a->name, b->name))
+                continue;
+            int b_stim = i < plan->n_stimuli, a_stim = j < plan->n_stimuli;
+            size_t bi = b_stim ? i : i - plan->n_stimuli, ai = a_stim ? j : j - plan->n_stimuli;
+            char path[BL_PK_PATH_MAX];
+            snprintf(path, sizeof path, "%s[%zu].name", b_stim ? "stimulus" : "silence", bi);
+            const bl_toml_node *node =
+                bl_toml_table_get(bl_toml_array_at(b_stim ? stim : sil, bi), "name");
+            return bl_pk_fail(ctx, BL_ERR_INVALID, node, path,
+                              "population name \"%s\" is already used by %s[%zu]", b->name,
+                              a_stim ? "stimulus" : "silence", ai);
+        }
+    return BL_OK;
+}
+
+
+static char *read_text(const char *path, size_t max, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(max + 1);
+    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad || n > max) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Resolve, load and fingerprint the connectome. */
+static bl_status load_connectome(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+                                 bl_plan *plan)
+{
+    const bl_toml_node *table;
+    const char *given;
+    bl_status st = bl_pk_table(ctx, root, "", "connectome", 1, &table);
+    if (st || (st = bl_pk_check_keys(ctx, table, "connectome", connectome_keys)) ||
+        (st = bl_pk_string(ctx, table, "connectome", "path", 1, &given, NULL)))
+        return st;
+    const bl_toml_node *node = bl_toml_table_get(table, "path");
+    char shown[256];
+    bl_pk_printable(shown, sizeof shown, given, strlen(given));
+    if (!*given)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, "connectome.path", "empty path");
+    size_t need = strlen(plan_dir) + strlen(given) + 2;
+    char *joined = malloc(need);
+    if (!joined)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate a path");
+    /* Relative paths are relative to the plan, not to the working directory,
+     * so that a plan means the same thing wherever it is run from. */
+    if (given[0] == '/')
+        snprintf(joined, need, "%s", given);
+    else
+        snprintf(joined, need, "%s/%s", plan_dir, given);
+    char *abs = realpath(joined, NULL);
+    int e = errno;
+    free(joined);
+    if (!abs)
+        return bl_pk_fail(ctx, BL_ERR_IO, node, "connectome.path", "\"%s\": %s", shown, strerror(e));
+    plan->connectome_path = abs;
+
+    bl_error lerr = {0};
+    if (bl_connectome_load(abs, &plan->connectome, &lerr))
+        return bl_pk_fail(ctx, lerr.status, node, "connectome.path", "\"%s\" does not load: %s", shown,
+                          lerr.message);
+
+    /* The manifest pins every data file by SHA-256 and load has checked the
+     * bytes against it, so its own hash identifies the whole connectome. */
+    size_t mpath_len = strlen(abs) + sizeof "/manifest.json";
+    char *mpath = malloc(mpath_len), *text = NULL;
+    size_t len = 0;
+    if (mpath) {
+        snprintf(mpath, mpath_len, "%s/manifest.json", abs);
+        text = read_text(mpath, 1 << 20, &len);
+    }
+    if (!text) {
+        st = bl_pk_fail(ctx, BL_ERR_IO, node, "connectome.path", "\"%s\": cannot read manifest.json",
+                        shown);
+        free(mpath);
+        return st;
+    }
+    bl_sha256_buffer(text, len, plan->manifest_sha256);
+    st = bl_pk_add_input(plan, "connectome manifest", mpath, plan->manifest_sha256, len, ctx->err);
+    cJSON *m = st ? NULL : cJSON_ParseWithLength(text, len);
+    /* Only the data files that bl_connectome_load checks against the manifest. */
+    static const char *const data_files[] = {"offsets.npy", "targets.npy", "counts.npy", "neurons.csv"};
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "files");
+    for (size_t k = 0; !st && k < sizeof data_files / sizeof *data_files; k++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(files, data_files[k]);
+        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+        const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(f, "bytes");
+        size_t plen = strlen(abs) + strlen(data_files[k]) + 2;
+        char *fpath = malloc(plen);
+        if (!fpath || !cJSON_IsString(sha) || !cJSON_IsNumber(bytes) ||
+            !(bytes->valuedouble >= 0 && bytes->valuedouble < 1e18)) {
+            free(fpath);
+            st = bl_pk_fail(ctx, BL_ERR_FORMAT, node, "connectome.path",
+                            "\"%s\": manifest.json gives no size or SHA-256 for %s", shown, data_files[k]);
+            break;
+        }
+        snprintf(fpath, plen, "%s/%s", abs, data_files[k]);
+        st = bl_pk_add_input(plan, "connectome data", fpath, sha->valuestring,
+                             (uint64_t)bytes->valuedouble, ctx->err);
+        free(fpath);
+    }
+    cJSON_Delete(m);
+    free(text);
+    free(mpath);
+    return st;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bl_status silenced_union(bl_plan *plan, bl_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < plan->n_silences; i++)
+        total += plan->silences[i].view.n_neurons;
+    plan->silenced = malloc((total ? total : 1) * sizeof *plan->silenced);
+    if (!plan->silenced)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %zu silenced neurons", total);
+    size_t o = 0;
+    for (size_t i = 0; i < plan->n_silences; i++) {
+        memcpy(plan->silenced + o, plan->silences[i].neurons,
+               plan->silences[i].view.n_neurons * sizeof *plan->silenced);
+        o += plan->silences[i].view.n_neurons;
+    }
+    qsort(plan->silenced, total, sizeof *plan->silenced, cmp_i32);
+    size_t u = 0;
+    for (size_t i = 0; i < total; i++)
+        if (u == 0 || plan->silenced[i] != plan->silenced[u - 1])
+            plan->silenced[u++] = plan->silenced[i];
+    plan->n_silenced = u;
+    return BL_OK;
+}
+
+static void publish(bl_pk_population *p)
+{
+    p->view.name = p->name;
+    p->view.selector = p->selector;
+    p->view.neurons = p->neurons;
+}
+
+bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
+                                     const char *plan_dir, bl_plan *plan)
+{
+    const bl_toml_node *stim, *sil;
+    bl_status st = bl_pk_check_keys(ctx, root, "", top_keys);
+    if (st || (st = read_model(ctx, root, plan)) || (st = read_run(ctx, root, plan)) ||
+        (st = read_outputs(ctx, root, plan)) ||
+        (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
+        (st = read_populations(ctx, root, "silence", 0, plan, &sil)) ||
+        (st = unique_names(ctx, plan, stim, sil)) ||
+        (st = load_connectome(ctx, root, plan_dir, plan)))
+        return st;
+    for (size_t i = 0; i < plan->n_stimuli && !st; i++) {
+        char where[BL_PK_PATH_MAX];
+        bl_pk_index(where, sizeof where, "stimulus", i);
+        st = bl_pk_resolve_selector(ctx, plan->connectome, bl_toml_array_at(stim, i), where,
+                                    &plan->stimuli[i]);
+        publish(&plan->stimuli[i]);
+    }
+    for (size_t i = 0; i < plan->n_silences && !st; i++) {
+        char where[BL_PK_PATH_MAX];
+        bl_pk_index(where, sizeof where, "silence", i);
+        st = bl_pk_resolve_selector(ctx, plan->connectome, bl_toml_array_at(sil, i), where,
+                                    &plan->silences[i]);
+        publish(&plan->silences[i]);
+    }
+    return st ? st : silenced_union(plan, ctx->err);
+}

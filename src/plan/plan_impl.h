@@ -1,0 +1,139 @@
+/* Plan internals (private to src/plan): the plan object, and the helpers that
+ * read typed values out of the TOML view with one-line messages of the form
+ *     FILE:LINE:COL: KEY: what is wrong (the value)
+ * Helpers are prefixed bl_pk_ ("plan key"). */
+#ifndef BL_PLAN_IMPL_H
+#define BL_PLAN_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/plan.h"
+#include "plan/toml_bridge.h"
+
+/* Dotted key paths are cut to this length in messages (a hostile key cannot
+ * fill the message). */
+#define BL_PK_PATH_MAX 256
+
+/* A resolved population and the storage behind its public view. */
+typedef struct bl_pk_population {
+    bl_plan_population view;
+    char *name;
+    char *selector;
+    int32_t *neurons;
+} bl_pk_population;
+
+struct bl_plan {
+    /* identity */
+    char *path;      /* absolute */
+    char *id;
+    char *operation;
+    char *description;
+    /* network */
+    bl_connectome *connectome;
+    char *connectome_path; /* absolute */
+    char manifest_sha256[65];
+    bl_lif_params params;
+    char *preset;
+    /* populations */
+    bl_pk_population *stimuli;
+    size_t n_stimuli;
+    bl_pk_population *silences;
+    size_t n_silences;
+    int32_t *silenced;
+    size_t n_silenced;
+    /* run */
+    uint32_t trials;
+    double duration_ms;
+    uint64_t steps;
+    uint64_t seed;
+    char *backend;
+    int threads;
+    /* outputs */
+    int out_spikes, out_counts, out_state, out_propagation;
+    int top_responders;
+    /* inputs and identity of the resolved form */
+    bl_plan_input *inputs;
+    char **input_strings; /* storage for the input paths and hashes */
+    size_t n_inputs;
+    char *json;
+    char hash[65];
+};
+
+/* What every helper needs to name the place of a fault. */
+typedef struct bl_pk_ctx {
+    const char *file; /* the plan path as the user gave it */
+    bl_error *err;
+} bl_pk_ctx;
+
+/* Fail with "FILE:LINE:COL: KEY: message" (the position is the node's, left
+ * out when node is NULL or has none; KEY is left out when NULL). */
+bl_status bl_pk_fail(const bl_pk_ctx *ctx, bl_status status, const bl_toml_node *node,
+                     const char *key, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* Copy text (len bytes) for a one-line message: control characters are
+ * escaped and long text is cut with "...". */
+void bl_pk_printable(char *dst, size_t size, const char *text, size_t len);
+/* A value as messages show it: string "abc", integer 5, float 1.5, boolean
+ * true, table, array of 3 elements, date 1979-05-27. */
+void bl_pk_describe(const bl_toml_node *node, char *dst, size_t size);
+/* parent + "." + key (or key alone when parent is empty), printable. */
+void bl_pk_join(char *dst, size_t size, const char *parent, const char *key, size_t key_len);
+/* parent + "[i]". */
+void bl_pk_index(char *dst, size_t size, const char *parent, size_t i);
+
+/* Refuse the first key of table `node` (at path `where`, "" for the root) not
+ * in the NULL-terminated `allowed`, listing the allowed keys. */
+bl_status bl_pk_check_keys(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                           const char *const *allowed);
+
+/* Typed lookups of key in table `node` (at path `where`). `found` (may be
+ * NULL) tells whether the key is present; when absent and required the call
+ * fails, otherwise the output keeps its default. Type mismatches fail naming
+ * the key, the expected type and the value given. */
+bl_status bl_pk_table(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                      const char *key, int required, const bl_toml_node **out);
+bl_status bl_pk_string(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                       const char *key, int required, const char **out, int *found);
+bl_status bl_pk_int(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                    const char *key, int required, int64_t min, int64_t max, int64_t *out,
+                    int *found);
+/* Finite numbers (integers accepted). */
+bl_status bl_pk_double(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                       const char *key, int required, double *out, int *found);
+bl_status bl_pk_bool(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                     const char *key, int required, int *out, int *found);
+
+/* A name for an id or a population: [A-Za-z0-9._-], 1..BL_PLAN_MAX_NAME. */
+int bl_pk_valid_name(const char *s, size_t len);
+
+char *bl_pk_strdup(const char *s);
+
+/* Shortest "%.*g" text (15 to 17 digits) that reads back as the same double,
+ * so that canonical JSON and messages show 0.1 as 0.1. */
+void bl_pk_number(char *dst, size_t size, double x);
+
+/* Resolve the selector of population table `node` (at path `where`) against
+ * the connectome: exactly one of neurons = [...], ids = [...] or
+ * select = {column = value(s)}. Fills pop->neurons (sorted, unique, non-empty)
+ * and pop->selector (compact JSON of the selector as written). */
+bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_connectome *c,
+                                 const bl_toml_node *node, const char *where,
+                                 bl_pk_population *pop);
+
+/* Append an input file (strings are copied). */
+bl_status bl_pk_add_input(bl_plan *plan, const char *role, const char *path, const char *sha256,
+                          uint64_t bytes, bl_error *err);
+
+/* The connectome operation: everything after the header keys. */
+bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
+                                     const char *plan_dir, bl_plan *plan);
+
+/* Render the resolved plan: canonical (compact, full) when pretty is 0. */
+char *bl_pk_render_json(const bl_plan *plan, int pretty, int full);
+
+#endif

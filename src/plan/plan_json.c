@@ -1,0 +1,180 @@
+/* The resolved plan as JSON. The canonical form (compact, every key in a
+ * fixed order, numbers in their shortest round-trip text, integers exact
+ * even past 2^53) is what the content hash covers, so nothing in it may
+ * depend on the order of the plan file, the locale or the cJSON version:
+ * numbers are written as raw text by this file, never by cJSON. */
+#include "plan/plan_impl.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Populations show this many indices when the rendering is abridged. */
+#define ABRIDGED_NEURONS 8
+#define ABRIDGED_SELECTOR 160
+
+typedef struct builder {
+    int ok; /* cleared by the first failed allocation */
+} builder;
+
+static cJSON *check(builder *b, cJSON *item)
+{
+    if (!item)
+        b->ok = 0;
+    return item;
+}
+
+static void add_int(builder *b, cJSON *o, const char *key, int64_t v)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRId64, v);
+    check(b, cJSON_AddRawToObject(o, key, text));
+}
+
+static void add_uint(builder *b, cJSON *o, const char *key, uint64_t v)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, v);
+    check(b, cJSON_AddRawToObject(o, key, text));
+}
+
+static void add_num(builder *b, cJSON *o, const char *key, double v)
+{
+    char text[40];
+    bl_pk_number(text, sizeof text, v);
+    check(b, cJSON_AddRawToObject(o, key, text));
+}
+
+static void add_str(builder *b, cJSON *o, const char *key, const char *v)
+{
+    check(b, cJSON_AddStringToObject(o, key, v));
+}
+
+static void add_bool(builder *b, cJSON *o, const char *key, int v)
+{
+    check(b, cJSON_AddBoolToObject(o, key, v));
+}
+
+static void add_neurons(builder *b, cJSON *o, const char *key, const int32_t *neurons, size_t n)
+{
+    cJSON *arr = check(b, cJSON_AddArrayToObject(o, key));
+    for (size_t i = 0; arr && i < n; i++) {
+        char text[16];
+        snprintf(text, sizeof text, "%" PRId32, neurons[i]);
+        cJSON *item = check(b, cJSON_CreateRaw(text));
+        if (item && !cJSON_AddItemToArray(arr, item)) {
+            cJSON_Delete(item);
+            b->ok = 0;
+        }
+        if (!b->ok)
+            return;
+    }
+}
+
+static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, int stimulus, int full)
+{
+    cJSON *o = check(b, cJSON_CreateObject());
+    if (!o)
+        return;
+    if (!cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        b->ok = 0;
+        return;
+    }
+    add_str(b, o, "name", p->name);
+    /* The selector is already compact JSON; embed it as written. */
+    size_t len = strlen(p->selector);
+    if (full || len <= ABRIDGED_SELECTOR) {
+        check(b, cJSON_AddRawToObject(o, "selector", p->selector));
+    } else {
+        /* Cut on a character boundary: ids may be UTF-8. */
+        int keep = ABRIDGED_SELECTOR;
+        while (keep > 0 && ((unsigned char)p->selector[keep] & 0xC0) == 0x80)
+            keep--;
+        char cut[ABRIDGED_SELECTOR + 64];
+        snprintf(cut, sizeof cut, "%.*s... (%zu bytes)", keep, p->selector, len);
+        add_str(b, o, "selector", cut);
+    }
+    if (stimulus) {
+        add_num(b, o, "rate_hz", p->view.rate_hz);
+        add_num(b, o, "start_ms", p->view.start_ms);
+        add_num(b, o, "stop_ms", p->view.stop_ms);
+    }
+    add_uint(b, o, "count", p->view.n_neurons);
+    if (full || p->view.n_neurons <= ABRIDGED_NEURONS)
+        add_neurons(b, o, "neurons", p->neurons, p->view.n_neurons);
+    else
+        add_neurons(b, o, "first_neurons", p->neurons, ABRIDGED_NEURONS);
+}
+
+static cJSON *build(const bl_plan *plan, int full)
+{
+    builder b = {1};
+    cJSON *root = check(&b, cJSON_CreateObject());
+    if (!root)
+        return NULL;
+    add_str(&b, root, "format", BL_PLAN_FORMAT);
+    add_int(&b, root, "format_version", BL_PLAN_FORMAT_VERSION);
+    add_str(&b, root, "id", plan->id);
+    add_str(&b, root, "operation", plan->operation);
+    add_str(&b, root, "description", plan->description);
+
+    cJSON *c = check(&b, cJSON_AddObjectToObject(root, "connectome"));
+    if (c) {
+        add_str(&b, c, "path", plan->connectome_path);
+        add_str(&b, c, "manifest_sha256", plan->manifest_sha256);
+        add_uint(&b, c, "n_neurons", bl_connectome_n_neurons(plan->connectome));
+        add_uint(&b, c, "n_edges", bl_connectome_n_edges(plan->connectome));
+    }
+
+    cJSON *m = check(&b, cJSON_AddObjectToObject(root, "model"));
+    if (m) {
+        add_str(&b, m, "preset", plan->preset);
+        cJSON *p = check(&b, cJSON_AddObjectToObject(m, "parameters"));
+        for (const char *const *n = bl_lif_param_names(); p && *n; n++)
+            add_num(&b, p, *n, bl_lif_params_get(&plan->params, *n));
+    }
+
+    cJSON *stim = check(&b, cJSON_AddArrayToObject(root, "stimulus"));
+    for (size_t i = 0; stim && b.ok && i < plan->n_stimuli; i++)
+        add_population(&b, stim, &plan->stimuli[i], 1, full);
+    cJSON *sil = check(&b, cJSON_AddArrayToObject(root, "silence"));
+    for (size_t i = 0; sil && b.ok && i < plan->n_silences; i++)
+        add_population(&b, sil, &plan->silences[i], 0, full);
+
+    cJSON *run = check(&b, cJSON_AddObjectToObject(root, "run"));
+    if (run) {
+        add_uint(&b, run, "trials", plan->trials);
+        add_num(&b, run, "duration_ms", plan->duration_ms);
+        add_uint(&b, run, "steps", plan->steps);
+        add_uint(&b, run, "seed", plan->seed);
+        add_str(&b, run, "backend", plan->backend);
+        add_int(&b, run, "threads", plan->threads);
+    }
+
+    cJSON *out = check(&b, cJSON_AddObjectToObject(root, "outputs"));
+    if (out) {
+        add_bool(&b, out, "spikes", plan->out_spikes);
+        add_bool(&b, out, "counts", plan->out_counts);
+        add_bool(&b, out, "state", plan->out_state);
+        add_bool(&b, out, "propagation", plan->out_propagation);
+        add_int(&b, out, "top_responders", plan->top_responders);
+    }
+    if (!b.ok) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+char *bl_pk_render_json(const bl_plan *plan, int pretty, int full)
+{
+    cJSON *root = build(plan, full || !pretty);
+    if (!root)
+        return NULL;
+    char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}

@@ -1,0 +1,483 @@
+/* bl_record_verify: re-read a record and report every way it differs from
+ * what was sealed. Problems are collected rather than returned at the first
+ * one, because someone looking at a damaged record wants the whole picture.
+ *
+ * Nothing named by the manifest or the checksums file is trusted as a path
+ * until it has passed bl_record_bad_relpath, and every file is opened with
+ * bl_record_open_inside, so a crafted record cannot make verify read (or
+ * vouch for) a file outside it. */
+#include "brainlesslab/record.h"
+
+#include "record/record_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Larger control files are not ours: refuse instead of reading them whole. */
+#define CONTROL_MAX_BYTES ((size_t)256 << 20)
+
+typedef struct problems {
+    char **v;
+    size_t n, cap;
+    bool oom;
+} problems;
+
+static void add_problem(problems *p, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void add_problem(problems *p, const char *fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (p->n == p->cap) {
+        size_t ncap = p->cap ? p->cap * 2 : 16;
+        char **nv = realloc(p->v, ncap * sizeof *nv);
+        if (!nv) {
+            p->oom = true;
+            return;
+        }
+        p->v = nv;
+        p->cap = ncap;
+    }
+    size_t len = strlen(line) + 1;
+    char *copy = malloc(len);
+    if (!copy) {
+        p->oom = true;
+        return;
+    }
+    memcpy(copy, line, len);
+    p->v[p->n++] = copy;
+}
+
+typedef struct listed {
+    const char *path;
+    const char *sha256;
+    uint64_t bytes; /* manifest only */
+} listed;
+
+static int compare_listed(const void *a, const void *b)
+{
+    return strcmp(((const listed *)a)->path, ((const listed *)b)->path);
+}
+
+static const listed *find_listed(const listed *v, size_t n, const char *path)
+{
+    listed key = {path, NULL, 0};
+    return n ? bsearch(&key, v, n, sizeof *v, compare_listed) : NULL;
+}
+
+static bool is_sha256_hex(const char *s)
+{
+    if (strlen(s) != BL_SHA256_HEX_LEN)
+        return false;
+    for (size_t i = 0; i < BL_SHA256_HEX_LEN; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* Why a path from the manifest or the checksums file cannot be used. */
+static const char *unusable_path(const char *path)
+{
+    const char *why = bl_record_bad_relpath(path);
+    if (why)
+        return why;
+    if (bl_record_is_control_name(path))
+        return "is a control file, not an artifact";
+    return NULL;
+}
+
+/* Read a whole control file (NUL-terminated) from inside the record. */
+static const char *read_control(int rootfd, const char *name, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    int fd = -1;
+    bl_open_result res = bl_record_open_inside(rootfd, name, &fd);
+    if (res != BL_OPEN_OK)
+        return bl_record_open_result_text(res);
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size > CONTROL_MAX_BYTES) {
+        close(fd);
+        return "is unreadable or too large";
+    }
+    size_t cap = (size_t)sb.st_size + 1, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        return "cannot be read (out of memory)";
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > CONTROL_MAX_BYTES) {
+                free(buf);
+                close(fd);
+                return "is too large";
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return "cannot be read (out of memory)";
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(buf);
+            close(fd);
+            return "cannot be read";
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return NULL;
+}
+
+/* The manifest's artifact list; strings point into MANIFEST. Entries with
+ * unusable paths are reported and left out. */
+static listed *manifest_artifacts(const cJSON *manifest, size_t *count, problems *p)
+{
+    *count = 0;
+    const cJSON *arts = cJSON_GetObjectItemCaseSensitive(manifest, "artifacts");
+    if (!cJSON_IsArray(arts)) {
+        add_problem(p, "%s: has no \"artifacts\" list", BL_RECORD_MANIFEST);
+        return NULL;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(arts), m = 0, i = 0;
+    listed *v = calloc(n ? n : 1, sizeof *v);
+    if (!v) {
+        p->oom = true;
+        return NULL;
+    }
+    for (const cJSON *a = arts->child; a; a = a->next, i++) {
+        const cJSON *path = cJSON_GetObjectItemCaseSensitive(a, "path");
+        const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(a, "bytes");
+        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(a, "sha256");
+        if (!cJSON_IsString(path) || !cJSON_IsNumber(bytes) || !cJSON_IsString(sha)) {
+            add_problem(p, "%s: artifacts[%zu]: needs string path, number bytes, string sha256",
+                        BL_RECORD_MANIFEST, i);
+            continue;
+        }
+        const char *why = unusable_path(path->valuestring);
+        if (why) {
+            add_problem(p, "%s: artifacts[%zu]: path '%s' %s; refused", BL_RECORD_MANIFEST, i,
+                        path->valuestring, why);
+            continue;
+        }
+        double b = bytes->valuedouble;
+        if (!(b >= 0 && b <= 9007199254740992.0) || b != (double)(uint64_t)b) {
+            add_problem(p, "%s: artifacts[%zu] (%s): bytes is not a byte count", BL_RECORD_MANIFEST,
+                        i, path->valuestring);
+            continue;
+        }
+        if (!is_sha256_hex(sha->valuestring)) {
+            add_problem(p, "%s: artifacts[%zu] (%s): sha256 is not 64 lowercase hex digits",
+                        BL_RECORD_MANIFEST, i, path->valuestring);
+            continue;
+        }
+        v[m].path = path->valuestring;
+        v[m].sha256 = sha->valuestring;
+        v[m].bytes = (uint64_t)b;
+        m++;
+    }
+    qsort(v, m, sizeof *v, compare_listed);
+    *count = m;
+    return v;
+}
+
+/* Parse checksums.sha256 in place: "<64 hex>  <path>\n" per line, exactly as
+ * seal writes it. The manifest.json line is returned separately. */
+static listed *parse_checksums(char *text, size_t len, size_t *count, const char **manifest_sha,
+                               problems *p)
+{
+    *count = 0;
+    *manifest_sha = NULL;
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    listed *v = calloc(lines + 1, sizeof *v);
+    if (!v) {
+        p->oom = true;
+        return NULL;
+    }
+    size_t m = 0, lineno = 0;
+    char *s = text, *end = text + len;
+    while (s < end) {
+        lineno++;
+        char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl) {
+            add_problem(p, "%s: line %zu: does not end with a newline", BL_RECORD_CHECKSUMS,
+                        lineno);
+            break;
+        }
+        *nl = '\0';
+        size_t n = (size_t)(nl - s);
+        if (n < BL_SHA256_HEX_LEN + 3 || s[BL_SHA256_HEX_LEN] != ' ' ||
+            s[BL_SHA256_HEX_LEN + 1] != ' ') {
+            add_problem(p, "%s: line %zu: not '<sha256>  <path>'", BL_RECORD_CHECKSUMS, lineno);
+            s = nl + 1;
+            continue;
+        }
+        s[BL_SHA256_HEX_LEN] = '\0';
+        const char *path = s + BL_SHA256_HEX_LEN + 2;
+        if (!is_sha256_hex(s)) {
+            add_problem(p, "%s: line %zu: not a lowercase SHA-256", BL_RECORD_CHECKSUMS, lineno);
+        } else if (!strcmp(path, BL_RECORD_MANIFEST)) {
+            if (*manifest_sha)
+                add_problem(p, "%s: lists %s twice", BL_RECORD_CHECKSUMS, BL_RECORD_MANIFEST);
+            *manifest_sha = s;
+        } else {
+            const char *why = unusable_path(path);
+            if (why) {
+                add_problem(p, "%s: line %zu: path '%s' %s; refused", BL_RECORD_CHECKSUMS, lineno,
+                            path, why);
+            } else {
+                v[m].path = path;
+                v[m].sha256 = s;
+                m++;
+            }
+        }
+        s = nl + 1;
+    }
+    qsort(v, m, sizeof *v, compare_listed);
+    *count = m;
+    return v;
+}
+
+/* Drop repeated paths from a sorted list, reporting each. */
+static size_t dedupe(listed *v, size_t n, const char *source, problems *p)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && !strcmp(v[m - 1].path, v[i].path)) {
+            add_problem(p, "%s: %s: listed twice", v[i].path, source);
+            continue;
+        }
+        v[m++] = v[i];
+    }
+    return m;
+}
+
+static void check_markers(int rootfd, const cJSON *manifest, problems *p)
+{
+    struct stat sb;
+    bool done = fstatat(rootfd, BL_RECORD_DONE, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+    bool done_regular = done && S_ISREG(sb.st_mode);
+    bool failed = fstatat(rootfd, BL_RECORD_FAILED, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+    bool reserved = fstatat(rootfd, BL_RECORD_RESERVED, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+    const cJSON *status = manifest ? cJSON_GetObjectItemCaseSensitive(manifest, "status") : NULL;
+    const cJSON *message = manifest ? cJSON_GetObjectItemCaseSensitive(manifest, "message") : NULL;
+    if (failed)
+        add_problem(p, "record is marked FAILED%s%s", cJSON_IsString(message) ? ": " : "",
+                    cJSON_IsString(message) ? message->valuestring : "");
+    if (!done && !failed)
+        add_problem(p, "record was never sealed: no DONE marker%s",
+                    reserved ? " and .RESERVED is still there (the run did not finish)" : "");
+    if (done && !done_regular)
+        add_problem(p, "%s: is not a regular file", BL_RECORD_DONE);
+    if (done && failed)
+        add_problem(p, "both DONE and FAILED markers are present");
+    if (done && manifest && (!cJSON_IsString(status) || strcmp(status->valuestring, "DONE")))
+        add_problem(p, "%s: status is not \"DONE\" but the DONE marker is present",
+                    BL_RECORD_MANIFEST);
+}
+
+static void check_format(const cJSON *manifest, problems *p)
+{
+    const cJSON *format = cJSON_GetObjectItemCaseSensitive(manifest, "format");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(manifest, "format_version");
+    if (!cJSON_IsString(format) || strcmp(format->valuestring, BL_RECORD_FORMAT))
+        add_problem(p, "%s: format is not \"%s\"", BL_RECORD_MANIFEST, BL_RECORD_FORMAT);
+    if (!cJSON_IsNumber(version) || version->valuedouble != BL_RECORD_FORMAT_VERSION)
+        add_problem(p, "%s: format_version is not %d", BL_RECORD_MANIFEST,
+                    BL_RECORD_FORMAT_VERSION);
+}
+
+/* Manifest and checksums must list the same artifacts with the same hashes. */
+static void cross_check(const listed *a, size_t na, const listed *c, size_t nc, problems *p)
+{
+    size_t i = 0, j = 0;
+    while (i < na || j < nc) {
+        int cmp = i == na ? 1 : j == nc ? -1 : strcmp(a[i].path, c[j].path);
+        if (cmp < 0) {
+            add_problem(p, "%s: in %s but not in %s", a[i].path, BL_RECORD_MANIFEST,
+                        BL_RECORD_CHECKSUMS);
+            i++;
+        } else if (cmp > 0) {
+            add_problem(p, "%s: in %s but not in %s", c[j].path, BL_RECORD_CHECKSUMS,
+                        BL_RECORD_MANIFEST);
+            j++;
+        } else {
+            if (strcmp(a[i].sha256, c[j].sha256))
+                add_problem(p, "%s: %s and %s disagree on its SHA-256", a[i].path,
+                            BL_RECORD_MANIFEST, BL_RECORD_CHECKSUMS);
+            i++;
+            j++;
+        }
+    }
+}
+
+static size_t rehash(int rootfd, const listed *a, size_t na, problems *p)
+{
+    size_t verified = 0;
+    for (size_t i = 0; i < na; i++) {
+        int fd = -1;
+        bl_open_result res = bl_record_open_inside(rootfd, a[i].path, &fd);
+        if (res == BL_OPEN_MISSING) {
+            add_problem(p, "%s: removed (listed in %s, missing on disk)", a[i].path,
+                        BL_RECORD_MANIFEST);
+            continue;
+        }
+        if (res != BL_OPEN_OK) {
+            add_problem(p, "%s: %s", a[i].path, bl_record_open_result_text(res));
+            continue;
+        }
+        char hex[BL_SHA256_HEX_LEN + 1];
+        uint64_t bytes = 0;
+        int rc = bl_record_hash_fd(fd, hex, &bytes);
+        close(fd);
+        if (rc != 0)
+            add_problem(p, "%s: cannot be read", a[i].path);
+        else if (bytes != a[i].bytes || strcmp(hex, a[i].sha256))
+            add_problem(p,
+                        "%s: changed (now %llu bytes, sha256 %.16s...; manifest: %llu bytes, "
+                        "sha256 %.16s...)",
+                        a[i].path, (unsigned long long)bytes, hex,
+                        (unsigned long long)a[i].bytes, a[i].sha256);
+        else
+            verified++;
+    }
+    return verified;
+}
+
+/* Files on disk that the manifest does not list. */
+static void find_extras(int rootfd, const char *dir, const listed *a, size_t na, problems *p)
+{
+    bl_record_entry *entries = NULL;
+    size_t n = 0;
+    bl_error werr;
+    bl_error_clear(&werr);
+    if (bl_record_walk(rootfd, dir, false, &entries, &n, &werr) != BL_OK) {
+        add_problem(p, "%s", werr.message);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const bl_record_entry *e = &entries[i];
+        if (e->kind == BL_ENTRY_DIR || find_listed(a, na, e->path))
+            continue; /* listed entries were checked (and reported) by rehash */
+        if (e->kind == BL_ENTRY_FILE)
+            add_problem(p, "%s: not in %s (added after sealing)", e->path, BL_RECORD_MANIFEST);
+        else if (e->kind == BL_ENTRY_SYMLINK)
+            add_problem(p, "%s: symlink not in %s", e->path, BL_RECORD_MANIFEST);
+        else
+            add_problem(p, "%s: special file not in %s", e->path, BL_RECORD_MANIFEST);
+    }
+    bl_record_free_entries(entries, n);
+}
+
+static bl_status summarize(const char *dir, problems *p, FILE *report, bl_error *err)
+{
+    if (p->oom)
+        return bl_fail(err, BL_ERR_NOMEM, "record %s: out of memory while verifying", dir);
+    for (size_t i = 0; report && i < p->n; i++)
+        fprintf(report, "%s: %s\n", dir, p->v[i]);
+    char summary[BL_ERROR_MESSAGE_MAX];
+    size_t len = (size_t)snprintf(summary, sizeof summary, "record %s: %zu problem%s: ", dir, p->n,
+                                  p->n == 1 ? "" : "s");
+    for (size_t i = 0; i < p->n && len < sizeof summary; i++)
+        len += (size_t)snprintf(summary + len, sizeof summary - len, "%s%s", i ? "; " : "",
+                                p->v[i]);
+    if (len >= sizeof summary)
+        memcpy(summary + sizeof summary - 5, " ...", 5);
+    return bl_fail(err, BL_ERR_INVALID, "%s", summary);
+}
+
+bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_error *err)
+{
+    if (artifacts)
+        *artifacts = 0;
+    int rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return bl_fail(err, BL_ERR_IO, "record %s: cannot open directory: %s", dir,
+                       strerror(errno));
+    problems p = {0};
+    char *mtext = NULL, *ctext = NULL;
+    size_t mlen = 0, clen = 0, na = 0, nc = 0, verified = 0;
+    cJSON *manifest = NULL;
+    listed *a = NULL, *c = NULL;
+
+    const char *why = read_control(rootfd, BL_RECORD_MANIFEST, &mtext, &mlen);
+    if (why)
+        add_problem(&p, "%s: %s", BL_RECORD_MANIFEST, why);
+    else if (!(manifest = cJSON_ParseWithLength(mtext, mlen)) || !cJSON_IsObject(manifest)) {
+        add_problem(&p, "%s: not a JSON object", BL_RECORD_MANIFEST);
+        cJSON_Delete(manifest);
+        manifest = NULL;
+    }
+    check_markers(rootfd, manifest, &p);
+    if (manifest) {
+        check_format(manifest, &p);
+        a = manifest_artifacts(manifest, &na, &p);
+        na = dedupe(a, na, BL_RECORD_MANIFEST, &p);
+    }
+
+    why = read_control(rootfd, BL_RECORD_CHECKSUMS, &ctext, &clen);
+    const char *manifest_sha = NULL;
+    if (why) {
+        add_problem(&p, "%s: %s", BL_RECORD_CHECKSUMS, why);
+    } else {
+        c = parse_checksums(ctext, clen, &nc, &manifest_sha, &p);
+        nc = dedupe(c, nc, BL_RECORD_CHECKSUMS, &p);
+        if (!manifest_sha) {
+            add_problem(&p, "%s: does not list %s", BL_RECORD_CHECKSUMS, BL_RECORD_MANIFEST);
+        } else if (mtext) {
+            char hex[BL_SHA256_HEX_LEN + 1];
+            bl_sha256_buffer(mtext, mlen, hex);
+            if (strcmp(hex, manifest_sha))
+                add_problem(&p, "%s: edited (its SHA-256 does not match %s)", BL_RECORD_MANIFEST,
+                            BL_RECORD_CHECKSUMS);
+        }
+    }
+    if (manifest && c)
+        cross_check(a, na, c, nc, &p);
+    if (manifest) {
+        verified = rehash(rootfd, a, na, &p);
+        find_extras(rootfd, dir, a, na, &p);
+    }
+
+    bl_status st = BL_OK;
+    if (p.n || p.oom)
+        st = summarize(dir, &p, report, err);
+    else if (artifacts)
+        *artifacts = verified;
+    for (size_t i = 0; i < p.n; i++)
+        free(p.v[i]);
+    free(p.v);
+    free(a);
+    free(c);
+    cJSON_Delete(manifest);
+    free(mtext);
+    free(ctext);
+    close(rootfd);
+    return st;
+}

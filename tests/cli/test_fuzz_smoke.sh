@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Smoke-fuzz the .npy and CSV readers for 10 seconds each (tests/fuzz/run_fuzz.sh),
+# where clang with libFuzzer is available; elsewhere skip (exit 0).
+set -u
+root=${BL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+build=${BL_BUILD_DIR:-$root/build}
+
+cc=${CC_FUZZ:-$(command -v clang || command -v clang-14 || true)}
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+cat > "$probe/probe.c" <<'C'
+#include <stddef.h>
+#include <stdint.h>
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { (void)data; (void)size; return 0; }
+C
+if [ -z "$cc" ] || ! "$cc" -fsanitize=fuzzer,address,undefined "$probe/probe.c" \
+        -o "$probe/probe" >/dev/null 2>&1; then
+    echo "skipped: no libFuzzer"
+    exit 0
+fi
+rm -rf "$probe"
+CC_FUZZ=$cc BL_FUZZ_WORK=$build/fuzz-smoke exec bash "$root/tests/fuzz/run_fuzz.sh" 10

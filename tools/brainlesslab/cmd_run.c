@@ -1,0 +1,75 @@
+/* brainlesslab run PLAN --root DIR: resolve the plan, run it into a new
+ * sealed record, print the responder table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "brainlesslab/experiment.h"
+#include "brainlesslab/plan.h"
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--quiet]\n"
+    "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
+    "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, spikes.h5 (SONATA),\n"
+    "counts.npy, rates.csv, rates_*_hz.npy, final_v/g.npy, propagation.json, summary.json.\n"
+    "Progress goes to stderr when it is a terminal. Check a record with `brainlesslab verify`.\n";
+
+int bl_cmd_run(int argc, char **argv)
+{
+    if (bl_cli_wants_help(argc, argv)) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    const char *plan_path = NULL, *root = NULL, *backend = NULL;
+    int threads = -1, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "brainlesslab run: %s needs a value\n%s", argv[i], usage_text);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(argv[i - 1], "--root"))
+                root = v;
+            else if (!strcmp(argv[i - 1], "--backend"))
+                backend = v;
+            else {
+                char *end;
+                long t = strtol(v, &end, 10);
+                if (*end || t < 0 || t > 4096) {
+                    fprintf(stderr, "brainlesslab run: --threads '%s' is not in 0..4096\n", v);
+                    return 2;
+                }
+                threads = (int)t;
+            }
+        } else if (argv[i][0] == '-' || plan_path) {
+            fprintf(stderr, "brainlesslab run: unexpected argument '%s'\n%s", argv[i], usage_text);
+            return 2;
+        } else {
+            plan_path = argv[i];
+        }
+    }
+    if (!plan_path || !root) {
+        fprintf(stderr, "brainlesslab run: PLAN and --root are required\n%s", usage_text);
+        return 2;
+    }
+    bl_error err = {0};
+    bl_plan *plan = NULL;
+    if (bl_plan_load(plan_path, &plan, &err))
+        return bl_cli_report("run", &err);
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads,
+                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
+    bl_experiment *x = NULL;
+    bl_status st = bl_experiment_run(plan, &opt, &x, &err);
+    if (!st && !quiet)
+        bl_experiment_print(x, stdout);
+    else if (!st)
+        printf("%s\n", bl_experiment_record_dir(x));
+    bl_experiment_destroy(x);
+    bl_plan_destroy(plan);
+    return st ? bl_cli_report("run", &err) : 0;
+}
