@@ -36,6 +36,12 @@
 #ifndef CSV_CHUNK
 #define CSV_CHUNK ((size_t)64 << 10)
 #endif
+#ifndef CSV_GZ_BUFFER
+#define CSV_GZ_BUFFER (128u << 10)
+#endif
+#ifndef CSV_BLOCK
+#define CSV_BLOCK ((size_t)64 << 10)
+#endif
 static const size_t max_field_bytes = CSV_MAX_FIELD_BYTES;
 static const size_t max_fields = CSV_MAX_FIELDS;
 static const size_t max_row_bytes = CSV_MAX_ROW_BYTES;
@@ -195,7 +201,7 @@ bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
     c->parser_live = true;
     /* libcsv grows its field buffer linearly by this block (default 128
      * bytes), which is quadratic for long fields; the field cap bounds it. */
-    csv_set_blk_size(&c->parser, 64 * 1024);
+    csv_set_blk_size(&c->parser, CSV_BLOCK);
     errno = 0;
     c->gz = gzopen(path, "rb");
     if (!c->gz) {
@@ -204,7 +210,7 @@ bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
         bl_csv_close(c);
         return st;
     }
-    gzbuffer(c->gz, 128 * 1024);
+    gzbuffer(c->gz, CSV_GZ_BUFFER);
     c->line = 1;
     *out = c;
     return BL_OK;

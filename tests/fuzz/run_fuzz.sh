@@ -32,8 +32,10 @@ flags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -I"$root/include" -I"$root/tests/fuzz")
 # Small CSV limits and read chunks so that short inputs reach the limits and
-# straddle chunk boundaries (the defaults are 1 MiB, 100000 fields, 64 KiB).
-csv_small=(-DCSV_CHUNK=7 -DCSV_MAX_FIELD_BYTES=64 -DCSV_MAX_FIELDS=32 -DCSV_MAX_ROW_BYTES=512)
+# straddle chunk boundaries (the defaults are 1 MiB, 100000 fields, 64 KiB),
+# and small buffers, which keep the sanitizers' per-allocation cost down.
+csv_small=(-DCSV_CHUNK=7 -DCSV_MAX_FIELD_BYTES=64 -DCSV_MAX_FIELDS=32 -DCSV_MAX_ROW_BYTES=512
+           -DCSV_GZ_BUFFER=1024 -DCSV_BLOCK=128)
 
 status=0
 for h in "${harnesses[@]}"; do
