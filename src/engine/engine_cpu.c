@@ -276,7 +276,8 @@ static void run_shiu_trial(const bl_network *net, int skip_ok, workspace *w, uin
                 a++;
             }
         }
-        qsort(w->spikers.v, w->spikers.n, sizeof *w->spikers.v, cmp_i32);
+        if (w->spikers.n > 1)
+            qsort(w->spikers.v, w->spikers.n, sizeof *w->spikers.v, cmp_i32);
         /* 3. deliver the spikes of step - delay in ascending source order. */
         if (step >= net->delay_steps) {
             const i32_list *src = &w->ring[(uint64_t)(step - net->delay_steps) % slots];
@@ -396,7 +397,8 @@ static void run_p4c_trial(const bl_network *net, int skip_ok, workspace *w, uint
             }
         }
         /* 6-7. resets and fan-out into the slot delay_steps ahead, sources ascending. */
-        qsort(w->spikers.v, w->spikers.n, sizeof *w->spikers.v, cmp_i32);
+        if (w->spikers.n > 1)
+            qsort(w->spikers.v, w->spikers.n, sizeof *w->spikers.v, cmp_i32);
         arrival_list *future = &w->pending[(uint64_t)(step + net->delay_steps) % slots];
         for (uint64_t a = 0; a < w->spikers.n; a++) {
             int32_t i = w->spikers.v[a];

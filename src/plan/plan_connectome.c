@@ -69,7 +69,9 @@ static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
             size_t o = 0;
             for (const char *const *n = names; *n && o < sizeof list; n++)
                 o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", n == names ? "" : ", ", *n);
-            return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "unknown model parameter (known: %s)", list);
+            bl_pk_describe(v, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "unknown model parameter (given %s; known: %s)",
+                              got, list);
         }
         double x;
         int b;

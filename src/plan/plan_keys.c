@@ -161,8 +161,9 @@ static bl_status lookup(const bl_pk_ctx *ctx, const bl_toml_node *node, const ch
 {
     bl_pk_join(path, path_size, where, key, strlen(key));
     *value = bl_toml_table_get(node, key);
+    /* A missing key has no position; point at its table (unless the root). */
     if (!*value && required)
-        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, path, "required key is missing%s%s%s",
+        return bl_pk_fail(ctx, BL_ERR_INVALID, *where ? node : NULL, path, "required key is missing%s%s%s",
                           *where ? " (in [" : "", where, *where ? "])" : "");
     return BL_OK;
 }

@@ -166,6 +166,7 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
         close(dfd);
     }
     if (st) {
+        rmdir(r->dir); /* ours and still empty: give the name back */
         bl_record_destroy(r);
         return st;
     }

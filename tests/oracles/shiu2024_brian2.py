@@ -3,10 +3,15 @@ float64: the oracle for preset `shiu2024`.
 
 Instead of PoissonInput (whose RNG cannot be shared with the C engine), a
 SpikeGeneratorGroup replays an explicit stimulus schedule of (step, neuron) events into
-Synapses(on_pre='v_post += 0.06875*volt') with no delay, in the 'synapses' slot, order 0,
-exactly where PoissonInput acts (spec, "Exactness target"). Duplicate events (the same
-neuron twice on one step) go through separate generator channels, since a
-SpikeGeneratorGroup channel fires at most once per step.
+Synapses(on_pre='v_post += 0.06875*volt') with no delay, in the 'synapses' slot like
+PoissonInput (spec, "Exactness target"). Brian2 runs every 'pre' pathway at order -1
+whatever the Synapses' order argument, so this pathway runs beside the recurrent one
+rather than after it (PoissonInput: order 0); that cannot matter: both only read
+not_refractory and they write different variables (v, g). The generated code is
+`_numpy.add.at(v, post[not_refractory], 0.06875)`: input to a refractory neuron is
+dropped, as PoissonInput's conditional write does. Duplicate events (the same neuron
+twice on one step) go through separate generator channels, since a SpikeGeneratorGroup
+channel fires at most once per step; each adds 0.06875.
 
 Run as a script in its own process so that NPY_DISABLE_CPU_FEATURES can be set before
 NumPy is imported (NumPy 1.24's AVX-512 exp rounds exp(-dt/tau) one ulp high):
@@ -18,7 +23,7 @@ poisson_targets.npy int32, optional silence.npy int32, and params.json
 {"n_steps": S}. The script writes brian2_spikes_step.npy, brian2_spikes_neuron.npy (int32,
 ordered by (step, neuron)), brian2_v.npy, brian2_g.npy (float64 [N]) and
 brian2_info.json (timings, the constants Brian2 used, whether AVX-512 was disabled).
-run() is the in-process launcher used by the tests.
+run() (or start() then finish(), to overlap several) launches it from the tests.
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ def run(graph, n_steps, schedule, poisson_targets, workdir, silence=None, checkp
     info dict). `graph` is a blconn.Graph. With checkpoints, the run is split into
     consecutive net.run() segments ending at those step counts and the result gets
     "snapshots": {k: (V[1,N], G[1,N])}, the state after k steps."""
+    return finish(start(graph, n_steps, schedule, poisson_targets, workdir, silence, checkpoints), timeout)
+
+
+def start(graph, n_steps, schedule, poisson_targets, workdir, silence=None, checkpoints=()):
+    """Write the inputs and start the Brian2 process; finish(handle) waits and loads."""
     import numpy as np
     import blconn
 
@@ -59,16 +69,31 @@ def run(graph, n_steps, schedule, poisson_targets, workdir, silence=None, checkp
     env["NPY_DISABLE_CPU_FEATURES"] = DISABLE
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.setdefault("HOME", str(workdir))  # brian2 wants a writable ~/.brian
-    r = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(workdir)],
-                       capture_output=True, text=True, env=env, timeout=timeout)
-    if r.returncode != 0:
-        raise RuntimeError(f"Brian2 oracle failed (rc {r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}")
+    log = open(workdir / "brian2.log", "w")
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), str(workdir)],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    log.close()
+    return dict(proc=proc, workdir=workdir, n=graph.n, n_steps=int(n_steps), checkpoints=checkpoints)
+
+
+def finish(handle, timeout=1200):
+    import numpy as np
+    import blconn
+
+    workdir, checkpoints, n_steps = handle["workdir"], handle["checkpoints"], handle["n_steps"]
+    try:
+        rc = handle["proc"].wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        handle["proc"].kill()
+        raise
+    if rc != 0:
+        raise RuntimeError(f"Brian2 oracle failed (rc {rc}):\n{(workdir / 'brian2.log').read_text()[-6000:]}")
     info = json.loads((workdir / "brian2_info.json").read_text())
     st = np.load(workdir / "brian2_spikes_step.npy")
     nr = np.load(workdir / "brian2_spikes_neuron.npy")
     v = np.load(workdir / "brian2_v.npy")
     g = np.load(workdir / "brian2_g.npy")
-    counts = np.bincount(nr, minlength=graph.n).astype(np.int32)[None, :]
+    counts = np.bincount(nr, minlength=handle["n"]).astype(np.int32)[None, :]
     res = blconn.make_result(np.zeros(len(st), np.int64), st, nr, counts, v[None, :], g[None, :])
     res["snapshots"] = {k: (np.load(workdir / f"brian2_v_{k}.npy")[None, :], np.load(workdir / f"brian2_g_{k}.npy")[None, :])
                         for k in checkpoints}
