@@ -109,7 +109,10 @@ static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, in
         add_neurons(b, o, "first_neurons", p->neurons, ABRIDGED_NEURONS);
 }
 
-static cJSON *build(const bl_plan *plan, int full)
+/* The canonical (hashed) form leaves the connectome's location out: the
+ * manifest's SHA-256 names its content, so the same plan and data hash the
+ * same in any clone or machine; the record lists the absolute paths as inputs. */
+static cJSON *build(const bl_plan *plan, int full, int with_location)
 {
     builder b = {1};
     cJSON *root = check(&b, cJSON_CreateObject());
@@ -123,7 +126,8 @@ static cJSON *build(const bl_plan *plan, int full)
 
     cJSON *c = check(&b, cJSON_AddObjectToObject(root, "connectome"));
     if (c) {
-        add_str(&b, c, "path", plan->connectome_path);
+        if (with_location)
+            add_str(&b, c, "path", plan->connectome_path);
         add_str(&b, c, "manifest_sha256", plan->manifest_sha256);
         add_uint(&b, c, "n_neurons", bl_connectome_n_neurons(plan->connectome));
         add_uint(&b, c, "n_edges", bl_connectome_n_edges(plan->connectome));
@@ -171,7 +175,7 @@ static cJSON *build(const bl_plan *plan, int full)
 
 char *bl_pk_render_json(const bl_plan *plan, int pretty, int full)
 {
-    cJSON *root = build(plan, full || !pretty);
+    cJSON *root = build(plan, full || !pretty, pretty);
     if (!root)
         return NULL;
     char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);

@@ -2,6 +2,12 @@
 # Smoke-fuzz the .npy and CSV readers for 10 seconds each (tests/fuzz/run_fuzz.sh),
 # where clang with libFuzzer is available; elsewhere skip (exit 0).
 set -u
+# The harnesses carry their own ASan + UBSan, so the sanitized suite would only
+# repeat the same run.
+if [ "${BL_SANITIZED:-}" = 1 ]; then
+    echo "skipped: already fuzzed (with sanitizers) in the plain suite"
+    exit 0
+fi
 root=${BL_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 build=${BL_BUILD_DIR:-$root/build}
 
