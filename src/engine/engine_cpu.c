@@ -90,7 +90,7 @@ typedef struct workspace {
     float *act_arrival;     /* phase4c: this step's summed input */
     int64_t *act_pending;   /* phase4c: last step with input on its way */
     uint8_t *act_flag;
-    uint64_t n_active;
+    uint64_t n_active, act_cap; /* slots grow on demand: activity is usually sparse */
     uint8_t *spiked;        /* phase4c [n]: dedupes natural and forced spikes */
     i32_list spikers;
     i32_list *ring;         /* shiu2024: spikers of recent steps, delay + 1 slots */
@@ -135,20 +135,22 @@ static int ws_alloc(workspace *w, const bl_network *net)
     w->v = malloc(n * sz);
     w->g = malloc(n * sz);
     w->slot_of = malloc(n * sizeof *w->slot_of);
-    w->act_neuron = malloc(n * sizeof *w->act_neuron);
-    w->act_v = malloc(n * sz);
-    w->act_g = malloc(n * sz);
-    w->act_flag = malloc(n);
+    uint64_t cap = n < 4096 ? n : 4096;
+    w->act_cap = cap;
+    w->act_neuron = malloc(cap * sizeof *w->act_neuron);
+    w->act_v = malloc(cap * sz);
+    w->act_g = malloc(cap * sz);
+    w->act_flag = malloc(cap);
     int ok = w->v && w->g && w->slot_of && w->act_neuron && w->act_v && w->act_g && w->act_flag;
     if (shiu) {
         w->ready = malloc(n * sizeof *w->ready);
-        w->act_ready = malloc(n * sizeof *w->act_ready);
+        w->act_ready = malloc(cap * sizeof *w->act_ready);
         w->ring = calloc(slots, sizeof *w->ring);
         ok = ok && w->ready && w->act_ready && w->ring;
     } else {
-        w->act_ref = malloc(n * sizeof *w->act_ref);
-        w->act_arrival = malloc(n * sizeof *w->act_arrival);
-        w->act_pending = malloc(n * sizeof *w->act_pending);
+        w->act_ref = malloc(cap * sizeof *w->act_ref);
+        w->act_arrival = malloc(cap * sizeof *w->act_arrival);
+        w->act_pending = malloc(cap * sizeof *w->act_pending);
         w->spiked = calloc(n, 1);
         w->pending = calloc(slots, sizeof *w->pending);
         ok = ok && w->act_ref && w->act_arrival && w->act_pending && w->spiked && w->pending;
@@ -233,6 +235,42 @@ static inline int population_on(const bl_net_population *pop, int64_t step)
     return step >= pop->start_step && step < pop->stop_step && pop->threshold != 0;
 }
 
+/* Room for one more active slot. On failure the trial is marked failed and
+ * slot 0 (which always exists) absorbs the writes until the step loop stops. */
+static int grow_active(workspace *w)
+{
+    if (w->n_active < w->act_cap)
+        return 1;
+    uint64_t cap = 2 * w->act_cap;
+    size_t sz = w->act_ready ? sizeof(double) : sizeof(float);
+    int ok = 1;
+#define GROW(field, size)                                  \
+    do {                                                   \
+        void *p_ = realloc(w->field, cap * (size));        \
+        if (p_)                                            \
+            w->field = p_;                                 \
+        else                                               \
+            ok = 0;                                        \
+    } while (0)
+    GROW(act_neuron, sizeof(int32_t));
+    GROW(act_v, sz);
+    GROW(act_g, sz);
+    GROW(act_flag, 1);
+    if (w->act_ready)
+        GROW(act_ready, sizeof(int64_t));
+    else {
+        GROW(act_ref, sizeof(int32_t));
+        GROW(act_arrival, sizeof(float));
+        GROW(act_pending, sizeof(int64_t));
+    }
+#undef GROW
+    if (ok)
+        w->act_cap = cap;
+    else
+        w->failed = 1;
+    return ok;
+}
+
 /* ---- shiu2024 ---- */
 
 static inline int32_t shiu_activate(workspace *w, int32_t i)
@@ -240,6 +278,8 @@ static inline int32_t shiu_activate(workspace *w, int32_t i)
     int32_t a = w->slot_of[i];
     if (a >= 0)
         return a;
+    if (!grow_active(w))
+        return 0;
     a = (int32_t)w->n_active++;
     w->slot_of[i] = a;
     w->act_neuron[a] = i;
@@ -291,7 +331,7 @@ static void run_shiu_trial(const bl_network *net, int skip_ok, workspace *w, uin
     const uint64_t n = net->n_neurons, slots = (uint64_t)net->delay_steps + 1;
     const int32_t *rfc = net->refractory_steps;
     const double v0 = net->params.v_rest_mv * 0.001;
-    double *v = w->v, *g = w->g, *av = w->act_v, *ag = w->act_g;
+    double *v = w->v, *g = w->g; /* act_v/act_g move when the slots grow: never cached */
     /* Brian2's not_refractory = (step - last_spike >= rfc), and a neuron that
      * spikes is not_refractory = False for the rest of its step even when
      * rfc = 0. Both rules are one comparison with ready = last + max(rfc, 1). */
@@ -314,7 +354,7 @@ static void run_shiu_trial(const bl_network *net, int skip_ok, workspace *w, uin
 
     for (int64_t step = 0; step < (int64_t)n_steps && !w->failed; step++) {
         /* 1-2. update and threshold the neurons away from rest. */
-        shiu_update(k, step, w->n_active, av, ag, w->act_ready, w->act_flag, bits64(v0));
+        shiu_update(k, step, w->n_active, w->act_v, w->act_g, w->act_ready, w->act_flag, bits64(v0));
         w->spikers.n = 0;
         for (uint64_t a = w->n_active; a-- > 0;) { /* descending: swap-removal keeps the scan valid */
             uint8_t f = w->act_flag[a];
@@ -335,8 +375,10 @@ static void run_shiu_trial(const bl_network *net, int skip_ok, workspace *w, uin
             for (uint64_t s = 0; s < src->n; s++)
                 for (int64_t e = net->offsets[src->v[s]]; e < net->offsets[src->v[s] + 1]; e++) {
                     int32_t post = net->targets[e];
-                    if (step >= ready[post])
-                        ag[shiu_activate(w, post)] += net->weights64[e];
+                    if (step >= ready[post]) {
+                        int32_t a = shiu_activate(w, post);
+                        ((double *)w->act_g)[a] += net->weights64[e];
+                    }
                 }
         }
         /* 4. Poisson input, then explicit events. */
@@ -346,29 +388,33 @@ static void run_shiu_trial(const bl_network *net, int skip_ok, workspace *w, uin
                 continue;
             for (size_t s = 0; s < pop->n; s++) {
                 int32_t i = pop->neurons[s];
-                if (step >= ready[i] && poisson_event(net, pop, p, trial, i, step))
-                    av[shiu_activate(w, i)] += k->w_poisson;
+                if (step >= ready[i] && poisson_event(net, pop, p, trial, i, step)) {
+                    int32_t a = shiu_activate(w, i);
+                    ((double *)w->act_v)[a] += k->w_poisson;
+                }
             }
         }
         while (next_event < net->n_events && net->events[2 * next_event] < step)
             next_event++;
         for (; next_event < net->n_events && net->events[2 * next_event] == step; next_event++) {
             int32_t i = net->events[2 * next_event + 1];
-            if (step >= ready[i])
-                av[shiu_activate(w, i)] += k->w_poisson;
+            if (step >= ready[i]) {
+                int32_t a = shiu_activate(w, i);
+                ((double *)w->act_v)[a] += k->w_poisson;
+            }
         }
         /* 5. resets; remember the spikers for delivery delay_steps later. */
         i32_list *ring = &w->ring[(uint64_t)step % slots];
         ring->n = 0;
         for (uint64_t s = 0; s < w->spikers.n; s++) {
             int32_t i = w->spikers.v[s], a = w->slot_of[i];
-            bl_shiu_reset(k, &av[a], &ag[a]);
+            bl_shiu_reset(k, &((double *)w->act_v)[a], &((double *)w->act_g)[a]);
             w->failed |= !list_push(ring, i) || !list_push(&w->out, (int32_t)step) || !list_push(&w->out, i);
         }
     }
     for (uint64_t a = 0; a < w->n_active; a++) { /* final state of the active slots */
-        v[w->act_neuron[a]] = av[a];
-        g[w->act_neuron[a]] = ag[a];
+        v[w->act_neuron[a]] = ((double *)w->act_v)[a];
+        g[w->act_neuron[a]] = ((double *)w->act_g)[a];
     }
 }
 
@@ -379,6 +425,8 @@ static inline int32_t p4c_activate(workspace *w, int32_t i)
     int32_t a = w->slot_of[i];
     if (a >= 0)
         return a;
+    if (!grow_active(w))
+        return 0;
     a = (int32_t)w->n_active++;
     w->slot_of[i] = a;
     w->act_neuron[a] = i;
@@ -443,7 +491,7 @@ static void run_p4c_trial(const bl_network *net, int skip_ok, workspace *w, uint
 {
     const bl_p4c_consts *k = &net->p4c;
     const uint64_t n = net->n_neurons, slots = (uint64_t)net->delay_steps + 1;
-    float *v = w->v, *g = w->g, *av = w->act_v, *ag = w->act_g;
+    float *v = w->v, *g = w->g; /* act_v/act_g move when the slots grow: never cached */
     for (uint64_t i = 0; i < n; i++) {
         v[i] = k->v_rest;
         g[i] = 0.0f;
@@ -467,7 +515,7 @@ static void run_p4c_trial(const bl_network *net, int skip_ok, workspace *w, uint
             w->act_arrival[w->slot_of[in->post[s]]] += in->w[s];
         in->n = 0;
         /* 1-4 over the active slots. */
-        p4c_update(k, step, w->n_active, av, ag, w->act_ref, w->act_arrival, w->act_pending, w->act_flag);
+        p4c_update(k, step, w->n_active, w->act_v, w->act_g, w->act_ref, w->act_arrival, w->act_pending, w->act_flag);
         w->spikers.n = 0;
         for (uint64_t a = w->n_active; a-- > 0;) {
             uint8_t f = w->act_flag[a];
@@ -503,18 +551,19 @@ static void run_p4c_trial(const bl_network *net, int skip_ok, workspace *w, uint
         for (uint64_t s = 0; s < w->spikers.n; s++) {
             int32_t i = w->spikers.v[s], a = p4c_activate(w, i);
             w->spiked[i] = 0;
-            bl_p4c_reset(k, &av[a], &w->act_ref[a]);
+            bl_p4c_reset(k, &((float *)w->act_v)[a], &w->act_ref[a]);
             w->failed |= !list_push(&w->out, (int32_t)step) || !list_push(&w->out, i);
             for (int64_t e = net->offsets[i]; e < net->offsets[i + 1]; e++) {
                 int32_t post = net->targets[e];
                 w->failed |= !arrival_push(future, post, net->weights32[e]);
-                w->act_pending[p4c_activate(w, post)] = step + net->delay_steps;
+                int32_t b = p4c_activate(w, post);
+                w->act_pending[b] = step + net->delay_steps;
             }
         }
     }
     for (uint64_t a = 0; a < w->n_active; a++) {
-        v[w->act_neuron[a]] = av[a];
-        g[w->act_neuron[a]] = ag[a];
+        v[w->act_neuron[a]] = ((float *)w->act_v)[a];
+        g[w->act_neuron[a]] = ((float *)w->act_g)[a];
     }
 }
 
