@@ -10,7 +10,11 @@
  * Field text: libcsv (strict mode) trims spaces and tabs around unquoted
  * fields, so " I2L   " reads as "I2L" and " 10" as "10"; quoted fields keep
  * their spaces. Fields are NUL-terminated copies, valid until the next
- * bl_csv_next. */
+ * bl_csv_next. A NUL byte inside a field is an error (it would silently cut
+ * the text short for every C consumer).
+ *
+ * gzip is recognised by its two magic bytes (zlib's rule), so a plain file
+ * that happens to begin with 0x1f 0x8b is read as gzip and fails. */
 #include "brainlesslab/csv.h"
 
 #include <csv.h>
