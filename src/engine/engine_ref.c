@@ -125,7 +125,7 @@ static bl_status run_shiu_trial(ref_state *s, uint32_t trial, uint64_t n_steps, 
                 for (int64_t e = net->offsets[src[a]]; e < net->offsets[src[a] + 1]; e++) {
                     int32_t post = net->targets[e];
                     if (s->not_refractory[post])
-                        g[post] += net->weights64[e];
+                        g[post] += bl_net_weight64(net, src[a], e);
                 }
         }
         /* 4. Poisson input into v (PoissonInput order 0), then explicit events. */
@@ -208,7 +208,7 @@ static bl_status run_p4c_trial(ref_state *s, uint32_t trial, uint64_t n_steps, b
             s->spikers[n_spikers++] = (int32_t)i;
             bl_p4c_reset(k, &v[i], &s->refractory[i]);
             for (int64_t e = net->offsets[i]; e < net->offsets[i + 1]; e++)
-                future[net->targets[e]] += net->weights32[e];
+                future[net->targets[e]] += bl_net_weight32(net, (int32_t)i, e);
         }
         bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
         if (st)

@@ -1,4 +1,4 @@
-/* Network resolution: weights, per-neuron refractory periods, stimulus windows
+/* Network resolution: model constants, per-neuron refractory periods, stimulus windows
  * and thresholds are computed once here, so backends only iterate. */
 #include <inttypes.h>
 #include <math.h>
@@ -104,28 +104,11 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
         }
     }
 
-    /* Edge weights in the preset's precision; silencing zeroes a source's row
-     * (model.py `silence`: the neuron still fires, its synapses carry 0). */
-    const int32_t *counts = bl_connectome_counts(c);
-    if (params->preset == BL_PRESET_SHIU2024) {
+    net->counts = bl_connectome_counts(c);
+    if (params->preset == BL_PRESET_SHIU2024)
         net->shiu = bl_shiu_consts_make(params);
-        net->weights64 = malloc((e ? e : 1) * sizeof *net->weights64);
-    } else {
+    else
         net->p4c = bl_p4c_consts_make(params);
-        net->weights32 = malloc((e ? e : 1) * sizeof *net->weights32);
-    }
-    if (!net->weights64 && !net->weights32) {
-        bl_network_destroy(net);
-        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " edge weights", e);
-    }
-    for (uint64_t i = 0; i < n; i++)
-        for (int64_t k = net->offsets[i]; k < net->offsets[i + 1]; k++) {
-            int32_t count = net->silenced[i] ? 0 : counts[k];
-            if (net->weights64)
-                net->weights64[k] = bl_shiu_edge_weight(&net->shiu, count);
-            else
-                net->weights32[k] = bl_p4c_edge_weight(&net->p4c, count);
-        }
     *out = net;
     return BL_OK;
 }
@@ -134,8 +117,6 @@ void bl_network_destroy(bl_network *net)
 {
     if (!net)
         return;
-    free(net->weights64);
-    free(net->weights32);
     free(net->refractory_steps);
     free(net->populations);
     free(net->silenced);

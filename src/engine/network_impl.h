@@ -20,8 +20,7 @@ struct bl_network {
     uint64_t n_neurons, n_edges;
     const int64_t *offsets;
     const int32_t *targets;
-    double *weights64; /* shiu2024: per-edge weight in volts (0 for silenced sources) */
-    float *weights32;  /* phase4c: per-edge weight in mV */
+    const int32_t *counts; /* signed synapse counts (borrowed from the connectome) */
     bl_shiu_consts shiu;
     bl_p4c_consts p4c;
     int32_t *refractory_steps; /* shiu2024: per neuron (0 for stimulated when the rule is on) */
@@ -33,6 +32,20 @@ struct bl_network {
     size_t n_events;
     uint8_t *silenced;     /* per neuron */
 };
+
+/* Edge weights are computed where they are used rather than stored: the
+ * preset's weight is one exact multiply of the count, and a stored copy would
+ * cost 8 bytes per edge. Silencing (model.py `silence`) makes every outgoing
+ * weight of the neuron 0; it still fires. */
+static inline double bl_net_weight64(const bl_network *net, int32_t src, int64_t e)
+{
+    return bl_shiu_edge_weight(&net->shiu, net->silenced[src] ? 0 : net->counts[e]);
+}
+
+static inline float bl_net_weight32(const bl_network *net, int32_t src, int64_t e)
+{
+    return bl_p4c_edge_weight(&net->p4c, net->silenced[src] ? 0 : net->counts[e]);
+}
 
 /* Internal result writers used by backends. */
 bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step,

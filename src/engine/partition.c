@@ -318,7 +318,7 @@ static void shiu_step(const bl_network *net, int skip_ok, partition *p, uint32_t
             int32_t post = net->targets[e];
             if (step >= p->ready[post - lo]) {
                 int32_t a = wake(p, post);
-                ((double *)p->act_g)[a] += net->weights64[e];
+                ((double *)p->act_g)[a] += bl_net_weight64(net, arrivals[s], e);
             }
         }
     }
@@ -391,7 +391,7 @@ static void p4c_step(const bl_network *net, int skip_ok, partition *p, uint32_t 
         owned_edges(net, p, arrivals[s], &e0, &e1);
         for (int64_t e = e0; e < e1; e++) {
             int32_t a = wake(p, net->targets[e]);
-            p->act_arrival[a] += net->weights32[e];
+            p->act_arrival[a] += bl_net_weight32(net, arrivals[s], e);
         }
     }
     /* 1-4 over the active slots. */
