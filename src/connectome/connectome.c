@@ -116,12 +116,26 @@ bl_status bl_connectome_adopt(uint64_t n, uint64_t e, int64_t *offsets, int32_t 
 {
     *out = NULL;
     bl_status st = bl_csr_validate("connectome", n, e, offsets, targets, counts, err);
-    bl_connectome *c = st ? NULL : calloc(1, sizeof *c);
+    if (st) {
+        free(offsets);
+        free(targets);
+        free(counts);
+        return st;
+    }
+    return bl_connectome_adopt_validated(n, e, offsets, targets, counts, out, err);
+}
+
+bl_status bl_connectome_adopt_validated(uint64_t n, uint64_t e, int64_t *offsets, int32_t *targets,
+                                        int32_t *counts, bl_connectome **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = BL_OK;
+    bl_connectome *c = calloc(1, sizeof *c);
     if (!c) {
         free(offsets);
         free(targets);
         free(counts);
-        return st ? st : bl_fail(err, BL_ERR_NOMEM, "cannot allocate a connectome");
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a connectome");
     }
     c->n_neurons = n;
     c->n_edges = e;

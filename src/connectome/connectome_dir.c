@@ -343,7 +343,7 @@ bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err
     if (!st) {
         st = bl_csr_validate(dir, n, e, off.data, tgt.data, cnt.data, err);
         if (!st) {
-            st = bl_connectome_adopt(n, e, off.data, tgt.data, cnt.data, &c, err);
+            st = bl_connectome_adopt_validated(n, e, off.data, tgt.data, cnt.data, &c, err);
             off.data = tgt.data = cnt.data = NULL; /* adopted (or freed) */
         }
     }

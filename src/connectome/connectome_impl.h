@@ -28,4 +28,10 @@ struct bl_connectome {
     int synthetic;
 };
 
+/* bl_connectome_adopt for a graph the caller has just validated with
+ * bl_csr_validate (the loader does, naming its files); it is not checked twice. */
+bl_status bl_connectome_adopt_validated(uint64_t n_neurons, uint64_t n_edges, int64_t *offsets,
+                                        int32_t *targets, int32_t *counts, bl_connectome **out,
+                                        bl_error *err);
+
 #endif
