@@ -193,12 +193,12 @@ static inline void rest(partition *p, int32_t a)
     memcpy((char *)p->act_v + (size_t)a * sz, (char *)p->act_v + (size_t)b * sz, sz);
     memcpy((char *)p->act_g + (size_t)a * sz, (char *)p->act_g + (size_t)b * sz, sz);
     if (p->shiu) {
-        p->act_ready[a] = p->act_ready[b];
+        p->act_ready[a] = p->act_ready[b]; /* (act_flag holds per-block marks for shiu2024) */
     } else {
         p->act_ref[a] = p->act_ref[b];
         p->act_arrival[a] = p->act_arrival[b];
+        p->act_flag[a] = p->act_flag[b];
     }
-    p->act_flag[a] = p->act_flag[b];
     p->slot_of[p->act_neuron[a] - p->lo] = a;
 }
 
@@ -267,22 +267,34 @@ static inline void owned_edges(const bl_network *net, const partition *p, int32_
 
 /* ---- shiu2024: spec steps 1-5 for the neurons of one partition ---- */
 
-/* Steps 1-2 over the active slots: branch-free, so it vectorises. */
+/* Steps 1-2 over the active slots, in blocks of 64. The inner loop only
+ * updates state and notes whether any slot of the block might have spiked or
+ * come to rest, so that it vectorises; block_hit[b] marks the blocks that the
+ * exact scalar scan in shiu_step must visit (usually none or one). */
+#define SHIU_BLOCK 64
 __attribute__((target_clones("avx2", "default")))
-static void shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double *restrict av,
-                        double *restrict ag, const int64_t *restrict ready, uint8_t *restrict flag,
-                        uint64_t v0_bits)
+static int shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double *restrict av,
+                      double *restrict ag, const int64_t *restrict ready, double v0,
+                      uint8_t *restrict block_hit)
 {
-    for (uint64_t a = 0; a < n; a++) {
-        int nr = step >= ready[a];
-        double v = av[a], g = ag[a], v1 = v, g1 = g;
-        bl_shiu_integrate(k, &v1, &g1);
-        v = nr ? v1 : v;
-        g = nr ? g1 : g;
-        av[a] = v;
-        ag[a] = g;
-        flag[a] = (uint8_t)((nr & bl_shiu_crosses(k, v)) | ((bits64(v) == v0_bits) & (g == 0.0)) << 1);
+    int any = 0;
+    for (uint64_t b0 = 0; b0 < n; b0 += SHIU_BLOCK) {
+        uint64_t end = b0 + SHIU_BLOCK < n ? b0 + SHIU_BLOCK : n;
+        int64_t hit = 0;
+        for (uint64_t a = b0; a < end; a++) {
+            int64_t nr = step >= ready[a];
+            double v = av[a], g = ag[a], v1 = v, g1 = g;
+            bl_shiu_integrate(k, &v1, &g1);
+            v = nr ? v1 : v;
+            g = nr ? g1 : g;
+            av[a] = v;
+            ag[a] = g;
+            hit |= (nr & (v > k->v_th)) | ((v == v0) & (g == 0.0));
+        }
+        block_hit[b0 / SHIU_BLOCK] = hit != 0;
+        any |= hit != 0;
     }
+    return any;
 }
 
 /* Brian2's not_refractory = (step - last_spike >= rfc), and a neuron that
@@ -294,17 +306,27 @@ static void shiu_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     const bl_shiu_consts *k = &net->shiu;
     const int32_t *rfc = net->refractory_steps;
     const int64_t lo = p->lo;
-    shiu_update(k, step, p->n_active, p->act_v, p->act_g, p->act_ready, p->act_flag,
-                bits64(net->params.v_rest_mv * 0.001));
+    const double v0 = net->params.v_rest_mv * 0.001;
     spikers->n = 0;
-    for (uint64_t a = p->n_active; a-- > 0;) { /* descending: removal keeps the scan valid */
-        uint8_t f = p->act_flag[a];
-        if (f & FLAG_SPIKE) {
-            int32_t i = p->act_neuron[a];
-            p->ready[i - lo] = p->act_ready[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
-            p->failed |= !bl_list_push(spikers, i);
-        } else if ((f & FLAG_REST) && skip_ok) {
-            rest(p, (int32_t)a);
+    /* act_flag holds one byte per block of slots here (it has a byte per slot). */
+    if (shiu_update(k, step, p->n_active, p->act_v, p->act_g, p->act_ready, v0, p->act_flag)) {
+        const double *av = p->act_v, *ag = p->act_g;
+        /* Descending, so that a removal (the last slot fills the hole) only
+         * moves a slot that was already scanned. */
+        for (uint64_t b = (p->n_active + SHIU_BLOCK - 1) / SHIU_BLOCK; b-- > 0;) {
+            if (!p->act_flag[b])
+                continue;
+            uint64_t end = (b + 1) * SHIU_BLOCK < p->n_active ? (b + 1) * SHIU_BLOCK : p->n_active;
+            for (uint64_t a = end; a-- > b * SHIU_BLOCK;) {
+                /* ready is unchanged by the update, so this is the update's nr */
+                if (step >= p->act_ready[a] && bl_shiu_crosses(k, av[a])) {
+                    int32_t i = p->act_neuron[a];
+                    p->ready[i - lo] = p->act_ready[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
+                    p->failed |= !bl_list_push(spikers, i);
+                } else if (skip_ok && bits64(av[a]) == bits64(v0) && ag[a] == 0.0) {
+                    rest(p, (int32_t)a);
+                }
+            }
         }
     }
     if (spikers->n > 1)
