@@ -9,7 +9,6 @@
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 
-enum { FLAG_SPIKE = 1, FLAG_REST = 2, FLAG_AVAILABLE = 4 };
 
 int bl_list_push(i32_list *l, int32_t x)
 {
@@ -193,11 +192,10 @@ static inline void rest(partition *p, int32_t a)
     memcpy((char *)p->act_v + (size_t)a * sz, (char *)p->act_v + (size_t)b * sz, sz);
     memcpy((char *)p->act_g + (size_t)a * sz, (char *)p->act_g + (size_t)b * sz, sz);
     if (p->shiu) {
-        p->act_ready[a] = p->act_ready[b]; /* (act_flag holds per-block marks for shiu2024) */
+        p->act_ready[a] = p->act_ready[b];
     } else {
         p->act_ref[a] = p->act_ref[b];
         p->act_arrival[a] = p->act_arrival[b];
-        p->act_flag[a] = p->act_flag[b];
     }
     p->slot_of[p->act_neuron[a] - p->lo] = a;
 }
@@ -374,23 +372,34 @@ static void shiu_step(const bl_network *net, int skip_ok, partition *p, uint32_t
 
 /* ---- phase4c: spec steps 1-7 for the neurons of one partition ---- */
 
+/* Steps 1-4 over the active slots in blocks, as shiu_update: the loop only
+ * updates state and marks blocks that may hold a natural spike or a neuron
+ * back at rest. After it, a slot is available exactly when its refractory
+ * counter is 0 (bl_p4c_available counts down, then tests for 0). */
+#define P4C_BLOCK 64
 __attribute__((target_clones("avx2", "default")))
-static void p4c_update(const bl_p4c_consts *k, uint64_t n, float *restrict av, float *restrict ag,
-                       int32_t *restrict ref, float *restrict arrival, uint8_t *restrict flag)
+static int p4c_update(const bl_p4c_consts *k, uint64_t n, float *restrict av, float *restrict ag,
+                      int32_t *restrict ref, float *restrict arrival, uint8_t *restrict block_hit)
 {
-    const uint32_t rest_bits = bits32(k->v_rest);
-    for (uint64_t a = 0; a < n; a++) {
-        float g = bl_p4c_synapse(k, ag[a], arrival[a]);
-        arrival[a] = 0.0f;
-        int32_t r = ref[a];
-        int avail = bl_p4c_available(&r);
-        float v = bl_p4c_membrane(k, av[a], g, avail);
-        ref[a] = r;
-        av[a] = v;
-        ag[a] = g;
-        int at_rest = (r == 0) & (bits32(g) == 0) & (bits32(v) == rest_bits);
-        flag[a] = (uint8_t)((avail & bl_p4c_crosses(k, v)) | at_rest << 1 | avail << 2);
+    int any = 0;
+    for (uint64_t b0 = 0; b0 < n; b0 += P4C_BLOCK) {
+        uint64_t end = b0 + P4C_BLOCK < n ? b0 + P4C_BLOCK : n;
+        int32_t hit = 0;
+        for (uint64_t a = b0; a < end; a++) {
+            float g = bl_p4c_synapse(k, ag[a], arrival[a]);
+            arrival[a] = 0.0f;
+            int32_t r = ref[a];
+            int avail = bl_p4c_available(&r);
+            float v = bl_p4c_membrane(k, av[a], g, avail);
+            ref[a] = r;
+            av[a] = v;
+            ag[a] = g;
+            hit |= (avail & bl_p4c_crosses(k, v)) | ((r == 0) & (g == 0.0f) & (v == k->v_rest));
+        }
+        block_hit[b0 / P4C_BLOCK] = hit != 0;
+        any |= hit != 0;
     }
+    return any;
 }
 
 static inline void p4c_spike(partition *p, i32_list *spikers, int32_t i)
@@ -416,15 +425,23 @@ static void p4c_step(const bl_network *net, int skip_ok, partition *p, uint32_t 
             p->act_arrival[a] += bl_net_weight32(net, arrivals[s], e);
         }
     }
-    /* 1-4 over the active slots. */
-    p4c_update(k, p->n_active, p->act_v, p->act_g, p->act_ref, p->act_arrival, p->act_flag);
+    /* 1-4 over the active slots; act_flag holds one mark per block here. */
     spikers->n = 0;
-    for (uint64_t a = p->n_active; a-- > 0;) {
-        uint8_t f = p->act_flag[a];
-        if (f & FLAG_SPIKE)
-            p4c_spike(p, spikers, p->act_neuron[a]);
-        else if ((f & FLAG_REST) && skip_ok)
-            rest(p, (int32_t)a);
+    if (p4c_update(k, p->n_active, p->act_v, p->act_g, p->act_ref, p->act_arrival, p->act_flag)) {
+        const float *av = p->act_v, *ag = p->act_g;
+        const uint32_t rest_bits = bits32(k->v_rest);
+        for (uint64_t b = (p->n_active + P4C_BLOCK - 1) / P4C_BLOCK; b-- > 0;) {
+            if (!p->act_flag[b])
+                continue;
+            uint64_t end = (b + 1) * P4C_BLOCK < p->n_active ? (b + 1) * P4C_BLOCK : p->n_active;
+            for (uint64_t a = end; a-- > b * P4C_BLOCK;) { /* descending: removal moves scanned slots */
+                int avail = p->act_ref[a] == 0;
+                if (avail && bl_p4c_crosses(k, av[a]))
+                    p4c_spike(p, spikers, p->act_neuron[a]);
+                else if (skip_ok && avail && bits32(ag[a]) == 0 && bits32(av[a]) == rest_bits)
+                    rest(p, (int32_t)a);
+            }
+        }
     }
     /* 5. forced spikes of available stimulated neurons (a resting neuron is
      *    available: its refractory counter is 0). */
@@ -433,7 +450,7 @@ static void p4c_step(const bl_network *net, int skip_ok, partition *p, uint32_t 
             continue;
         for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
             int32_t i = net->populations[q].neurons[s], a = p->slot_of[i - lo];
-            int avail = a < 0 || (p->act_flag[a] & FLAG_AVAILABLE);
+            int avail = a < 0 || p->act_ref[a] == 0;
             if (avail && !p->spiked[i - lo] && poisson_event(net, q, trial, i, step))
                 p4c_spike(p, spikers, i);
         }
@@ -445,7 +462,7 @@ static void p4c_step(const bl_network *net, int skip_ok, partition *p, uint32_t 
         if (i < p->lo || i >= p->hi)
             continue;
         int32_t a = p->slot_of[i - lo];
-        if (a < 0 || (p->act_flag[a] & FLAG_AVAILABLE))
+        if (a < 0 || p->act_ref[a] == 0)
             p4c_spike(p, spikers, i);
     }
     /* 6. resets (7, the fan-out, happens delay steps later: see above). */
