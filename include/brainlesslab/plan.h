@@ -1,5 +1,16 @@
 /* Plans: the whole, reviewable description of one piece of work, in TOML
- * (shared/spec/plans-and-records.md; the format is docs/plan-format.md).
+ * (shared/spec/plans-and-records.md). A connectome plan:
+ *     format = "brainlesslab-plan"   format_version = 4
+ *     id = "name"  operation = "connectome"  description = "..." (optional)
+ *     [connectome] path = "dir"                (relative to the plan file)
+ *     [model] preset = "shiu2024"|"phase4c"    [model.parameters] name = number
+ *     [[stimulus]] name, one selector, rate_hz, start_ms = 0, stop_ms = end
+ *     [[silence]] name, one selector
+ *         selector: neurons = [indices] | ids = ["external id", ...]
+ *                   | select = { column = "value" or ["v1", "v2"], ... }
+ *     [run] duration_ms, seed, trials = 1, backend = "auto", threads = 0
+ *     [outputs] spikes, counts, state, propagation = true, top_responders = 20
+ * Names (id, populations) are 1..128 characters of [A-Za-z0-9._-].
  *
  * bl_plan_load parses, validates and RESOLVES a plan: defaults are filled in,
  * the connectome is loaded (path made absolute, manifest hashed), every
@@ -38,6 +49,8 @@ extern "C" {
 #define BL_PLAN_MAX_NAME 128          /* id and population names */
 
 typedef struct bl_plan bl_plan;
+/* The resolved reservoir plan of operation "profile" (task.h runs it). */
+typedef struct bl_res_plan bl_res_plan;
 
 /* A resolved population ([[stimulus]] or [[silence]]), owned by the plan. */
 typedef struct bl_plan_population {
@@ -75,6 +88,9 @@ const char *bl_plan_path(const bl_plan *plan);        /* absolute path of the pl
 const char *bl_plan_resolved_json(const bl_plan *plan);
 /* SHA-256 of bl_plan_resolved_json, 64 lowercase hex digits. */
 const char *bl_plan_hash(const bl_plan *plan);
+/* Operation "profile": the reservoir plan (run it with bl_res_run_plan, task.h);
+ * NULL for every other operation. */
+const bl_res_plan *bl_plan_reservoir(const bl_plan *plan);
 
 /* Human-readable rendering of the resolved plan: indented JSON; unless full,
  * each population shows its count and only its first few neuron indices.

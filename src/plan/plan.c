@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "brainlesslab/task.h"
+#include "plan/plan_reservoir.h"
 
 /* The reservoir operations of the format, recognised so that a reservoir plan
  * gets "not supported yet" rather than "unknown". */
-static const char *const later_operations[] = {"profile", "sweep", "ablate", "benchmark", "calibrate",
+static const char *const later_operations[] = {"sweep", "ablate", "benchmark", "calibrate",
                                                NULL};
 
 static bl_status read_file(const char *path, char **text, size_t *len, bl_error *err)
@@ -71,16 +73,16 @@ static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_
     if ((st = bl_pk_string(ctx, root, "", "operation", 1, &operation, NULL)) ||
         (st = bl_pk_string(ctx, root, "", "description", 0, &description, NULL)))
         return st;
-    if (strcmp(operation, "connectome")) {
+    if (strcmp(operation, "connectome") && strcmp(operation, "profile")) {
         const bl_toml_node *node = bl_toml_table_get(root, "operation");
         bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
         for (const char *const *op = later_operations; *op; op++)
             if (!strcmp(*op, operation))
                 return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, node, "operation",
                                   "\"%s\" is a reservoir operation, not supported by this build yet "
-                                  "(supported: connectome)", shown);
+                                  "(supported: connectome, profile)", shown);
         return bl_pk_fail(ctx, BL_ERR_INVALID, node, "operation",
-                          "unknown operation \"%s\" (supported: connectome)", shown);
+                          "unknown operation \"%s\" (supported: connectome, profile)", shown);
     }
     plan->id = bl_pk_strdup(id);
     plan->operation = bl_pk_strdup(operation);
@@ -143,7 +145,8 @@ static bl_status load(const char *path, bl_plan *plan, bl_error *err)
     else
         slash[slash == dir ? 1 : 0] = '\0';
     if (!st && !(st = read_header(&ctx, root, plan)))
-        st = bl_pk_load_connectome_plan(&ctx, root, dir, plan);
+        st = !strcmp(plan->operation, "profile") ? bl_pk_load_reservoir_plan(&ctx, root, plan, &plan->reservoir)
+                                                 : bl_pk_load_connectome_plan(&ctx, root, dir, plan);
     free(dir);
     bl_toml_destroy(doc);
     if (st)
@@ -201,6 +204,7 @@ void bl_plan_destroy(bl_plan *plan)
     free(plan->input_strings);
     free(plan->inputs);
     free(plan->json);
+    bl_res_plan_destroy(plan->reservoir);
     free(plan);
 }
 
@@ -210,6 +214,7 @@ const char *bl_plan_description(const bl_plan *plan) { return plan->description;
 const char *bl_plan_path(const bl_plan *plan) { return plan->path; }
 const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
 const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
+const bl_res_plan *bl_plan_reservoir(const bl_plan *plan) { return plan->reservoir; }
 
 char *bl_plan_render(const bl_plan *plan, int full)
 {

@@ -58,6 +58,8 @@ struct bl_plan {
     size_t n_inputs;
     char *json;
     char hash[65];
+    /* operation "profile": the resolved reservoir plan (plan_reservoir.c) */
+    struct bl_res_plan *reservoir;
 };
 
 /* What every helper needs to name the place of a fault. */

@@ -4,6 +4,7 @@
  * depend on the order of the plan file, the locale or the cJSON version:
  * numbers are written as raw text by this file, never by cJSON. */
 #include "plan/plan_impl.h"
+#include "brainlesslab/task.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -175,6 +176,8 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
 
 char *bl_pk_render_json(const bl_plan *plan, int pretty, int full)
 {
+    if (plan->reservoir) /* operation "profile": its own canonical form */
+        return bl_res_plan_render(plan->reservoir, pretty);
     cJSON *root = build(plan, full || !pretty, pretty);
     if (!root)
         return NULL;

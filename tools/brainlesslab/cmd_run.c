@@ -7,6 +7,7 @@
 
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
+#include "brainlesslab/task.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -61,6 +62,24 @@ int bl_cmd_run(int argc, char **argv)
     bl_plan *plan = NULL;
     if (bl_plan_load(plan_path, &plan, &err))
         return bl_cli_report("run", &err);
+    if (bl_plan_reservoir(plan)) { /* operation "profile": a reservoir evaluation */
+        if (backend) {
+            fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
+            bl_plan_destroy(plan);
+            return 2;
+        }
+        bl_res_run_options ro = {.root = root, .threads = threads, .batch = 0,
+                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
+        bl_res_run *rr = NULL;
+        bl_status rst = bl_res_run_plan(bl_plan_reservoir(plan), &ro, &rr, &err);
+        if (!rst && !quiet)
+            bl_res_run_print(rr, stdout);
+        else if (!rst)
+            printf("%s\n", bl_res_run_record_dir(rr));
+        bl_res_run_destroy(rr);
+        bl_plan_destroy(plan);
+        return rst ? bl_cli_report("run", &err) : 0;
+    }
     bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads,
                                  .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
     bl_experiment *x = NULL;

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cli_plan.h"
 #include "cli_record.h"
+#include "cli_reservoir.h"
 
 typedef struct command {
     const char *name;
@@ -19,6 +20,7 @@ static const command commands[] = {
     {"import", bl_cmd_import, "build a connectome directory from a shipped real data set"},
     {"synth", bl_cmd_synth, "generate a seeded synthetic connectome (FlyWire scale by default)"},
     {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},
+    {"reservoir", bl_cmd_reservoir, "reservoir nodes: construct, replay a bundle with explicit tapes, bench cases"},
     {"simulate", bl_cmd_simulate, "run a connectome LIF model (low-level; arrays out)"},
 };
 

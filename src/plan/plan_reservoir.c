@@ -1,0 +1,793 @@
+/* The "profile" operation: a BrainlessLab reservoir evaluation
+ * (format_version 4, as python/plans/delayed-cue.toml of the Python project):
+ *
+ *     question, version, evidence, diagnostic      (optional metadata)
+ *     [evaluation] blocks, trials_per_block, horizon, warmup = 0,
+ *                  construction_scope = "block", root_seed, seed_partition
+ *     [numerics]   dtype = "float64", fast_math = false, reduction = "ordered",
+ *                  rng = "bl-philox-v1"
+ *     [execution]  threads = 0, batch_size = 32     (do not change results)
+ *     [[targets]]  id, label, controller = "reservoir"
+ *       [targets.composition] count = 200, input_gain = 1.0
+ *       [targets.composition.node] kind = "falandays", preset = "default",
+ *                                  parameters = { name = value }
+ *       [targets.composition.task] kind = "delayed_cue", options = { ... }
+ *       [[targets.interventions]] tick, verb = "freeze_weights" | "freeze_plasticity"
+ *
+ * Messages follow plan_keys.c: FILE:LINE:COL: KEY: what is wrong (the value).
+ * The resolved form is canonical JSON (keys in a fixed order, numbers as the
+ * shortest round-trip text), hashed with SHA-256 like every plan. */
+#include "plan/plan_reservoir.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/hash.h"
+#include "brainlesslab/plan.h"
+
+static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description", "question",
+                                       "version", "evidence", "diagnostic", "evaluation", "numerics", "execution",
+                                       "targets", NULL};
+static const char *const evaluation_keys[] = {"blocks", "trials_per_block", "horizon", "warmup",
+                                              "construction_scope", "root_seed", "seed_partition", NULL};
+static const char *const numerics_keys[] = {"dtype", "fast_math", "reduction", "rng", NULL};
+static const char *const execution_keys[] = {"threads", "batch_size", NULL};
+static const char *const target_keys[] = {"id", "label", "controller", "composition", "interventions", NULL};
+static const char *const composition_keys[] = {"count", "input_gain", "node", "task", NULL};
+static const char *const node_keys[] = {"kind", "preset", "parameters", NULL};
+static const char *const task_keys[] = {"kind", "options", NULL};
+static const char *const options_keys[] = {"cue_ticks", "delays", "response_ticks", "cue_mode", NULL};
+static const char *const intervention_keys[] = {"tick", "verb", NULL};
+static const char *const evidence_states[] = {"planned", "exploratory", "tuned", "frozen", "retired", NULL};
+/* The Python project's other task families, named so that a plan using one
+ * is told it is not implemented here rather than that it is a typo. */
+static const char *const python_tasks[] = {"tracking", "pong", "cartpole_plank_easy", "recall_interference",
+                                           "delayed_xor", "evidence_accumulation", "context_integration",
+                                           "temporal_order", "reversal_adaptation", NULL};
+
+const char *bl_rp_scope_name(bl_rp_scope scope)
+{
+    return scope == BL_SCOPE_EVALUATION ? "evaluation" : scope == BL_SCOPE_BLOCK ? "block" : "trial";
+}
+
+const char *bl_rp_verb_name(bl_rp_verb verb)
+{
+    return verb == BL_VERB_FREEZE_WEIGHTS ? "freeze_weights" : "freeze_plasticity";
+}
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(s, *list))
+            return 1;
+    return 0;
+}
+
+static bl_status nomem(const bl_pk_ctx *ctx)
+{
+    return bl_fail(ctx->err, BL_ERR_NOMEM, "%s: out of memory while resolving the plan", ctx->file);
+}
+
+static bl_status copy_string(const bl_pk_ctx *ctx, char **dst, const char *src)
+{
+    free(*dst);
+    *dst = bl_pk_strdup(src);
+    return *dst ? BL_OK : nomem(ctx);
+}
+
+/* A string with no control characters, 0..max bytes. */
+static bl_status text_key(const bl_pk_ctx *ctx, const bl_toml_node *t, const char *where, const char *key,
+                          size_t max, char **dst, const char *dflt)
+{
+    const char *s = dflt;
+    int found = 0;
+    bl_status st = bl_pk_string(ctx, t, where, key, 0, &s, &found);
+    if (st)
+        return st;
+    char path[BL_PK_PATH_MAX];
+    bl_pk_join(path, sizeof path, where, key, strlen(key));
+    if (strlen(s) > max)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(t, key), path, "longer than %zu bytes", max);
+    return copy_string(ctx, dst, s);
+}
+
+/* ---- [evaluation], [numerics], [execution] ---- */
+
+static bl_status read_evaluation(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
+{
+    const bl_toml_node *ev;
+    bl_status st = bl_pk_table(ctx, root, "", "evaluation", 1, &ev);
+    if (st || (st = bl_pk_check_keys(ctx, ev, "evaluation", evaluation_keys)))
+        return st;
+    int64_t blocks = 1, trials = 1, horizon = 0, warmup = 0, seed = 0;
+    int found = 0;
+    if ((st = bl_pk_int(ctx, ev, "evaluation", "blocks", 0, 1, BL_RP_MAX_BLOCKS, &blocks, NULL)) ||
+        (st = bl_pk_int(ctx, ev, "evaluation", "trials_per_block", 0, 1, BL_RP_MAX_TRIALS, &trials, NULL)) ||
+        (st = bl_pk_int(ctx, ev, "evaluation", "horizon", 0, 1, BL_DC_MAX_TICKS, &horizon, &found)) ||
+        (st = bl_pk_int(ctx, ev, "evaluation", "warmup", 0, 0, INT64_MAX, &warmup, NULL)) ||
+        (st = bl_pk_int(ctx, ev, "evaluation", "root_seed", 1, 0, INT64_MAX, &seed, NULL)))
+        return st;
+    if (warmup != 0)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "warmup"), "evaluation.warmup",
+                          "%" PRId64 ": episode tasks (delayed_cue) require warmup = 0", warmup);
+    if (blocks * trials > BL_RP_MAX_TRIALS)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "trials_per_block"), "evaluation",
+                          "%" PRId64 " blocks x %" PRId64 " trials is more than %d trials", blocks, trials,
+                          BL_RP_MAX_TRIALS);
+    rp->blocks = (uint32_t)blocks;
+    rp->trials_per_block = (uint32_t)trials;
+    rp->horizon = found ? (uint32_t)horizon : 0;
+    rp->root_seed = (uint64_t)seed;
+    const char *scope = "block", *partition = "development";
+    if ((st = bl_pk_string(ctx, ev, "evaluation", "construction_scope", 0, &scope, NULL)) ||
+        (st = bl_pk_string(ctx, ev, "evaluation", "seed_partition", 0, &partition, NULL)))
+        return st;
+    char shown[160];
+    if (!strcmp(scope, "evaluation"))
+        rp->scope = BL_SCOPE_EVALUATION;
+    else if (!strcmp(scope, "block"))
+        rp->scope = BL_SCOPE_BLOCK;
+    else if (!strcmp(scope, "trial"))
+        rp->scope = BL_SCOPE_TRIAL;
+    else {
+        bl_pk_printable(shown, sizeof shown, scope, strlen(scope));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "construction_scope"),
+                          "evaluation.construction_scope", "\"%s\" is not evaluation, block or trial", shown);
+    }
+    if (!bl_pk_valid_name(partition, strlen(partition))) {
+        bl_pk_printable(shown, sizeof shown, partition, strlen(partition));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "seed_partition"), "evaluation.seed_partition",
+                          "\"%s\" must name a seed bank (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          BL_PLAN_MAX_NAME);
+    }
+    rp->partition_word = bl_seed_partition_word(partition);
+    return copy_string(ctx, &rp->partition, partition);
+}
+
+static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root)
+{
+    const bl_toml_node *nu;
+    bl_status st = bl_pk_table(ctx, root, "", "numerics", 0, &nu);
+    if (st || !nu || (st = bl_pk_check_keys(ctx, nu, "numerics", numerics_keys)))
+        return st;
+    const char *dtype = "float64", *reduction = "ordered", *rng = BL_SEED_SCHEME;
+    int fast = 0;
+    if ((st = bl_pk_string(ctx, nu, "numerics", "dtype", 0, &dtype, NULL)) ||
+        (st = bl_pk_bool(ctx, nu, "numerics", "fast_math", 0, &fast, NULL)) ||
+        (st = bl_pk_string(ctx, nu, "numerics", "reduction", 0, &reduction, NULL)) ||
+        (st = bl_pk_string(ctx, nu, "numerics", "rng", 0, &rng, NULL)))
+        return st;
+    char shown[160];
+    if (strcmp(dtype, "float64")) {
+        bl_pk_printable(shown, sizeof shown, dtype, strlen(dtype));
+        return bl_pk_fail(ctx, !strcmp(dtype, "float32") ? BL_ERR_UNSUPPORTED : BL_ERR_INVALID,
+                          bl_toml_table_get(nu, "dtype"), "numerics.dtype",
+                          "\"%s\": this build computes reservoirs in float64 only", shown);
+    }
+    if (fast)
+        return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "fast_math"), "numerics.fast_math",
+                          "true: exact runs never use fast-math");
+    if (strcmp(reduction, "ordered")) {
+        bl_pk_printable(shown, sizeof shown, reduction, strlen(reduction));
+        return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "reduction"), "numerics.reduction",
+                          "\"%s\": only \"ordered\" (destination-owned, ascending source order)", shown);
+    }
+    if (strcmp(rng, BL_SEED_SCHEME)) {
+        bl_pk_printable(shown, sizeof shown, rng, strlen(rng));
+        return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "rng"), "numerics.rng",
+                          "\"%s\" is not this build's scheme \"%s\" (Philox4x32-10 counter streams; the Python "
+                          "project's \"philox-host-v1\" seeds NumPy generators and cannot be reproduced here)",
+                          shown, BL_SEED_SCHEME);
+    }
+    return BL_OK;
+}
+
+static bl_status read_execution(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
+{
+    const bl_toml_node *ex;
+    int64_t threads = 0, batch = 32;
+    bl_status st = bl_pk_table(ctx, root, "", "execution", 0, &ex);
+    if (!st && ex && !(st = bl_pk_check_keys(ctx, ex, "execution", execution_keys)) &&
+        !(st = bl_pk_int(ctx, ex, "execution", "threads", 0, 0, BL_PLAN_MAX_THREADS, &threads, NULL)))
+        st = bl_pk_int(ctx, ex, "execution", "batch_size", 0, 1, 65536, &batch, NULL);
+    rp->threads = (int)threads;
+    rp->batch_size = (uint32_t)batch;
+    return st;
+}
+
+/* ---- targets ---- */
+
+static bl_status read_node(const bl_pk_ctx *ctx, const bl_toml_node *comp, const char *where, bl_rp_target *t)
+{
+    char at[BL_PK_PATH_MAX], shown[160];
+    bl_pk_join(at, sizeof at, where, "node", 4);
+    const bl_toml_node *node, *params = NULL;
+    const char *kind = "falandays", *preset = "default";
+    bl_status st = bl_pk_table(ctx, comp, where, "node", 0, &node);
+    if (!st && node && !(st = bl_pk_check_keys(ctx, node, at, node_keys)) &&
+        !(st = bl_pk_string(ctx, node, at, "kind", 0, &kind, NULL)) &&
+        !(st = bl_pk_string(ctx, node, at, "preset", 0, &preset, NULL)))
+        st = bl_pk_table(ctx, node, at, "parameters", 0, &params);
+    if (st)
+        return st;
+    bl_res_kind k;
+    char key[BL_PK_PATH_MAX];
+    if (bl_res_kind_parse(kind, &k)) {
+        bl_pk_printable(shown, sizeof shown, kind, strlen(kind));
+        bl_pk_join(key, sizeof key, at, "kind", 4);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "kind"), key,
+                          "unknown node \"%s\" (known: falandays, sorn)", shown);
+    }
+    bl_error perr = {0};
+    if (bl_res_params_preset(k, preset, &t->node, &perr)) {
+        bl_pk_join(key, sizeof key, at, "preset", 6);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "preset"), key, "%s", perr.message);
+    }
+    if ((st = copy_string(ctx, &t->preset, preset)))
+        return st;
+    char node_at[BL_PK_PATH_MAX];
+    snprintf(node_at, sizeof node_at, "%s", at);
+    bl_pk_join(at, sizeof at, node_at, "parameters", 10); /* never join into the parent's own buffer */
+    for (size_t i = 0; i < bl_toml_table_size(params); i++) {
+        size_t len;
+        const char *name = bl_toml_table_key(params, i, &len);
+        const bl_toml_node *v = bl_toml_table_value(params, i);
+        bl_pk_join(key, sizeof key, at, name, len);
+        const char *s;
+        double x;
+        int b;
+        bl_status pst;
+        if (strlen(name) != len)
+            pst = bl_fail(&perr, BL_ERR_INVALID, "a parameter name holds a NUL character");
+        else if (bl_toml_get_bool(v, &b))
+            pst = !bl_res_param_is_bool(k, name) && !isnan(bl_res_params_get(&t->node, name))
+                      ? bl_fail(&perr, BL_ERR_INVALID, "expected a number, got boolean %s", b ? "true" : "false")
+                      : bl_res_params_set(&t->node, name, b, &perr);
+        else if (bl_toml_get_string(v, &s, NULL))
+            pst = bl_res_params_set_string(&t->node, name, s, &perr);
+        else if (bl_toml_type_of(v) == BL_TOML_INTEGER || bl_toml_type_of(v) == BL_TOML_FLOAT) {
+            bl_toml_get_double(v, &x);
+            pst = bl_res_param_is_bool(k, name)
+                      ? bl_fail(&perr, BL_ERR_INVALID, "expected a boolean (true or false), got %.17g", x)
+                      : bl_res_params_set(&t->node, name, x, &perr);
+        } else {
+            char got[160];
+            bl_pk_describe(v, got, sizeof got);
+            pst = bl_fail(&perr, BL_ERR_INVALID, "expected a number, boolean or string, got %s", got);
+        }
+        if (pst)
+            return bl_pk_fail(ctx, pst, v, key, "%s", perr.message);
+    }
+    if (bl_res_params_validate(&t->node, &perr))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, params ? params : node, at, "%s", perr.message);
+    return BL_OK;
+}
+
+static bl_status read_task(const bl_pk_ctx *ctx, const bl_toml_node *comp, const char *where, bl_rp_target *t)
+{
+    char at[BL_PK_PATH_MAX], key[BL_PK_PATH_MAX], shown[160];
+    bl_pk_join(at, sizeof at, where, "task", 4);
+    const bl_toml_node *task, *opts = NULL;
+    const char *kind = "delayed_cue";
+    bl_status st = bl_pk_table(ctx, comp, where, "task", 0, &task);
+    if (!st && task && !(st = bl_pk_check_keys(ctx, task, at, task_keys)) &&
+        !(st = bl_pk_string(ctx, task, at, "kind", 0, &kind, NULL)))
+        st = bl_pk_table(ctx, task, at, "options", 0, &opts);
+    if (st)
+        return st;
+    bl_pk_join(key, sizeof key, at, "kind", 4);
+    if (strcmp(kind, "delayed_cue")) {
+        bl_pk_printable(shown, sizeof shown, kind, strlen(kind));
+        return bl_pk_fail(ctx, in_list(kind, python_tasks) ? BL_ERR_UNSUPPORTED : BL_ERR_INVALID,
+                          bl_toml_table_get(task, "kind"), key, "\"%s\" is %s (supported: delayed_cue)", shown,
+                          in_list(kind, python_tasks) ? "not implemented by this build" : "not a task");
+    }
+    bl_dc_defaults(&t->task);
+    if (!opts)
+        return BL_OK;
+    char task_at[BL_PK_PATH_MAX];
+    snprintf(task_at, sizeof task_at, "%s", at);
+    bl_pk_join(at, sizeof at, task_at, "options", 7); /* never join into the parent's own buffer */
+    int64_t cue = t->task.cue_ticks, resp = t->task.response_ticks;
+    const char *mode = "transient";
+    if ((st = bl_pk_check_keys(ctx, opts, at, options_keys)) ||
+        (st = bl_pk_int(ctx, opts, at, "cue_ticks", 0, 1, BL_DC_MAX_TICKS, &cue, NULL)) ||
+        (st = bl_pk_int(ctx, opts, at, "response_ticks", 0, 1, BL_DC_MAX_TICKS, &resp, NULL)) ||
+        (st = bl_pk_string(ctx, opts, at, "cue_mode", 0, &mode, NULL)))
+        return st;
+    t->task.cue_ticks = (uint32_t)cue;
+    t->task.response_ticks = (uint32_t)resp;
+    if (bl_cue_mode_parse(mode, &t->task.cue_mode)) {
+        bl_pk_printable(shown, sizeof shown, mode, strlen(mode));
+        bl_pk_join(key, sizeof key, at, "cue_mode", 8);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(opts, "cue_mode"), key,
+                          "\"%s\" is not transient, persistent or hidden", shown);
+    }
+    const bl_toml_node *delays = bl_toml_table_get(opts, "delays");
+    bl_pk_join(key, sizeof key, at, "delays", 6);
+    if (delays) {
+        size_t n = bl_toml_array_size(delays);
+        if (bl_toml_type_of(delays) != BL_TOML_ARRAY || n < 1 || n > BL_DC_MAX_DELAYS) {
+            char got[160];
+            bl_pk_describe(delays, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, delays, key, "expected an array of 1..%d distinct integers, got %s",
+                              BL_DC_MAX_DELAYS, got);
+        }
+        t->task.n_delays = (uint32_t)n;
+        for (size_t i = 0; i < n; i++) {
+            const bl_toml_node *v = bl_toml_array_at(delays, i);
+            int64_t d;
+            char item[BL_PK_PATH_MAX];
+            bl_pk_index(item, sizeof item, key, i);
+            if (!bl_toml_get_int(v, &d) || d < 0 || d > BL_DC_MAX_TICKS) {
+                char got[160];
+                bl_pk_describe(v, got, sizeof got);
+                return bl_pk_fail(ctx, BL_ERR_INVALID, v, item, "expected an integer in 0..%d, got %s",
+                                  BL_DC_MAX_TICKS, got);
+            }
+            for (size_t m = 0; m < i; m++)
+                if (t->task.delays[m] == (uint32_t)d)
+                    return bl_pk_fail(ctx, BL_ERR_INVALID, v, item, "%" PRId64 " repeats %s[%zu] (delays must be "
+                                      "distinct)", d, key, m);
+            t->task.delays[i] = (uint32_t)d;
+        }
+    }
+    bl_error terr = {0};
+    if (bl_dc_validate(&t->task, &terr))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, opts, at, "%s", terr.message);
+    return BL_OK;
+}
+
+static bl_status read_interventions(const bl_pk_ctx *ctx, const bl_toml_node *tt, const char *where,
+                                    bl_rp_target *t)
+{
+    const bl_toml_node *list = bl_toml_table_get(tt, "interventions");
+    char key[BL_PK_PATH_MAX];
+    bl_pk_join(key, sizeof key, where, "interventions", 13);
+    if (!list)
+        return BL_OK;
+    size_t n = bl_toml_array_size(list);
+    if (bl_toml_type_of(list) != BL_TOML_ARRAY || n > BL_RP_MAX_INTERVENTIONS) {
+        char got[160];
+        bl_pk_describe(list, got, sizeof got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, list, key, "expected an array of at most %d tables, got %s",
+                          BL_RP_MAX_INTERVENTIONS, got);
+    }
+    if (n && t->controller != BL_CTRL_RESERVOIR)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, list, key, "interventions act on a reservoir; this target's "
+                          "controller is %s", bl_controller_name(t->controller));
+    for (size_t i = 0; i < n; i++) {
+        const bl_toml_node *it = bl_toml_array_at(list, i);
+        char at[BL_PK_PATH_MAX], shown[160];
+        bl_pk_index(at, sizeof at, key, i);
+        if (bl_toml_type_of(it) != BL_TOML_TABLE) {
+            char got[160];
+            bl_pk_describe(it, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, it, at, "expected a table {tick, verb}, got %s", got);
+        }
+        int64_t tick;
+        const char *verb;
+        bl_status st;
+        if ((st = bl_pk_check_keys(ctx, it, at, intervention_keys)) ||
+            (st = bl_pk_int(ctx, it, at, "tick", 1, 1, t->horizon, &tick, NULL)) ||
+            (st = bl_pk_string(ctx, it, at, "verb", 1, &verb, NULL)))
+            return st;
+        bl_rp_verb v;
+        if (!strcmp(verb, "freeze_weights"))
+            v = BL_VERB_FREEZE_WEIGHTS;
+        else if (!strcmp(verb, "freeze_plasticity"))
+            v = BL_VERB_FREEZE_PLASTICITY;
+        else {
+            int later = !strcmp(verb, "blind_input") || !strcmp(verb, "shuffle_input");
+            bl_pk_printable(shown, sizeof shown, verb, strlen(verb));
+            char vk[BL_PK_PATH_MAX];
+            bl_pk_join(vk, sizeof vk, at, "verb", 4);
+            return bl_pk_fail(ctx, later ? BL_ERR_UNSUPPORTED : BL_ERR_INVALID, bl_toml_table_get(it, "verb"), vk,
+                              "\"%s\" is %s (supported: freeze_weights, freeze_plasticity)", shown,
+                              later ? "not implemented by this build" : "not an intervention");
+        }
+        for (size_t m = 0; m < i; m++)
+            if (t->interventions[m].tick == (uint32_t)tick && t->interventions[m].verb == v)
+                return bl_pk_fail(ctx, BL_ERR_INVALID, it, at, "duplicates %s[%zu]", key, m);
+        t->interventions[i].tick = (uint32_t)tick;
+        t->interventions[i].verb = v;
+        t->n_interventions = i + 1;
+    }
+    return BL_OK;
+}
+
+static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const char *where, bl_rp_target *t,
+                             const bl_res_plan *rp)
+{
+    char shown[160], key[BL_PK_PATH_MAX];
+    bl_status st;
+    const char *id, *controller = "reservoir";
+    if ((st = bl_pk_check_keys(ctx, tt, where, target_keys)) ||
+        (st = bl_pk_string(ctx, tt, where, "id", 1, &id, NULL)) ||
+        (st = text_key(ctx, tt, where, "label", 1024, &t->label, "")) ||
+        (st = bl_pk_string(ctx, tt, where, "controller", 0, &controller, NULL)))
+        return st;
+    bl_pk_join(key, sizeof key, where, "id", 2);
+    if (!bl_pk_valid_name(id, strlen(id))) {
+        bl_pk_printable(shown, sizeof shown, id, strlen(id));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "id"), key,
+                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown, BL_PLAN_MAX_NAME);
+    }
+    for (size_t m = 0; rp->targets + m < t; m++)
+        if (!strcmp(rp->targets[m].id, id))
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "id"), key, "\"%s\" repeats targets[%zu].id "
+                              "(target ids must be unique)", id, m);
+    if ((st = copy_string(ctx, &t->id, id)))
+        return st;
+    if (bl_controller_parse(controller, &t->controller)) {
+        bl_pk_printable(shown, sizeof shown, controller, strlen(controller));
+        bl_pk_join(key, sizeof key, where, "controller", 10);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "controller"), key,
+                          "\"%s\" is not a controller for delayed_cue (known: reservoir, oracle, constant_left, "
+                          "constant_right, reference_null)", shown);
+    }
+    const bl_toml_node *comp;
+    char at[BL_PK_PATH_MAX];
+    bl_pk_join(at, sizeof at, where, "composition", 11);
+    int64_t count = 200;
+    double gain = 1.0;
+    if ((st = bl_pk_table(ctx, tt, where, "composition", 0, &comp)))
+        return st;
+    if (comp && ((st = bl_pk_check_keys(ctx, comp, at, composition_keys)) ||
+                 (st = bl_pk_int(ctx, comp, at, "count", 0, 1, BL_RES_MAX_UNITS, &count, NULL)) ||
+                 (st = bl_pk_double(ctx, comp, at, "input_gain", 0, &gain, NULL))))
+        return st;
+    if (gain < 0.0) {
+        bl_pk_join(key, sizeof key, at, "input_gain", 10);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(comp, "input_gain"), key, "%g must be >= 0", gain);
+    }
+    t->count = (uint32_t)count;
+    t->input_gain = gain;
+    if ((st = read_node(ctx, comp, at, t)) || (st = read_task(ctx, comp, at, t)))
+        return st;
+    uint32_t longest = bl_dc_horizon(&t->task);
+    t->horizon = rp->horizon ? rp->horizon : longest;
+    if (t->horizon < longest)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.horizon",
+                          "%u is shorter than %s's longest delayed_cue trial (%u ticks = cue_ticks + max(delays) + "
+                          "response_ticks): the horizon must contain the entire episode", t->horizon, t->id, longest);
+    return read_interventions(ctx, tt, where, t);
+}
+
+static bl_status read_targets(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
+{
+    const bl_toml_node *list = bl_toml_table_get(root, "targets");
+    if (!list)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "targets", "required: at least one [[targets]] table");
+    size_t n = bl_toml_array_size(list);
+    if (bl_toml_type_of(list) != BL_TOML_ARRAY || n < 1 || n > BL_RP_MAX_TARGETS) {
+        char got[160];
+        bl_pk_describe(list, got, sizeof got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, list, "targets", "expected 1..%d [[targets]] tables, got %s",
+                          BL_RP_MAX_TARGETS, got);
+    }
+    if ((uint64_t)n * rp->blocks * rp->trials_per_block > BL_RP_MAX_TRIALS)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, list, "targets", "%zu targets x %u blocks x %u trials is more than %d "
+                          "trials", n, rp->blocks, rp->trials_per_block, BL_RP_MAX_TRIALS);
+    rp->targets = calloc(n, sizeof *rp->targets);
+    if (!rp->targets)
+        return nomem(ctx);
+    for (size_t i = 0; i < n; i++) {
+        const bl_toml_node *tt = bl_toml_array_at(list, i);
+        char where[BL_PK_PATH_MAX];
+        bl_pk_index(where, sizeof where, "targets", i);
+        rp->n_targets = i + 1; /* counted first, so that destroy frees a half-read target */
+        if (bl_toml_type_of(tt) != BL_TOML_TABLE) {
+            char got[160];
+            bl_pk_describe(tt, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, tt, where, "expected a table, got %s", got);
+        }
+        bl_status st = read_target(ctx, tt, where, &rp->targets[i], rp);
+        if (st)
+            return st;
+    }
+    return BL_OK;
+}
+
+/* ---- canonical JSON ---- */
+
+typedef struct jb {
+    int ok;
+} jb;
+
+static cJSON *chk(jb *b, cJSON *item)
+{
+    if (!item)
+        b->ok = 0;
+    return item;
+}
+
+static void j_uint(jb *b, cJSON *o, const char *key, uint64_t v)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, v);
+    chk(b, cJSON_AddRawToObject(o, key, text));
+}
+
+static void j_num(jb *b, cJSON *o, const char *key, double v)
+{
+    char text[40];
+    bl_pk_number(text, sizeof text, v);
+    chk(b, cJSON_AddRawToObject(o, key, text));
+}
+
+static void j_str(jb *b, cJSON *o, const char *key, const char *v) { chk(b, cJSON_AddStringToObject(o, key, v)); }
+static void j_bool(jb *b, cJSON *o, const char *key, int v) { chk(b, cJSON_AddBoolToObject(o, key, v)); }
+
+static cJSON *j_obj(jb *b, cJSON *o, const char *key) { return chk(b, cJSON_AddObjectToObject(o, key)); }
+
+static void render_target(jb *b, cJSON *arr, const bl_rp_target *t)
+{
+    cJSON *o = chk(b, cJSON_CreateObject());
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        b->ok = 0;
+        return;
+    }
+    j_str(b, o, "id", t->id);
+    j_str(b, o, "label", t->label);
+    j_str(b, o, "controller", bl_controller_name(t->controller));
+    j_uint(b, o, "horizon", t->horizon);
+    cJSON *comp = j_obj(b, o, "composition");
+    if (!comp)
+        return;
+    j_uint(b, comp, "count", t->count);
+    j_num(b, comp, "input_gain", t->input_gain);
+    cJSON *node = j_obj(b, comp, "node");
+    cJSON *params = node ? (j_str(b, node, "kind", bl_res_kind_name(t->node.kind)),
+                            j_str(b, node, "preset", t->preset), j_obj(b, node, "parameters"))
+                         : NULL;
+    for (const char *const *n = bl_res_param_names(t->node.kind); params && *n; n++) {
+        double v = bl_res_params_get(&t->node, *n);
+        if (bl_res_param_is_bool(t->node.kind, *n))
+            j_bool(b, params, *n, v != 0.0);
+        else
+            j_num(b, params, *n, v);
+    }
+    cJSON *task = j_obj(b, comp, "task");
+    if (task) {
+        j_str(b, task, "kind", "delayed_cue");
+        cJSON *opt = j_obj(b, task, "options");
+        if (opt) {
+            j_uint(b, opt, "cue_ticks", t->task.cue_ticks);
+            cJSON *d = chk(b, cJSON_AddArrayToObject(opt, "delays"));
+            for (uint32_t k = 0; d && k < t->task.n_delays; k++) {
+                char text[16];
+                snprintf(text, sizeof text, "%u", t->task.delays[k]);
+                cJSON *item = chk(b, cJSON_CreateRaw(text));
+                if (item && !cJSON_AddItemToArray(d, item)) {
+                    cJSON_Delete(item);
+                    b->ok = 0;
+                }
+            }
+            j_uint(b, opt, "response_ticks", t->task.response_ticks);
+            j_str(b, opt, "cue_mode", bl_cue_mode_name(t->task.cue_mode));
+        }
+        j_uint(b, task, "n_inputs", BL_DC_INPUTS);
+        j_uint(b, task, "n_effectors", BL_DC_EFFECTORS);
+        j_str(b, task, "outcome_key", "recall_accuracy");
+        j_num(b, task, "chance", 0.5);
+    }
+    cJSON *iv = chk(b, cJSON_AddArrayToObject(o, "interventions"));
+    for (size_t k = 0; iv && k < t->n_interventions; k++) {
+        cJSON *x = chk(b, cJSON_CreateObject());
+        if (!x || !cJSON_AddItemToArray(iv, x)) {
+            cJSON_Delete(x);
+            b->ok = 0;
+            break;
+        }
+        j_uint(b, x, "tick", t->interventions[k].tick);
+        j_str(b, x, "verb", bl_rp_verb_name(t->interventions[k].verb));
+    }
+}
+
+char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
+{
+    jb b = {1};
+    cJSON *root = chk(&b, cJSON_CreateObject());
+    if (!root)
+        return NULL;
+    j_str(&b, root, "format", BL_PLAN_FORMAT);
+    j_uint(&b, root, "format_version", BL_PLAN_FORMAT_VERSION);
+    j_str(&b, root, "id", rp->id);
+    j_str(&b, root, "operation", "profile");
+    j_str(&b, root, "description", rp->description);
+    j_str(&b, root, "question", rp->question);
+    j_str(&b, root, "version", rp->version);
+    j_str(&b, root, "evidence", rp->evidence);
+    j_bool(&b, root, "diagnostic", rp->diagnostic);
+    cJSON *ev = j_obj(&b, root, "evaluation");
+    if (ev) {
+        j_uint(&b, ev, "blocks", rp->blocks);
+        j_uint(&b, ev, "trials_per_block", rp->trials_per_block);
+        if (rp->horizon)
+            j_uint(&b, ev, "horizon", rp->horizon);
+        else
+            chk(&b, cJSON_AddNullToObject(ev, "horizon"));
+        j_uint(&b, ev, "warmup", 0);
+        j_str(&b, ev, "construction_scope", bl_rp_scope_name(rp->scope));
+        j_uint(&b, ev, "root_seed", rp->root_seed);
+        j_str(&b, ev, "seed_partition", rp->partition);
+        j_uint(&b, ev, "partition_word", rp->partition_word);
+    }
+    cJSON *nu = j_obj(&b, root, "numerics");
+    if (nu) {
+        j_str(&b, nu, "dtype", "float64");
+        j_bool(&b, nu, "fast_math", 0);
+        j_str(&b, nu, "reduction", "ordered");
+        j_str(&b, nu, "rng", BL_SEED_SCHEME);
+    }
+    cJSON *ex = j_obj(&b, root, "execution");
+    if (ex) {
+        j_uint(&b, ex, "threads", (uint64_t)rp->threads);
+        j_uint(&b, ex, "batch_size", rp->batch_size);
+    }
+    cJSON *targets = chk(&b, cJSON_AddArrayToObject(root, "targets"));
+    for (size_t i = 0; targets && i < rp->n_targets; i++)
+        render_target(&b, targets, &rp->targets[i]);
+    char *text = b.ok ? (pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root)) : NULL;
+    cJSON_Delete(root);
+    return text;
+}
+
+/* ---- entry points ---- */
+
+static bl_status parse_body(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
+{
+    bl_status st;
+    int diag = 0;
+    if ((st = bl_pk_check_keys(ctx, root, "", top_keys)) ||
+        (st = text_key(ctx, root, "", "question", 4096, &rp->question, "")) ||
+        (st = text_key(ctx, root, "", "version", 128, &rp->version, "1")) ||
+        (st = text_key(ctx, root, "", "evidence", 64, &rp->evidence, "exploratory")) ||
+        (st = bl_pk_bool(ctx, root, "", "diagnostic", 0, &diag, NULL)))
+        return st;
+    rp->diagnostic = diag;
+    if (!in_list(rp->evidence, evidence_states)) {
+        char shown[160];
+        bl_pk_printable(shown, sizeof shown, rp->evidence, strlen(rp->evidence));
+        int promoted = !strcmp(rp->evidence, "confirmed") || !strcmp(rp->evidence, "promoted");
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(root, "evidence"), "evidence",
+                          "\"%s\" %s (known: planned, exploratory, tuned, frozen, retired)", shown,
+                          promoted ? "cannot be conferred by a development run" : "is not an evidence state");
+    }
+    if ((st = read_evaluation(ctx, root, rp)) || (st = read_numerics(ctx, root)) ||
+        (st = read_execution(ctx, root, rp)) || (st = read_targets(ctx, root, rp)))
+        return st;
+    rp->json = bl_res_plan_render(rp, 0);
+    if (!rp->json)
+        return nomem(ctx);
+    bl_sha256_buffer(rp->json, strlen(rp->json), rp->hash);
+    return BL_OK;
+}
+
+bl_status bl_rp_parse(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_rp_identity *who, bl_res_plan **out)
+{
+    *out = NULL;
+    bl_res_plan *rp = calloc(1, sizeof *rp);
+    if (!rp)
+        return nomem(ctx);
+    bl_status st = BL_OK;
+    if ((st = copy_string(ctx, &rp->id, who->id)) ||
+        (st = copy_string(ctx, &rp->description, who->description ? who->description : "")) ||
+        (st = copy_string(ctx, &rp->path, who->path)))
+        goto fail;
+    snprintf(rp->plan_sha256, sizeof rp->plan_sha256, "%s", who->sha256);
+    rp->plan_bytes = who->bytes;
+    if ((st = parse_body(ctx, root, rp)))
+        goto fail;
+    *out = rp;
+    return BL_OK;
+fail:
+    bl_res_plan_destroy(rp);
+    return st;
+}
+
+bl_status bl_pk_load_reservoir_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_plan *plan,
+                                    bl_res_plan **out)
+{
+    const bl_plan_input *in = bl_plan_input_at(plan, 0);
+    bl_rp_identity who = {plan->id, plan->description, plan->path, in ? in->sha256 : "", in ? in->bytes : 0};
+    return bl_rp_parse(ctx, root, &who, out);
+}
+
+void bl_res_plan_destroy(bl_res_plan *rp)
+{
+    if (!rp)
+        return;
+    for (size_t i = 0; rp->targets && i < rp->n_targets; i++) {
+        free(rp->targets[i].id);
+        free(rp->targets[i].label);
+        free(rp->targets[i].preset);
+    }
+    free(rp->targets);
+    free(rp->path);
+    free(rp->id);
+    free(rp->description);
+    free(rp->question);
+    free(rp->version);
+    free(rp->evidence);
+    free(rp->partition);
+    free(rp->json);
+    free(rp);
+}
+
+const char *bl_res_plan_id(const bl_res_plan *rp) { return rp->id; }
+const char *bl_res_plan_path(const bl_res_plan *rp) { return rp->path; }
+const char *bl_res_plan_json(const bl_res_plan *rp) { return rp->json; }
+const char *bl_res_plan_hash(const bl_res_plan *rp) { return rp->hash; }
+
+/* Standalone loading (also what tests use before plan.c dispatches "profile"):
+ * read the bytes once, hash them, parse, check the header, then the body. */
+bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *text = malloc(BL_TOML_MAX_BYTES + 1);
+    size_t len = text ? fread(text, 1, BL_TOML_MAX_BYTES + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (!text)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a read buffer", path);
+    if (bad || len > BL_TOML_MAX_BYTES) {
+        free(text);
+        return bl_fail(err, bad ? BL_ERR_IO : BL_ERR_FORMAT, "%s: %s", path,
+                       bad ? "read error (is it a directory?)" : "larger than the limit for a plan");
+    }
+    char sha[BL_SHA256_HEX_LEN + 1];
+    bl_sha256_buffer(text, len, sha);
+    char *abs = realpath(path, NULL);
+    bl_toml_doc *doc = NULL;
+    bl_status st = abs ? bl_toml_parse_text(text, len, path, &doc, err)
+                       : bl_fail(err, BL_ERR_IO, "%s: cannot resolve the path: %s", path, strerror(errno));
+    free(text);
+    if (st) {
+        free(abs);
+        return st;
+    }
+    bl_pk_ctx ctx = {path, err};
+    const bl_toml_node *root = bl_toml_root(doc);
+    const char *format, *id, *operation, *description = "";
+    int64_t version;
+    char shown[160];
+    if (!(st = bl_pk_string(&ctx, root, "", "format", 1, &format, NULL)) && strcmp(format, BL_PLAN_FORMAT)) {
+        bl_pk_printable(shown, sizeof shown, format, strlen(format));
+        st = bl_pk_fail(&ctx, BL_ERR_INVALID, bl_toml_table_get(root, "format"), "format",
+                        "\"%s\" is not a BrainlessLab plan (expected \"%s\")", shown, BL_PLAN_FORMAT);
+    }
+    if (!st && !(st = bl_pk_int(&ctx, root, "", "format_version", 1, INT64_MIN, INT64_MAX, &version, NULL)) &&
+        version != BL_PLAN_FORMAT_VERSION)
+        st = bl_pk_fail(&ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "format_version"), "format_version",
+                        "version %" PRId64 " is not supported (this build reads version %d)", version,
+                        BL_PLAN_FORMAT_VERSION);
+    if (!st && !(st = bl_pk_string(&ctx, root, "", "id", 1, &id, NULL)) && !bl_pk_valid_name(id, strlen(id))) {
+        bl_pk_printable(shown, sizeof shown, id, strlen(id));
+        st = bl_pk_fail(&ctx, BL_ERR_INVALID, bl_toml_table_get(root, "id"), "id",
+                        "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown, BL_PLAN_MAX_NAME);
+    }
+    if (!st && !(st = bl_pk_string(&ctx, root, "", "operation", 1, &operation, NULL)) &&
+        !(st = bl_pk_string(&ctx, root, "", "description", 0, &description, NULL)) && strcmp(operation, "profile")) {
+        bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
+        st = bl_pk_fail(&ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "operation"), "operation",
+                        "\"%s\" is not a reservoir profile plan (this loader reads operation \"profile\")", shown);
+    }
+    if (!st) {
+        bl_rp_identity who = {id, description, abs, sha, len};
+        st = bl_rp_parse(&ctx, root, &who, out);
+    }
+    bl_toml_destroy(doc);
+    free(abs);
+    return st;
+}
