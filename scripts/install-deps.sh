@@ -8,6 +8,7 @@ packages=(
   libcsv-dev libcjson-dev
   python3 python3-numpy python3-scipy python3-h5py python3-brian
   clang libclang-rt-14-dev
+  libopenmpi-dev openmpi-bin
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,7 +4,16 @@
 
 #include "engine/engine_impl.h"
 
-static const bl_backend *const backends[] = {&bl_backend_reference, &bl_backend_cpu};
+static const bl_backend *const backends[] = {&bl_backend_reference, &bl_backend_cpu,
+#ifdef BL_HAVE_MPI
+                                             &bl_backend_mpi,
+#endif
+};
+#ifdef BL_HAVE_MPI
+#define KNOWN_BACKENDS "reference, cpu, mpi, auto"
+#else
+#define KNOWN_BACKENDS "reference, cpu, auto"
+#endif
 enum { N_BACKENDS = sizeof backends / sizeof backends[0] };
 
 struct bl_engine {
@@ -17,9 +26,14 @@ struct bl_engine {
 
 const char *const *bl_engine_backends(void)
 {
+    /* "mpi" is a job-level backend (chosen by launching under mpirun, or by
+     * name), never a candidate for "auto": listing it would start MPI. */
     static const char *names[N_BACKENDS + 1];
+    int k = 0;
     for (int i = 0; i < N_BACKENDS; i++)
-        names[i] = backends[i]->name;
+        if (strcmp(backends[i]->name, "mpi"))
+            names[k++] = backends[i]->name;
+    names[k] = NULL;
     return names;
 }
 
@@ -38,7 +52,7 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
         if (!strcmp(backends[i]->name, name))
             b = backends[i];
     if (!b)
-        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference, cpu, auto)", name);
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: " KNOWN_BACKENDS ")", name);
     bl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");

@@ -22,5 +22,8 @@ typedef struct bl_backend {
 
 extern const bl_backend bl_backend_reference;
 extern const bl_backend bl_backend_cpu;
+#ifdef BL_HAVE_MPI
+extern const bl_backend bl_backend_mpi; /* engine_mpi.c, built with -DBL_MPI=ON */
+#endif
 
 #endif

@@ -13,6 +13,9 @@
 #include "brainlesslab/npy.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/sonata.h"
+#ifdef BL_HAVE_MPI
+#include "engine/engine_mpi.h"
+#endif
 
 #define TOP_GROUPS 64
 
@@ -36,6 +39,7 @@ struct bl_experiment {
     uint64_t responders;
     group *groups;
     size_t n_groups;
+    int mpi_rank, mpi_ranks; /* 0, 1 unless the run is an MPI job */
 };
 
 static double now(void)
@@ -57,6 +61,7 @@ typedef struct run_ctx {
     double *mean, *sd;
     int32_t *depth, *total;
     uint8_t *stimulated;
+    const char *backend_forced; /* "mpi" when launched as an MPI job of several ranks */
 } run_ctx;
 
 static void ctx_free(run_ctx *x)
@@ -325,7 +330,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     double t0 = now();
     size_t n_sil = 0;
     const int32_t *sil = bl_plan_silenced(plan, &n_sil);
-    const char *backend = opt->backend ? opt->backend : bl_plan_backend(plan);
+    const char *backend = x->backend_forced ? x->backend_forced : opt->backend ? opt->backend : bl_plan_backend(plan);
     int threads = opt->threads >= 0 ? opt->threads : bl_plan_threads(plan);
     bl_status st = bl_plan_build_stimulus(plan, &x->stim, err);
     if (!st)
@@ -348,19 +353,21 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     for (uint32_t first = 0; !st && first < trials; first += wave) {
         uint32_t k = trials - first < wave ? trials - first : wave;
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
-        if (!st && opt->progress) {
+        if (!st && opt->progress && xp->mpi_rank == 0) {
             double el = now() - t1, sim = (first + k) * xp->duration_ms / 1000.0;
             fprintf(opt->progress, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   ", first + k, trials, sim,
                     el > 0 ? sim / el : 0.0);
             fflush(opt->progress);
         }
     }
-    if (opt->progress)
+    if (opt->progress && xp->mpi_rank == 0)
         fputc('\n', opt->progress);
     xp->wall_run = now() - t1;
     if (st)
         return st;
     xp->spikes = bl_result_n_events(x->res);
+    if (xp->mpi_rank > 0) /* an MPI job: rank 0 alone analyses and writes */
+        return BL_OK;
 
     /* Analyses. */
     xp->wall_write = now();
@@ -457,6 +464,10 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
         cJSON_AddItemToObject(run, "auto_regression", cJSON_Parse(auto_report));
     cJSON_AddNumberToObject(run, "threads_requested", opt->threads >= 0 ? opt->threads : bl_plan_threads(x->plan));
     cJSON_AddNumberToObject(run, "threads", xp->threads);
+    if (!strcmp(xp->backend, "mpi")) {
+        cJSON_AddNumberToObject(run, "mpi_ranks", xp->mpi_ranks);
+        cJSON_AddNumberToObject(run, "threads_per_rank", xp->threads);
+    }
     cJSON_AddNumberToObject(run, "trials", xp->trials);
     cJSON_AddNumberToObject(run, "steps_per_trial", (double)bl_plan_steps(x->plan));
     cJSON_AddNumberToObject(run, "spikes", (double)xp->spikes);
@@ -469,6 +480,33 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     return st;
 }
 
+#ifdef BL_HAVE_MPI
+/* Rank 0's watchdog: mpirun stops the survivors with SIGTERM when a rank dies
+ * or aborts; the record then becomes FAILED instead of staying half-written. */
+typedef struct mpi_guard {
+    bl_record *rec;
+    int open;
+    char dir[4096];
+} mpi_guard;
+
+static void on_mpi_signal(void *arg, int signo)
+{
+    mpi_guard *g = arg;
+    if (!g->open)
+        return;
+    char msg[512];
+    snprintf(msg, sizeof msg, "the MPI job was stopped (signal %d) before the record was sealed: another rank "
+             "failed, was killed or aborted (see mpirun's message for which)", signo);
+    bl_error e = {0};
+    if (bl_record_fail(g->rec, msg, &e))
+        fprintf(stderr, "brainlesslab run (rank 0): %s; and the FAILED record could not be written (%s)\n", msg,
+                e.message);
+    else
+        fprintf(stderr, "brainlesslab run (rank 0): %s; record %s FAILED\n", msg, g->dir);
+    g->open = 0;
+}
+#endif
+
 bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *opt, bl_experiment **out,
                             bl_error *err)
 {
@@ -480,20 +518,62 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     xp->trials = bl_plan_trials(plan);
     xp->duration_ms = bl_plan_duration_ms(plan);
     xp->n_neurons = bl_connectome_n_neurons(x.c);
+    xp->mpi_ranks = 1;
     snprintf(xp->plan_id, sizeof xp->plan_id, "%s", bl_plan_id(plan));
-    bl_status st = reserve(plan, opt->root, &x.rec, err);
+    bl_status st = BL_OK;
+#ifdef BL_HAVE_MPI
+    /* Under mpirun every rank runs this function: rank 0 reserves, writes and
+     * seals the record; the others only step their neurons. An error that
+     * not every rank shares ends the job (bl_mpi_abort), so no rank waits
+     * forever; rank 0 fails the record first, or its watchdog does. */
+    static mpi_guard guard;
+    const char *requested = opt->backend ? opt->backend : bl_plan_backend(plan);
+    int wants_mpi = requested && !strcmp(requested, "mpi");
+    if (bl_mpi_launched() || wants_mpi) {
+        if ((st = bl_mpi_init(err))) {
+            free(xp);
+            return st;
+        }
+        xp->mpi_rank = bl_mpi_rank();
+        xp->mpi_ranks = bl_mpi_size();
+        if (xp->mpi_ranks > 1 || wants_mpi)
+            x.backend_forced = "mpi";
+    }
+    const int multi = xp->mpi_ranks > 1;
+#else
+    const int multi = 0;
+#endif
+    if (xp->mpi_rank == 0)
+        st = reserve(plan, opt->root, &x.rec, err);
     if (st) {
+#ifdef BL_HAVE_MPI
+        if (multi)
+            bl_mpi_abort(err->message);
+#endif
         free(xp);
         return st;
     }
-    snprintf(xp->record_dir, sizeof xp->record_dir, "%s", bl_record_dir(x.rec));
-    for (size_t i = 0; !st && i < bl_plan_n_inputs(plan); i++) {
+    if (x.rec)
+        snprintf(xp->record_dir, sizeof xp->record_dir, "%s", bl_record_dir(x.rec));
+#ifdef BL_HAVE_MPI
+    if (multi) {
+        if (xp->mpi_rank == 0) {
+            guard.rec = x.rec;
+            guard.open = 1;
+            snprintf(guard.dir, sizeof guard.dir, "%s", xp->record_dir);
+            st = bl_mpi_watchdog_start(on_mpi_signal, &guard, err);
+        }
+        if (!st)
+            st = bl_mpi_bcast_string(xp->record_dir, sizeof xp->record_dir, err);
+    }
+#endif
+    for (size_t i = 0; x.rec && !st && i < bl_plan_n_inputs(plan); i++) {
         const bl_plan_input *in = bl_plan_input_at(plan, i);
         st = bl_record_add_input(x.rec, in->role, in->path, err);
     }
-    if (!st)
+    if (x.rec && !st)
         st = bl_record_set_json(x.rec, "plan", bl_plan_resolved_json(plan), err);
-    if (!st) {
+    if (x.rec && !st) {
         char seeds[512];
         snprintf(seeds, sizeof seeds,
                  "{\"seed\": %" PRIu64 ", \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
@@ -501,18 +581,37 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
                  bl_plan_seed(plan));
         st = bl_record_set_json(x.rec, "seeds", seeds, err);
     }
+#ifdef BL_HAVE_MPI
+    if (multi && st) /* the other ranks may already wait in a collective */
+        bl_mpi_abort(err->message);
+#endif
     if (!st)
         st = run_and_write(xp, &x, opt, err);
-    if (!st)
+#ifdef BL_HAVE_MPI
+    if (multi && st && xp->mpi_rank > 0)
+        bl_mpi_abort(err->message);
+    if (multi && xp->mpi_rank == 0)
+        bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
+#endif
+    if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
-    if (!st)
+    if (x.rec && !st)
         st = bl_record_seal(x.rec, err);
-    if (st) {
+    if (x.rec && st) {
         bl_error ferr = {0};
         if (bl_record_fail(x.rec, err->message, &ferr))
             bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
         bl_fail_context(err, "record %s FAILED", xp->record_dir);
     }
+#ifdef BL_HAVE_MPI
+    if (multi && xp->mpi_rank == 0) {
+        guard.open = 0;
+        bl_mpi_watchdog_unlock();
+        if (st)
+            bl_mpi_abort(err->message);
+    }
+#endif
+    (void)multi;
     bl_record_destroy(x.rec);
     ctx_free(&x);
     if (st) {
@@ -537,9 +636,15 @@ int bl_experiment_threads(const bl_experiment *xp) { return xp->threads; }
 
 void bl_experiment_print(const bl_experiment *xp, FILE *out)
 {
+    if (xp->mpi_rank > 0) /* an MPI job: rank 0 speaks for it */
+        return;
     double sim = xp->trials * xp->duration_ms / 1000.0;
-    fprintf(out, "%s: %u trial(s) x %.0f ms, %s backend, %d thread(s)\n", xp->plan_id, xp->trials,
-            xp->duration_ms, xp->backend, xp->threads);
+    if (xp->mpi_ranks > 1)
+        fprintf(out, "%s: %u trial(s) x %.0f ms, %s backend, %d rank(s) x %d thread(s)\n", xp->plan_id, xp->trials,
+                xp->duration_ms, xp->backend, xp->mpi_ranks, xp->threads);
+    else
+        fprintf(out, "%s: %u trial(s) x %.0f ms, %s backend, %d thread(s)\n", xp->plan_id, xp->trials,
+                xp->duration_ms, xp->backend, xp->threads);
     fprintf(out, "  %" PRIu64 " spikes, %" PRIu64 " active neurons, %" PRIu64 " responders (>= %.0f Hz mean over "
             "trials); deepest active neuron at depth %d\n", xp->spikes, xp->pooled.active_neurons, xp->responders,
             BL_RESPONDER_THRESHOLD_HZ, xp->pooled.propagation_depth);

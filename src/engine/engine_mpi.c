@@ -1,0 +1,607 @@
+/* The "mpi" backend: the neurons are split across the ranks of an MPI job
+ * (contiguous ranges balanced by neurons + incoming edges), each rank steps
+ * its range with the exact partition kernel (src/engine/partition.c), and
+ * the ranks exchange spikes once per window of `delay` steps (the minimum
+ * synaptic delay, 18 steps) with two collectives, as NEST does:
+ *
+ *   MPI_Allgather  per rank: its spike count for every (trial, step) of the
+ *                  window, plus a failure flag (so every rank stops together);
+ *   MPI_Allgatherv the spiking neurons' global ids.
+ *
+ * Why it is exact for any rank count: rank order is neuron order, so the
+ * concatenation over ranks keeps every step's spikers ascending, which is the
+ * order the partition kernel needs to sum input in the spec's order; Poisson
+ * streams are keyed by (seed, trial, population, global neuron id, step), so
+ * nothing depends on the partition. Every rank ends with every spike event
+ * (it receives them all anyway), and the final v, g ranges are all-gathered,
+ * so every rank's bl_result equals the single-process result.
+ *
+ * Threads inside a rank work as in the cpu backend: with at least as many
+ * trials as threads, a bank of `threads` trials runs at once (one partition
+ * per trial, the bank's windows exchanged in the same two collectives);
+ * otherwise one trial's range is split into `threads` partitions.
+ *
+ * MPI calls are made by the main thread only (MPI_THREAD_FUNNELED). */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <mpi.h>
+#include <omp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "engine/engine_mpi.h"
+#include "engine/partition.h"
+
+/* ---- the job ---- */
+
+static void finalize_at_exit(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin)
+        MPI_Finalize();
+}
+
+bl_status bl_mpi_init(bl_error *err)
+{
+    int init = 0;
+    MPI_Initialized(&init);
+    if (init)
+        return BL_OK;
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "mpi backend: MPI_Init_thread failed");
+    atexit(finalize_at_exit);
+    if (provided < MPI_THREAD_FUNNELED)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "mpi backend: MPI provides thread level %d, FUNNELED (%d) needed",
+                       provided, MPI_THREAD_FUNNELED);
+    return BL_OK;
+}
+
+int bl_mpi_launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+int bl_mpi_rank(void)
+{
+    int init = 0, r = 0;
+    MPI_Initialized(&init);
+    if (init)
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+int bl_mpi_size(void)
+{
+    int init = 0, n = 1;
+    MPI_Initialized(&init);
+    if (init)
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+}
+
+_Noreturn void bl_mpi_abort(const char *message)
+{
+    if (message && *message)
+        fprintf(stderr, "brainlesslab (rank %d of %d): %s; aborting the MPI job\n", bl_mpi_rank(), bl_mpi_size(),
+                message);
+    fflush(NULL);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    _exit(1);
+}
+
+bl_status bl_mpi_bcast_string(char *buf, size_t cap, bl_error *err)
+{
+    if (cap > INT_MAX || MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return bl_fail(err, BL_ERR_IO, "mpi: MPI_Bcast of %zu bytes failed", cap);
+    buf[cap - 1] = '\0';
+    return BL_OK;
+}
+
+/* The watchdog: the signal handler only writes the signal number to a pipe
+ * (async-signal-safe); a thread reads it and does the real work. */
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static int watch_pipe[2] = {-1, -1};
+static void (*watch_fn)(void *, int);
+static void *watch_arg;
+
+static void watch_handler(int sig)
+{
+    unsigned char b = (unsigned char)sig;
+    ssize_t k = write(watch_pipe[1], &b, 1);
+    (void)k;
+}
+
+static void *watch_thread(void *unused)
+{
+    (void)unused;
+    unsigned char b = 0;
+    ssize_t k;
+    do
+        k = read(watch_pipe[0], &b, 1);
+    while (k < 0 && errno == EINTR);
+    if (k != 1)
+        return NULL;
+    pthread_mutex_lock(&watch_lock);
+    if (watch_fn)
+        watch_fn(watch_arg, (int)b);
+    fflush(NULL);
+    _exit(1);
+}
+
+bl_status bl_mpi_watchdog_start(void (*on_signal)(void *, int), void *arg, bl_error *err)
+{
+    if (watch_pipe[0] >= 0) {
+        pthread_mutex_lock(&watch_lock);
+        watch_fn = on_signal;
+        watch_arg = arg;
+        pthread_mutex_unlock(&watch_lock);
+        return BL_OK;
+    }
+    if (pipe(watch_pipe) != 0)
+        return bl_fail(err, BL_ERR_IO, "mpi watchdog: pipe: %s", strerror(errno));
+    watch_fn = on_signal;
+    watch_arg = arg;
+    pthread_t t;
+    if (pthread_create(&t, NULL, watch_thread, NULL) != 0)
+        return bl_fail(err, BL_ERR_IO, "mpi watchdog: cannot start its thread");
+    pthread_detach(t);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = watch_handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
+        if (sigaction(sigs[k], &sa, NULL) != 0)
+            return bl_fail(err, BL_ERR_IO, "mpi watchdog: sigaction(%d): %s", sigs[k], strerror(errno));
+    return BL_OK;
+}
+
+void bl_mpi_watchdog_lock(void) { pthread_mutex_lock(&watch_lock); }
+void bl_mpi_watchdog_unlock(void) { pthread_mutex_unlock(&watch_lock); }
+
+/* ---- the backend ---- */
+
+typedef struct spike_window {
+    uint64_t *start; /* step j's spikers are all.v[start[j] .. start[j+1]) */
+    i32_list all;
+} spike_window;
+
+/* One trial in flight on this rank: its partitions cover [lo, hi). */
+typedef struct mpi_trial {
+    partition *parts;
+    size_t *next_event; /* per partition */
+    int n_parts;
+    spike_window merged[2]; /* windows w-1 and w, by parity, over all ranks */
+    i32_list out;           /* (step, neuron) pairs of the trial, all ranks */
+} mpi_trial;
+
+typedef struct mpi_state {
+    const bl_network *net;
+    int rank, size, threads, skip_ok;
+    int32_t *bounds;  /* rank ranges, size + 1 */
+    int32_t *indegree;
+    mpi_trial *bank;
+    int n_bank, parts;
+    int *send_counts; /* [n_bank * delay + 1]: the last entry is the failure flag */
+    int *all_counts;  /* [size][n_bank * delay + 1] */
+    int *recv_counts, *displs, *cursor, *state_counts, *state_displs;
+    i32_list send, recv;
+    /* statistics (BL_MPI_STATS) */
+    uint64_t windows, bytes_sent, bytes_received, spikes_local;
+    double wall_compute, wall_exchange;
+} mpi_state;
+
+static double wall(void) { return MPI_Wtime(); }
+
+/* Split [lo, hi) into n ranges of about equal work (1 per neuron + 1 per
+ * incoming edge); deterministic, so every rank computes the same bounds. */
+static void split_range(const int32_t *indeg, int32_t lo, int32_t hi, int n, int32_t *bounds)
+{
+    uint64_t total = 0, acc = 0;
+    for (int32_t i = lo; i < hi; i++)
+        total += 1 + (uint64_t)indeg[i];
+    int q = 1;
+    bounds[0] = lo;
+    for (int32_t i = lo; i < hi && q < n; i++) {
+        acc += 1 + (uint64_t)indeg[i];
+        while (q < n && acc * (uint64_t)n >= total * (uint64_t)q)
+            bounds[q++] = i + 1;
+    }
+    while (q <= n)
+        bounds[q++] = hi;
+}
+
+static void trial_free(mpi_trial *t, int64_t delay)
+{
+    for (int q = 0; q < t->n_parts; q++)
+        bl_partition_free(&t->parts[q], delay);
+    free(t->parts);
+    free(t->next_event);
+    for (int k = 0; k < 2; k++) {
+        free(t->merged[k].start);
+        free(t->merged[k].all.v);
+    }
+    free(t->out.v);
+    memset(t, 0, sizeof *t);
+}
+
+static int trial_alloc(mpi_trial *t, const mpi_state *s, int n_parts)
+{
+    const bl_network *net = s->net;
+    int32_t lo = s->bounds[s->rank], hi = s->bounds[s->rank + 1];
+    if (n_parts > hi - lo)
+        n_parts = hi - lo > 0 ? hi - lo : 1;
+    memset(t, 0, sizeof *t);
+    int32_t *b = malloc(((size_t)n_parts + 1) * sizeof *b);
+    t->parts = calloc((size_t)n_parts, sizeof *t->parts);
+    t->next_event = calloc((size_t)n_parts, sizeof *t->next_event);
+    t->n_parts = n_parts;
+    int ok = b && t->parts && t->next_event;
+    for (int k = 0; ok && k < 2; k++)
+        ok = (t->merged[k].start = calloc((size_t)net->delay_steps + 1, sizeof(uint64_t))) != NULL;
+    if (ok)
+        split_range(s->indegree, lo, hi, n_parts, b);
+    for (int q = 0; ok && q < n_parts; q++)
+        ok = bl_partition_alloc(&t->parts[q], net, b[q], b[q + 1]);
+    free(b);
+    return ok;
+}
+
+static void mpi_destroy(void *v)
+{
+    mpi_state *s = v;
+    if (!s)
+        return;
+    const char *stats = getenv("BL_MPI_STATS");
+    if (stats && *stats) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s.rank%d.json", stats, s->rank);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            fprintf(f,
+                    "{\"rank\": %d, \"ranks\": %d, \"threads\": %d, \"lo\": %" PRId32 ", \"hi\": %" PRId32
+                    ", \"windows\": %" PRIu64 ", \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64
+                    ", \"spikes_local\": %" PRIu64 ", \"wall_compute_s\": %.6f, \"wall_exchange_s\": %.6f"
+                    ", \"peak_rss_kb\": %ld}\n",
+                    s->rank, s->size, s->threads, s->bounds[s->rank], s->bounds[s->rank + 1], s->windows,
+                    s->bytes_sent, s->bytes_received, s->spikes_local, s->wall_compute, s->wall_exchange,
+                    ru.ru_maxrss);
+            fclose(f);
+        }
+    }
+    for (int k = 0; k < s->n_bank; k++)
+        trial_free(&s->bank[k], s->net->delay_steps);
+    free(s->bank);
+    void *blocks[] = {s->bounds, s->indegree, s->send_counts, s->all_counts, s->recv_counts, s->displs,
+                      s->cursor, s->state_counts, s->state_displs, s->send.v, s->recv.v};
+    for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
+        free(blocks[k]);
+    free(s);
+}
+
+static int mpi_set_threads(void *v, int threads)
+{
+    mpi_state *s = v;
+    int t = threads > 0 ? threads : omp_get_num_procs();
+    s->threads = t < 1 ? 1 : t;
+    return s->threads;
+}
+
+static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = bl_mpi_init(err);
+    if (st)
+        return st;
+    if (net->n_neurons > INT32_MAX)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "mpi backend: %" PRIu64 " neurons exceed int32 ids", net->n_neurons);
+    mpi_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate");
+    s->net = net;
+    MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &s->size);
+    s->skip_ok = bl_partition_rest_is_fixed_point(net);
+    mpi_set_threads(s, 0);
+    size_t n = net->n_neurons ? net->n_neurons : 1, r = (size_t)s->size;
+    s->bounds = malloc((r + 1) * sizeof *s->bounds);
+    s->indegree = calloc(n, sizeof *s->indegree);
+    s->recv_counts = malloc(r * sizeof(int));
+    s->displs = malloc(r * sizeof(int));
+    s->cursor = malloc(r * sizeof(int));
+    s->state_counts = malloc(r * sizeof(int));
+    s->state_displs = malloc(r * sizeof(int));
+    if (!s->bounds || !s->indegree || !s->recv_counts || !s->displs || !s->cursor || !s->state_counts ||
+        !s->state_displs) {
+        mpi_destroy(s);
+        return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate state for %" PRIu64 " neurons",
+                       net->n_neurons);
+    }
+    for (uint64_t e = 0; e < net->n_edges; e++)
+        s->indegree[net->targets[e]]++;
+    split_range(s->indegree, 0, (int32_t)net->n_neurons, s->size, s->bounds);
+    size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    for (int q = 0; q < s->size; q++) {
+        uint64_t bytes = (uint64_t)(s->bounds[q + 1] - s->bounds[q]) * sz;
+        if (bytes > INT_MAX) {
+            mpi_destroy(s);
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "mpi backend: rank %d's state (%" PRIu64 " bytes) exceeds an "
+                           "MPI count", q, bytes);
+        }
+        s->state_counts[q] = (int)bytes;
+        s->state_displs[q] = (int)((uint64_t)s->bounds[q] * sz);
+    }
+    *out = s;
+    return BL_OK;
+}
+
+static bl_status ensure_bank(mpi_state *s, int n_bank, int parts, bl_error *err)
+{
+    if (s->n_bank == n_bank && s->parts == parts)
+        return BL_OK;
+    for (int k = 0; k < s->n_bank; k++)
+        trial_free(&s->bank[k], s->net->delay_steps);
+    free(s->bank);
+    free(s->send_counts);
+    free(s->all_counts);
+    s->n_bank = 0;
+    s->parts = 0;
+    size_t per = (size_t)n_bank * (size_t)s->net->delay_steps + 1;
+    s->bank = calloc((size_t)n_bank, sizeof *s->bank);
+    s->send_counts = malloc(per * sizeof(int));
+    s->all_counts = malloc(per * (size_t)s->size * sizeof(int));
+    if (!s->bank || !s->send_counts || !s->all_counts)
+        return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate a bank of %d trials", n_bank);
+    for (int k = 0; k < n_bank; k++) {
+        s->n_bank = k + 1;
+        if (!trial_alloc(&s->bank[k], s, parts))
+            return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate state for neurons %" PRId32 "..%" PRId32,
+                           s->bounds[s->rank], s->bounds[s->rank + 1]);
+    }
+    s->parts = parts;
+    return BL_OK;
+}
+
+/* One partition's steps of window w (spikes of step - delay from merged[w-1]). */
+static void run_window(const mpi_state *s, mpi_trial *t, int q, uint32_t trial, int64_t w, int64_t n_steps)
+{
+    const bl_network *net = s->net;
+    const int64_t delay = net->delay_steps, s0 = w * delay;
+    const int64_t s1 = s0 + delay < n_steps ? s0 + delay : n_steps;
+    const spike_window *prev = &t->merged[(w - 1) & 1];
+    partition *p = &t->parts[q];
+    for (int64_t step = s0; step < s1 && !p->failed; step++) {
+        const int32_t *arr = NULL;
+        uint64_t n_arr = 0;
+        if (w > 0) {
+            int64_t j = step - s0;
+            arr = prev->all.v + prev->start[j];
+            n_arr = prev->start[j + 1] - prev->start[j];
+        }
+        bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, &t->next_event[q], &p->window[step - s0]);
+    }
+}
+
+static int reserve(i32_list *l, uint64_t n)
+{
+    if (n <= l->cap)
+        return 1;
+    uint64_t cap = l->cap ? l->cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    int32_t *v = realloc(l->v, cap * sizeof *v);
+    if (!v)
+        return 0;
+    l->v = v;
+    l->cap = cap;
+    return 1;
+}
+
+/* Exchange window w of the bank (in_bank trials): returns 0 when any rank
+ * failed (every rank gets the same answer), with *why set. */
+static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_window, const char **why)
+{
+    const int64_t delay = s->net->delay_steps;
+    const int per = s->n_bank * (int)delay + 1;
+    int failed = 0;
+    uint64_t n_send = 0;
+    for (int b = 0; b < s->n_bank; b++)
+        for (int64_t j = 0; j < delay; j++) {
+            uint64_t c = 0;
+            if (b < in_bank && j < steps_in_window)
+                for (int q = 0; q < s->bank[b].n_parts; q++) {
+                    failed |= s->bank[b].parts[q].failed;
+                    c += s->bank[b].parts[q].window[j].n;
+                }
+            failed |= c > INT_MAX;
+            s->send_counts[b * delay + j] = (int)(c > INT_MAX ? 0 : c);
+            n_send += c;
+        }
+    failed |= n_send > INT_MAX || !reserve(&s->send, n_send ? n_send : 1);
+    if (!failed) {
+        s->send.n = 0;
+        for (int b = 0; b < in_bank; b++)
+            for (int64_t j = 0; j < steps_in_window; j++)
+                for (int q = 0; q < s->bank[b].n_parts; q++) {
+                    const i32_list *l = &s->bank[b].parts[q].window[j];
+                    if (l->n)
+                        memcpy(s->send.v + s->send.n, l->v, l->n * sizeof *l->v);
+                    s->send.n += l->n;
+                }
+    }
+    s->send_counts[per - 1] = failed;
+    double t0 = wall();
+    if (MPI_Allgather(s->send_counts, per, MPI_INT, s->all_counts, per, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        *why = "MPI_Allgather of spike counts failed";
+        return 0;
+    }
+    uint64_t total = 0;
+    for (int r = 0; r < s->size; r++) {
+        const int *c = s->all_counts + (size_t)r * (size_t)per;
+        uint64_t n = 0;
+        for (int k = 0; k < per - 1; k++)
+            n += (uint64_t)c[k];
+        failed |= c[per - 1];
+        s->displs[r] = (int)(total > INT_MAX ? 0 : total);
+        s->recv_counts[r] = (int)(n > INT_MAX ? 0 : n);
+        total += n;
+    }
+    if (failed) { /* every rank sees the same flags: all stop at this window */
+        *why = "a rank ran out of memory for its active neurons or spikes";
+        return 0;
+    }
+    /* A window's ids that do not fit in memory here: this rank alone knows, so
+     * it ends the job (mpirun then stops every rank; rank 0 fails the record). */
+    if (total > INT_MAX || !reserve(&s->recv, total ? total : 1))
+        bl_mpi_abort("mpi backend: out of memory for one window's spikes");
+    if (MPI_Allgatherv(s->send.v, (int)n_send, MPI_INT32_T, s->recv.v, s->recv_counts, s->displs, MPI_INT32_T,
+                       MPI_COMM_WORLD) != MPI_SUCCESS) {
+        *why = "MPI_Allgatherv of spike ids failed";
+        return 0;
+    }
+    s->wall_exchange += wall() - t0;
+    s->windows++;
+    s->spikes_local += n_send;
+    s->bytes_sent += ((uint64_t)per + n_send) * 4;
+    s->bytes_received += ((uint64_t)per * (uint64_t)s->size + total) * 4;
+    /* Unpack: rank r's block is ordered (trial, step); concatenating ranks in
+     * order keeps each step ascending. */
+    for (int r = 0; r < s->size; r++)
+        s->cursor[r] = s->displs[r];
+    for (int b = 0; b < in_bank; b++) {
+        mpi_trial *t = &s->bank[b];
+        spike_window *m = &t->merged[w & 1];
+        m->all.n = 0;
+        uint64_t need = 0;
+        for (int r = 0; r < s->size; r++)
+            for (int64_t j = 0; j < steps_in_window; j++)
+                need += (uint64_t)s->all_counts[(size_t)r * (size_t)per + (size_t)(b * delay + j)];
+        if (!reserve(&m->all, need ? need : 1) || !reserve(&t->out, t->out.n + 2 * need))
+            bl_mpi_abort("mpi backend: out of memory for a trial's spikes");
+        for (int64_t j = 0; j < steps_in_window; j++) {
+            m->start[j] = m->all.n;
+            int32_t step = (int32_t)(w * delay + j);
+            for (int r = 0; r < s->size; r++) {
+                int c = s->all_counts[(size_t)r * (size_t)per + (size_t)(b * delay + j)];
+                const int32_t *src = s->recv.v + s->cursor[r];
+                if (c)
+                    memcpy(m->all.v + m->all.n, src, (size_t)c * sizeof *src);
+                m->all.n += (uint64_t)c;
+                for (int k = 0; k < c; k++) {
+                    t->out.v[t->out.n++] = step;
+                    t->out.v[t->out.n++] = src[k];
+                }
+                s->cursor[r] += c;
+            }
+        }
+        for (int64_t j = steps_in_window; j <= delay; j++)
+            m->start[j] = m->all.n;
+    }
+    return 1;
+}
+
+/* A bank of in_bank trials, first .. first + in_bank - 1, on every rank. */
+static int run_bank(mpi_state *s, int in_bank, uint32_t first, int64_t n_steps, const char **why)
+{
+    const int64_t delay = s->net->delay_steps, windows = (n_steps + delay - 1) / delay;
+    const int parts = s->bank[0].n_parts, tasks = in_bank * parts;
+    for (int b = 0; b < in_bank; b++) {
+        mpi_trial *t = &s->bank[b];
+        t->out.n = 0;
+        for (int k = 0; k < 2; k++)
+            memset(t->merged[k].start, 0, ((size_t)delay + 1) * sizeof(uint64_t));
+        for (int q = 0; q < t->n_parts; q++) {
+            bl_partition_reset(&t->parts[q], s->net, s->skip_ok);
+            t->next_event[q] = 0;
+        }
+    }
+    int ok = 1;
+    for (int64_t w = 0; ok && w < windows; w++) {
+        double t0 = wall();
+#pragma omp parallel for num_threads(tasks) schedule(static, 1) if (tasks > 1)
+        for (int k = 0; k < tasks; k++)
+            run_window(s, &s->bank[k / parts], k % parts, first + (uint32_t)(k / parts), w, n_steps);
+        s->wall_compute += wall() - t0;
+        int64_t in_window = (w + 1) * delay < n_steps ? delay : n_steps - w * delay;
+        ok = exchange(s, in_bank, w, in_window, why);
+    }
+    for (int b = 0; b < in_bank; b++)
+        for (int q = 0; q < s->bank[b].n_parts; q++)
+            bl_partition_settle(&s->bank[b].parts[q]);
+    return ok;
+}
+
+/* Copy one finished trial into the result: all its spikes (every rank holds
+ * them) and the final state, all-gathered from the ranks' ranges. */
+static bl_status publish(mpi_state *s, const mpi_trial *t, uint32_t trial, bl_result *res, bl_error *err)
+{
+    uint64_t a = 0;
+    while (a < t->out.n) {
+        int32_t step = t->out.v[a], batch[256];
+        size_t nb = 0;
+        bl_status st;
+        while (a < t->out.n && t->out.v[a] == step) {
+            batch[nb++] = t->out.v[a + 1];
+            a += 2;
+            if (nb == 256) {
+                if ((st = bl_result_append_spikes(res, trial, (uint32_t)step, batch, nb, err)))
+                    return st;
+                nb = 0;
+            }
+        }
+        if (nb && (st = bl_result_append_spikes(res, trial, (uint32_t)step, batch, nb, err)))
+            return st;
+    }
+    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    void *rows[2] = {bl_result_v_row(res, trial), bl_result_g_row(res, trial)};
+    for (int k = 0; k < 2; k++) {
+        for (int q = 0; q < t->n_parts; q++) {
+            const partition *p = &t->parts[q];
+            memcpy((char *)rows[k] + (size_t)p->lo * sz, k ? p->g : p->v, (size_t)(p->hi - p->lo) * sz);
+        }
+        if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows[k], s->state_counts, s->state_displs, MPI_BYTE,
+                           MPI_COMM_WORLD) != MPI_SUCCESS)
+            return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Allgatherv of the final state of trial %" PRIu32
+                           " failed", trial);
+    }
+    return BL_OK;
+}
+
+static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps, bl_result *result,
+                         bl_error *err)
+{
+    mpi_state *s = v;
+    int trial_parallel = (uint32_t)s->threads <= n_trials || s->threads == 1;
+    int n_bank = trial_parallel ? (s->threads < (int)n_trials ? s->threads : (int)n_trials) : 1;
+    int parts = trial_parallel ? 1 : s->threads;
+    bl_status st = ensure_bank(s, n_bank, parts, err);
+    /* Every rank must agree that the bank exists before any collective. */
+    int bad = st != BL_OK, any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_bad)
+        return st ? st : bl_fail(err, BL_ERR_NOMEM, "mpi backend: another rank could not allocate its state");
+    for (uint32_t wave = 0; !st && wave < n_trials; wave += (uint32_t)n_bank) {
+        int in_bank = (int)(n_trials - wave < (uint32_t)n_bank ? n_trials - wave : (uint32_t)n_bank);
+        const char *why = "failed";
+        if (!run_bank(s, in_bank, first_trial + wave, (int64_t)n_steps, &why))
+            return bl_fail(err, BL_ERR_NOMEM, "mpi backend (rank %d of %d): trials %" PRIu32 "..%" PRIu32 ": %s",
+                           s->rank, s->size, first_trial + wave, first_trial + wave + (uint32_t)in_bank - 1, why);
+        for (int b = 0; !st && b < in_bank; b++)
+            st = publish(s, &s->bank[b], first_trial + wave + (uint32_t)b, result, err);
+    }
+    return st;
+}
+
+const bl_backend bl_backend_mpi = {"mpi", mpi_create, mpi_run, mpi_destroy, mpi_set_threads};

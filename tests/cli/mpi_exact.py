@@ -1,0 +1,112 @@
+"""The mpi backend against the reference backend: identical spike events,
+counts and final-state bits for 1, 2, 3 and 4 ranks (oversubscribed on a small
+machine), with and without threads inside the ranks, on C. elegans, the
+larva, a synthetic graph and a runaway-activity case, both presets. Every
+rank's result is compared (each rank holds the whole result; each writes its
+own directory). Skipped cleanly when the binary has no mpi backend."""
+import os, shutil, subprocess, sys, tempfile
+import numpy as np
+
+CLI = os.environ["BL_CLI"]
+SRC = os.environ["BL_SOURCE_DIR"]
+sanitized = os.environ.get("BL_SANITIZED") == "1"
+FILES = ["spikes_trial", "spikes_step", "spikes_neuron", "counts", "v", "g"]
+
+celegans = os.path.join(SRC, "data/connectomes/celegans-varshney2011")
+larva = os.path.join(SRC, "data/connectomes/larva-winding2023")
+tmp = tempfile.mkdtemp(prefix="bl_mpi_exact_")
+env = dict(os.environ)
+env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1",
+            "OMP_WAIT_POLICY": "passive", "OMPI_MCA_btl": "self,vader",
+            "LSAN_OPTIONS": "suppressions=" + os.path.join(SRC, "tests/lsan_openmpi.supp") + ":print_suppressions=0",
+            # Open MPI is built without frame pointers: the slow unwinder gives
+            # its allocations full stacks, so the suppressions can match them.
+            # (symbolize=0: the suppressions match module names; symbolizing
+            # Open MPI's thousands of startup allocations takes seconds).
+            "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":fast_unwind_on_malloc=0:symbolize=0"})
+probe = subprocess.run([CLI, "simulate", "--connectome", celegans, "--preset", "shiu2024", "--duration-ms", "1",
+                        "--out", os.path.join(tmp, "probe"), "--backend", "mpi"], capture_output=True, text=True,
+                       env=env)
+if "unknown backend" in probe.stderr or shutil.which("mpirun") is None:
+    shutil.rmtree(tmp)
+    print("skipped: built without MPI (no mpi backend or no mpirun)")
+    sys.exit(0)
+if probe.returncode != 0:
+    print("FAIL: the mpi backend does not run as a single process:\n" + probe.stderr)
+    sys.exit(1)
+
+
+def simulate(conn, preset, backend, threads, args, out):
+    return [CLI, "simulate", "--connectome", conn, "--preset", preset, "--out", out, "--backend", backend,
+            "--threads", str(threads)] + args
+
+
+def run_ranks(conn, preset, ranks, threads, args, out):
+    cmd = simulate(conn, preset, "mpi", threads, args, out + "_${OMPI_COMM_WORLD_RANK}")
+    line = "exec " + " ".join("'%s'" % c if "$" not in c else '"%s"' % c for c in cmd)
+    subprocess.run(["mpirun", "-np", str(ranks), "bash", "-c", line], check=True, env=env,
+                   stdout=subprocess.DEVNULL, timeout=300)
+
+
+def population(conn, n, stride):
+    count = len(np.load(os.path.join(conn, "offsets.npy"))) - 1
+    path = os.path.join(tmp, "pop_%s_%d_%d.npy" % (os.path.basename(conn), n, stride))
+    np.save(path, (np.arange(n, dtype=np.int64) * stride % count).astype(np.int32))
+    return path
+
+
+synth = os.path.join(tmp, "synth")
+subprocess.run([CLI, "synth", "--out", synth, "--neurons", "4000", "--mean-degree", "40", "--seed", "11"],
+               check=True, stdout=subprocess.DEVNULL)
+dur = "200" if sanitized else "300"
+ALL = [(r, t) for r in (1, 2, 3, 4) for t in (1, 2)]
+SOME = [(1, 2), (2, 1), (3, 2), (4, 1)]
+cases = []
+for preset in ("shiu2024", "phase4c"):
+    grid = ALL if preset == "shiu2024" else SOME
+    cases += [
+        ("celegans", celegans, preset, grid, ["--duration-ms", dur, "--trials", "3", "--seed", "5",
+                                               "--poisson", "180:" + population(celegans, 20, 13)]),
+        ("larva", larva, preset, grid, ["--duration-ms", dur, "--trials", "2", "--seed", "6",
+                                         "--poisson", "150:" + population(larva, 40, 71) + ":100:800"]),
+        ("synthetic", synth, preset, grid, ["--duration-ms", dur, "--trials", "3", "--seed", "7",
+                                             "--poisson", "200:" + population(synth, 30, 131),
+                                             "--silence", population(synth, 5, 977)]),
+        ("runaway", synth, preset, grid, ["--duration-ms", "150", "--trials", "2", "--seed", "8",
+                                           "--poisson", "300:" + population(synth, 400, 7),
+                                           "--set", "w_syn_mv=2.0"]),
+    ]
+if sanitized:  # the plain build covers the whole grid; here each code path once
+    pick = {("larva", "shiu2024"): [(2, 2)], ("runaway", "shiu2024"): [(3, 1)],
+            ("synthetic", "phase4c"): [(2, 2)]}
+    cases = [(c[0], c[1], c[2], pick[(c[0], c[2])], c[4]) for c in cases if (c[0], c[2]) in pick]
+failed = 0
+for name, conn, preset, grid, args in cases:
+    ref = os.path.join(tmp, "ref")
+    shutil.rmtree(ref, ignore_errors=True)
+    subprocess.run(simulate(conn, preset, "reference", 1, args, ref), check=True, stdout=subprocess.DEVNULL)
+    spikes = len(np.load(os.path.join(ref, "spikes_step.npy")))
+    ref_bytes = {f: open(os.path.join(ref, f + ".npy"), "rb").read() for f in FILES}
+    diffs = []
+    for ranks, threads in grid:
+        out = os.path.join(tmp, "mpi_%d_%d" % (ranks, threads))
+        try:
+            run_ranks(conn, preset, ranks, threads, args, out)
+        except subprocess.SubprocessError as e:
+            diffs.append("ranks=%d threads=%d: %s" % (ranks, threads, e))
+            continue
+        for r in range(ranks):
+            for f in FILES:
+                if open(os.path.join("%s_%d" % (out, r), f + ".npy"), "rb").read() != ref_bytes[f]:
+                    diffs.append("ranks=%d threads=%d rank %d %s" % (ranks, threads, r, f))
+            shutil.rmtree("%s_%d" % (out, r))
+    ok = not diffs and spikes >= 200
+    failed += not ok
+    print("%s mpi-vs-reference %s %s: %d spikes compared, (ranks, threads) %s: %s" % (
+        "ok  " if ok else "FAIL", preset, name, spikes, " ".join("%d,%d" % g for g in grid),
+        "identical events, counts, final v,g bits on every rank" if not diffs else "; ".join(diffs)))
+    sys.stdout.flush()
+shutil.rmtree(tmp)
+print("%d passed, %d failed" % (len(cases) - failed, failed))
+sys.exit(1 if failed else 0)
