@@ -164,23 +164,9 @@ static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_st
 /* Copy one finished trial into the result (called in trial order). */
 static bl_status publish(const runner *r, const bl_network *net, uint32_t trial, bl_result *res, bl_error *err)
 {
-    uint64_t a = 0;
-    while (a < r->out.n) {
-        int32_t step = r->out.v[a], batch[256];
-        size_t nb = 0;
-        bl_status st;
-        while (a < r->out.n && r->out.v[a] == step) {
-            batch[nb++] = r->out.v[a + 1];
-            a += 2;
-            if (nb == 256) {
-                if ((st = bl_result_append_spikes(res, trial, (uint32_t)step, batch, nb, err)))
-                    return st;
-                nb = 0;
-            }
-        }
-        if (nb && (st = bl_result_append_spikes(res, trial, (uint32_t)step, batch, nb, err)))
-            return st;
-    }
+    bl_status st = bl_result_append_pairs(res, trial, r->out.v, r->out.n / 2, err);
+    if (st)
+        return st;
     size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
     for (int q = 0; q < r->n_parts; q++) {
         const partition *p = &r->parts[q];

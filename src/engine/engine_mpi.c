@@ -547,23 +547,9 @@ static int run_bank(mpi_state *s, int in_bank, uint32_t first, int64_t n_steps, 
  * them) and the final state, all-gathered from the ranks' ranges. */
 static bl_status publish(mpi_state *s, const mpi_trial *t, uint32_t trial, bl_result *res, bl_error *err)
 {
-    uint64_t a = 0;
-    while (a < t->out.n) {
-        int32_t step = t->out.v[a], batch[256];
-        size_t nb = 0;
-        bl_status st;
-        while (a < t->out.n && t->out.v[a] == step) {
-            batch[nb++] = t->out.v[a + 1];
-            a += 2;
-            if (nb == 256) {
-                if ((st = bl_result_append_spikes(res, trial, (uint32_t)step, batch, nb, err)))
-                    return st;
-                nb = 0;
-            }
-        }
-        if (nb && (st = bl_result_append_spikes(res, trial, (uint32_t)step, batch, nb, err)))
-            return st;
-    }
+    bl_status st = bl_result_append_pairs(res, trial, t->out.v, t->out.n / 2, err);
+    if (st)
+        return st;
     size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
     void *rows[2] = {bl_result_v_row(res, trial), bl_result_g_row(res, trial)};
     for (int k = 0; k < 2; k++) {

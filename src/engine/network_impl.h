@@ -50,6 +50,9 @@ static inline float bl_net_weight32(const bl_network *net, int32_t src, int64_t 
 /* Internal result writers used by backends. */
 bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step,
                                   const int32_t *neurons, size_t n, bl_error *err);
+/* Append a trial's spikes given as (step, neuron) pairs in (step, neuron) order. */
+bl_status bl_result_append_pairs(bl_result *r, uint32_t trial, const int32_t *pairs, uint64_t n_pairs,
+                                 bl_error *err);
 int32_t *bl_result_counts_row(bl_result *r, uint32_t trial);
 void *bl_result_v_row(bl_result *r, uint32_t trial);
 void *bl_result_g_row(bl_result *r, uint32_t trial);

@@ -91,6 +91,29 @@ bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step, c
     return BL_OK;
 }
 
+bl_status bl_result_append_pairs(bl_result *r, uint32_t trial, const int32_t *pairs, uint64_t n_pairs,
+                                 bl_error *err)
+{
+    int32_t batch[256];
+    uint64_t a = 0;
+    while (a < n_pairs) {
+        int32_t step = pairs[2 * a];
+        size_t nb = 0;
+        bl_status st;
+        for (; a < n_pairs && pairs[2 * a] == step; a++) {
+            batch[nb++] = pairs[2 * a + 1];
+            if (nb == sizeof batch / sizeof batch[0]) {
+                if ((st = bl_result_append_spikes(r, trial, (uint32_t)step, batch, nb, err)))
+                    return st;
+                nb = 0;
+            }
+        }
+        if (nb && (st = bl_result_append_spikes(r, trial, (uint32_t)step, batch, nb, err)))
+            return st;
+    }
+    return BL_OK;
+}
+
 int32_t *bl_result_counts_row(bl_result *r, uint32_t trial)
 {
     return r->counts + (uint64_t)(trial - r->first_trial) * r->n_neurons;
