@@ -24,7 +24,12 @@ env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"
             # its allocations full stacks, so the suppressions can match them.
             # (symbolize=0: the suppressions match module names; symbolizing
             # Open MPI's thousands of startup allocations takes seconds).
-            "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":fast_unwind_on_malloc=0:symbolize=0"})
+            # detect_leaks=0: LeakSanitizer's stop-the-world tracer crashes
+            # intermittently in Open MPI processes here ("Tracer caught signal
+            # 11"), failing runs that leak nothing. Leaks in the shared
+            # partition kernel are still checked by the single-process tests.
+            "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") +
+            ":fast_unwind_on_malloc=0:symbolize=0:detect_leaks=0"})
 probe = subprocess.run([CLI, "simulate", "--connectome", celegans, "--preset", "shiu2024", "--duration-ms", "1",
                         "--out", os.path.join(tmp, "probe"), "--backend", "mpi"], capture_output=True, text=True,
                        env=env)

@@ -13,7 +13,10 @@ export LSAN_OPTIONS="suppressions=$BL_SOURCE_DIR/tests/lsan_openmpi.supp:print_s
 # Open MPI is built without frame pointers: the slow unwinder gives its
 # allocations full stacks, so the suppressions (module names: symbolize=0
 # saves seconds per process) can match them.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=0:symbolize=0"
+# detect_leaks=0: LeakSanitizer's stop-the-world tracer crashes intermittently
+# in Open MPI processes here ("Tracer caught signal 11"); the single-process
+# tests still check leaks in the code the mpi backend shares.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=0:symbolize=0:detect_leaks=0"
 celegans="$BL_SOURCE_DIR/data/connectomes/celegans-varshney2011"
 probe=$("$BL_CLI" simulate --connectome "$celegans" --preset shiu2024 --duration-ms 1 --out "$tmp/probe" \
   --backend mpi 2>&1 || true)
