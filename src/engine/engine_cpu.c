@@ -51,6 +51,7 @@ typedef struct cpu_state {
     int skip_ok;
     runner *runners;
     int n_runners, parts_per_runner;
+    uint64_t min_edges_per_partition; /* BL_CPU_PARTITION_MIN_EDGES, default 2^20 */
 } cpu_state;
 
 /* ---- trials ---- */
@@ -205,6 +206,10 @@ static bl_status cpu_create(const bl_network *net, void **out, bl_error *err)
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
     s->net = net;
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
+    /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 to split even small graphs. */
+    const char *env = getenv("BL_CPU_PARTITION_MIN_EDGES");
+    long long min_edges = env ? atoll(env) : 0;
+    s->min_edges_per_partition = min_edges > 0 ? (uint64_t)min_edges : UINT64_C(1) << 20;
     cpu_set_threads(s, 0);
     *out = s;
     return BL_OK;
@@ -240,6 +245,11 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     int trial_parallel = (uint32_t)s->threads <= n_trials || s->threads == 1;
     int n_runners = trial_parallel ? (s->threads < (int)n_trials ? s->threads : (int)n_trials) : 1;
     int parts = trial_parallel ? 1 : s->threads;
+    /* Splitting a trial costs a barrier per window; it pays only when each
+     * partition has enough synapses to deliver. */
+    uint64_t max_parts = 1 + s->net->n_edges / s->min_edges_per_partition;
+    if ((uint64_t)parts > max_parts)
+        parts = (int)max_parts;
     if ((uint64_t)parts > s->net->n_neurons)
         parts = s->net->n_neurons ? (int)s->net->n_neurons : 1;
     bl_status st = ensure_runners(s, n_runners, parts, err);

@@ -12,10 +12,15 @@ tmp = tempfile.mkdtemp(prefix="bl_cpu_exact_")
 FILES = ["spikes_trial", "spikes_step", "spikes_neuron", "counts", "v", "g"]
 
 
+# Split even these small graphs into partitions (by default the cpu backend
+# splits a trial only when each part gets >= 2^20 synapses).
+env = dict(os.environ, BL_CPU_PARTITION_MIN_EDGES="1")
+
+
 def run(conn, preset, backend, threads, args, out):
     cmd = [CLI, "simulate", "--connectome", conn, "--preset", preset, "--out", out, "--backend", backend,
            "--threads", str(threads)] + args
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
 
 
 def population(conn, n, stride):

@@ -1,0 +1,97 @@
+/* Benchmark cases, the run context and the receipt builders (bench.c, receipt.c). */
+#ifndef BL_BENCH_CASE_H
+#define BL_BENCH_CASE_H
+
+#include "bench/bench_impl.h"
+
+typedef enum bl_bench_kind {
+    BL_BENCH_OURS,          /* brainlesslab simulate, a backend */
+    BL_BENCH_BRIAN2_CPP,    /* bench/peers/brian2_shiu2024.py --target cpp_standalone */
+    BL_BENCH_BRIAN2_NUMPY,  /* bench/peers/brian2_shiu2024.py --target numpy */
+    BL_BENCH_TORCH          /* bench/peers/torch_phase4c.py */
+} bl_bench_kind;
+
+typedef struct bl_bench_case_def {
+    const char *id;
+    const char *preset;         /* shiu2024 | phase4c: its reference is the reference backend */
+    bl_bench_kind kind;
+    const char *backend;        /* ours only */
+    const char *implementation;
+    double state_tol;           /* 0: final state bit for bit */
+    const char *state_units;
+    const char *dtype;
+    int single_thread;          /* given 1 thread whatever --threads says (see its implementation text) */
+} bl_bench_case_def;
+
+#define BL_BENCH_N_CASES 7
+/* Order: shiu2024 (reference first), then phase4c (reference first, index 4). */
+extern const bl_bench_case_def bl_bench_case_defs[BL_BENCH_N_CASES];
+
+typedef struct bl_bench_dvec {
+    double *v;
+    size_t n, cap;
+} bl_bench_dvec;
+
+typedef struct bl_bench_case_run {
+    const bl_bench_case_def *def;
+    int timed;                  /* selected by --cases */
+    int available;
+    char reason[1024];          /* why unavailable */
+    char qual_status[32];       /* reference passed failed timeout error not_run unavailable */
+    cJSON *qualification;
+    cJSON *samples;
+    bl_bench_dvec load, prepare, build, first, warm, warm_proc_median, wall, rss, live;
+    int n_ok, n_timeout, n_failed, n_mismatch;
+    char ref_out[4200];         /* reference cases: outputs of the qualification run */
+    uint64_t ref_spikes, ref_syn_events;
+    char observed_backend[64];
+    int observed_threads;
+    cJSON *observed_versions;
+} bl_bench_case_run;
+
+typedef struct bl_bench_ctx {
+    const bl_bench_options *o;
+    char self_exe[4096], python[4096], source_dir[4096], work_dir[4096], runs_dir[4200];
+    int threads;                /* given to every case */
+    int sanitized;
+    int need_brian2, need_torch;
+    int python_ok;
+    char python_reason[512], brian2_reason[1024], torch_reason[1024];
+    cJSON *brian2_versions, *torch_versions;
+    cJSON *receipt;
+    char *table;
+    size_t table_len, table_cap;
+} bl_bench_ctx;
+
+typedef struct bl_bench_worker {
+    bl_bench_proc proc;
+    int ok;                     /* exited 0 with a timing report of the expected shape */
+    char reason[1024];
+    cJSON *timing;
+    char out_dir[4200];
+    char log_path[4200];
+} bl_bench_worker;
+
+void bl_bench_logf(bl_bench_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                              const bl_bench_case_def *c, const char *dir, bl_bench_worker *wo, bl_error *err);
+void bl_bench_worker_free(bl_bench_worker *wo);
+
+/* receipt.c */
+/* Add a timed sample's phases to the case (timing NULL: not ok, nothing pooled). */
+void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sample, const cJSON *timing,
+                            const bl_bench_proc *proc);
+/* Workload facts, per-case summaries, figures and ratios into wj. */
+void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                              bl_bench_case_run *runs, cJSON *wj);
+/* Append the workload's lines to the human table (in NULL: unavailable). */
+void bl_bench_table_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                             const bl_bench_case_run *runs, const cJSON *wj);
+void bl_bench_case_run_free(bl_bench_case_run *cr);
+
+#endif

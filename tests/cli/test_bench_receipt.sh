@@ -1,0 +1,229 @@
+# `brainlesslab bench --quick`: runs the benchmark protocol on tiny workloads and
+# checks the receipt's structure (docs/benchmark.md): required keys, a
+# qualification status for every case, our backends qualified against the
+# reference, raw sample arrays, medians/min/max consistent with the samples,
+# alternating order across >= 3 fresh-process repetitions, censored timeouts
+# with their bound, reasons for unavailable cases. No timing thresholds: how
+# fast anything ran is never checked here.
+set -euo pipefail
+
+: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
+: "${BL_SOURCE_DIR:?BL_SOURCE_DIR must name the repository root}"
+PY=/usr/bin/python3
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bl_bench_receipt.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Bad invocations fail with a usage error and no receipt.
+if "$BL_CLI" bench --repetitions 2 --work "$work/bad" --receipt "$work/bad.json" 2>"$work/err"; then
+    fail "bench accepted --repetitions 2"
+fi
+grep -q "repetitions" "$work/err" || fail "no message naming --repetitions: $(cat "$work/err")"
+if "$BL_CLI" bench --quick --workloads w9 --work "$work/bad" --receipt "$work/bad.json" 2>"$work/err"; then
+    fail "bench accepted workload w9"
+fi
+grep -q "w9" "$work/err" || fail "no message naming w9: $(cat "$work/err")"
+[[ ! -e $work/bad.json ]] || fail "a receipt was written for a bad invocation"
+
+start=$(date +%s)
+"$BL_CLI" bench --quick --receipt "$work/R.json" --work "$work/cache" >"$work/table.txt" 2>"$work/log.txt" || {
+    tail -40 "$work/log.txt" >&2
+    fail "bench --quick exited $?"
+}
+echo "bench --quick took $(($(date +%s) - start)) s (informational)"
+cat "$work/table.txt"
+
+"$PY" - "$work/R.json" <<'EOF'
+import json, math, statistics, sys
+
+path = sys.argv[1]
+r = json.load(open(path))
+problems = []
+
+
+def need(obj, keys, where):
+    for k in keys:
+        if k not in obj:
+            problems.append(f"{where}: missing key '{k}'")
+
+
+def close(a, b):
+    return a == b or (a is not None and b is not None and abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b)))
+
+
+def check_stat(st, where):
+    need(st, ["samples", "n", "median", "min", "max"], where)
+    s = st.get("samples", [])
+    if not isinstance(s, list) or not all(isinstance(x, (int, float)) for x in s):
+        problems.append(f"{where}: samples is not a list of numbers")
+        return
+    if st.get("n") != len(s):
+        problems.append(f"{where}: n {st.get('n')} != {len(s)} samples")
+    if s:
+        for key, want in (("median", statistics.median(s)), ("min", min(s)), ("max", max(s))):
+            if not close(st.get(key), want):
+                problems.append(f"{where}: {key} {st.get(key)} inconsistent with samples ({want})")
+    elif any(st.get(k) is not None for k in ("median", "min", "max")):
+        problems.append(f"{where}: statistics without samples")
+
+
+need(r, ["receipt", "receipt_version", "status", "started_utc", "finished_utc", "wall_s", "options", "protocol",
+         "environment", "case_definitions", "workloads"], "receipt")
+if r.get("receipt") != "brainlesslab-bench" or r.get("receipt_version") != 1:
+    problems.append("receipt: wrong format name or version")
+if r.get("status") != "complete":
+    problems.append(f"receipt: status {r.get('status')!r}, expected 'complete'")
+env = r.get("environment", {})
+need(env, ["source_revision", "source_dirty_sha256", "brainlesslab_version", "compiler_and_flags", "cpu_model",
+           "cores_online", "affinity_cpus", "threads_requested", "threads_given_to_every_case",
+           "backends_compiled", "python", "peer_packages", "loadavg_at_start", "loadavg_at_end"], "environment")
+opts = r.get("options", {})
+need(opts, ["workloads", "repetitions", "timeout_s", "quick", "threads_requested", "threads_resolved"], "options")
+reps = opts.get("repetitions", 0)
+if reps < 3:
+    problems.append(f"options: {reps} repetitions (< 3)")
+if opts.get("quick") is not True:
+    problems.append("options: quick is not true")
+need(r.get("protocol", {}), ["fresh_process_per_measurement", "order", "qualification", "phases", "timeout_s"],
+     "protocol")
+case_ids = [c["id"] for c in r.get("case_definitions", [])]
+for want in ("bl-reference", "bl-cpu", "brian2-cpp", "brian2-numpy", "bl-reference-phase4c", "bl-cpu-phase4c",
+             "torch-eager"):
+    if want not in case_ids:
+        problems.append(f"case_definitions: no {want}")
+
+STATUSES = {"measured", "failed_qualification", "qualification_timeout", "qualification_error", "not_run",
+            "unavailable", "not_selected", "timeout", "failed"}
+QSTATUS = {"reference", "passed", "failed", "timeout", "error", "not_run", "unavailable"}
+SAMPLE = {"ok", "timeout", "failed", "mismatch"}
+wids = [w.get("id") for w in r.get("workloads", [])]
+if wids != ["w1", "w2", "w3"]:
+    problems.append(f"workloads: {wids}, expected w1, w2, w3")
+n_measured = 0
+for w in r.get("workloads", []):
+    wid = w.get("id")
+    need(w, ["id", "title", "definition", "status"], f"{wid}")
+    if w.get("status") == "unavailable":
+        if not w.get("reason"):
+            problems.append(f"{wid}: unavailable without a reason")
+        continue
+    need(w, ["inputs", "counts", "cases", "ratios", "wall_s"], wid)
+    inp = w.get("inputs", {})
+    need(inp, ["connectome", "stimulus", "duration_ms", "steps_per_trial", "trials_per_worker", "shapes"],
+         f"{wid}.inputs")
+    need(inp.get("connectome", {}), ["n_neurons", "n_edges", "n_synapses", "origin"], f"{wid}.inputs.connectome")
+    need(inp.get("stimulus", {}), ["n_neurons", "rate_hz", "seed", "events", "events_sha256"], f"{wid}.inputs.stimulus")
+    trials = inp.get("trials_per_worker", 0)
+    for preset, cts in w.get("counts", {}).items():
+        need(cts, ["steps_per_trial", "neuron_steps_per_trial", "spikes_per_trial", "synaptic_events_per_trial"],
+             f"{wid}.counts.{preset}")
+    cases = {c.get("id"): c for c in w.get("cases", [])}
+    if sorted(cases) != sorted(case_ids):
+        problems.append(f"{wid}: cases {sorted(cases)} != definitions")
+    order_by_rep = {}
+    for cid, c in cases.items():
+        where = f"{wid}.{cid}"
+        need(c, ["preset", "kind", "status", "qualification", "samples", "summary", "figures", "threads_requested",
+                 "threads_observed", "dtype"], where)
+        st = c.get("status")
+        if st not in STATUSES:
+            problems.append(f"{where}: status {st!r}")
+        q = c.get("qualification", {})
+        if q.get("status") not in QSTATUS:
+            problems.append(f"{where}: qualification status {q.get('status')!r}")
+        if st == "unavailable" and not c.get("reason"):
+            problems.append(f"{where}: unavailable without a reason")
+        if st in ("failed_qualification", "qualification_error", "not_run", "failed") and not c.get("reason"):
+            problems.append(f"{where}: {st} without a reason")
+        if q.get("status") == "passed":
+            cmp = q.get("comparison", {})
+            if not (cmp.get("spikes_equal") and cmp.get("counts_equal")):
+                problems.append(f"{where}: qualification passed but spikes/counts differ")
+        # Correctness (not speed): our backends must equal the reference.
+        if c.get("kind") == "ours" and st != "unavailable":
+            want_q = "reference" if cid.startswith("bl-reference") else "passed"
+            if q.get("status") != want_q:
+                problems.append(f"{where}: qualification {q.get('status')!r} (want {want_q!r}): {q.get('reason')}")
+            if st != "measured":
+                problems.append(f"{where}: our case not measured ({st}): {c.get('reason')}")
+        samples = c.get("samples", [])
+        if not isinstance(samples, list):
+            problems.append(f"{where}: samples not a list")
+            continue
+        if st == "measured":
+            n_measured += 1
+            if len(samples) != reps:
+                problems.append(f"{where}: {len(samples)} samples, expected {reps} (one per repetition)")
+        if q.get("status") not in ("reference", "passed") and samples:
+            problems.append(f"{where}: timed although not qualified")
+        ok = 0
+        for s in samples:
+            need(s, ["repetition", "position", "order", "status", "process"], f"{where}.sample")
+            need(s.get("process", {}), ["wall_s", "peak_rss_bytes"], f"{where}.sample.process")
+            if s.get("status") not in SAMPLE:
+                problems.append(f"{where}: sample status {s.get('status')!r}")
+            if s.get("status") == "timeout" and "censored_at_s" not in s:
+                problems.append(f"{where}: timeout sample without censored_at_s")
+            if s.get("status") == "ok":
+                ok += 1
+                ph = s.get("phases", {})
+                need(ph, ["load_s", "prepare_s", "first_execution_s", "warm_execution_s"], f"{where}.sample.phases")
+                if len(ph.get("warm_execution_s", [])) != trials - 1:
+                    problems.append(f"{where}: {len(ph.get('warm_execution_s', []))} warm samples in a worker, "
+                                    f"expected {trials - 1}")
+                if s.get("outputs_match_reference") is not True:
+                    problems.append(f"{where}: ok sample whose outputs were not matched")
+                if s.get("process", {}).get("peak_rss_bytes", 0) <= 0:
+                    problems.append(f"{where}: no peak RSS")
+            order_by_rep.setdefault(s.get("repetition"), []).append((s.get("position"), cid, s.get("order")))
+        summ = c.get("summary", {})
+        need(summ, ["n_samples", "n_ok", "n_timeout", "n_failed", "n_mismatch", "load_s", "prepare_s",
+                    "first_execution_s", "warm_execution_s", "process_wall_s", "peak_rss_bytes"], f"{where}.summary")
+        if summ.get("n_ok") != ok or summ.get("n_samples") != len(samples):
+            problems.append(f"{where}: summary counts disagree with the samples")
+        for key in ("load_s", "prepare_s", "first_execution_s", "warm_execution_s", "process_wall_s",
+                    "peak_rss_bytes"):
+            if key in summ:
+                check_stat(summ[key], f"{where}.summary.{key}")
+        # medians consistent with the raw samples of the ok workers
+        firsts = [s["phases"]["first_execution_s"] for s in samples if s.get("status") == "ok"]
+        warms = [x for s in samples if s.get("status") == "ok" for x in s["phases"]["warm_execution_s"]]
+        if sorted(firsts) != sorted(summ.get("first_execution_s", {}).get("samples", [])):
+            problems.append(f"{where}: first_execution_s samples differ from the raw samples")
+        if sorted(warms) != sorted(summ.get("warm_execution_s", {}).get("samples", [])):
+            problems.append(f"{where}: warm_execution_s samples differ from the raw samples")
+        if st == "measured":
+            for ph in ("first_execution", "warm_execution"):
+                f = c.get("figures", {}).get(ph)
+                if f is None:
+                    problems.append(f"{where}: no {ph} figures")
+                    continue
+                need(f, ["wall_s_per_simulated_s", "neuron_steps_per_s", "synaptic_events_per_s"],
+                     f"{where}.figures.{ph}")
+                check_stat(f.get("wall_s_per_simulated_s", {}), f"{where}.figures.{ph}.wall_s_per_simulated_s")
+    # Alternating order: repetition 1 runs the cases in the reverse order of repetition 0.
+    seq = {k: [cid for _, cid, _ in sorted(v)] for k, v in order_by_rep.items()}
+    if 0 in seq and 1 in seq and seq[1] != list(reversed(seq[0])):
+        problems.append(f"{wid}: repetition 1 order {seq[1]} is not the reverse of {seq[0]}")
+    for k, v in order_by_rep.items():
+        want = "reversed" if k % 2 else "forward"
+        if any(o != want for _, _, o in v):
+            problems.append(f"{wid}: repetition {k} samples not labelled {want}")
+    for ra in w.get("ratios", []):
+        need(ra, ["a", "b", "phase", "a_median_s", "b_median_s", "a_over_b"], f"{wid}.ratio")
+        if "a_median_s" in ra and "b_median_s" in ra and ra["b_median_s"] > 0:
+            if not close(ra["a_over_b"], ra["a_median_s"] / ra["b_median_s"]):
+                problems.append(f"{wid}: ratio {ra['a']}/{ra['b']} inconsistent with its medians")
+if n_measured == 0:
+    problems.append("no case was measured")
+for p in problems:
+    print("PROBLEM:", p)
+print(f"receipt checked: {len(wids)} workloads, {n_measured} measured cases, {len(problems)} problems")
+sys.exit(1 if problems else 0)
+EOF
+echo PASS
