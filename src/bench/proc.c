@@ -132,7 +132,7 @@ bl_status bl_bench_spawn(char *const *argv, const char *const *env_extra, const 
 void bl_bench_proc_describe(const bl_bench_proc *p, double timeout_s, char *buf, size_t size)
 {
     if (p->timed_out)
-        snprintf(buf, size, "timeout: killed at the %g s bound", timeout_s);
+        snprintf(buf, size, "killed at the %g s bound", timeout_s);
     else if (p->term_signal)
         snprintf(buf, size, "killed by signal %d", p->term_signal);
     else
