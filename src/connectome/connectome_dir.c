@@ -168,7 +168,7 @@ static bl_status check_file(const char *dir, const cJSON *files, const char *mpa
 {
     const cJSON *entry = cJSON_GetObjectItemCaseSensitive(files, name);
     const cJSON *sha = entry ? cJSON_GetObjectItemCaseSensitive(entry, "sha256") : NULL;
-    uint64_t bytes_expected;
+    uint64_t bytes_expected = 0;
     if (!cJSON_IsObject(entry) || !cJSON_IsString(sha))
         return bl_fail(err, BL_ERR_FORMAT, "%s: files.%s: missing entry or sha256", mpath, name);
     char epath[4096];
