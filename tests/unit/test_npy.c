@@ -16,32 +16,20 @@
 
 #include "brainlesslab/npy.h"
 
+#include "test_support.h"
+
 static char tmpdir[256];
 
 static int group_setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/bl_test_npy_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return bl_test_make_tmpdir(tmpdir, sizeof tmpdir, "npy");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(tmpdir);
-    if (d) {
-        struct dirent *e;
-        char path[512];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(tmpdir);
+    bl_test_remove_tmpdir(tmpdir);
     return 0;
 }
 
