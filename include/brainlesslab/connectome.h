@@ -46,7 +46,7 @@ uint64_t bl_connectome_n_edges(const bl_connectome *c);
 uint64_t bl_connectome_n_synapses(const bl_connectome *c); /* sum of |count| */
 const int64_t *bl_connectome_offsets(const bl_connectome *c);
 const int32_t *bl_connectome_targets(const bl_connectome *c);
-const int32_t *bl_connectome_counts(const bl_connectome *c);
+const int32_t *bl_connectome_counts(const bl_connectome *c); /* NULL: see bl_connectome_counts16 */
 
 /* Neuron table. External ids are strings (FlyWire root ids, CATMAID skids and
  * C. elegans names all fit); they must be unique and non-empty. */
@@ -82,6 +82,44 @@ bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *
  * every listed file's size and SHA-256, .npy dtypes and shapes, the CSR graph,
  * and neurons.csv (index column 0..N-1 in order, unique ids, field counts). */
 bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err);
+
+/* ---- parts: one rank's share of a graph (MPI jobs) ----
+ *
+ * A job of `parts` ranks gives each rank one contiguous range of neurons,
+ * balanced by work (bl_split_by_work). A rank only ever delivers spikes INTO
+ * its own neurons, so it needs only the edges whose target it owns: loading a
+ * part keeps every row (every presynaptic neuron) but only its targets inside
+ * the part's range, still ascending. The graph's memory is then divided by the
+ * number of ranks, while the neuron table stays whole. */
+
+/* Split neurons [lo, hi) into `parts` contiguous ranges of about equal work,
+ * one unit per neuron plus one per incoming edge (in_degree is indexed by
+ * neuron). Deterministic: bounds[0] = lo, bounds[parts] = hi, non-decreasing. */
+void bl_split_by_work(const int32_t *in_degree, int32_t lo, int32_t hi, int parts, int32_t *bounds);
+
+/* Load part `part` (0-based) of `parts` of a connectome directory. Everything
+ * bl_connectome_load checks is checked (manifest, sizes, SHA-256 of every file,
+ * dtypes, shapes, the whole CSR graph, the neuron table), but targets.npy and
+ * counts.npy are streamed in chunks so the whole graph is never in memory.
+ * parts == 1 is bl_connectome_load. */
+bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out,
+                                  bl_error *err);
+
+/* 1 for a whole connectome. For a part, n_edges and n_synapses above stay the
+ * whole graph's; offsets/targets/counts hold the stored edges only. */
+int bl_connectome_parts(const bl_connectome *c);
+int bl_connectome_part(const bl_connectome *c);
+/* [parts + 1] range bounds of every part (NULL for a whole connectome). */
+const int32_t *bl_connectome_part_bounds(const bl_connectome *c);
+/* In-degree of every neuron in the whole graph (NULL for a whole connectome,
+ * whose targets give it). */
+const int32_t *bl_connectome_in_degree(const bl_connectome *c);
+/* A part stores its synapse counts as int16 when every one fits (halving
+ * their memory): then bl_connectome_counts is NULL and this is not. NULL for
+ * a whole connectome, and for a part with a count beyond int16. */
+const int16_t *bl_connectome_counts16(const bl_connectome *c);
+/* Edges held in memory: offsets[n_neurons] (n_edges for a whole connectome). */
+uint64_t bl_connectome_n_stored_edges(const bl_connectome *c);
 
 #ifdef __cplusplus
 }

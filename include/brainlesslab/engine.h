@@ -52,6 +52,17 @@ const char *bl_engine_auto_report(const bl_engine *e);
  * the regression results as a JSON array. */
 bl_status bl_backend_auto_choose(const bl_network *net, int threads, const char **chosen,
                                  char *report, size_t report_size, bl_error *err);
+/* The MPI job this process is part of: when it was started by mpirun (and
+ * the build has the mpi backend) MPI is initialised and *rank, *ranks are
+ * this rank and the job's size; otherwise 0 and 1. A caller that knows it is
+ * one of several ranks can load only its part of the connectome
+ * (bl_plan_load_part, bl_connectome_load_part). */
+bl_status bl_mpi_job(int *rank, int *ranks, bl_error *err);
+/* End the whole MPI job now (every rank), printing message: for an error
+ * that not every rank shares, so that no rank waits forever for the others.
+ * Outside MPI: print and exit(1). */
+_Noreturn void bl_mpi_job_abort(const char *message);
+
 /* Names of the compiled-in backends, NULL-terminated; the first is "reference". */
 const char *const *bl_engine_backends(void);
 

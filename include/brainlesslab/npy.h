@@ -49,6 +49,18 @@ bl_status bl_npy_read_expect(const char *path, bl_dtype dtype, int ndim, bl_npy_
 
 void bl_npy_free(bl_npy_array *array);
 
+/* Streaming reader for arrays too large to hold whole (a rank keeping only
+ * part of a graph): the header is validated as bl_npy_read does and must have
+ * the given dtype and number of dimensions (ndim < 0: any); elements are then
+ * read in order, in chunks of any size. */
+typedef struct bl_npy_reader bl_npy_reader;
+bl_status bl_npy_reader_open(const char *path, bl_dtype dtype, int ndim, bl_npy_reader **out,
+                             bl_error *err);
+uint64_t bl_npy_reader_count(const bl_npy_reader *r);         /* elements in the file */
+const uint64_t *bl_npy_reader_shape(const bl_npy_reader *r);  /* [ndim] */
+/* The next n elements into buf; asking past the end is an error. */
+bl_status bl_npy_reader_read(bl_npy_reader *r, void *buf, uint64_t n, bl_error *err);
+void bl_npy_reader_close(bl_npy_reader *r);
 /* Write a whole array (version 1.0 header, 64-byte aligned). */
 bl_status bl_npy_write(const char *path, bl_dtype dtype, int ndim, const uint64_t *shape,
                        const void *data, bl_error *err);

@@ -77,6 +77,11 @@ typedef struct bl_plan_input {
 } bl_plan_input;
 
 bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
+/* bl_plan_load for rank `part` of an MPI job of `parts` ranks: the connectome
+ * is loaded as that part (bl_connectome_load_part: only the synapses into the
+ * rank's neurons), so the graph's memory is divided by the ranks. The resolved
+ * plan, its hash and inputs are exactly bl_plan_load's. parts == 1: bl_plan_load. */
+bl_status bl_plan_load_part(const char *path, int part, int parts, bl_plan **out, bl_error *err);
 void bl_plan_destroy(bl_plan *plan);
 
 /* Identity. */

@@ -12,8 +12,7 @@
 const char *const bl_connectome_info_keys[BL_INFO_COUNT] = {
     "name", "description", "source", "citation", "licence", "sign_policy", "generator"};
 
-bl_status bl_csr_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets,
-                          const int32_t *targets, const int32_t *counts, bl_error *err)
+bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets, bl_error *err)
 {
     if (n > BL_MAX_NEURONS)
         return bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " neurons exceeds the limit %" PRIu64,
@@ -36,6 +35,15 @@ bl_status bl_csr_validate(const char *where, uint64_t n, uint64_t e, const int64
         return bl_fail(err, BL_ERR_INVALID,
                        "%s/offsets.npy: index %" PRIu64 ": last offset %" PRId64
                        " differs from the edge count %" PRIu64, where, n, offsets[n], e);
+    return BL_OK;
+}
+
+bl_status bl_csr_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets,
+                          const int32_t *targets, const int32_t *counts, bl_error *err)
+{
+    bl_status st = bl_offsets_validate(where, n, e, offsets, err);
+    if (st)
+        return st;
     for (uint64_t i = 0; i < n; i++) {
         for (int64_t k = offsets[i]; k < offsets[i + 1]; k++) {
             int32_t t = targets[k];
@@ -73,13 +81,95 @@ static char *dup_str(const char *s)
 
 static void free_ids(bl_connectome *c)
 {
-    if (c->ids)
-        for (uint64_t i = 0; i < c->n_neurons; i++)
-            free(c->ids[i]);
     free(c->ids);
+    free(c->id_arena);
     free(c->id_sorted);
     c->ids = NULL;
+    c->id_arena = NULL;
     c->id_sorted = NULL;
+}
+
+/* Strings of a neuron table live in one block per column (a FlyWire-scale
+ * table is ~10^5 x columns strings; one malloc each cost more than the
+ * strings). pack: every string copied, *ptrs[i] into *arena. */
+static int pack_strings(const char *const *src, uint64_t n, char ***ptrs, char **arena)
+{
+    size_t total = 1;
+    for (uint64_t i = 0; i < n; i++)
+        total += strlen(src[i] ? src[i] : "") + 1;
+    *ptrs = malloc((n ? n : 1) * sizeof **ptrs);
+    *arena = malloc(total);
+    if (!*ptrs || !*arena) {
+        free(*ptrs);
+        free(*arena);
+        *ptrs = NULL;
+        *arena = NULL;
+        return 0;
+    }
+    size_t at = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *v = src[i] ? src[i] : "";
+        size_t len = strlen(v) + 1;
+        memcpy(*arena + at, v, len);
+        (*ptrs)[i] = *arena + at;
+        at += len;
+    }
+    return 1;
+}
+
+/* intern: equal values share one copy (metadata repeats a few cell types
+ * across all neurons). Sorted with the file-scope base below. */
+static int cmp_value_plain(const char *x, const char *y)
+{
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+static const char *const *sort_values_base;
+static int cmp_value(const void *a, const void *b)
+{
+    const char *x = sort_values_base[*(const int32_t *)a], *y = sort_values_base[*(const int32_t *)b];
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+static int intern_strings(const char *const *src, uint64_t n, char ***ptrs, char **arena)
+{
+    int32_t *order = malloc((n ? n : 1) * sizeof *order);
+    *ptrs = malloc((n ? n : 1) * sizeof **ptrs);
+    if (!order || !*ptrs) {
+        free(order);
+        free(*ptrs);
+        *ptrs = NULL;
+        return 0;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = (int32_t)i;
+    sort_values_base = src;
+    qsort(order, n, sizeof *order, cmp_value);
+    sort_values_base = NULL;
+    size_t total = 1;
+    for (uint64_t k = 0; k < n; k++)
+        if (k == 0 || cmp_value_plain(src[order[k]], src[order[k - 1]]))
+            total += strlen(src[order[k]] ? src[order[k]] : "") + 1;
+    if (!(*arena = malloc(total))) {
+        free(order);
+        free(*ptrs);
+        *ptrs = NULL;
+        return 0;
+    }
+    size_t at = 0;
+    char *last = NULL;
+    for (uint64_t k = 0; k < n; k++) {
+        const char *v = src[order[k]] ? src[order[k]] : "";
+        if (!last || strcmp(last, v)) {
+            size_t len = strlen(v) + 1;
+            memcpy(*arena + at, v, len);
+            last = *arena + at;
+            at += len;
+        }
+        (*ptrs)[order[k]] = last;
+    }
+    free(order);
+    return 1;
 }
 
 /* qsort has no context argument in C11; ids are sorted through a small
@@ -139,23 +229,24 @@ bl_status bl_connectome_adopt_validated(uint64_t n, uint64_t e, int64_t *offsets
     }
     c->n_neurons = n;
     c->n_edges = e;
+    c->n_stored_edges = e;
+    c->part = 0;
+    c->parts = 1;
     c->offsets = offsets;
     c->targets = targets;
     c->counts = counts;
-    for (uint64_t k = 0; k < e; k++)
+    for (uint64_t k = 0; counts && k < e; k++)
         c->n_synapses += (uint64_t)(counts[k] < 0 ? -(int64_t)counts[k] : counts[k]);
-    c->ids = calloc(n ? n : 1, sizeof *c->ids);
-    if (!c->ids) {
+    /* Default external ids: the indices, written into one block. */
+    c->ids = malloc((n ? n : 1) * sizeof *c->ids);
+    c->id_arena = malloc((n ? n : 1) * 11 + 1);
+    if (!c->ids || !c->id_arena) {
         bl_connectome_destroy(c);
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " neuron ids", n);
     }
-    for (uint64_t i = 0; i < n; i++) {
-        char buf[24];
-        snprintf(buf, sizeof buf, "%" PRIu64, i);
-        if (!(c->ids[i] = dup_str(buf))) {
-            bl_connectome_destroy(c);
-            return bl_fail(err, BL_ERR_NOMEM, "cannot allocate neuron ids");
-        }
+    for (uint64_t i = 0, at = 0; i < n; i++) {
+        c->ids[i] = c->id_arena + at;
+        at += (size_t)snprintf(c->ids[i], 11, "%" PRIu64, i) + 1; /* i < 2^31: at most 10 digits */
     }
     if ((st = index_ids(c, err))) {
         bl_connectome_destroy(c);
@@ -172,13 +263,16 @@ void bl_connectome_destroy(bl_connectome *c)
     free(c->offsets);
     free(c->targets);
     free(c->counts);
+    free(c->part_bounds);
+    free(c->in_degree);
+    free(c->counts16);
     free_ids(c);
     for (size_t j = 0; j < c->n_columns; j++) {
-        for (uint64_t i = 0; i < c->n_neurons; i++)
-            free(c->column_values[j][i]);
         free(c->column_values[j]);
+        free(c->column_arenas[j]);
         free(c->column_names[j]);
     }
+    free(c->column_arenas);
     free(c->column_values);
     free(c->column_names);
     for (int k = 0; k < BL_INFO_COUNT; k++)
@@ -192,36 +286,54 @@ uint64_t bl_connectome_n_synapses(const bl_connectome *c) { return c->n_synapses
 const int64_t *bl_connectome_offsets(const bl_connectome *c) { return c->offsets; }
 const int32_t *bl_connectome_targets(const bl_connectome *c) { return c->targets; }
 const int32_t *bl_connectome_counts(const bl_connectome *c) { return c->counts; }
+int bl_connectome_parts(const bl_connectome *c) { return c->parts; }
+int bl_connectome_part(const bl_connectome *c) { return c->part; }
+const int32_t *bl_connectome_part_bounds(const bl_connectome *c) { return c->part_bounds; }
+const int32_t *bl_connectome_in_degree(const bl_connectome *c) { return c->in_degree; }
+const int16_t *bl_connectome_counts16(const bl_connectome *c) { return c->counts16; }
+uint64_t bl_connectome_n_stored_edges(const bl_connectome *c) { return c->n_stored_edges; }
+
+void bl_split_by_work(const int32_t *in_degree, int32_t lo, int32_t hi, int parts, int32_t *bounds)
+{
+    assert(parts >= 1 && lo <= hi);
+    uint64_t total = 0, acc = 0;
+    for (int32_t i = lo; i < hi; i++)
+        total += 1 + (uint64_t)in_degree[i];
+    int q = 1;
+    bounds[0] = lo;
+    for (int32_t i = lo; i < hi && q < parts; i++) {
+        acc += 1 + (uint64_t)in_degree[i];
+        while (q < parts && acc * (uint64_t)parts >= total * (uint64_t)q)
+            bounds[q++] = i + 1;
+    }
+    while (q <= parts)
+        bounds[q++] = hi;
+}
 
 bl_status bl_connectome_set_external_ids(bl_connectome *c, const char *const *ids, bl_error *err)
 {
-    char **fresh = calloc(c->n_neurons ? c->n_neurons : 1, sizeof *fresh);
-    if (!fresh)
-        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate neuron ids");
-    for (uint64_t i = 0; i < c->n_neurons; i++) {
-        if (!ids[i] || !ids[i][0] || strpbrk(ids[i], "\r\n")) {
-            for (uint64_t k = 0; k < i; k++)
-                free(fresh[k]);
-            free(fresh);
+    for (uint64_t i = 0; i < c->n_neurons; i++)
+        if (!ids[i] || !ids[i][0] || strpbrk(ids[i], "\r\n"))
             return bl_fail(err, BL_ERR_INVALID, "neuron %" PRIu64 ": external id is %s", i,
                            ids[i] && ids[i][0] ? "not one line" : "empty");
-        }
-        fresh[i] = dup_str(ids[i]);
-    }
-    char **old = c->ids;
+    char **old = c->ids, *old_arena = c->id_arena;
     int32_t *old_sorted = c->id_sorted;
-    c->ids = fresh;
+    if (!pack_strings(ids, c->n_neurons, &c->ids, &c->id_arena)) {
+        c->ids = old;
+        c->id_arena = old_arena;
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate neuron ids");
+    }
     c->id_sorted = NULL;
     bl_status st = index_ids(c, err);
     if (st) { /* restore the previous ids */
         free_ids(c);
         c->ids = old;
+        c->id_arena = old_arena;
         c->id_sorted = old_sorted;
         return st;
     }
-    for (uint64_t i = 0; i < c->n_neurons; i++)
-        free(old[i]);
     free(old);
+    free(old_arena);
     free(old_sorted);
     return BL_OK;
 }
@@ -268,37 +380,27 @@ bl_status bl_connectome_add_column(bl_connectome *c, const char *name, const cha
                        "'index' or 'external_id'", name);
     if (bl_connectome_column(c, name) >= 0)
         return bl_fail(err, BL_ERR_INVALID, "metadata column '%s' already exists", name);
-    char **col = calloc(c->n_neurons ? c->n_neurons : 1, sizeof *col);
+    for (uint64_t i = 0; i < c->n_neurons; i++)
+        if (values[i] && strpbrk(values[i], "\r\n"))
+            return bl_fail(err, BL_ERR_INVALID, "metadata column '%s', neuron %" PRIu64 ": value spans lines",
+                           name, i);
     char **names = realloc(c->column_names, (c->n_columns + 1) * sizeof *names);
     if (names)
         c->column_names = names;
     char ***vals = realloc(c->column_values, (c->n_columns + 1) * sizeof *vals);
     if (vals)
         c->column_values = vals;
-    char *cname = dup_str(name);
-    int ok = col && names && vals && cname;
-    for (uint64_t i = 0; ok && i < c->n_neurons; i++) {
-        const char *v = values[i] ? values[i] : "";
-        if (strpbrk(v, "\r\n")) {
-            for (uint64_t k = 0; k < i; k++)
-                free(col[k]);
-            free(col);
-            free(cname);
-            return bl_fail(err, BL_ERR_INVALID, "metadata column '%s', neuron %" PRIu64
-                           ": value spans lines", name, i);
-        }
-        ok = (col[i] = dup_str(v)) != NULL;
-    }
-    if (!ok) {
-        if (col)
-            for (uint64_t i = 0; i < c->n_neurons; i++)
-                free(col[i]);
-        free(col);
+    char **arenas = realloc(c->column_arenas, (c->n_columns + 1) * sizeof *arenas);
+    if (arenas)
+        c->column_arenas = arenas;
+    char *cname = dup_str(name), **col = NULL, *arena = NULL;
+    if (!names || !vals || !arenas || !cname || !intern_strings(values, c->n_neurons, &col, &arena)) {
         free(cname);
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate metadata column '%s'", name);
     }
     c->column_names[c->n_columns] = cname;
     c->column_values[c->n_columns] = col;
+    c->column_arenas[c->n_columns] = arena;
     c->n_columns++;
     return BL_OK;
 }

@@ -190,6 +190,42 @@ static bl_status check_file(const char *dir, const cJSON *files, const char *mpa
     return BL_OK;
 }
 
+/* One column of neurons.csv while it is read: the values back to back in
+ * one growing block (not one malloc per value), at[row] their offsets. */
+typedef struct text_column {
+    char *text;
+    size_t len, cap;
+    uint64_t *at;
+} text_column;
+
+static int text_append(text_column *t, uint64_t row, const char *v)
+{
+    size_t need = strlen(v) + 1;
+    if (t->len + need > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + need)
+            cap *= 2;
+        char *grown = realloc(t->text, cap);
+        if (!grown)
+            return 0;
+        t->text = grown;
+        t->cap = cap;
+    }
+    memcpy(t->text + t->len, v, need);
+    t->at[row] = t->len;
+    t->len += need;
+    return 1;
+}
+
+/* The values as a pointer array (for set_external_ids / add_column). */
+static const char **text_values(const text_column *t, uint64_t n)
+{
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    for (uint64_t i = 0; v && i < n; i++)
+        v[i] = t->text + t->at[i];
+    return v;
+}
+
 static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
 {
     bl_csv *csv;
@@ -208,12 +244,12 @@ static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
         return bl_fail(err, BL_ERR_FORMAT, "%s:%" PRIu64 ": header must start with index,external_id",
                        path, line);
     }
-    size_t nmeta = ncol - 2;
-    char ***cols = calloc(nmeta ? nmeta : 1, sizeof *cols);
-    char **ids = calloc(c->n_neurons ? c->n_neurons : 1, sizeof *ids);
-    st = (cols && ids) ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
-    for (size_t j = 0; !st && j < nmeta; j++)
-        if (!(cols[j] = calloc(c->n_neurons ? c->n_neurons : 1, sizeof **cols)))
+    /* cols[0] holds the external ids, cols[1 + j] metadata column j. */
+    size_t nmeta = ncol - 2, n = (size_t)c->n_neurons;
+    text_column *cols = calloc(nmeta + 1, sizeof *cols);
+    st = cols ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
+    for (size_t j = 0; !st && j <= nmeta; j++)
+        if (!(cols[j].at = calloc(n ? n : 1, sizeof *cols[j].at)))
             st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     /* Names are validated by add_column later; keep them for the calls. */
     char **names = calloc(nmeta ? nmeta : 1, sizeof *names);
@@ -222,7 +258,11 @@ static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
         names[j] = malloc(strlen(h) + 1);
         if (names[j])
             strcpy(names[j], h);
+        else
+            st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     }
+    if (!st && !names)
+        st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     uint64_t row = 0;
     while (!st && (r = bl_csv_next(csv, err)) > 0) {
         if (row >= c->n_neurons) {
@@ -240,16 +280,9 @@ static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
                          " (rows must list neurons 0..N-1 in order)", path, bl_csv_line(csv), idx, row);
             break;
         }
-        const char *id = bl_csv_field(csv, 1);
-        ids[row] = malloc(strlen(id) + 1);
-        if (ids[row])
-            strcpy(ids[row], id);
-        for (size_t j = 0; j < nmeta; j++) {
-            const char *v = bl_csv_field(csv, j + 2);
-            cols[j][row] = malloc(strlen(v) + 1);
-            if (cols[j][row])
-                strcpy(cols[j][row], v);
-        }
+        for (size_t j = 0; !st && j <= nmeta; j++)
+            if (!text_append(&cols[j], row, bl_csv_field(csv, j + 1)))
+                st = bl_fail(err, BL_ERR_NOMEM, "%s:%" PRIu64 ": cannot allocate", path, bl_csv_line(csv));
         row++;
     }
     if (!st && r < 0)
@@ -258,27 +291,24 @@ static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
         st = bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " neuron rows, offsets.npy has %" PRIu64,
                      path, row, c->n_neurons);
     bl_csv_close(csv);
-    if (!st) {
-        st = bl_connectome_set_external_ids(c, (const char *const *)ids, err);
-        if (st)
+    for (size_t j = 0; !st && j <= nmeta; j++) {
+        const char **v = text_values(&cols[j], n);
+        if (!v)
+            st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
+        else if (j == 0 && (st = bl_connectome_set_external_ids(c, v, err)))
             bl_fail_context(err, "%s", path);
-    }
-    for (size_t j = 0; !st && j < nmeta; j++)
-        if ((st = bl_connectome_add_column(c, names[j], (const char *const *)cols[j], err)))
+        else if (j > 0 && (st = bl_connectome_add_column(c, names[j - 1], v, err)))
             bl_fail_context(err, "%s: header", path);
-    if (ids)
-        for (uint64_t i = 0; i < c->n_neurons; i++)
-            free(ids[i]);
-    free(ids);
-    for (size_t j = 0; j < nmeta; j++) {
-        if (cols && cols[j])
-            for (uint64_t i = 0; i < c->n_neurons; i++)
-                free(cols[j][i]);
-        if (cols)
-            free(cols[j]);
-        if (names)
-            free(names[j]);
+        free(v);
+        free(cols[j].text); /* copied into the connectome */
+        cols[j].text = NULL;
     }
+    for (size_t j = 0; cols && j <= nmeta; j++) {
+        free(cols[j].text);
+        free(cols[j].at);
+    }
+    for (size_t j = 0; names && j < nmeta; j++)
+        free(names[j]);
     free(cols);
     free(names);
     return st;
@@ -286,7 +316,15 @@ static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
 
 bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err)
 {
+    return bl_connectome_load_part(dir, 0, 1, out, err);
+}
+
+bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out, bl_error *err)
+{
     *out = NULL;
+    if (parts < 1 || part < 0 || part >= parts)
+        return bl_fail(err, BL_ERR_INVALID, "%s: part %d of %d does not exist (parts are 0..%d)", dir, part, parts,
+                       parts - 1);
     char mpath[4096], path[4096];
     join(mpath, sizeof mpath, dir, MANIFEST);
     char *text = NULL;
@@ -319,28 +357,30 @@ bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err
         st = bl_fail(err, BL_ERR_FORMAT, "%s: key 'files' missing or not an object", mpath);
     for (int k = 0; !st && k < N_DATA_FILES; k++)
         st = check_file(dir, files, mpath, data_files[k], err);
-    if (!st) {
+    if (!st && parts != 1) {
+        st = bl_connectome_read_part(dir, n, e, part, parts, &c, err);
+    } else if (!st) {
         join(path, sizeof path, dir, "offsets.npy");
         st = bl_npy_read_expect(path, BL_DTYPE_INT64, 1, &off, err);
         if (!st && off.shape[0] != n + 1)
             st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_neurons %" PRIu64
                          " needs (%" PRIu64 ",)", path, off.shape[0], n, n + 1);
     }
-    if (!st) {
+    if (!st && !c) {
         join(path, sizeof path, dir, "targets.npy");
         st = bl_npy_read_expect(path, BL_DTYPE_INT32, 1, &tgt, err);
         if (!st && tgt.shape[0] != e)
             st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_edges is %" PRIu64,
                          path, tgt.shape[0], e);
     }
-    if (!st) {
+    if (!st && !c) {
         join(path, sizeof path, dir, "counts.npy");
         st = bl_npy_read_expect(path, BL_DTYPE_INT32, 1, &cnt, err);
         if (!st && cnt.shape[0] != e)
             st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_edges is %" PRIu64,
                          path, cnt.shape[0], e);
     }
-    if (!st) {
+    if (!st && !c) {
         st = bl_csr_validate(dir, n, e, off.data, tgt.data, cnt.data, err);
         if (!st) {
             st = bl_connectome_adopt_validated(n, e, off.data, tgt.data, cnt.data, &c, err);

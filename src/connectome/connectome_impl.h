@@ -17,21 +17,44 @@ struct bl_connectome {
     int32_t *targets; /* [n_edges] */
     int32_t *counts;  /* [n_edges], signed */
 
-    char **ids;       /* [n_neurons], unique */
+    char **ids;       /* [n_neurons], unique; point into id_arena */
+    char *id_arena;
     int32_t *id_sorted; /* neuron indices ordered by id, for lookup */
 
     size_t n_columns;
     char **column_names;
-    char ***column_values; /* [n_columns][n_neurons] */
+    char ***column_values; /* [n_columns][n_neurons]; equal values share one copy in column_arenas[j] */
+    char **column_arenas;
 
     char *info[BL_INFO_COUNT];
     int synthetic;
+
+    /* A part (connectome_part.c): the arrays hold only the edges into
+     * [part_bounds[part], part_bounds[part + 1]); n_edges and n_synapses are
+     * the whole graph's. A whole connectome has parts == 1 and NULL arrays. */
+    uint64_t n_stored_edges;
+    int part, parts;
+    int32_t *part_bounds; /* [parts + 1] */
+    int32_t *in_degree;   /* [n_neurons], whole graph */
+    int16_t *counts16;    /* a part's counts when all fit in int16 (counts is then NULL) */
 };
 
 /* bl_connectome_adopt for a graph the caller has just validated with
- * bl_csr_validate (the loader does, naming its files); it is not checked twice. */
+ * bl_csr_validate (the loader does, naming its files); it is not checked twice.
+ * counts may be NULL only for a part, whose loader stores them as int16. */
 bl_status bl_connectome_adopt_validated(uint64_t n_neurons, uint64_t n_edges, int64_t *offsets,
                                         int32_t *targets, int32_t *counts, bl_connectome **out,
                                         bl_error *err);
+
+/* offsets.npy's part of bl_csr_validate: starts at 0, never decreases, ends at e. */
+bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets, bl_error *err);
+
+/* The graph of part `part` of `parts` from a directory whose manifest gave
+ * n neurons and e edges and whose files were checked against it: read
+ * offsets.npy whole, stream targets.npy (validating rows, counting in-degrees)
+ * to split the neurons, then stream targets.npy and counts.npy again keeping
+ * the part's edges. Returns a connectome with the default neuron table. */
+bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
+                                  bl_connectome **out, bl_error *err);
 
 #endif

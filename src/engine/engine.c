@@ -1,8 +1,12 @@
 /* Backend table and dispatch. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine_impl.h"
+#ifdef BL_HAVE_MPI
+#include "engine/engine_mpi.h"
+#endif
 
 static const bl_backend *const backends[] = {&bl_backend_reference, &bl_backend_cpu,
 #ifdef BL_HAVE_MPI
@@ -42,6 +46,8 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
     *out = NULL;
     const char *name = backend ? backend : "reference";
     char report[1024] = "";
+    if (!strcmp(name, "auto") && bl_connectome_parts(net->connectome) > 1)
+        name = "mpi"; /* the only backend that runs a part (below) */
     if (!strcmp(name, "auto")) {
         bl_status st = bl_backend_auto_choose(net, 0, &name, report, sizeof report, err);
         if (st)
@@ -53,6 +59,12 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
             b = backends[i];
     if (!b)
         return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: " KNOWN_BACKENDS ")", name);
+    /* A part holds only the edges into one rank's neurons: only the mpi
+     * backend, on that rank, can step it. */
+    if (bl_connectome_parts(net->connectome) > 1 && strcmp(name, "mpi"))
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s' needs the whole connectome, but it was loaded as part "
+                       "%d of %d (one MPI rank's share); only the mpi backend runs parts", name,
+                       bl_connectome_part(net->connectome), bl_connectome_parts(net->connectome));
     bl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");
@@ -103,4 +115,33 @@ bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, u
                        first_trial, first_trial + n_trials);
     bl_result_set_n_steps(result, n_steps);
     return e->backend->run(e->state, first_trial, n_trials, n_steps, result, err);
+}
+
+bl_status bl_mpi_job(int *rank, int *ranks, bl_error *err)
+{
+    *rank = 0;
+    *ranks = 1;
+#ifdef BL_HAVE_MPI
+    if (!bl_mpi_launched())
+        return BL_OK;
+    bl_status st = bl_mpi_init(err);
+    if (st)
+        return st;
+    *rank = bl_mpi_rank();
+    *ranks = bl_mpi_size();
+#else
+    (void)err;
+#endif
+    return BL_OK;
+}
+
+void bl_mpi_job_abort(const char *message)
+{
+#ifdef BL_HAVE_MPI
+    bl_mpi_abort(message);
+#else
+    if (message && *message)
+        fprintf(stderr, "brainlesslab: %s\n", message);
+    exit(1);
+#endif
 }

@@ -22,6 +22,7 @@
  * otherwise one trial's range is split into `threads` partitions.
  *
  * MPI calls are made by the main thread only (MPI_THREAD_FUNNELED). */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -103,6 +104,17 @@ bl_status bl_mpi_bcast_string(char *buf, size_t cap, bl_error *err)
     if (cap > INT_MAX || MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         return bl_fail(err, BL_ERR_IO, "mpi: MPI_Bcast of %zu bytes failed", cap);
     buf[cap - 1] = '\0';
+    return BL_OK;
+}
+
+bl_status bl_mpi_allreduce_max_i32(int32_t *v, uint64_t n, bl_error *err)
+{
+    /* In chunks: an MPI count is an int. */
+    for (uint64_t a = 0; a < n; a += (uint64_t)INT_MAX) {
+        int k = (int)(n - a < (uint64_t)INT_MAX ? n - a : (uint64_t)INT_MAX);
+        if (MPI_Allreduce(MPI_IN_PLACE, v + a, k, MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return bl_fail(err, BL_ERR_IO, "mpi: MPI_Allreduce of %d int32 failed", k);
+    }
     return BL_OK;
 }
 
@@ -203,24 +215,6 @@ typedef struct mpi_state {
 
 static double wall(void) { return MPI_Wtime(); }
 
-/* Split [lo, hi) into n ranges of about equal work (1 per neuron + 1 per
- * incoming edge); deterministic, so every rank computes the same bounds. */
-static void split_range(const int32_t *indeg, int32_t lo, int32_t hi, int n, int32_t *bounds)
-{
-    uint64_t total = 0, acc = 0;
-    for (int32_t i = lo; i < hi; i++)
-        total += 1 + (uint64_t)indeg[i];
-    int q = 1;
-    bounds[0] = lo;
-    for (int32_t i = lo; i < hi && q < n; i++) {
-        acc += 1 + (uint64_t)indeg[i];
-        while (q < n && acc * (uint64_t)n >= total * (uint64_t)q)
-            bounds[q++] = i + 1;
-    }
-    while (q <= n)
-        bounds[q++] = hi;
-}
-
 static void trial_free(mpi_trial *t, int64_t delay)
 {
     for (int q = 0; q < t->n_parts; q++)
@@ -250,7 +244,7 @@ static int trial_alloc(mpi_trial *t, const mpi_state *s, int n_parts)
     for (int k = 0; ok && k < 2; k++)
         ok = (t->merged[k].start = calloc((size_t)net->delay_steps + 1, sizeof(uint64_t))) != NULL;
     if (ok)
-        split_range(s->indegree, lo, hi, n_parts, b);
+        bl_split_by_work(s->indegree, lo, hi, n_parts, b);
     for (int q = 0; ok && q < n_parts; q++)
         ok = bl_partition_alloc(&t->parts[q], net, b[q], b[q + 1]);
     free(b);
@@ -329,9 +323,24 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
         return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate state for %" PRIu64 " neurons",
                        net->n_neurons);
     }
-    for (uint64_t e = 0; e < net->n_edges; e++)
-        s->indegree[net->targets[e]]++;
-    split_range(s->indegree, 0, (int32_t)net->n_neurons, s->size, s->bounds);
+    /* The rank ranges split the whole graph's work (deterministic, so every
+     * rank computes the same ones). A connectome part knows the whole graph's
+     * in-degrees and was cut with the same split: it must be this rank's. */
+    const bl_connectome *c = net->connectome;
+    const int parts = bl_connectome_parts(c);
+    if (parts > 1 && (parts != s->size || bl_connectome_part(c) != s->rank)) {
+        int part = bl_connectome_part(c);
+        mpi_destroy(s);
+        return bl_fail(err, BL_ERR_INVALID, "mpi backend: the connectome was loaded as part %d of %d, but this is "
+                       "rank %d of an MPI job of %d", part, parts, bl_mpi_rank(), bl_mpi_size());
+    }
+    if (parts > 1)
+        memcpy(s->indegree, bl_connectome_in_degree(c), net->n_neurons * sizeof *s->indegree);
+    else
+        for (uint64_t e = 0; e < net->n_edges; e++)
+            s->indegree[net->targets[e]]++;
+    bl_split_by_work(s->indegree, 0, (int32_t)net->n_neurons, s->size, s->bounds);
+    assert(parts == 1 || !memcmp(s->bounds, bl_connectome_part_bounds(c), ((size_t)s->size + 1) * sizeof *s->bounds));
     size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
     for (int q = 0; q < s->size; q++) {
         uint64_t bytes = (uint64_t)(s->bounds[q + 1] - s->bounds[q]) * sz;

@@ -20,6 +20,9 @@ _Noreturn void bl_mpi_abort(const char *message);
 /* Rank 0's string to every rank. */
 bl_status bl_mpi_bcast_string(char *buf, size_t cap, bl_error *err);
 
+/* Element-wise maximum of every rank's v[0..n), in place on every rank. */
+bl_status bl_mpi_allreduce_max_i32(int32_t *v, uint64_t n, bl_error *err);
+
 /* SIGTERM / SIGINT / SIGHUP (mpirun kills the survivors with SIGTERM when a
  * rank dies or calls MPI_Abort) run on_signal(arg, signo) on a dedicated
  * thread, under the watchdog lock, and then the process exits with status 1.

@@ -27,7 +27,8 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
     bl_network *net = calloc(1, sizeof *net);
     if (!net)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a network");
-    uint64_t n = bl_connectome_n_neurons(c), e = bl_connectome_n_edges(c);
+    /* For a connectome part (an MPI rank's share) only the stored edges. */
+    uint64_t n = bl_connectome_n_neurons(c), e = bl_connectome_n_stored_edges(c);
     net->connectome = c;
     net->params = *params;
     net->n_neurons = n;
@@ -105,6 +106,7 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
     }
 
     net->counts = bl_connectome_counts(c);
+    net->counts16 = bl_connectome_counts16(c);
     if (params->preset == BL_PRESET_SHIU2024)
         net->shiu = bl_shiu_consts_make(params);
     else

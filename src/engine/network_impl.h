@@ -20,7 +20,8 @@ struct bl_network {
     uint64_t n_neurons, n_edges;
     const int64_t *offsets;
     const int32_t *targets;
-    const int32_t *counts; /* signed synapse counts (borrowed from the connectome) */
+    const int32_t *counts;   /* signed synapse counts (borrowed from the connectome) */
+    const int16_t *counts16; /* or these, for a connectome part that stores them narrow */
     bl_shiu_consts shiu;
     bl_p4c_consts p4c;
     int32_t *refractory_steps; /* shiu2024: per neuron (0 for stimulated when the rule is on) */
@@ -37,14 +38,20 @@ struct bl_network {
  * preset's weight is one exact multiply of the count, and a stored copy would
  * cost 8 bytes per edge. Silencing (model.py `silence`) makes every outgoing
  * weight of the neuron 0; it still fires. */
+/* The count as an int32 either way: the weight is the same exact product. */
+static inline int32_t bl_net_count(const bl_network *net, int64_t e)
+{
+    return net->counts16 ? (int32_t)net->counts16[e] : net->counts[e];
+}
+
 static inline double bl_net_weight64(const bl_network *net, int32_t src, int64_t e)
 {
-    return bl_shiu_edge_weight(&net->shiu, net->silenced[src] ? 0 : net->counts[e]);
+    return bl_shiu_edge_weight(&net->shiu, net->silenced[src] ? 0 : bl_net_count(net, e));
 }
 
 static inline float bl_net_weight32(const bl_network *net, int32_t src, int64_t e)
 {
-    return bl_p4c_edge_weight(&net->p4c, net->silenced[src] ? 0 : net->counts[e]);
+    return bl_p4c_edge_weight(&net->p4c, net->silenced[src] ? 0 : bl_net_count(net, e));
 }
 
 /* Internal result writers used by backends. */

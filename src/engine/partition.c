@@ -485,16 +485,7 @@ int bl_partition_split(const bl_network *net, int n_parts, int32_t *bounds)
         return 0;
     for (uint64_t e = 0; e < net->n_edges; e++)
         indegree_scratch[net->targets[e]]++;
-    uint64_t total = n + net->n_edges, acc = 0;
-    int q = 1;
-    bounds[0] = 0;
-    for (uint64_t i = 0; i < n && q < n_parts; i++) {
-        acc += 1 + (uint64_t)indegree_scratch[i];
-        while (q < n_parts && acc * (uint64_t)n_parts >= total * (uint64_t)q)
-            bounds[q++] = (int32_t)(i + 1);
-    }
-    while (q <= n_parts)
-        bounds[q++] = (int32_t)n;
+    bl_split_by_work(indegree_scratch, 0, (int32_t)n, n_parts, bounds);
     free(indegree_scratch);
     return 1;
 }

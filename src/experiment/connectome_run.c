@@ -321,6 +321,48 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     return write_json(x->rec, "summary.json", o, err);
 }
 
+#ifdef BL_HAVE_MPI
+static bl_status merge_depths_mpi(int32_t *depth, uint64_t n, void *user, bl_error *err)
+{
+    (void)user;
+    return bl_mpi_allreduce_max_i32(depth, n, err);
+}
+#endif
+
+/* Shortest-path depth of every neuron from the stimulated set (x->depth).
+ * For a connectome part, collective over the MPI job. */
+static bl_status compute_depths(run_ctx *x, bl_error *err)
+{
+    const bl_plan *plan = x->plan;
+    uint64_t n = bl_connectome_n_neurons(x->c);
+    size_t n_sources = 0;
+    for (size_t p = 0; p < bl_plan_n_populations(plan); p++)
+        n_sources += bl_plan_population_at(plan, p)->n_neurons;
+    int32_t *sources = malloc((n_sources ? n_sources : 1) * sizeof *sources);
+    x->depth = malloc((n ? n : 1) * sizeof *x->depth);
+    if (!sources || !x->depth) {
+        free(sources);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the depth search for %" PRIu64 " neurons", n);
+    }
+    n_sources = 0;
+    for (size_t p = 0; p < bl_plan_n_populations(plan); p++) {
+        const bl_plan_population *pop = bl_plan_population_at(plan, p);
+        for (size_t a = 0; a < pop->n_neurons; a++)
+            sources[n_sources++] = pop->neurons[a];
+    }
+    bl_status st;
+    if (bl_connectome_parts(x->c) == 1)
+        st = bl_shortest_depths(x->c, sources, n_sources, x->depth, err);
+    else
+#ifdef BL_HAVE_MPI
+        st = bl_shortest_depths_merged(x->c, sources, n_sources, x->depth, merge_depths_mpi, NULL, err);
+#else
+        st = bl_fail(err, BL_ERR_UNSUPPORTED, "a connectome part needs the mpi backend, not in this build");
+#endif
+    free(sources);
+    return st;
+}
+
 static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experiment_options *opt, bl_error *err)
 {
     const bl_plan *plan = x->plan;
@@ -366,6 +408,10 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     if (st)
         return st;
     xp->spikes = bl_result_n_events(x->res);
+    /* Depths need the whole graph: with a connectome part every rank takes
+     * part in the search; otherwise rank 0 has it all. */
+    if (bl_connectome_parts(c) > 1 && (st = compute_depths(x, err)))
+        return st;
     if (xp->mpi_rank > 0) /* an MPI job: rank 0 alone analyses and writes */
         return BL_OK;
 
@@ -373,33 +419,21 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     xp->wall_write = now();
     x->mean = malloc((n ? n : 1) * sizeof *x->mean);
     x->sd = malloc((n ? n : 1) * sizeof *x->sd);
-    x->depth = malloc((n ? n : 1) * sizeof *x->depth);
     x->total = calloc(n ? n : 1, sizeof *x->total);
     x->stimulated = calloc(n ? n : 1, 1);
-    if (!x->mean || !x->sd || !x->depth || !x->total || !x->stimulated)
+    if (!x->mean || !x->sd || !x->total || !x->stimulated)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate analyses for %" PRIu64 " neurons", n);
     const int32_t *counts = bl_result_counts(x->res);
     bl_rates(counts, trials, n, xp->duration_ms / 1000.0, x->mean, x->sd);
     for (uint32_t t = 0; t < trials; t++)
         for (uint64_t i = 0; i < n; i++)
             x->total[i] += counts[(uint64_t)t * n + i];
-    size_t n_sources = 0;
-    for (size_t p = 0; p < bl_plan_n_populations(plan); p++)
-        n_sources += bl_plan_population_at(plan, p)->n_neurons;
-    int32_t *sources = malloc((n_sources ? n_sources : 1) * sizeof *sources);
-    if (!sources)
-        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the stimulus set");
-    n_sources = 0;
     for (size_t p = 0; p < bl_plan_n_populations(plan); p++) {
         const bl_plan_population *pop = bl_plan_population_at(plan, p);
-        for (size_t a = 0; a < pop->n_neurons; a++) {
-            sources[n_sources++] = pop->neurons[a];
+        for (size_t a = 0; a < pop->n_neurons; a++)
             x->stimulated[pop->neurons[a]] = 1;
-        }
     }
-    st = bl_shortest_depths(c, sources, n_sources, x->depth, err);
-    free(sources);
-    if (st)
+    if (!x->depth && (st = compute_depths(x, err)))
         return st;
     xp->pooled = bl_propagation_stats(c, x->total, x->stimulated, x->depth);
     cJSON *per_trial = cJSON_CreateArray();

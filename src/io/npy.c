@@ -403,8 +403,10 @@ static uint32_t read_le(const unsigned char *b, int n)
     return v;
 }
 
-static bl_status read_impl(const char *path, FILE *fp, uint64_t file_size, bl_npy_array *out,
-                           bl_error *err)
+/* The preamble and header of an open file, checked against the file size; on
+ * success fp is positioned at the first data byte. */
+static bl_status read_header(const char *path, FILE *fp, uint64_t file_size, hdr_fields *fo,
+                             uint64_t *count_out, uint64_t *bytes_out, bl_error *err)
 {
     unsigned char pre[12];
     size_t have = (size_t)(file_size < sizeof pre ? file_size : sizeof pre);
@@ -473,6 +475,33 @@ static bl_status read_impl(const char *path, FILE *fp, uint64_t file_size, bl_np
                        path, shape_text, bl_dtype_descr(f.dtype), (unsigned long long)bytes,
                        (unsigned long long)data_start, (unsigned long long)actual,
                        actual < bytes ? "truncated" : "trailing bytes");
+    *fo = f;
+    *count_out = count;
+    *bytes_out = bytes;
+    return BL_OK;
+}
+
+/* Bool elements must be 0 or 1 (first is the index of p[0] in the array). */
+static bl_status check_bools(const char *path, const unsigned char *b, uint64_t n, uint64_t first,
+                             bl_error *err)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (b[i] > 1)
+            return bl_fail(err, BL_ERR_FORMAT, "%s: element %llu: bool byte 0x%02x is neither 0 nor 1",
+                           path, (unsigned long long)(first + i), (unsigned)b[i]);
+    return BL_OK;
+}
+
+static bl_status read_impl(const char *path, FILE *fp, uint64_t file_size, bl_npy_array *out,
+                           bl_error *err)
+{
+    hdr_fields f;
+    uint64_t count, bytes;
+    bl_status st = read_header(path, fp, file_size, &f, &count, &bytes, err);
+    if (st)
+        return st;
+    char shape_text[256];
+    format_shape(shape_text, sizeof shape_text, f.ndim, f.shape);
     if (bytes > SIZE_MAX - 1)
         return bl_fail(err, BL_ERR_NOMEM, "%s: %llu data bytes do not fit in memory", path,
                        (unsigned long long)bytes);
@@ -488,16 +517,9 @@ static bl_status read_impl(const char *path, FILE *fp, uint64_t file_size, bl_np
         return bl_fail(err, BL_ERR_IO, "%s: file changed size while being read (expected %llu "
                        "data bytes)", path, (unsigned long long)bytes);
     }
-    if (f.dtype == BL_DTYPE_BOOL) {
-        const unsigned char *b = data;
-        for (uint64_t i = 0; i < count; i++)
-            if (b[i] > 1) {
-                unsigned bad = b[i];
-                free(data);
-                return bl_fail(err, BL_ERR_FORMAT,
-                               "%s: element %llu: bool byte 0x%02x is neither 0 nor 1", path,
-                               (unsigned long long)i, bad);
-            }
+    if (f.dtype == BL_DTYPE_BOOL && (st = check_bools(path, data, count, 0, err))) {
+        free(data);
+        return st;
     }
     out->dtype = f.dtype;
     out->ndim = f.ndim;
@@ -557,6 +579,92 @@ void bl_npy_free(bl_npy_array *array)
         return;
     free(array->data);
     memset(array, 0, sizeof *array);
+}
+
+/* ---------------------------------------------------------------- streaming reader */
+
+struct bl_npy_reader {
+    FILE *fp;
+    char *path;
+    bl_dtype dtype;
+    int ndim;
+    uint64_t shape[BL_NPY_MAX_DIMS];
+    uint64_t count, done;
+};
+
+bl_status bl_npy_reader_open(const char *path, bl_dtype dtype, int ndim, bl_npy_reader **out,
+                             bl_error *err)
+{
+    *out = NULL;
+    bl_npy_reader *r = calloc(1, sizeof *r);
+    size_t len = strlen(path) + 1;
+    if (!r || !(r->path = malloc(len))) {
+        free(r);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a reader", path);
+    }
+    memcpy(r->path, path, len);
+    bl_status st = BL_OK;
+    struct stat sb;
+    hdr_fields f;
+    uint64_t bytes = 0;
+    if (!(r->fp = fopen(path, "rb")))
+        st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    else if (fstat(fileno(r->fp), &sb) != 0)
+        st = bl_fail(err, BL_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        st = bl_fail(err, BL_ERR_IO, "%s: not a regular file", path);
+    else if (!(st = read_header(path, r->fp, (uint64_t)sb.st_size, &f, &r->count, &bytes, err))) {
+        char shape_text[256];
+        format_shape(shape_text, sizeof shape_text, f.ndim, f.shape);
+        if (f.dtype != dtype)
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: dtype '%s' but expected '%s'", path,
+                         bl_dtype_descr(f.dtype), bl_dtype_descr(dtype));
+        else if (ndim >= 0 && f.ndim != ndim)
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: %d-d array (shape %s) but expected %d-d", path,
+                         f.ndim, shape_text, ndim);
+        r->dtype = f.dtype;
+        r->ndim = f.ndim;
+        memcpy(r->shape, f.shape, sizeof f.shape);
+    }
+    if (st) {
+        bl_npy_reader_close(r);
+        return st;
+    }
+    *out = r;
+    return BL_OK;
+}
+
+uint64_t bl_npy_reader_count(const bl_npy_reader *r) { return r->count; }
+const uint64_t *bl_npy_reader_shape(const bl_npy_reader *r) { return r->shape; }
+
+bl_status bl_npy_reader_read(bl_npy_reader *r, void *buf, uint64_t n, bl_error *err)
+{
+    if (n > r->count - r->done)
+        return bl_fail(err, BL_ERR_INTERNAL, "%s: asked for elements %llu..%llu of %llu", r->path,
+                       (unsigned long long)r->done, (unsigned long long)(r->done + n),
+                       (unsigned long long)r->count);
+    size_t bytes = (size_t)n * bl_dtype_size(r->dtype);
+    /* The size was checked at open, but the file may change under us. */
+    if (fread(buf, 1, bytes, r->fp) != bytes)
+        return bl_fail(err, BL_ERR_IO, "%s: file changed size while being read (at element %llu)",
+                       r->path, (unsigned long long)r->done);
+    bl_status st = BL_OK;
+    if (r->dtype == BL_DTYPE_BOOL)
+        st = check_bools(r->path, buf, n, r->done, err);
+    r->done += n;
+    if (!st && r->done == r->count && fgetc(r->fp) != EOF)
+        st = bl_fail(err, BL_ERR_IO, "%s: file grew while being read", r->path);
+    return st;
+}
+
+void bl_npy_reader_close(bl_npy_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fp)
+        fclose(r->fp);
+    free(r->path);
+    free(r);
 }
 
 /* ---------------------------------------------------------------- writer */

@@ -161,10 +161,19 @@ static bl_status load(const char *path, bl_plan *plan, bl_error *err)
 
 bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err)
 {
+    return bl_plan_load_part(path, 0, 1, out, err);
+}
+
+bl_status bl_plan_load_part(const char *path, int part, int parts, bl_plan **out, bl_error *err)
+{
     *out = NULL;
+    if (parts < 1 || part < 0 || part >= parts)
+        return bl_fail(err, BL_ERR_INVALID, "%s: part %d of %d does not exist", path, part, parts);
     bl_plan *plan = calloc(1, sizeof *plan);
     if (!plan)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a plan");
+    plan->part = part;
+    plan->parts = parts;
     bl_status st = load(path, plan, err);
     if (st) {
         bl_plan_destroy(plan);

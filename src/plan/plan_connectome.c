@@ -345,7 +345,7 @@ static bl_status load_connectome(const bl_pk_ctx *ctx, const bl_toml_node *root,
     plan->connectome_path = abs;
 
     bl_error lerr = {0};
-    if (bl_connectome_load(abs, &plan->connectome, &lerr))
+    if (bl_connectome_load_part(abs, plan->part, plan->parts, &plan->connectome, &lerr))
         return bl_pk_fail(ctx, lerr.status, node, "connectome.path", "\"%s\" does not load: %s", shown,
                           lerr.message);
 

@@ -31,6 +31,7 @@ struct bl_plan {
     char *description;
     /* network */
     bl_connectome *connectome;
+    int part, parts;       /* the share of the connectome loaded (bl_plan_load_part); 0, 1 = whole */
     char *connectome_path; /* absolute */
     char manifest_sha256[65];
     bl_lif_params params;

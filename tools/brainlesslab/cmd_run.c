@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "brainlesslab/engine.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
@@ -60,8 +61,20 @@ int bl_cmd_run(int argc, char **argv)
     }
     bl_error err = {0};
     bl_plan *plan = NULL;
-    if (bl_plan_load(plan_path, &plan, &err))
+    /* Under mpirun each rank loads only its part of the connectome (the
+     * synapses into its own neurons). A rank that cannot load ends the job:
+     * the others would wait for it forever. */
+    int rank = 0, ranks = 1;
+    if (bl_mpi_job(&rank, &ranks, &err))
         return bl_cli_report("run", &err);
+    if (bl_plan_load_part(plan_path, rank, ranks, &plan, &err)) {
+        if (ranks > 1) {
+            char msg[sizeof err.message + 64];
+            snprintf(msg, sizeof msg, "run: %s", err.message);
+            bl_mpi_job_abort(msg);
+        }
+        return bl_cli_report("run", &err);
+    }
     if (bl_plan_reservoir(plan)) { /* operation "profile": a reservoir evaluation */
         if (backend) {
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
@@ -86,7 +99,7 @@ int bl_cmd_run(int argc, char **argv)
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
     if (!st && !quiet)
         bl_experiment_print(x, stdout);
-    else if (!st)
+    else if (!st && rank == 0) /* an MPI job: rank 0 speaks for it */
         printf("%s\n", bl_experiment_record_dir(x));
     bl_experiment_destroy(x);
     bl_plan_destroy(plan);

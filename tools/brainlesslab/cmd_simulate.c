@@ -258,8 +258,17 @@ int bl_cmd_simulate(int argc, char **argv)
         st = bl_lif_params_validate(&params, &err);
     if (!st)
         st = bl_lif_steps(&params, a.duration_ms, &steps, &err);
-    if (!st)
-        st = bl_connectome_load(a.connectome, &c, &err);
+    /* The mpi backend under mpirun: each rank loads only its part of the
+     * graph (the synapses into its own neurons). A rank that cannot load
+     * ends the job, since the others would wait for it forever. */
+    int rank = 0, ranks = 1;
+    if (!st && a.backend && !strcmp(a.backend, "mpi"))
+        st = bl_mpi_job(&rank, &ranks, &err);
+    if (!st && (st = bl_connectome_load_part(a.connectome, rank, ranks, &c, &err)) && ranks > 1) {
+        char msg[sizeof err.message + 64];
+        snprintf(msg, sizeof msg, "simulate: %s", err.message);
+        bl_mpi_job_abort(msg);
+    }
     t_load = now() - t0;
     if (!st)
         st = bl_stimulus_create(&stim, &err);

@@ -1,0 +1,219 @@
+/* Loading one part of a connectome (bl_connectome_load_part): what a rank of
+ * an MPI job holds. A rank delivers spikes only into its own neurons, so it
+ * keeps, for every presynaptic row, only the targets inside its range. The
+ * whole graph is never in memory: targets.npy is streamed once to validate
+ * the rows and count in-degrees (which decide the ranges, identically on
+ * every rank), then targets.npy and counts.npy are streamed together and the
+ * part's edges kept. Rows stay ascending, so the engine's search for a
+ * range's edges inside a row works unchanged. */
+#include "connectome/connectome_impl.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/npy.h"
+
+/* Elements per streamed chunk: 4 MiB of int32, small next to any graph worth splitting. */
+#define CHUNK ((uint64_t)1 << 20)
+
+static bl_status open_edges(const char *dir, const char *name, uint64_t e, char *path, size_t size,
+                            bl_npy_reader **r, bl_error *err)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    bl_status st = bl_npy_reader_open(path, BL_DTYPE_INT32, 1, r, err);
+    if (!st && bl_npy_reader_count(*r) != e) {
+        st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_edges is %" PRIu64, path,
+                     bl_npy_reader_count(*r), e);
+        bl_npy_reader_close(*r);
+        *r = NULL;
+    }
+    return st;
+}
+
+/* Pass 1: every row ascending, unique and in range; in-degrees counted. */
+static bl_status scan_targets(const char *dir, uint64_t n, uint64_t e, const int64_t *off, int32_t *in_degree,
+                              int32_t *buf, bl_error *err)
+{
+    char path[4096];
+    bl_npy_reader *r = NULL;
+    bl_status st = open_edges(dir, "targets.npy", e, path, sizeof path, &r, err);
+    uint64_t i = 0;
+    int32_t prev = 0;
+    for (uint64_t k0 = 0; !st && k0 < e; k0 += CHUNK) {
+        uint64_t m = e - k0 < CHUNK ? e - k0 : CHUNK;
+        if ((st = bl_npy_reader_read(r, buf, m, err)))
+            break;
+        for (uint64_t j = 0; j < m; j++) {
+            int64_t k = (int64_t)(k0 + j);
+            while (k >= off[i + 1])
+                i++;
+            int32_t t = buf[j];
+            if (t < 0 || (uint64_t)t >= n) {
+                st = bl_fail(err, BL_ERR_INVALID, "%s/targets.npy: index %" PRId64 " (row %" PRIu64 "): target %" PRId32
+                             " outside 0..%" PRIu64, dir, k, i, t, n ? n - 1 : 0);
+                break;
+            }
+            if (k > off[i] && t <= prev) {
+                st = bl_fail(err, BL_ERR_INVALID, "%s/targets.npy: index %" PRId64 " (row %" PRIu64 "): target %" PRId32
+                             " %s previous target %" PRId32 " (rows must be ascending, no duplicates)", dir, k, i, t,
+                             t == prev ? "repeats the" : "is below the", prev);
+                break;
+            }
+            prev = t;
+            in_degree[t]++;
+        }
+    }
+    bl_npy_reader_close(r);
+    return st;
+}
+
+/* The part's synapse counts: int16 while every count fits (real connectomes:
+ * counts in the hundreds or thousands), which halves their memory; widened
+ * to int32 at the first count that does not. */
+typedef struct kept_counts {
+    int16_t *c16;
+    int32_t *c32;
+    uint64_t n;
+} kept_counts;
+
+static bl_status widen(kept_counts *kc, uint64_t done, const char *dir, bl_error *err)
+{
+    kc->c32 = malloc((kc->n ? kc->n : 1) * sizeof *kc->c32);
+    if (!kc->c32)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " synapse counts", dir, kc->n);
+    for (uint64_t k = 0; k < done; k++)
+        kc->c32[k] = kc->c16[k];
+    free(kc->c16);
+    kc->c16 = NULL;
+    return BL_OK;
+}
+
+/* Pass 2: counts checked and summed over the whole graph; the edges into
+ * [lo, hi) copied, row lengths into kept_off[i + 1]. */
+static bl_status keep_edges(const char *dir, uint64_t e, const int64_t *off, int32_t lo, int32_t hi,
+                            int64_t *kept_off, int32_t *kept_t, kept_counts *kc, uint64_t *synapses, int32_t *tbuf,
+                            int32_t *cbuf, bl_error *err)
+{
+    char tpath[4096], cpath[4096];
+    bl_npy_reader *rt = NULL, *rc = NULL;
+    bl_status st = open_edges(dir, "targets.npy", e, tpath, sizeof tpath, &rt, err);
+    if (!st)
+        st = open_edges(dir, "counts.npy", e, cpath, sizeof cpath, &rc, err);
+    uint64_t i = 0, kept = 0, syn = 0;
+    for (uint64_t k0 = 0; !st && k0 < e; k0 += CHUNK) {
+        uint64_t m = e - k0 < CHUNK ? e - k0 : CHUNK;
+        if ((st = bl_npy_reader_read(rt, tbuf, m, err)) || (st = bl_npy_reader_read(rc, cbuf, m, err)))
+            break;
+        for (uint64_t j = 0; j < m; j++) {
+            int64_t k = (int64_t)(k0 + j);
+            while (k >= off[i + 1])
+                i++;
+            int32_t t = tbuf[j], c = cbuf[j];
+            if (c == 0 || c == INT32_MIN) {
+                st = c == 0 ? bl_fail(err, BL_ERR_INVALID, "%s/counts.npy: index %" PRId64 " (edge %" PRIu64 "->%" PRId32
+                                      "): synapse count is 0", dir, k, i, t)
+                            : bl_fail(err, BL_ERR_INVALID, "%s/counts.npy: index %" PRId64
+                                      ": synapse count out of range", dir, k);
+                break;
+            }
+            syn += (uint64_t)(c < 0 ? -(int64_t)c : c);
+            if (t >= lo && t < hi) {
+                if (kc->c16 && (c < INT16_MIN || c > INT16_MAX) && (st = widen(kc, kept, dir, err)))
+                    break;
+                kept_t[kept] = t;
+                if (kc->c16)
+                    kc->c16[kept] = (int16_t)c;
+                else
+                    kc->c32[kept] = c;
+                kept++;
+                kept_off[i + 1]++;
+            }
+        }
+    }
+    bl_npy_reader_close(rt);
+    bl_npy_reader_close(rc);
+    *synapses = syn;
+    return st;
+}
+
+bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
+                                  bl_connectome **out, bl_error *err)
+{
+    *out = NULL;
+    if (parts < 1 || part < 0 || part >= parts)
+        return bl_fail(err, BL_ERR_INVALID, "%s: part %d of %d does not exist (parts are 0..%d)", dir, part, parts,
+                       parts - 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/offsets.npy", dir);
+    bl_npy_array off = {0};
+    bl_status st = bl_npy_read_expect(path, BL_DTYPE_INT64, 1, &off, err);
+    if (st)
+        return st;
+    if (off.shape[0] != n + 1) {
+        bl_npy_free(&off);
+        return bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_neurons %" PRIu64
+                       " needs (%" PRIu64 ",)", path, off.shape[0], n, n + 1);
+    }
+    const int64_t *offsets = off.data;
+    int32_t *in_degree = calloc(n ? n : 1, sizeof *in_degree);
+    int32_t *bounds = malloc(((size_t)parts + 1) * sizeof *bounds);
+    int32_t *tbuf = malloc(CHUNK * sizeof *tbuf), *cbuf = malloc(CHUNK * sizeof *cbuf);
+    int64_t *kept_off = NULL;
+    int32_t *kept_t = NULL;
+    kept_counts kc = {0};
+    uint64_t kept = 0, synapses = 0;
+    if (!in_degree || !bounds || !tbuf || !cbuf)
+        st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate part loading state for %" PRIu64 " neurons", dir, n);
+    if (!st)
+        st = bl_offsets_validate(dir, n, e, offsets, err);
+    if (!st)
+        st = scan_targets(dir, n, e, offsets, in_degree, tbuf, err);
+    if (!st) {
+        bl_split_by_work(in_degree, 0, (int32_t)n, parts, bounds);
+        for (int32_t t = bounds[part]; t < bounds[part + 1]; t++)
+            kept += (uint64_t)in_degree[t];
+        kept_off = calloc(n + 1, sizeof *kept_off);
+        kept_t = malloc((kept ? kept : 1) * sizeof *kept_t);
+        kc.n = kept;
+        kc.c16 = malloc((kept ? kept : 1) * sizeof *kc.c16);
+        if (!kept_off || !kept_t || !kc.c16)
+            st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate the %" PRIu64 " edges of part %d", dir, kept, part);
+    }
+    if (!st)
+        st = keep_edges(dir, e, offsets, bounds[part], bounds[part + 1], kept_off, kept_t, &kc, &synapses, tbuf,
+                        cbuf, err);
+    free(tbuf);
+    free(cbuf);
+    bl_npy_free(&off);
+    if (st) {
+        free(in_degree);
+        free(bounds);
+        free(kept_off);
+        free(kept_t);
+        free(kc.c16);
+        free(kc.c32);
+        return st;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        kept_off[i + 1] += kept_off[i];
+    assert((uint64_t)kept_off[n] == kept);
+    bl_connectome *c = NULL;
+    if ((st = bl_connectome_adopt_validated(n, kept, kept_off, kept_t, kc.c32, &c, err))) {
+        free(in_degree);
+        free(bounds);
+        free(kc.c16);
+        return st;
+    }
+    c->counts16 = kc.c16;
+    c->n_edges = e;
+    c->n_synapses = synapses;
+    c->part = part;
+    c->parts = parts;
+    c->part_bounds = bounds;
+    c->in_degree = in_degree;
+    *out = c;
+    return BL_OK;
+}
