@@ -2,6 +2,8 @@
  * come with a proper message, and whatever is accepted must survive a write
  * and re-read unchanged. */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "brainlesslab/npy.h"
 #include "fuzz_common.h"
@@ -15,7 +17,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bl_npy_array a;
     bl_error err;
     bl_error_clear(&err);
+    /* The streaming reader must agree with the whole reader on what opens. */
+    bl_npy_reader *r = NULL;
+    bl_status rst = bl_npy_reader_open(path, BL_DTYPE_INT32, -1, &r, &err);
+    if (rst)
+        fuzz_check_error(&err, rst, path);
+    uint64_t r_count = r ? bl_npy_reader_count(r) : 0;
     bl_status st = bl_npy_read(path, &a, &err);
+    if (r) {
+        /* opened as int32: the whole read must succeed with the same size, and
+         * streaming the elements in odd chunks must give the same bytes */
+        if (st || a.dtype != BL_DTYPE_INT32 || a.count != r_count)
+            abort();
+        int32_t buf[7];
+        for (uint64_t at = 0; at < r_count; at += 7) {
+            uint64_t k = r_count - at < 7 ? r_count - at : 7;
+            if (bl_npy_reader_read(r, buf, k, &err) != BL_OK ||
+                memcmp(buf, (const int32_t *)a.data + at, (size_t)k * sizeof *buf) != 0)
+                abort();
+        }
+        bl_npy_reader_close(r);
+    }
     if (st) {
         fuzz_check_error(&err, st, path);
         if (a.data || a.count || a.ndim)

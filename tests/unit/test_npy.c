@@ -643,6 +643,50 @@ static void test_read_expect_mismatch(void **state)
     bl_npy_free(NULL);
 }
 
+/* The streaming reader gives the same elements in any chunking, checks the
+ * header like bl_npy_read, and refuses reads past the end. */
+static void test_streaming_reader(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("stream.npy");
+    int32_t v[1000];
+    for (int i = 0; i < 1000; i++)
+        v[i] = i * 7 - 300;
+    uint64_t n = 1000;
+    bl_error err;
+    assert_int_equal(bl_npy_write(path, BL_DTYPE_INT32, 1, &n, v, &err), BL_OK);
+    const uint64_t chunks[] = {1, 3, 64, 999, 1000};
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        bl_npy_reader *r = NULL;
+        assert_int_equal(bl_npy_reader_open(path, BL_DTYPE_INT32, 1, &r, &err), BL_OK);
+        assert_int_equal(bl_npy_reader_count(r), 1000);
+        assert_int_equal(bl_npy_reader_shape(r)[0], 1000);
+        int32_t buf[1000];
+        for (uint64_t at = 0; at < n; at += chunks[c]) {
+            uint64_t k = n - at < chunks[c] ? n - at : chunks[c];
+            assert_int_equal(bl_npy_reader_read(r, buf, k, &err), BL_OK);
+            assert_memory_equal(buf, v + at, k * sizeof *buf);
+        }
+        assert_int_equal(bl_npy_reader_read(r, buf, 1, &err), BL_ERR_INTERNAL);
+        assert_non_null(strstr(err.message, path));
+        bl_npy_reader_close(r);
+    }
+    bl_npy_reader *r = NULL;
+    assert_int_equal(bl_npy_reader_open(path, BL_DTYPE_INT64, 1, &r, &err), BL_ERR_FORMAT);
+    assert_null(r);
+    assert_non_null(strstr(err.message, "dtype '<i4' but expected '<i8'"));
+    assert_int_equal(bl_npy_reader_open(path, BL_DTYPE_INT32, 2, &r, &err), BL_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "but expected 2-d"));
+    assert_int_equal(bl_npy_reader_open(tmp_path("absent.npy"), BL_DTYPE_INT32, 1, &r, &err), BL_ERR_IO);
+    /* A truncated file is refused at open, before any element is read. */
+    const char *bad = tmp_path("stream_truncated.npy");
+    unsigned char data[16] = {0};
+    make_npy(bad, 1, GOOD_I4("(3,)"), data, 8);
+    assert_int_equal(bl_npy_reader_open(bad, BL_DTYPE_INT32, 1, &r, &err), BL_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "(truncated)"));
+    bl_npy_reader_close(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -657,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_bad_header),
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_read_expect_mismatch),
+        cmocka_unit_test(test_streaming_reader),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
