@@ -43,6 +43,9 @@ const char *bl_engine_backend(const bl_engine *e);
  * backend always uses one. Results never depend on this. */
 bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err);
 int bl_engine_threads(const bl_engine *e);
+/* Trials one bl_engine_run call can run at once: threads, times the replica
+ * groups of an mpi job. Calls with fewer leave workers idle. */
+int bl_engine_trials_at_once(const bl_engine *e);
 /* For an engine created as "auto": the exact-regression results (JSON array)
  * that chose its backend; "" otherwise. */
 const char *bl_engine_auto_report(const bl_engine *e);
@@ -62,6 +65,13 @@ bl_status bl_mpi_job(int *rank, int *ranks, bl_error *err);
  * that not every rank shares, so that no rank waits forever for the others.
  * Outside MPI: print and exit(1). */
 _Noreturn void bl_mpi_job_abort(const char *message);
+/* Replicate banks: split the job's ranks into `replicas` groups of equal size
+ * (it must divide the job's size). Each group runs its share of the trials of
+ * every engine call, its ranks splitting the neurons; every rank still ends
+ * with the whole result. Call after bl_mpi_job and before loading: *part of
+ * *parts is the share of the connectome this rank holds (bl_plan_load_part).
+ * replicas 1 (the default): ranks only split neurons. */
+bl_status bl_mpi_job_replicas(int replicas, int *part, int *parts, bl_error *err);
 
 /* Names of the compiled-in backends, NULL-terminated; the first is "reference". */
 const char *const *bl_engine_backends(void);

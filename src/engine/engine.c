@@ -145,3 +145,29 @@ void bl_mpi_job_abort(const char *message)
     exit(1);
 #endif
 }
+
+bl_status bl_mpi_job_replicas(int replicas, int *part, int *parts, bl_error *err)
+{
+    *part = 0;
+    *parts = 1;
+#ifdef BL_HAVE_MPI
+    bl_status st = bl_mpi_set_replicas(replicas, err);
+    if (!st)
+        bl_mpi_part(part, parts);
+    return st;
+#else
+    return replicas == 1 ? BL_OK
+                         : bl_fail(err, BL_ERR_UNSUPPORTED, "%d replica groups need the mpi backend, not in this build",
+                                   replicas);
+#endif
+}
+
+int bl_engine_trials_at_once(const bl_engine *e)
+{
+    int groups = 1;
+#ifdef BL_HAVE_MPI
+    if (!strcmp(e->backend->name, "mpi"))
+        groups = bl_mpi_replicas();
+#endif
+    return (e->threads > 0 ? e->threads : 1) * groups;
+}

@@ -89,6 +89,29 @@ int bl_mpi_size(void)
     return n;
 }
 
+/* Replicate banks: the job's ranks in `job_replicas` groups of equal size;
+ * each group runs a share of the trials, its ranks splitting the neurons. */
+static int job_replicas = 1;
+
+bl_status bl_mpi_set_replicas(int replicas, bl_error *err)
+{
+    int size = bl_mpi_size();
+    if (replicas < 1 || size % replicas)
+        return bl_fail(err, BL_ERR_INVALID, "mpi: %d replica group(s) do not divide the job's %d rank(s) evenly",
+                       replicas, size);
+    job_replicas = replicas;
+    return BL_OK;
+}
+
+int bl_mpi_replicas(void) { return job_replicas; }
+
+void bl_mpi_part(int *part, int *parts)
+{
+    int per_group = bl_mpi_size() / job_replicas;
+    *parts = per_group;
+    *part = bl_mpi_rank() % per_group;
+}
+
 _Noreturn void bl_mpi_abort(const char *message)
 {
     if (message && *message)
@@ -199,7 +222,12 @@ typedef struct mpi_trial {
 
 typedef struct mpi_state {
     const bl_network *net;
+    /* rank and size within this rank's replica group (comm), which splits
+     * the neurons; group of groups, which split the trials */
     int rank, size, threads, skip_ok;
+    MPI_Comm comm;
+    int world_rank, world_size, group, groups;
+    uint64_t bytes_replicas; /* received in the cross-group trial broadcasts */
     int32_t *bounds;  /* rank ranges, size + 1 */
     int32_t *indegree;
     mpi_trial *bank;
@@ -257,27 +285,34 @@ static void mpi_destroy(void *v)
     if (!s)
         return;
     const char *stats = getenv("BL_MPI_STATS");
-    if (stats && *stats) {
+    if (stats && *stats && s->bounds) {
         char path[4096];
-        snprintf(path, sizeof path, "%s.rank%d.json", stats, s->rank);
+        snprintf(path, sizeof path, "%s.rank%d.json", stats, s->world_rank);
         FILE *f = fopen(path, "w");
         if (f) {
             struct rusage ru;
             getrusage(RUSAGE_SELF, &ru);
             fprintf(f,
-                    "{\"rank\": %d, \"ranks\": %d, \"threads\": %d, \"lo\": %" PRId32 ", \"hi\": %" PRId32
+                    "{\"rank\": %d, \"ranks\": %d, \"replica_group\": %d, \"replica_groups\": %d, "
+                    "\"rank_in_group\": %d, \"threads\": %d, \"lo\": %" PRId32 ", \"hi\": %" PRId32
                     ", \"windows\": %" PRIu64 ", \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64
-                    ", \"spikes_local\": %" PRIu64 ", \"wall_compute_s\": %.6f, \"wall_exchange_s\": %.6f"
-                    ", \"peak_rss_kb\": %ld}\n",
-                    s->rank, s->size, s->threads, s->bounds[s->rank], s->bounds[s->rank + 1], s->windows,
-                    s->bytes_sent, s->bytes_received, s->spikes_local, s->wall_compute, s->wall_exchange,
-                    ru.ru_maxrss);
+                    ", \"bytes_replicas\": %" PRIu64 ", \"spikes_local\": %" PRIu64 ", \"wall_compute_s\": %.6f"
+                    ", \"wall_exchange_s\": %.6f, \"peak_rss_kb\": %ld}\n",
+                    s->world_rank, s->world_size, s->group, s->groups, s->rank, s->threads, s->bounds[s->rank],
+                    s->bounds[s->rank + 1], s->windows, s->bytes_sent, s->bytes_received, s->bytes_replicas,
+                    s->spikes_local, s->wall_compute, s->wall_exchange, ru.ru_maxrss);
             fclose(f);
         }
     }
     for (int k = 0; k < s->n_bank; k++)
         trial_free(&s->bank[k], s->net->delay_steps);
     free(s->bank);
+    if (s->comm != MPI_COMM_NULL) {
+        int fin = 0;
+        MPI_Finalized(&fin);
+        if (!fin)
+            MPI_Comm_free(&s->comm);
+    }
     void *blocks[] = {s->bounds, s->indegree, s->send_counts, s->all_counts, s->recv_counts, s->displs,
                       s->cursor, s->state_counts, s->state_displs, s->send.v, s->recv.v};
     for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
@@ -305,8 +340,18 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate");
     s->net = net;
-    MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &s->size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &s->world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &s->world_size);
+    s->groups = job_replicas;
+    s->size = s->world_size / s->groups;
+    s->group = s->world_rank / s->size;
+    s->rank = s->world_rank % s->size;
+    s->comm = MPI_COMM_NULL;
+    if (MPI_Comm_split(MPI_COMM_WORLD, s->group, s->world_rank, &s->comm) != MPI_SUCCESS) {
+        int groups = s->groups;
+        free(s);
+        return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Comm_split into %d replica group(s) failed", groups);
+    }
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
     mpi_set_threads(s, 0);
     size_t n = net->n_neurons ? net->n_neurons : 1, r = (size_t)s->size;
@@ -332,7 +377,9 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
         int part = bl_connectome_part(c);
         mpi_destroy(s);
         return bl_fail(err, BL_ERR_INVALID, "mpi backend: the connectome was loaded as part %d of %d, but this is "
-                       "rank %d of an MPI job of %d", part, parts, bl_mpi_rank(), bl_mpi_size());
+                       "rank %d of %d ranks splitting the neurons (%d replica group(s) of the job's %d)", part, parts,
+                       bl_mpi_rank() % (bl_mpi_size() / job_replicas), bl_mpi_size() / job_replicas, job_replicas,
+                       bl_mpi_size());
     }
     if (parts > 1)
         memcpy(s->indegree, bl_connectome_in_degree(c), net->n_neurons * sizeof *s->indegree);
@@ -452,7 +499,7 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     }
     s->send_counts[per - 1] = failed;
     double t0 = wall();
-    if (MPI_Allgather(s->send_counts, per, MPI_INT, s->all_counts, per, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (MPI_Allgather(s->send_counts, per, MPI_INT, s->all_counts, per, MPI_INT, s->comm) != MPI_SUCCESS) {
         *why = "MPI_Allgather of spike counts failed";
         return 0;
     }
@@ -476,7 +523,7 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     if (total > INT_MAX || !reserve(&s->recv, total ? total : 1))
         bl_mpi_abort("mpi backend: out of memory for one window's spikes");
     if (MPI_Allgatherv(s->send.v, (int)n_send, MPI_INT32_T, s->recv.v, s->recv_counts, s->displs, MPI_INT32_T,
-                       MPI_COMM_WORLD) != MPI_SUCCESS) {
+                       s->comm) != MPI_SUCCESS) {
         *why = "MPI_Allgatherv of spike ids failed";
         return 0;
     }
@@ -567,24 +614,27 @@ static bl_status publish(mpi_state *s, const mpi_trial *t, uint32_t trial, bl_re
             memcpy((char *)rows[k] + (size_t)p->lo * sz, k ? p->g : p->v, (size_t)(p->hi - p->lo) * sz);
         }
         if (MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows[k], s->state_counts, s->state_displs, MPI_BYTE,
-                           MPI_COMM_WORLD) != MPI_SUCCESS)
+                           s->comm) != MPI_SUCCESS)
             return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Allgatherv of the final state of trial %" PRIu32
                            " failed", trial);
     }
     return BL_OK;
 }
 
-static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps, bl_result *result,
-                         bl_error *err)
+/* The trials of one replica group, in banks of `threads` (or one trial split
+ * over the threads), into res. Collective over the group only. */
+static bl_status run_group(mpi_state *s, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps, bl_result *res,
+                           bl_error *err)
 {
-    mpi_state *s = v;
+    if (n_trials == 0)
+        return BL_OK;
     int trial_parallel = (uint32_t)s->threads <= n_trials || s->threads == 1;
     int n_bank = trial_parallel ? (s->threads < (int)n_trials ? s->threads : (int)n_trials) : 1;
     int parts = trial_parallel ? 1 : s->threads;
     bl_status st = ensure_bank(s, n_bank, parts, err);
-    /* Every rank must agree that the bank exists before any collective. */
+    /* Every rank of the group must agree that the bank exists before any collective. */
     int bad = st != BL_OK, any_bad = 0;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, s->comm);
     if (any_bad)
         return st ? st : bl_fail(err, BL_ERR_NOMEM, "mpi backend: another rank could not allocate its state");
     for (uint32_t wave = 0; !st && wave < n_trials; wave += (uint32_t)n_bank) {
@@ -592,10 +642,105 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
         const char *why = "failed";
         if (!run_bank(s, in_bank, first_trial + wave, (int64_t)n_steps, &why))
             return bl_fail(err, BL_ERR_NOMEM, "mpi backend (rank %d of %d): trials %" PRIu32 "..%" PRIu32 ": %s",
-                           s->rank, s->size, first_trial + wave, first_trial + wave + (uint32_t)in_bank - 1, why);
+                           s->world_rank, s->world_size, first_trial + wave,
+                           first_trial + wave + (uint32_t)in_bank - 1, why);
         for (int b = 0; !st && b < in_bank; b++)
-            st = publish(s, &s->bank[b], first_trial + wave + (uint32_t)b, result, err);
+            st = publish(s, &s->bank[b], first_trial + wave + (uint32_t)b, res, err);
     }
+    return st;
+}
+
+/* Group g's share of n trials: [n*g/G, n*(g+1)/G). */
+static uint32_t group_first(uint32_t n, int g, int groups)
+{
+    return (uint32_t)((uint64_t)n * (uint64_t)g / (uint64_t)groups);
+}
+
+/* Trial `trial` (its pairs and final state, as the owning group's leader
+ * holds them in `mine`) from world rank `root` to every rank, appended to res
+ * in trial order. */
+static bl_status share_trial(mpi_state *s, int root, const bl_result *mine, uint64_t *cursor, uint32_t trial,
+                             bl_result *res, bl_error *err)
+{
+    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    uint64_t n = s->net->n_neurons, n_pairs = 0;
+    int32_t *pairs = NULL;
+    if (s->world_rank == root) {
+        const int32_t *et = bl_result_event_trials(mine), *es = bl_result_event_steps(mine);
+        const int32_t *en = bl_result_event_neurons(mine);
+        uint64_t a = *cursor, total = bl_result_n_events(mine);
+        while (a < total && et[a] == (int32_t)trial)
+            a++;
+        n_pairs = a - *cursor;
+        pairs = malloc((n_pairs ? n_pairs : 1) * 2 * sizeof *pairs);
+        for (uint64_t k = 0; pairs && k < n_pairs; k++) {
+            pairs[2 * k] = es[*cursor + k];
+            pairs[2 * k + 1] = en[*cursor + k];
+        }
+        *cursor = a;
+        if (!pairs) /* this rank alone knows: end the job (rank 0 fails the record) */
+            bl_mpi_abort("mpi backend: out of memory sharing a trial between replica groups");
+    }
+    if (MPI_Bcast(&n_pairs, 1, MPI_UINT64_T, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Bcast of trial %" PRIu32 " failed", trial);
+    if (s->world_rank != root && !(pairs = malloc((n_pairs ? n_pairs : 1) * 2 * sizeof *pairs)))
+        bl_mpi_abort("mpi backend: out of memory receiving a trial from another replica group");
+    bl_status st = BL_OK;
+    for (uint64_t a = 0; !st && a < 2 * n_pairs; a += (uint64_t)INT_MAX) {
+        int k = (int)(2 * n_pairs - a < (uint64_t)INT_MAX ? 2 * n_pairs - a : (uint64_t)INT_MAX);
+        if (MPI_Bcast(pairs + a, k, MPI_INT32_T, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+            st = bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Bcast of trial %" PRIu32 "'s spikes failed", trial);
+    }
+    if (!st)
+        st = bl_result_append_pairs(res, trial, pairs, n_pairs, err);
+    free(pairs);
+    /* Final state: the owner's rows (v, then g) to everyone. */
+    const void *src[2] = {NULL, NULL};
+    void *dst[2] = {bl_result_v_row(res, trial), bl_result_g_row(res, trial)};
+    if (s->world_rank == root) {
+        src[0] = (const char *)bl_result_final_v(mine) + (size_t)(trial - bl_result_first_trial(mine)) * n * sz;
+        src[1] = (const char *)bl_result_final_g(mine) + (size_t)(trial - bl_result_first_trial(mine)) * n * sz;
+        memcpy(dst[0], src[0], n * sz);
+        memcpy(dst[1], src[1], n * sz);
+    }
+    for (int k = 0; !st && k < 2; k++)
+        for (uint64_t a = 0; !st && a < n * sz; a += (uint64_t)INT_MAX) {
+            int m = (int)(n * sz - a < (uint64_t)INT_MAX ? n * sz - a : (uint64_t)INT_MAX);
+            if (MPI_Bcast((char *)dst[k] + a, m, MPI_BYTE, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+                st = bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Bcast of trial %" PRIu32 "'s final state failed", trial);
+        }
+    if (s->world_rank != root)
+        s->bytes_replicas += 8 + 8 * n_pairs + 2 * n * sz;
+    return st;
+}
+
+/* With replica groups every group runs its share of the trials into a
+ * result of its own; then, trial by trial in order, the owning group's
+ * leader broadcasts the trial, so every rank ends with the whole result,
+ * events in trial order, exactly as one group would give it. */
+static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps, bl_result *result,
+                         bl_error *err)
+{
+    mpi_state *s = v;
+    if (s->groups == 1)
+        return run_group(s, first_trial, n_trials, n_steps, result, err);
+    uint32_t lo = group_first(n_trials, s->group, s->groups), hi = group_first(n_trials, s->group + 1, s->groups);
+    bl_result *mine = NULL;
+    bl_status st = BL_OK;
+    if (hi > lo && !(st = bl_result_create(s->net, first_trial + lo, hi - lo, &mine, err)))
+        st = run_group(s, first_trial + lo, hi - lo, n_steps, mine, err);
+    /* Every group must have succeeded before any trial is shared. */
+    int bad = st != BL_OK, any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_bad) {
+        bl_result_destroy(mine);
+        return st ? st : bl_fail(err, BL_ERR_NOMEM, "mpi backend: another replica group failed");
+    }
+    uint64_t cursor = 0;
+    for (int g = 0; !st && g < s->groups; g++)
+        for (uint32_t t = group_first(n_trials, g, s->groups); !st && t < group_first(n_trials, g + 1, s->groups); t++)
+            st = share_trial(s, g * s->size, mine, &cursor, first_trial + t, result, err);
+    bl_result_destroy(mine);
     return st;
 }
 

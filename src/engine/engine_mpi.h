@@ -20,6 +20,15 @@ _Noreturn void bl_mpi_abort(const char *message);
 /* Rank 0's string to every rank. */
 bl_status bl_mpi_bcast_string(char *buf, size_t cap, bl_error *err);
 
+/* Replicate banks: split the job's ranks into `replicas` groups (it must
+ * divide the job's size); each group runs a share of every engine call's
+ * trials, its ranks splitting the neurons. Set before the engine is created
+ * and before loading: this rank loads part bl_mpi_part of the connectome. */
+bl_status bl_mpi_set_replicas(int replicas, bl_error *err);
+int bl_mpi_replicas(void);
+/* This rank's place in its group: the part of the connectome it holds. */
+void bl_mpi_part(int *part, int *parts);
+
 /* Element-wise maximum of every rank's v[0..n), in place on every rank. */
 bl_status bl_mpi_allreduce_max_i32(int32_t *v, uint64_t n, bl_error *err);
 

@@ -391,7 +391,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
 
     /* Trials in waves of `threads`, so progress can be shown between them. */
     double t1 = now();
-    uint32_t wave = (uint32_t)(xp->threads > 0 ? xp->threads : 1);
+    uint32_t wave = (uint32_t)bl_engine_trials_at_once(x->eng);
     for (uint32_t first = 0; !st && first < trials; first += wave) {
         uint32_t k = trials - first < wave ? trials - first : wave;
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
@@ -500,6 +500,9 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddNumberToObject(run, "threads", xp->threads);
     if (!strcmp(xp->backend, "mpi")) {
         cJSON_AddNumberToObject(run, "mpi_ranks", xp->mpi_ranks);
+#ifdef BL_HAVE_MPI
+        cJSON_AddNumberToObject(run, "mpi_replica_groups", bl_mpi_replicas());
+#endif
         cJSON_AddNumberToObject(run, "threads_per_rank", xp->threads);
     }
     cJSON_AddNumberToObject(run, "trials", xp->trials);

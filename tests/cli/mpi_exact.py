@@ -1,9 +1,10 @@
 """The mpi backend against the reference backend: identical spike events,
 counts and final-state bits for 1, 2, 3 and 4 ranks (oversubscribed on a small
 machine), with and without threads inside the ranks, on C. elegans, the
-larva, a synthetic graph and a runaway-activity case, both presets. Every
-rank's result is compared (each rank holds the whole result; each writes its
-own directory). Skipped cleanly when the binary has no mpi backend."""
+larva, a synthetic graph and a runaway-activity case, both presets, and with
+the ranks in replica groups that share out the trials. Under mpirun each rank
+loads only its part of the connectome. Every rank's result is compared (each
+rank holds the whole result; each writes its own directory). Skipped cleanly when the binary has no mpi backend."""
 import os, shutil, subprocess, sys, tempfile
 import numpy as np
 
@@ -47,8 +48,9 @@ def simulate(conn, preset, backend, threads, args, out):
             "--threads", str(threads)] + args
 
 
-def run_ranks(conn, preset, ranks, threads, args, out):
-    cmd = simulate(conn, preset, "mpi", threads, args, out + "_${OMPI_COMM_WORLD_RANK}")
+def run_ranks(conn, preset, ranks, threads, replicas, args, out):
+    cmd = simulate(conn, preset, "mpi", threads, args + ["--replicas", str(replicas)],
+                   out + "_${OMPI_COMM_WORLD_RANK}")
     line = "exec " + " ".join("'%s'" % c if "$" not in c else '"%s"' % c for c in cmd)
     subprocess.run(["mpirun", "-np", str(ranks), "bash", "-c", line], check=True, env=env,
                    stdout=subprocess.DEVNULL, timeout=300)
@@ -65,8 +67,10 @@ synth = os.path.join(tmp, "synth")
 subprocess.run([CLI, "synth", "--out", synth, "--neurons", "4000", "--mean-degree", "40", "--seed", "11"],
                check=True, stdout=subprocess.DEVNULL)
 dur = "200" if sanitized else "300"
-ALL = [(r, t) for r in (1, 2, 3, 4) for t in (1, 2)]
-SOME = [(1, 2), (2, 1), (3, 2), (4, 1)]
+# (ranks, threads, replica groups): groups share out the trials, the ranks of
+# a group split the neurons (3 groups for 2 trials leaves one group idle).
+ALL = [(r, t, 1) for r in (1, 2, 3, 4) for t in (1, 2)] + [(2, 1, 2), (4, 1, 2), (4, 2, 2), (3, 1, 3)]
+SOME = [(1, 2, 1), (2, 1, 1), (3, 2, 1), (4, 1, 1), (4, 1, 2)]
 cases = []
 for preset in ("shiu2024", "phase4c"):
     grid = ALL if preset == "shiu2024" else SOME
@@ -83,8 +87,8 @@ for preset in ("shiu2024", "phase4c"):
                                            "--set", "w_syn_mv=2.0"]),
     ]
 if sanitized:  # the plain build covers the whole grid; here each code path once
-    pick = {("larva", "shiu2024"): [(2, 2)], ("runaway", "shiu2024"): [(3, 1)],
-            ("synthetic", "phase4c"): [(2, 2)]}
+    pick = {("larva", "shiu2024"): [(2, 2, 1), (4, 1, 2)], ("runaway", "shiu2024"): [(3, 1, 1)],
+            ("synthetic", "phase4c"): [(2, 2, 1)]}
     cases = [(c[0], c[1], c[2], pick[(c[0], c[2])], c[4]) for c in cases if (c[0], c[2]) in pick]
 failed = 0
 for name, conn, preset, grid, args in cases:
@@ -94,22 +98,23 @@ for name, conn, preset, grid, args in cases:
     spikes = len(np.load(os.path.join(ref, "spikes_step.npy")))
     ref_bytes = {f: open(os.path.join(ref, f + ".npy"), "rb").read() for f in FILES}
     diffs = []
-    for ranks, threads in grid:
-        out = os.path.join(tmp, "mpi_%d_%d" % (ranks, threads))
+    for ranks, threads, groups in grid:
+        out = os.path.join(tmp, "mpi_%d_%d_%d" % (ranks, threads, groups))
+        where = "ranks=%d threads=%d groups=%d" % (ranks, threads, groups)
         try:
-            run_ranks(conn, preset, ranks, threads, args, out)
+            run_ranks(conn, preset, ranks, threads, groups, args, out)
         except subprocess.SubprocessError as e:
-            diffs.append("ranks=%d threads=%d: %s" % (ranks, threads, e))
+            diffs.append("%s: %s" % (where, e))
             continue
         for r in range(ranks):
             for f in FILES:
                 if open(os.path.join("%s_%d" % (out, r), f + ".npy"), "rb").read() != ref_bytes[f]:
-                    diffs.append("ranks=%d threads=%d rank %d %s" % (ranks, threads, r, f))
+                    diffs.append("%s rank %d %s" % (where, r, f))
             shutil.rmtree("%s_%d" % (out, r))
     ok = not diffs and spikes >= 200
     failed += not ok
-    print("%s mpi-vs-reference %s %s: %d spikes compared, (ranks, threads) %s: %s" % (
-        "ok  " if ok else "FAIL", preset, name, spikes, " ".join("%d,%d" % g for g in grid),
+    print("%s mpi-vs-reference %s %s: %d spikes compared, (ranks, threads, replica groups) %s: %s" % (
+        "ok  " if ok else "FAIL", preset, name, spikes, " ".join("%d,%d,%d" % g for g in grid),
         "identical events, counts, final v,g bits on every rank" if not diffs else "; ".join(diffs)))
     sys.stdout.flush()
 shutil.rmtree(tmp)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `mpirun -np 2 brainlesslab run PLAN` gives a record equal in content to the
-# single-process record (spikes, counts, rates, final state, propagation), and
+# single-process record (spikes, counts, rates, final state, propagation), so
+# does a job of 2 replica groups x 2 ranks, and
 # a rank killed mid-run ends the job within seconds with a FAILED record.
 # Skipped cleanly when the binary has no mpi backend.
 set -euo pipefail
@@ -51,6 +52,21 @@ grep -q "mpi backend, 2 rank(s) x 2 thread(s)" "$tmp/mpi.out" || { echo "FAIL: r
 [ "$(grep -c "spikes, " "$tmp/mpi.out")" = 1 ] || { echo "FAIL: more than one rank printed a summary"; exit 1; }
 spikes=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['spikes'])" "$two/summary.json")
 echo "ok   mpirun -np 2 run: record equals the single-process record ($spikes spikes; spikes.h5, counts, rates, final state, propagation identical); verified"
+
+# Replica groups: 4 ranks as 2 groups of 2 share out the trials; same record.
+mpirun -np 4 "$BL_CLI" run "$plan" --root "$tmp/replicas" --threads 1 --replicas 2 --quiet > /dev/null
+four=$(ls -d "$tmp"/replicas/*/)
+"$BL_CLI" verify "$four" >/dev/null
+for f in spikes.h5 counts.npy rates_mean_hz.npy rates.csv final_v.npy final_g.npy propagation.json \
+         depth_from_stimulus.npy; do
+  cmp -s "$one/$f" "$four/$f" || { echo "FAIL: $f differs between 1 process and 2 replica groups x 2 ranks"; exit 1; }
+done
+/usr/bin/python3 - "$four/manifest.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["run"]
+assert run["mpi_ranks"] == 4 and run["mpi_replica_groups"] == 2, run
+PY
+echo "ok   mpirun -np 4 run --replicas 2: record equals the single-process record; verified"
 
 # A rank killed mid-run: the job ends within seconds, the record is FAILED.
 sed -i -e "s|^trials = .*|trials = 100000|" "$plan"

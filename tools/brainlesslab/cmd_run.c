@@ -12,11 +12,13 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--quiet]\n"
+    "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--replicas K] [--quiet]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
     "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, spikes.h5 (SONATA),\n"
     "counts.npy, rates.csv, rates_*_hz.npy, final_v/g.npy, propagation.json, summary.json.\n"
-    "Progress goes to stderr when it is a terminal. Check a record with `brainlesslab verify`.\n";
+    "Progress goes to stderr when it is a terminal. Check a record with `brainlesslab verify`.\n"
+    "Under mpirun the ranks split the neurons, each holding only its part of the connectome;\n"
+    "--replicas K splits them into K groups that share out the trials (K divides the ranks).\n";
 
 int bl_cmd_run(int argc, char **argv)
 {
@@ -25,11 +27,12 @@ int bl_cmd_run(int argc, char **argv)
         return 0;
     }
     const char *plan_path = NULL, *root = NULL, *backend = NULL;
-    int threads = -1, quiet = 0;
+    int threads = -1, quiet = 0, replicas = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
-        } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads")) {
+        } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads") ||
+                   !strcmp(argv[i], "--replicas")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "brainlesslab run: %s needs a value\n%s", argv[i], usage_text);
                 return 2;
@@ -39,7 +42,15 @@ int bl_cmd_run(int argc, char **argv)
                 root = v;
             else if (!strcmp(argv[i - 1], "--backend"))
                 backend = v;
-            else {
+            else if (!strcmp(argv[i - 1], "--replicas")) {
+                char *end;
+                long k = strtol(v, &end, 10);
+                if (*end || k < 1 || k > 1 << 20) {
+                    fprintf(stderr, "brainlesslab run: --replicas '%s' is not a positive count\n", v);
+                    return 2;
+                }
+                replicas = (int)k;
+            } else {
                 char *end;
                 long t = strtol(v, &end, 10);
                 if (*end || t < 0 || t > 4096) {
@@ -64,10 +75,10 @@ int bl_cmd_run(int argc, char **argv)
     /* Under mpirun each rank loads only its part of the connectome (the
      * synapses into its own neurons). A rank that cannot load ends the job:
      * the others would wait for it forever. */
-    int rank = 0, ranks = 1;
-    if (bl_mpi_job(&rank, &ranks, &err))
+    int rank = 0, ranks = 1, part = 0, parts = 1;
+    if (bl_mpi_job(&rank, &ranks, &err) || bl_mpi_job_replicas(replicas, &part, &parts, &err))
         return bl_cli_report("run", &err);
-    if (bl_plan_load_part(plan_path, rank, ranks, &plan, &err)) {
+    if (bl_plan_load_part(plan_path, part, parts, &plan, &err)) {
         if (ranks > 1) {
             char msg[sizeof err.message + 64];
             snprintf(msg, sizeof msg, "run: %s", err.message);

@@ -24,13 +24,14 @@ static const char usage_text[] =
     "         [--set NAME=VALUE]...          model parameter override (e.g. v_th_mv=-45)\n"
     "         [--timing FILE.json]           phase wall times (load, prepare, each trial), peak RSS\n"
     "         [--threads N]                  threads for backends that use them (0 = all cores)\n"
+    "         [--replicas K]                 mpi under mpirun: K rank groups share out the trials\n"
     "Writes OUTDIR (must not exist): spikes_trial.npy, spikes_step.npy, spikes_neuron.npy (int32,\n"
     "ordered by trial, step, neuron), counts.npy int32 [T,N], v.npy and g.npy [T,N] final state\n"
     "(float64 volts for shiu2024, float32 mV for phase4c).\n";
 
 typedef struct sim_args {
     const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence, *timing;
-    int threads;
+    int threads, replicas;
     double duration_ms;
     unsigned long trials;
     unsigned long long seed;
@@ -51,6 +52,7 @@ static int parse_double(const char *text, double *out)
 static int parse_args(int argc, char **argv, sim_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->replicas = 1;
     a->trials = 1;
     a->duration_ms = -1;
     for (int i = 1; i < argc; i++) {
@@ -77,6 +79,14 @@ static int parse_args(int argc, char **argv, sim_args *a)
                 return 0;
             }
             a->threads = (int)t;
+        }
+        else if (!strcmp(opt, "--replicas")) {
+            long k = strtol(val, &end, 10);
+            if (*end || k < 1 || k > 1 << 20) {
+                fprintf(stderr, "brainlesslab simulate: --replicas '%s' is not a positive count\n", val);
+                return 0;
+            }
+            a->replicas = (int)k;
         }
         else if (!strcmp(opt, "--duration-ms")) {
             if (!parse_double(val, &a->duration_ms)) {
@@ -261,10 +271,12 @@ int bl_cmd_simulate(int argc, char **argv)
     /* The mpi backend under mpirun: each rank loads only its part of the
      * graph (the synapses into its own neurons). A rank that cannot load
      * ends the job, since the others would wait for it forever. */
-    int rank = 0, ranks = 1;
-    if (!st && a.backend && !strcmp(a.backend, "mpi"))
-        st = bl_mpi_job(&rank, &ranks, &err);
-    if (!st && (st = bl_connectome_load_part(a.connectome, rank, ranks, &c, &err)) && ranks > 1) {
+    int rank = 0, ranks = 1, part = 0, parts = 1;
+    if (!st && a.backend && !strcmp(a.backend, "mpi") && !(st = bl_mpi_job(&rank, &ranks, &err)))
+        st = bl_mpi_job_replicas(a.replicas, &part, &parts, &err);
+    else if (!st && a.replicas != 1)
+        st = bl_fail(&err, BL_ERR_INVALID, "--replicas needs --backend mpi");
+    if (!st && (st = bl_connectome_load_part(a.connectome, part, parts, &c, &err)) && ranks > 1) {
         char msg[sizeof err.message + 64];
         snprintf(msg, sizeof msg, "simulate: %s", err.message);
         bl_mpi_job_abort(msg);
