@@ -2,8 +2,9 @@
 counts and final-state bits for 1, 2, 3 and 4 ranks (oversubscribed on a small
 machine), with and without threads inside the ranks, on C. elegans, the
 larva, a synthetic graph and a runaway-activity case, both presets. Every
-rank's result is compared (each rank holds the whole result; each writes its
-own directory). Skipped cleanly when the binary has no mpi backend."""
+rank's result is compared (each rank holds the whole result; with
+--out-every-rank each writes its own directory). Skipped cleanly when the
+binary has no mpi backend."""
 import os, shutil, subprocess, sys, tempfile
 import numpy as np
 
@@ -48,9 +49,9 @@ def simulate(conn, preset, backend, threads, args, out):
 
 
 def run_ranks(conn, preset, ranks, threads, args, out):
-    cmd = simulate(conn, preset, "mpi", threads, args, out + "_${OMPI_COMM_WORLD_RANK}")
-    line = "exec " + " ".join("'%s'" % c if "$" not in c else '"%s"' % c for c in cmd)
-    subprocess.run(["mpirun", "-np", str(ranks), "bash", "-c", line], check=True, env=env,
+    # --out-every-rank: rank r writes out.rank<r> (by default rank 0 alone writes out)
+    cmd = simulate(conn, preset, "mpi", threads, args, out) + ["--out-every-rank"]
+    subprocess.run(["mpirun", "-np", str(ranks)] + cmd, check=True, env=env,
                    stdout=subprocess.DEVNULL, timeout=300)
 
 
@@ -103,9 +104,9 @@ for name, conn, preset, grid, args in cases:
             continue
         for r in range(ranks):
             for f in FILES:
-                if open(os.path.join("%s_%d" % (out, r), f + ".npy"), "rb").read() != ref_bytes[f]:
+                if open(os.path.join("%s.rank%d" % (out, r), f + ".npy"), "rb").read() != ref_bytes[f]:
                     diffs.append("ranks=%d threads=%d rank %d %s" % (ranks, threads, r, f))
-            shutil.rmtree("%s_%d" % (out, r))
+            shutil.rmtree("%s.rank%d" % (out, r))
     ok = not diffs and spikes >= 200
     failed += not ok
     print("%s mpi-vs-reference %s %s: %d spikes compared, (ranks, threads) %s: %s" % (
