@@ -132,6 +132,18 @@ static int find_on_path(const char *name, char *out, size_t size)
     return 0;
 }
 
+/* A sanitized build (BL_SANITIZED=1, or this binary compiled with ASan):
+ * the ranks run with LeakSanitizer off (see make_launch). */
+static int asan_build(const bl_bench_ctx *ctx)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    (void)ctx;
+    return 1;
+#else
+    return ctx->sanitized;
+#endif
+}
+
 static int is_open_mpi(const bl_bench_ctx *ctx)
 {
     return strstr(ctx->mpi_version, "Open MPI") != NULL;
@@ -235,7 +247,7 @@ static cJSON *launcher_json(const bl_bench_ctx *ctx)
         cJSON_AddItemToArray(env, cJSON_CreateString("OMPI_ALLOW_RUN_AS_ROOT=1"));
         cJSON_AddItemToArray(env, cJSON_CreateString("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"));
     }
-    if (ctx->sanitized)
+    if (asan_build(ctx))
         cJSON_AddItemToArray(env, cJSON_CreateString("ASAN_OPTIONS=...:detect_leaks=0"));
     cJSON_AddStringToObject(l, "binding", is_open_mpi(ctx) ? "none (--bind-to none: the OS schedules ranks, as it "
                                                              "schedules the single-process cases)"
@@ -353,7 +365,7 @@ static void make_launch(const bl_bench_ctx *ctx, const mpi_point *pt, const char
         L->env[e++] = "OMPI_ALLOW_RUN_AS_ROOT=1";
         L->env[e++] = "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
     }
-    if (ctx->sanitized) {
+    if (asan_build(ctx)) {
         /* LeakSanitizer's tracer crashes intermittently in Open MPI processes
          * (see tests/cli/mpi_exact.py): leaks are checked by the single-process tests. */
         const char *old = getenv("ASAN_OPTIONS");
@@ -424,6 +436,28 @@ static cJSON *read_stats(const char *dir, int ranks, char *why, size_t size)
     return arr;
 }
 
+/* mpirun ends its log with banners ("----", "Exit code: 1"): the rank's own
+ * message is the first line naming brainlesslab or a sanitizer, or an error. */
+static void failure_reason(const bl_bench_worker *wo, char *reason, size_t size)
+{
+    snprintf(reason, size, "%s", wo->reason);
+    FILE *f = wo->proc.timed_out ? NULL : fopen(wo->log_path, "r");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!strncmp(line, "brainlesslab", 12) || strstr(line, "Sanitizer") || strstr(line, "ERROR") ||
+            strstr(line, "error:")) {
+            char how[128];
+            bl_bench_proc_describe(&wo->proc, 0, how, sizeof how);
+            snprintf(reason, size, "%s: %s", how, line);
+            break;
+        }
+    }
+    fclose(f);
+}
+
 static void discard(const bl_bench_ctx *ctx, const char *dir)
 {
     if (ctx->o->keep_outputs)
@@ -467,7 +501,7 @@ void bl_bench_mpi_qualify(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_wor
             snprintf(reason, sizeof reason, "%s", err.message);
         } else if (!wo.ok) {
             status = wo.proc.timed_out ? "timeout" : "error";
-            snprintf(reason, sizeof reason, "%s", wo.reason);
+            failure_reason(&wo, reason, sizeof reason);
             if (wo.proc.timed_out)
                 cJSON_AddNumberToObject(q, "censored_at_s", ctx->o->timeout_s);
         } else {
@@ -536,7 +570,7 @@ void bl_bench_mpi_time(bl_bench_ctx *ctx, bl_bench_mpi *m, int k, const bl_bench
         snprintf(reason, sizeof reason, "%s", err.message);
     } else if (!wo.ok) {
         status = wo.proc.timed_out ? "timeout" : "failed";
-        snprintf(reason, sizeof reason, "%s", wo.reason);
+        failure_reason(&wo, reason, sizeof reason);
     } else {
         bl_bench_cmp c;
         if (bl_bench_compare_dirs(ref->ref_out, wo.out_dir, &c, &err)) {
@@ -725,7 +759,7 @@ static void table(bl_bench_ctx *ctx, const bl_bench_mpi *m, const bl_bench_case_
         bl_bench_table_printf(ctx, "      %s: %s\n\n", m->selected ? "unavailable" : "not selected", m->reason);
         return;
     }
-    bl_bench_table_printf(ctx, "    %5s %-22s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", "ranks", "status",
+    bl_bench_table_printf(ctx, "    %5s %-32s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", "ranks", "status",
                           "warm_s", "s/sim_s", "vs_R=1", "vs_cpu", "effic", "wall_s", "RSS/rk_MiB",
                           "sent_B/sim_s", "recv_B/sim_s", "win/sim_s", "exch/sim");
     const mpi_point *one = NULL;
@@ -765,7 +799,7 @@ static void table(bl_bench_ctx *ctx, const bl_bench_mpi *m, const bl_bench_case_
             snprintf(win, sizeof win, "%.4g", m->sim_s_worker > 0 ? med(&pt->windows) / m->sim_s_worker : 0);
             snprintf(exch, sizeof exch, "%.3g", med(&pt->max_exch));
         }
-        bl_bench_table_printf(ctx, "    %5d %-22s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", pt->ranks, st,
+        bl_bench_table_printf(ctx, "    %5d %-32s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", pt->ranks, st,
                               ws, rtf, v1, vc, eff, wall, rss, sent, recv, win, exch);
         if (why[0] && strcmp(status, "measured") != 0)
             bl_bench_table_printf(ctx, "      (%.*s)\n", 150, why);
