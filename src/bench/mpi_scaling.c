@@ -180,7 +180,9 @@ bl_status bl_bench_mpi_setup(bl_bench_ctx *ctx, bl_error *err)
     }
     ctx->mpi_selected = selected(o->cases);
     ctx->mpi_ok = 0;
+    int have_mpirun = find_on_path("mpirun", ctx->mpirun, sizeof ctx->mpirun);
 #ifndef BL_HAVE_MPI
+    (void)have_mpirun;
     snprintf(ctx->mpi_reason, sizeof ctx->mpi_reason, "this binary was built without the mpi backend (cmake "
              "-DBL_MPI=ON, which scripts/build.sh uses unless BL_MPI=OFF)");
     return BL_OK;
@@ -189,7 +191,7 @@ bl_status bl_bench_mpi_setup(bl_bench_ctx *ctx, bl_error *err)
         snprintf(ctx->mpi_reason, sizeof ctx->mpi_reason, "not selected by --cases");
         return BL_OK;
     }
-    if (!find_on_path("mpirun", ctx->mpirun, sizeof ctx->mpirun)) {
+    if (!have_mpirun) {
         snprintf(ctx->mpi_reason, sizeof ctx->mpi_reason, "mpirun not found on PATH (Debian: apt-get install "
                  "openmpi-bin)");
         return BL_OK;
