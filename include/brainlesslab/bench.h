@@ -30,6 +30,8 @@ typedef struct bl_bench_options {
     int threads;              /* threads requested of every case; 0 = all usable cores */
     int quick;                /* tiny workloads, for the receipt-format test */
     const char *cases;        /* comma list of case ids to time; NULL = all */
+    const char *ranks;        /* bl-mpi rank counts, comma list ascending (NULL = 1, 2, 4, ... up to
+                                 the usable cores, at least 1,2; --quick: 1,2) */
     const char *self_exe;     /* the brainlesslab binary; NULL = /proc/self/exe */
     const char *python;       /* NULL = /usr/bin/python3 */
     const char *source_dir;   /* holds bench/peers/ and data/; NULL = $BL_SOURCE_DIR,

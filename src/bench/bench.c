@@ -268,6 +268,14 @@ static const char *num(argv_buf *a, const char *fmt, double x)
 bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                               const bl_bench_case_def *c, const char *dir, bl_bench_worker *wo, bl_error *err)
 {
+    return bl_bench_run_worker_launched(ctx, w, in, c, dir, NULL, NULL, wo, err);
+}
+
+bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
+                                       const bl_bench_inputs *in, const bl_bench_case_def *c, const char *dir,
+                                       const char *const *launcher, const char *const *launcher_env,
+                                       bl_bench_worker *wo, bl_error *err)
+{
     memset(wo, 0, sizeof *wo);
     bl_status st = bl_bench_rmtree(dir, err);
     if (!st)
@@ -287,6 +295,9 @@ bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
     const char *trials = num(&a, "%.0f", w->trials);
     const char *steps = num(&a, "%.0f", (double)in->steps);
     if (c->kind == BL_BENCH_OURS) {
+        for (const char *const *l = launcher; l && *l; l++)
+            arg(&a, *l);
+        env = launcher_env;
         arg(&a, ctx->self_exe);
         arg(&a, "simulate");
         arg(&a, "--connectome"), arg(&a, in->graph_dir);
@@ -365,13 +376,13 @@ static int family_ref_index(const char *preset)
     return !strcmp(preset, "shiu2024") ? 0 : 4;
 }
 
-static int cmp_passes(const bl_bench_cmp *m, const bl_bench_case_def *c)
+int bl_bench_cmp_passes(const bl_bench_cmp *m, const bl_bench_case_def *c)
 {
     return m->complete && m->spikes_equal && m->counts_equal &&
            (m->state_bitwise || (c->state_tol > 0 && m->state_max_abs <= c->state_tol));
 }
 
-static cJSON *cmp_json(const bl_bench_cmp *m, const bl_bench_case_def *c)
+cJSON *bl_bench_cmp_json(const bl_bench_cmp *m, const bl_bench_case_def *c)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "reference_spikes", (double)m->ref_spikes);
@@ -445,9 +456,9 @@ static void qualify_case(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cons
             status = "error";
             snprintf(reason, sizeof reason, "outputs unreadable: %s", err.message);
         } else {
-            cJSON_AddItemToObject(q, "comparison", cmp_json(&m, c));
-            status = cmp_passes(&m, c) ? "passed" : "failed";
-            if (!cmp_passes(&m, c))
+            cJSON_AddItemToObject(q, "comparison", bl_bench_cmp_json(&m, c));
+            status = bl_bench_cmp_passes(&m, c) ? "passed" : "failed";
+            if (!bl_bench_cmp_passes(&m, c))
                 snprintf(reason, sizeof reason, "%s", !m.spikes_equal ? (m.first_difference[0] ? m.first_difference
                                                                          : "spikes differ")
                                                  : !m.counts_equal ? "counts differ"
@@ -502,7 +513,7 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const
             status = "failed";
             snprintf(reason, sizeof reason, "outputs unreadable: %s", err.message);
         } else {
-            int match = cmp_passes(&m, c);
+            int match = bl_bench_cmp_passes(&m, c);
             cJSON_AddBoolToObject(s, "outputs_match_reference", match);
             if (!match) {
                 status = "mismatch";
@@ -636,6 +647,7 @@ static void run_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cJSO
         set_availability(ctx, w, cr);
         snprintf(cr->qual_status, sizeof cr->qual_status, "%s", cr->available ? "not_run" : "unavailable");
     }
+    bl_bench_mpi *mpi = bl_bench_mpi_begin(ctx, w);
     /* Qualification: the reference of each preset first, then the others. */
     for (int fam = 0; fam < 2; fam++) {
         int r = fam ? 4 : 0;
@@ -643,6 +655,7 @@ static void run_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cJSO
         for (int i = 0; i < BL_BENCH_N_CASES; i++)
             if (family_ref_index(runs[i].def->preset) == r && runs[i].timed && runs[i].available)
                 needed = 1;
+        needed |= r == 0 && bl_bench_mpi_needs_reference(mpi);
         if (!needed || !runs[r].available)
             continue;
         qualify_case(ctx, w, &in, &runs[r], &runs[r], run_dir);
@@ -650,23 +663,32 @@ static void run_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cJSO
             if (i != r && family_ref_index(runs[i].def->preset) == r && runs[i].timed && runs[i].available)
                 qualify_case(ctx, w, &in, &runs[i], &runs[r], run_dir);
     }
-    /* Timing: qualified cases, fresh workers, alternating order. */
+    bl_bench_mpi_qualify(ctx, mpi, w, &in, &runs[0], run_dir);
+    /* Timing: qualified cases, fresh workers, alternating order (the bl-mpi
+     * rank counts after the cases going forward, before them reversed). */
     int order[BL_BENCH_N_CASES], n_order = 0;
     for (int i = 0; i < BL_BENCH_N_CASES; i++)
         if (runs[i].timed && (!strcmp(runs[i].qual_status, "reference") || !strcmp(runs[i].qual_status, "passed")))
             order[n_order++] = i;
+    int n_mpi = bl_bench_mpi_n_timed(mpi);
     for (int rep = 0; rep < ctx->o->repetitions; rep++) {
-        int reversed = rep % 2;
+        int reversed = rep % 2, pos = 0;
+        for (int k = 0; reversed && k < n_mpi; k++)
+            bl_bench_mpi_time(ctx, mpi, n_mpi - 1 - k, w, &in, &runs[0], run_dir, rep, pos++, reversed);
         for (int k = 0; k < n_order; k++) {
             int i = order[reversed ? n_order - 1 - k : k];
-            time_sample(ctx, w, &in, &runs[i], &runs[family_ref_index(runs[i].def->preset)], run_dir, rep, k,
+            time_sample(ctx, w, &in, &runs[i], &runs[family_ref_index(runs[i].def->preset)], run_dir, rep, pos++,
                         reversed);
         }
+        for (int k = 0; !reversed && k < n_mpi; k++)
+            bl_bench_mpi_time(ctx, mpi, k, w, &in, &runs[0], run_dir, rep, pos++, reversed);
     }
     cJSON_AddStringToObject(wj, "status", "completed");
     cJSON_AddNumberToObject(wj, "wall_s", bl_bench_now() - t0);
     bl_bench_finish_workload(ctx, w, &in, runs, wj);
     bl_bench_table_workload(ctx, w, &in, runs, wj);
+    bl_bench_mpi_finish(ctx, mpi, w, &in, runs, wj);
+    bl_bench_mpi_free(mpi);
     for (int i = 0; i < BL_BENCH_N_CASES; i++) {
         bl_bench_case_run_free(&runs[i]);
         if (runs[i].ref_out[0])
@@ -809,12 +831,12 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         for (const char *p = o->cases; *p;) {
             const char *e = strchr(p, ',');
             size_t len = e ? (size_t)(e - p) : strlen(p);
-            int ok = 0;
+            int ok = strlen(BL_BENCH_MPI_CASE) == len && !strncmp(BL_BENCH_MPI_CASE, p, len);
             for (int i = 0; i < BL_BENCH_N_CASES; i++)
                 ok |= strlen(bl_bench_case_defs[i].id) == len && !strncmp(bl_bench_case_defs[i].id, p, len);
             if (!ok)
                 return bl_fail(err, BL_ERR_INVALID, "--cases: unknown case '%.*s' (known: bl-reference, bl-cpu, "
-                               "brian2-cpp, brian2-numpy, bl-reference-phase4c, bl-cpu-phase4c, torch-eager)",
+                               "brian2-cpp, brian2-numpy, bl-reference-phase4c, bl-cpu-phase4c, torch-eager, bl-mpi)",
                                (int)len, p);
             if (!e)
                 break;
@@ -864,6 +886,8 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     st = bl_bench_rmtree(ctx.runs_dir, err);
     if (!st)
         st = bl_bench_mkdirs(ctx.runs_dir, err);
+    if (!st)
+        st = bl_bench_mpi_setup(&ctx, err);
     if (st)
         return st;
 
@@ -882,6 +906,8 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     cJSON_AddItemToObject(ctx.receipt, "options", options_json(o, ctx.threads));
     cJSON_AddItemToObject(ctx.receipt, "protocol", protocol_json(&ctx));
     cJSON *env = environment_json(&ctx);
+    bl_bench_mpi_environment(&ctx, env);
+    bl_bench_mpi_protocol(&ctx, cJSON_GetObjectItemCaseSensitive(ctx.receipt, "protocol"));
     cJSON_AddItemToObject(ctx.receipt, "environment", env);
     cJSON *cases = cJSON_AddArrayToObject(ctx.receipt, "case_definitions");
     for (int i = 0; i < BL_BENCH_N_CASES; i++) {

@@ -58,6 +58,10 @@ typedef struct bl_bench_ctx {
     int python_ok;
     char python_reason[512], brian2_reason[1024], torch_reason[1024];
     cJSON *brian2_versions, *torch_versions;
+    /* bl-mpi (mpi_scaling.c): mpirun, its version, the rank counts */
+    int mpi_selected, mpi_ok;
+    char mpirun[4096], mpi_version[256], mpi_reason[1024];
+    int ranks[16], n_ranks;
     cJSON *receipt;
     char *table;
     size_t table_len, table_cap;
@@ -81,6 +85,15 @@ void bl_bench_logf(bl_bench_ctx *ctx, const char *fmt, ...)
 bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                               const bl_bench_case_def *c, const char *dir, bl_bench_worker *wo, bl_error *err);
 void bl_bench_worker_free(bl_bench_worker *wo);
+/* The same worker, our cases only, started through a launcher (argv prefix,
+ * NULL-terminated, e.g. mpirun -np R) with extra environment (may be NULL). */
+bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
+                                       const bl_bench_inputs *in, const bl_bench_case_def *c, const char *dir,
+                                       const char *const *launcher, const char *const *launcher_env,
+                                       bl_bench_worker *wo, bl_error *err);
+/* Outputs equal the reference's (bit for bit for ours, within the tolerance for peers). */
+int bl_bench_cmp_passes(const bl_bench_cmp *m, const bl_bench_case_def *c);
+cJSON *bl_bench_cmp_json(const bl_bench_cmp *m, const bl_bench_case_def *c);
 
 /* receipt.c */
 /* Add a timed sample's phases to the case (timing NULL: not ok, nothing pooled). */
@@ -93,5 +106,37 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
 void bl_bench_table_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                              const bl_bench_case_run *runs, const cJSON *wj);
 void bl_bench_case_run_free(bl_bench_case_run *cr);
+/* Append to the human table. */
+void bl_bench_table_printf(bl_bench_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* mpi_scaling.c: the bl-mpi case, strong scaling over ranks. Each rank count
+ * R is its own point: `mpirun -np R brainlesslab simulate --backend mpi`,
+ * qualified against the shiu2024 reference like every other case, timed in
+ * fresh mpirun launches interleaved with the other cases, with BL_MPI_STATS
+ * counters (bytes, windows, exchange time, peak RSS) of every rank. */
+typedef struct bl_bench_mpi bl_bench_mpi;
+#define BL_BENCH_MPI_CASE "bl-mpi"
+/* Parse --ranks, probe mpirun (when bl-mpi is selected); errors: bad --ranks. */
+bl_status bl_bench_mpi_setup(bl_bench_ctx *ctx, bl_error *err);
+void bl_bench_mpi_environment(const bl_bench_ctx *ctx, cJSON *env);
+void bl_bench_mpi_protocol(const bl_bench_ctx *ctx, cJSON *protocol);
+bl_bench_mpi *bl_bench_mpi_begin(bl_bench_ctx *ctx, const bl_bench_workload_def *w);
+/* Does bl-mpi need the shiu2024 reference run? */
+int bl_bench_mpi_needs_reference(const bl_bench_mpi *m);
+void bl_bench_mpi_qualify(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_workload_def *w,
+                          const bl_bench_inputs *in, const bl_bench_case_run *ref, const char *run_dir);
+/* Number of qualified points (rank counts) to time; point k of them. */
+int bl_bench_mpi_n_timed(const bl_bench_mpi *m);
+void bl_bench_mpi_time(bl_bench_ctx *ctx, bl_bench_mpi *m, int k, const bl_bench_workload_def *w,
+                       const bl_bench_inputs *in, const bl_bench_case_run *ref, const char *run_dir, int rep,
+                       int position, int reversed);
+/* wj.scaling and the strong-scaling block of the table (runs: for bl-cpu). */
+void bl_bench_mpi_finish(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_workload_def *w,
+                         const bl_bench_inputs *in, const bl_bench_case_run *runs, cJSON *wj);
+void bl_bench_mpi_free(bl_bench_mpi *m);
 
 #endif

@@ -1,7 +1,8 @@
 /* Benchmark workers: every measurement is a fresh process, started here with
  * fork/exec in its own process group, bounded by a timeout that kills the whole
- * group, and reaped with wait4 so that its peak RSS (ru_maxrss, which covers the
- * worker and the children it reaped, e.g. Brian2's compiled binary) is known. */
+ * group (SIGTERM, then SIGKILL after a 10 s grace), and reaped with wait4 so
+ * that its peak RSS (ru_maxrss, which covers the worker and the children it
+ * reaped, e.g. Brian2's compiled binary or mpirun's ranks) is known. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -105,9 +106,19 @@ bl_status bl_bench_spawn(char *const *argv, const char *const *env_extra, const 
             return bl_fail(err, BL_ERR_INTERNAL, "wait4 on worker %s: %s", argv[0], strerror(e));
         }
         if (bl_bench_now() >= deadline) {
-            kill(-pid, SIGKILL);
-            while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-                ;
+            /* SIGTERM first: mpirun puts its ranks in process groups of
+             * their own and only kills them itself; SIGKILL after a grace. */
+            kill(-pid, SIGTERM);
+            double grace = bl_bench_now() + 10.0;
+            while ((r = wait4(pid, &status, WNOHANG, &ru)) == 0 && bl_bench_now() < grace) {
+                struct timespec nap = {0, 10000000}; /* 10 ms */
+                nanosleep(&nap, NULL);
+            }
+            if (r != pid) {
+                kill(-pid, SIGKILL);
+                while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+                    ;
+            }
             out->timed_out = 1;
             break;
         }

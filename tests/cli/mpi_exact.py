@@ -4,7 +4,8 @@ machine), with and without threads inside the ranks, on C. elegans, the
 larva, a synthetic graph and a runaway-activity case, both presets, and with
 the ranks in replica groups that share out the trials. Under mpirun each rank
 loads only its part of the connectome. Every rank's result is compared (each
-rank holds the whole result; each writes its own directory). Skipped cleanly when the binary has no mpi backend."""
+rank holds the whole result; with --out-every-rank each writes its own
+directory). Skipped cleanly when the binary has no mpi backend."""
 import os, shutil, subprocess, sys, tempfile
 import numpy as np
 
@@ -49,10 +50,9 @@ def simulate(conn, preset, backend, threads, args, out):
 
 
 def run_ranks(conn, preset, ranks, threads, replicas, args, out):
-    cmd = simulate(conn, preset, "mpi", threads, args + ["--replicas", str(replicas)],
-                   out + "_${OMPI_COMM_WORLD_RANK}")
-    line = "exec " + " ".join("'%s'" % c if "$" not in c else '"%s"' % c for c in cmd)
-    subprocess.run(["mpirun", "-np", str(ranks), "bash", "-c", line], check=True, env=env,
+    # --out-every-rank: rank r writes out.rank<r> (by default rank 0 alone writes out)
+    cmd = simulate(conn, preset, "mpi", threads, args + ["--replicas", str(replicas)], out) + ["--out-every-rank"]
+    subprocess.run(["mpirun", "-np", str(ranks)] + cmd, check=True, env=env,
                    stdout=subprocess.DEVNULL, timeout=300)
 
 
@@ -108,9 +108,9 @@ for name, conn, preset, grid, args in cases:
             continue
         for r in range(ranks):
             for f in FILES:
-                if open(os.path.join("%s_%d" % (out, r), f + ".npy"), "rb").read() != ref_bytes[f]:
+                if open(os.path.join("%s.rank%d" % (out, r), f + ".npy"), "rb").read() != ref_bytes[f]:
                     diffs.append("%s rank %d %s" % (where, r, f))
-            shutil.rmtree("%s_%d" % (out, r))
+            shutil.rmtree("%s.rank%d" % (out, r))
     ok = not diffs and spikes >= 200
     failed += not ok
     print("%s mpi-vs-reference %s %s: %d spikes compared, (ranks, threads, replica groups) %s: %s" % (

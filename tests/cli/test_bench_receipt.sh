@@ -3,8 +3,10 @@
 # qualification status for every case, our backends qualified against the
 # reference, raw sample arrays, medians/min/max consistent with the samples,
 # alternating order across >= 3 fresh-process repetitions, censored timeouts
-# with their bound, reasons for unavailable cases. No timing thresholds: how
-# fast anything ran is never checked here.
+# with their bound, reasons for unavailable cases, and the strong-scaling
+# section of bl-mpi (rank counts qualified, per-rank BL_MPI_STATS counters; or
+# unavailable with a reason without MPI). No timing thresholds: how fast
+# anything ran is never checked here.
 set -euo pipefail
 
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
@@ -219,6 +221,110 @@ for w in r.get("workloads", []):
         if "a_median_s" in ra and "b_median_s" in ra and ra["b_median_s"] > 0:
             if not close(ra["a_over_b"], ra["a_median_s"] / ra["b_median_s"]):
                 problems.append(f"{wid}: ratio {ra['a']}/{ra['b']} inconsistent with its medians")
+
+# Strong scaling over MPI ranks (bl-mpi, the workload's "scaling" section): on
+# w1 in --quick when the binary has the mpi backend and mpirun is found,
+# "unavailable" with a reason otherwise (a build without MPI skips it).
+mpi = env.get("mpi", {})
+need(mpi, ["backend_compiled", "available", "launcher", "ranks", "threads_per_rank"], "environment.mpi")
+if not mpi.get("available"):
+    print(f"scaling: bl-mpi unavailable ({mpi.get('reason')}); its checks are skipped")
+    if not mpi.get("reason"):
+        problems.append("environment.mpi: unavailable without a reason")
+PSTAT = STATUSES
+for w in r.get("workloads", []):
+    wid = w.get("id")
+    if w.get("status") == "unavailable":
+        continue
+    sc = w.get("scaling")
+    if not isinstance(sc, dict):
+        problems.append(f"{wid}: no scaling section")
+        continue
+    need(sc, ["case", "status", "launcher", "points", "threads_per_rank", "simulated_s_per_worker",
+              "baseline_single_process", "bytes_counted"], f"{wid}.scaling")
+    if sc.get("status") in ("unavailable", "not_selected"):
+        if not sc.get("reason"):
+            problems.append(f"{wid}.scaling: {sc.get('status')} without a reason")
+        if mpi.get("available") and wid == "w1":
+            problems.append(f"{wid}.scaling: {sc.get('status')} although mpirun and the mpi backend are available")
+        continue
+    pts = sc.get("points", [])
+    if [p.get("ranks") for p in pts] != mpi.get("ranks"):
+        problems.append(f"{wid}.scaling: points {[p.get('ranks') for p in pts]} != ranks {mpi.get('ranks')}")
+    sim = sc.get("simulated_s_per_worker") or 0
+    positions = {}
+    for c in w.get("cases", []):
+        for s in c.get("samples", []):
+            positions.setdefault(s.get("repetition"), []).append(s.get("position"))
+    for p in pts:
+        R = p.get("ranks")
+        where = f"{wid}.scaling.R{R}"
+        need(p, ["ranks", "oversubscribed", "status", "qualification", "samples", "summary", "exchange", "speedup",
+                 "figures", "threads_per_rank"], where)
+        if p.get("status") not in PSTAT:
+            problems.append(f"{where}: status {p.get('status')!r}")
+        # Correctness (not speed): every rank count reproduces the reference.
+        q = p.get("qualification", {})
+        if q.get("status") != "passed" or p.get("status") != "measured":
+            problems.append(f"{where}: qualification {q.get('status')!r}, status {p.get('status')!r}: "
+                            f"{p.get('reason') or q.get('reason')}")
+            continue
+        cmp = q.get("comparison", {})
+        if not (cmp.get("spikes_equal") and cmp.get("counts_equal") and cmp.get("final_state_bitwise")):
+            problems.append(f"{where}: qualification passed but outputs differ")
+        samples = p.get("samples", [])
+        if len(samples) != reps:
+            problems.append(f"{where}: {len(samples)} samples, expected {reps}")
+        summ = p.get("summary", {})
+        need(summ, ["n_ok", "first_execution_s", "warm_execution_s", "process_wall_s", "peak_rss_bytes",
+                    "peak_rss_per_rank_bytes", "peak_rss_max_over_ranks_bytes"], f"{where}.summary")
+        ok = [s for s in samples if s.get("status") == "ok"]
+        if summ.get("n_ok") != len(ok):
+            problems.append(f"{where}: summary n_ok disagrees with the samples")
+        for key in ("first_execution_s", "warm_execution_s", "process_wall_s", "peak_rss_bytes",
+                    "peak_rss_max_over_ranks_bytes"):
+            check_stat(summ.get(key, {}), f"{where}.summary.{key}")
+        prr = summ.get("peak_rss_per_rank_bytes", [])
+        if len(prr) != R:
+            problems.append(f"{where}: {len(prr)} per-rank peak RSS entries, expected {R}")
+        for k, st in enumerate(prr):
+            check_stat(st, f"{where}.summary.peak_rss_per_rank_bytes[{k}]")
+        x = p.get("exchange", {})
+        need(x, ["bytes_sent_per_simulated_s", "bytes_received_per_simulated_s", "windows_per_worker",
+                 "windows_per_simulated_s", "exchange_wall_s_per_simulated_s"], f"{where}.exchange")
+        for s in samples:
+            positions.setdefault(s.get("repetition"), []).append(s.get("position"))
+            want = "reversed" if s.get("repetition", 0) % 2 else "forward"
+            if s.get("order") != want or s.get("ranks") != R:
+                problems.append(f"{where}: sample order {s.get('order')!r} / ranks {s.get('ranks')!r}")
+        for s in ok:
+            mr = s.get("mpi_ranks", [])
+            if [m.get("rank") for m in mr] != list(range(R)):
+                problems.append(f"{where}: sample without the BL_MPI_STATS of ranks 0..{R - 1}")
+                continue
+            if s.get("outputs_match_reference") is not True:
+                problems.append(f"{where}: ok sample whose outputs were not matched")
+            for m in mr:
+                need(m, ["bytes_sent", "bytes_received", "windows", "wall_exchange_s", "peak_rss_bytes", "lo", "hi"],
+                     f"{where}.mpi_ranks")
+                if m.get("peak_rss_bytes", 0) <= 0 or m.get("windows", 0) <= 0:
+                    problems.append(f"{where}: rank {m.get('rank')} without windows or peak RSS")
+            # every rank receives every rank's counts and ids: the same bytes
+            if len({m.get("bytes_received") for m in mr}) != 1:
+                problems.append(f"{where}: ranks received different byte counts")
+            if sim > 0:
+                tot = sum(m.get("bytes_sent", 0) for m in mr) / sim
+                if not any(close(tot, v) for v in x.get("bytes_sent_per_simulated_s", {})
+                           .get("sum_over_ranks", {}).get("samples", [])):
+                    problems.append(f"{where}: bytes_sent_per_simulated_s.sum_over_ranks inconsistent with mpi_ranks")
+        sp = p.get("speedup", {})
+        if R != 1 and any(q.get("ranks") == 1 for q in pts) and not isinstance(sp.get("vs_1_rank"), dict):
+            problems.append(f"{where}: no speedup against 1 rank")
+    # one position per worker of a repetition, cases and rank counts together
+    for rep, pos in positions.items():
+        if sorted(pos) != list(range(len(pos))):
+            problems.append(f"{wid}: repetition {rep} positions {sorted(pos)} are not 0..{len(pos) - 1}")
+
 if n_measured == 0:
     problems.append("no case was measured")
 for p in problems:

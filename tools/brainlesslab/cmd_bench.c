@@ -12,7 +12,7 @@
 static const char usage_text[] =
     "usage: brainlesslab bench [--workloads w1,w2,w3] [--repetitions 3] [--timeout-s 600]\n"
     "         [--work DIR] [--receipt FILE.json] [--threads N] [--quick] [--cases LIST]\n"
-    "         [--python PATH] [--source-dir DIR] [--keep-outputs]\n"
+    "         [--python PATH] [--source-dir DIR] [--keep-outputs] [--ranks 1,2,4]\n"
     "Qualifies every case against the reference backend, then times it in fresh worker processes\n"
     "(alternating order, >= 3 repetitions) and writes a JSON receipt (docs/benchmark.md).\n"
     "  --workloads LIST  w1 (FlyWire-scale synthetic, sugar-like input), w2 (same graph, runaway\n"
@@ -24,7 +24,10 @@ static const char usage_text[] =
     "  --threads N       threads given to every case (0 = all usable cores; default 0)\n"
     "  --quick           tiny versions of the workloads (the receipt-format test)\n"
     "  --cases LIST      time only these cases: bl-reference, bl-cpu, brian2-cpp, brian2-numpy,\n"
-    "                    bl-reference-phase4c, bl-cpu-phase4c, torch-eager (default all)\n"
+    "                    bl-reference-phase4c, bl-cpu-phase4c, torch-eager, bl-mpi (default all)\n"
+    "  --ranks LIST      bl-mpi: rank counts of the strong-scaling points, each run as\n"
+    "                    mpirun -np R simulate --backend mpi (default 1,2,4,... up to the usable\n"
+    "                    cores, at least 1,2; --quick: 1,2)\n"
     "  --python PATH     interpreter of the peers (default /usr/bin/python3)\n"
     "  --source-dir DIR  tree holding bench/peers/ and data/ (default $BL_SOURCE_DIR, else the\n"
     "                    tree this binary was built from)\n"
@@ -82,6 +85,7 @@ int bl_cmd_bench(int argc, char **argv)
         else if (!strcmp(opt, "--work")) o.work_dir = val;
         else if (!strcmp(opt, "--receipt")) o.receipt_path = val;
         else if (!strcmp(opt, "--cases")) o.cases = val;
+        else if (!strcmp(opt, "--ranks")) o.ranks = val;
         else if (!strcmp(opt, "--python")) o.python = val;
         else if (!strcmp(opt, "--source-dir")) o.source_dir = val;
         else if (!strcmp(opt, "--timeout-s")) {

@@ -25,13 +25,16 @@ static const char usage_text[] =
     "         [--timing FILE.json]           phase wall times (load, prepare, each trial), peak RSS\n"
     "         [--threads N]                  threads for backends that use them (0 = all cores)\n"
     "         [--replicas K]                 mpi under mpirun: K rank groups share out the trials\n"
+    "         [--out-every-rank]             mpi backend under mpirun: every rank writes OUTDIR.rankR\n"
     "Writes OUTDIR (must not exist): spikes_trial.npy, spikes_step.npy, spikes_neuron.npy (int32,\n"
     "ordered by trial, step, neuron), counts.npy int32 [T,N], v.npy and g.npy [T,N] final state\n"
-    "(float64 volts for shiu2024, float32 mV for phase4c).\n";
+    "(float64 volts for shiu2024, float32 mV for phase4c).\n"
+"Under mpirun with --backend mpi every rank holds the whole result; rank 0 alone writes OUTDIR\n"
+"and the --timing file (--out-every-rank: each rank writes its own OUTDIR.rankR, for tests).\n";
 
 typedef struct sim_args {
     const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence, *timing;
-    int threads, replicas;
+    int threads, replicas, out_every_rank;
     double duration_ms;
     unsigned long trials;
     unsigned long long seed;
@@ -57,6 +60,10 @@ static int parse_args(int argc, char **argv, sim_args *a)
     a->duration_ms = -1;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        if (!strcmp(opt, "--out-every-rank")) {
+            a->out_every_rank = 1;
+            continue;
+        }
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!val) {
             fprintf(stderr, "brainlesslab simulate: option %s needs a value\n", opt);
@@ -321,12 +328,17 @@ int bl_cmd_simulate(int argc, char **argv)
     } else if (!st) {
         st = bl_engine_run(eng, 0, (uint32_t)a.trials, steps, res, &err);
     }
-    if (!st && a.timing)
+    /* The mpi backend: every rank holds the same whole result; one writer
+     * (rank 0, from bl_mpi_job above), unless each rank is to write its own copy. */
+    char out_rank[4200];
+    snprintf(out_rank, sizeof out_rank, "%s.rank%d", a.out, rank);
+    if (!st && a.timing && rank == 0)
         write_timing(a.timing, t_load, t_prep, trial_s, trial_cpu, a.trials, res, bl_engine_backend(eng),
                      bl_engine_threads(eng));
-    if (!st)
-        st = write_outputs(a.out, res, &err);
-    if (!st)
+    if (!st && (rank == 0 || a.out_every_rank))
+        st = write_outputs(a.out_every_rank && !strcmp(bl_engine_backend(eng), "mpi") ? out_rank : a.out, res,
+                           &err);
+    if (!st && rank == 0)
         printf("simulate: %s, %s backend, %lu trial(s) x %llu steps, %llu spikes\n", a.preset,
                bl_engine_backend(eng), a.trials, (unsigned long long)steps,
                (unsigned long long)bl_result_n_events(res));
