@@ -381,6 +381,17 @@ static void tprintf(bl_bench_ctx *ctx, const char *fmt, ...)
     ctx->table_len += len;
 }
 
+void bl_bench_tablef(bl_bench_ctx *ctx, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        tprintf(ctx, "%s", line);
+}
+
 static void fmt_s(char *buf, size_t size, const bl_bench_dvec *d)
 {
     if (!d->n)
