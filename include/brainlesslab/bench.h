@@ -22,7 +22,8 @@ extern "C" {
 typedef void (*bl_bench_log_fn)(void *user, const char *line);
 
 typedef struct bl_bench_options {
-    const char *workloads;    /* comma list of w1, w2, w3 (default "w1,w2,w3") */
+    const char *workloads;    /* comma list of w1, w2, w3 (connectome) and r1, r1-sorn,
+                                 r1-falandays (reservoirs vs the NumPy oracle); default "w1,w2,w3" */
     int repetitions;          /* fresh-process repetitions per case, >= 3 (default 3) */
     double timeout_s;         /* bound on every worker process (default 600) */
     const char *work_dir;     /* cached inputs and per-run files (default "bench-work") */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench/bench_case.h"
+#include "bench/reservoir_sweep.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/model.h"
 #include "build_flags.h"
@@ -803,26 +804,31 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         return bl_fail(err, BL_ERR_INVALID, "--threads %d: not in 0..4096", o->threads);
     if (!o->workloads || !o->workloads[0] || !o->work_dir || !o->receipt_path)
         return bl_fail(err, BL_ERR_INVALID, "bench: workloads, work directory and receipt path are required");
-    /* Workload list: known ids, no repeats. */
-    const char *ids[3];
-    int n_ids = 0;
+    /* Workload list: known ids (connectome w*, reservoir r*), no repeats. */
+    const char *ids[8];
+    int n_ids = 0, n_connectome = 0;
     for (const char *p = o->workloads; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         char id[16];
         if (len == 0 || len >= sizeof id)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': expected a comma list of w1, w2, w3", o->workloads);
+            return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': expected a comma list of w1, w2, w3, %s",
+                           o->workloads, bl_bench_res_ids());
         memcpy(id, p, len);
         id[len] = '\0';
         const bl_bench_workload_def *d = bl_bench_workload_find(id, o->quick);
-        if (!d)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1, w2, w3)", id);
+        const bl_bench_res_def *rd = d ? NULL : bl_bench_res_find(id, o->quick);
+        if (!d && !rd)
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1, w2, w3, %s)", id,
+                           bl_bench_res_ids());
+        const char *canon = d ? d->id : rd->id;
         for (int i = 0; i < n_ids; i++)
-            if (!strcmp(ids[i], d->id))
+            if (!strcmp(ids[i], canon))
                 return bl_fail(err, BL_ERR_INVALID, "--workloads: '%s' listed twice", id);
-        if (n_ids == 3)
+        if (n_ids == 8)
             return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': too many", o->workloads);
-        ids[n_ids++] = d->id;
+        ids[n_ids++] = canon;
+        n_connectome += d != NULL;
         if (!e)
             break;
         p = e + 1;
@@ -861,7 +867,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     snprintf(ctx.source_dir, sizeof ctx.source_dir, "%s", src && src[0] ? src : BL_SOURCE_DIR);
     int aff = affinity_count();
     ctx.threads = o->threads > 0 ? o->threads : (aff > 0 ? aff : 1);
-    for (int i = 0; i < BL_BENCH_N_CASES; i++) {
+    for (int i = 0; n_connectome && i < BL_BENCH_N_CASES; i++) { /* Brian2/torch serve w* only */
         if (!listed(o->cases, bl_bench_case_defs[i].id))
             continue;
         if (bl_bench_case_defs[i].kind == BL_BENCH_TORCH)
@@ -927,12 +933,16 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     st = write_receipt(&ctx, err);
     for (int i = 0; !st && i < n_ids; i++) {
         const bl_bench_workload_def *w = bl_bench_workload_find(ids[i], o->quick);
+        const bl_bench_res_def *rd = w ? NULL : bl_bench_res_find(ids[i], o->quick);
         cJSON *wj = cJSON_CreateObject();
         cJSON_AddItemToArray(wls, wj);
-        cJSON_AddStringToObject(wj, "id", w->id);
-        cJSON_AddStringToObject(wj, "title", w->title);
-        cJSON_AddStringToObject(wj, "definition", w->definition);
-        run_workload(&ctx, w, wj);
+        cJSON_AddStringToObject(wj, "id", ids[i]);
+        cJSON_AddStringToObject(wj, "title", w ? w->title : rd->title);
+        cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd->definition);
+        if (w)
+            run_workload(&ctx, w, wj);
+        else
+            bl_bench_res_run(&ctx, rd, wj);
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
     if (!st) {

@@ -106,8 +106,8 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
 void bl_bench_table_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                              const bl_bench_case_run *runs, const cJSON *wj);
 void bl_bench_case_run_free(bl_bench_case_run *cr);
-/* Append to the human table. */
-void bl_bench_table_printf(bl_bench_ctx *ctx, const char *fmt, ...)
+/* Append one formatted piece (at most 2047 characters) to the human table. */
+void bl_bench_tablef(bl_bench_ctx *ctx, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

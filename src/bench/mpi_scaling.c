@@ -754,14 +754,14 @@ static cJSON *per_rank(const mpi_point *pt, size_t offset)
 
 static void table(bl_bench_ctx *ctx, const bl_bench_mpi *m, const bl_bench_case_run *cpu, double sim_s)
 {
-    bl_bench_table_printf(ctx, "    strong scaling: %s = mpirun -np R simulate --backend mpi, %d thread(s) per rank, "
+    bl_bench_tablef(ctx, "    strong scaling: %s = mpirun -np R simulate --backend mpi, %d thread(s) per rank, "
                                "shiu2024; speedup = median b / median a of the %s execution\n",
                           BL_BENCH_MPI_CASE, ctx->threads, "warm (else first)");
     if (!m->selected || !m->available) {
-        bl_bench_table_printf(ctx, "      %s: %s\n\n", m->selected ? "unavailable" : "not selected", m->reason);
+        bl_bench_tablef(ctx, "      %s: %s\n\n", m->selected ? "unavailable" : "not selected", m->reason);
         return;
     }
-    bl_bench_table_printf(ctx, "    %5s %-32s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", "ranks", "status",
+    bl_bench_tablef(ctx, "    %5s %-32s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", "ranks", "status",
                           "warm_s", "s/sim_s", "vs_R=1", "vs_cpu", "effic", "wall_s", "RSS/rk_MiB",
                           "sent_B/sim_s", "recv_B/sim_s", "win/sim_s", "exch/sim");
     const mpi_point *one = NULL;
@@ -801,12 +801,12 @@ static void table(bl_bench_ctx *ctx, const bl_bench_mpi *m, const bl_bench_case_
             snprintf(win, sizeof win, "%.4g", m->sim_s_worker > 0 ? med(&pt->windows) / m->sim_s_worker : 0);
             snprintf(exch, sizeof exch, "%.3g", med(&pt->max_exch));
         }
-        bl_bench_table_printf(ctx, "    %5d %-32s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", pt->ranks, st,
+        bl_bench_tablef(ctx, "    %5d %-32s %8s %8s %7s %8s %6s %8s %9s %12s %12s %9s %9s\n", pt->ranks, st,
                               ws, rtf, v1, vc, eff, wall, rss, sent, recv, win, exch);
         if (why[0] && strcmp(status, "measured") != 0)
-            bl_bench_table_printf(ctx, "      (%.*s)\n", 150, why);
+            bl_bench_tablef(ctx, "      (%.*s)\n", 150, why);
     }
-    bl_bench_table_printf(ctx, "      (vs_cpu: bl-cpu, one process%s; RSS/rk: largest rank's peak RSS; sent/recv: "
+    bl_bench_tablef(ctx, "      (vs_cpu: bl-cpu, one process%s; RSS/rk: largest rank's peak RSS; sent/recv: "
                                "bytes per simulated second summed over ranks; exch/sim: largest rank's exchange "
                                "wall seconds per simulated second)\n\n",
                           cpu && cpu->n_ok ? "" : ", not measured in this run");

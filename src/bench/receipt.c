@@ -381,7 +381,7 @@ static void tprintf(bl_bench_ctx *ctx, const char *fmt, ...)
     ctx->table_len += len;
 }
 
-void bl_bench_table_printf(bl_bench_ctx *ctx, const char *fmt, ...)
+void bl_bench_tablef(bl_bench_ctx *ctx, const char *fmt, ...)
 {
     char line[2048];
     va_list ap;

@@ -5,8 +5,11 @@
 # alternating order across >= 3 fresh-process repetitions, censored timeouts
 # with their bound, reasons for unavailable cases, and the strong-scaling
 # section of bl-mpi (rank counts qualified, per-rank BL_MPI_STATS counters; or
-# unavailable with a reason without MPI). No timing thresholds: how fast
-# anything ran is never checked here.
+# unavailable with a reason without MPI). The reservoir workload r1 (quick
+# grid) is checked the same way: every point qualified bit for bit against the
+# NumPy oracle by its trajectory SHA-256, ours and the oracle timed in
+# alternating order, ratios consistent with the medians. No timing
+# thresholds: how fast anything ran is never checked here.
 set -euo pipefail
 
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
@@ -33,7 +36,7 @@ grep -q "w9" "$work/err" || fail "no message naming w9: $(cat "$work/err")"
 [[ ! -e $work/bad.json ]] || fail "a receipt was written for a bad invocation"
 
 start=$(date +%s)
-"$BL_CLI" bench --quick --receipt "$work/R.json" --work "$work/cache" >"$work/table.txt" 2>"$work/log.txt" || {
+"$BL_CLI" bench --quick --workloads w1,w2,w3,r1 --receipt "$work/R.json" --work "$work/cache" >"$work/table.txt" 2>"$work/log.txt" || {
     tail -40 "$work/log.txt" >&2
     fail "bench --quick exited $?"
 }
@@ -104,11 +107,128 @@ STATUSES = {"measured", "failed_qualification", "qualification_timeout", "qualif
 QSTATUS = {"reference", "passed", "failed", "timeout", "error", "not_run", "unavailable"}
 SAMPLE = {"ok", "timeout", "failed", "mismatch"}
 wids = [w.get("id") for w in r.get("workloads", [])]
-if wids != ["w1", "w2", "w3"]:
-    problems.append(f"workloads: {wids}, expected w1, w2, w3")
+if wids != ["w1", "w2", "w3", "r1"]:
+    problems.append(f"workloads: {wids}, expected w1, w2, w3, r1")
 n_measured = 0
+n_points = 0
+
+
+def check_reservoir(w):
+    """The reservoir sweep: points qualified by hash, then timed."""
+    global n_points
+    wid = w.get("id")
+    need(w, ["id", "title", "definition", "kind", "status", "inputs", "case_definitions", "points", "wall_s",
+             "order", "phases"], wid)
+    if w.get("status") != "completed":
+        problems.append(f"{wid}: status {w.get('status')!r}: {w.get('reason')}")
+        return
+    inp = w.get("inputs", {})
+    need(inp, ["nodes", "units", "batch", "frames_by_units", "seed", "threads_ours", "threads_numpy",
+               "warm_runs_per_worker_ours", "warm_runs_per_worker_numpy"], f"{wid}.inputs")
+    if sorted(inp.get("nodes", [])) != ["falandays", "sorn"]:
+        problems.append(f"{wid}: nodes {inp.get('nodes')}, expected sorn and falandays")
+    defs = {c.get("id"): c for c in w.get("case_definitions", [])}
+    if sorted(defs) != ["bl-reservoir", "numpy-oracle"]:
+        problems.append(f"{wid}: case definitions {sorted(defs)}")
+    env = defs.get("numpy-oracle", {}).get("environment", {})
+    if env.get("OPENBLAS_NUM_THREADS") != "1" or env.get("OMP_NUM_THREADS") != "1":
+        problems.append(f"{wid}: the oracle's thread environment is not recorded as 1: {env}")
+    pts = w.get("points", [])
+    want = len(inp.get("nodes", [])) * len(inp.get("units", [])) * len(inp.get("batch", []))
+    if len(pts) != want or want == 0:
+        problems.append(f"{wid}: {len(pts)} points, expected {want} (nodes x units x batch)")
+    warm_want = {"bl-reservoir": inp.get("warm_runs_per_worker_ours"),
+                 "numpy-oracle": inp.get("warm_runs_per_worker_numpy")}
+    for p in pts:
+        where = f"{wid}.{p.get('node')}-N{p.get('units')}-B{p.get('batch')}"
+        need(p, ["node", "units", "batch", "frames", "seed", "status", "qualification", "bit_identical",
+                 "trajectory_sha256", "counts", "cases", "ratios", "wall_s"], where)
+        if p.get("frames") != inp.get("frames_by_units", {}).get(str(p.get("units"))):
+            problems.append(f"{where}: frames {p.get('frames')} differ from inputs.frames_by_units")
+        st = p.get("status")
+        if st == "unavailable":
+            if not p.get("reason"):
+                problems.append(f"{where}: unavailable without a reason")
+            continue
+        # Correctness (not speed): ours must equal the oracle bit for bit.
+        if st != "measured" or p.get("bit_identical") is not True:
+            problems.append(f"{where}: status {st!r}, bit_identical {p.get('bit_identical')}: {p.get('reason')}")
+            continue
+        n_points += 1
+        h = p.get("trajectory_sha256") or ""
+        if len(h) != 64 or any(ch not in "0123456789abcdef" for ch in h):
+            problems.append(f"{where}: trajectory_sha256 {h!r}")
+        q = p.get("qualification", {})
+        if q.get("status") != "passed" or q.get("ours", {}).get("trajectory_sha256") != h or \
+                q.get("numpy", {}).get("trajectory_sha256") != h:
+            problems.append(f"{where}: qualification {q.get('status')!r} does not show both hashes equal to {h[:12]}")
+        need(p.get("counts", {}), ["unit_updates_per_run", "synaptic_events_per_run", "spikes_per_run"],
+             f"{where}.counts")
+        if p.get("counts", {}).get("unit_updates_per_run") != p.get("frames", 0) * p.get("batch", 0) * p.get("units", 0):
+            problems.append(f"{where}: unit_updates_per_run != frames x batch x units")
+        cases = {c.get("id"): c for c in p.get("cases", [])}
+        if sorted(cases) != ["bl-reservoir", "numpy-oracle"]:
+            problems.append(f"{where}: cases {sorted(cases)}")
+            continue
+        order_by_rep = {}
+        for cid, c in cases.items():
+            cw = f"{where}.{cid}"
+            need(c, ["kind", "status", "threads_requested", "threads_observed", "samples", "summary", "figures"], cw)
+            samples = c.get("samples", [])
+            if c.get("status") != "measured" or len(samples) != reps:
+                problems.append(f"{cw}: status {c.get('status')!r}, {len(samples)} samples (want {reps})")
+            for s in samples:
+                need(s, ["repetition", "position", "order", "status", "process"], f"{cw}.sample")
+                if s.get("status") != "ok":
+                    problems.append(f"{cw}: sample {s.get('status')!r}: {s.get('reason')}")
+                    continue
+                if s.get("outputs_match_reference") is not True or s.get("trajectory_sha256") != h:
+                    problems.append(f"{cw}: ok sample whose hash is not the qualified one")
+                ph = s.get("phases", {})
+                need(ph, ["construct_s", "first_execution_s", "warm_execution_s"], f"{cw}.sample.phases")
+                if len(ph.get("warm_execution_s", [])) != warm_want.get(cid):
+                    problems.append(f"{cw}: {len(ph.get('warm_execution_s', []))} warm runs, want {warm_want.get(cid)}")
+                if s.get("process", {}).get("peak_rss_bytes", 0) <= 0:
+                    problems.append(f"{cw}: no peak RSS")
+                order_by_rep.setdefault(s.get("repetition"), []).append((s.get("position"), cid, s.get("order")))
+            summ = c.get("summary", {})
+            need(summ, ["n_samples", "n_ok", "construct_s", "first_execution_s", "warm_execution_s",
+                        "warm_execution_s_per_frame", "process_wall_s", "peak_rss_bytes"], f"{cw}.summary")
+            for key in ("construct_s", "first_execution_s", "warm_execution_s", "warm_execution_s_per_frame",
+                        "process_wall_s", "peak_rss_bytes"):
+                if key in summ:
+                    check_stat(summ[key], f"{cw}.summary.{key}")
+            firsts = [s["phases"]["first_execution_s"] for s in samples if s.get("status") == "ok"]
+            warms = [x for s in samples if s.get("status") == "ok" for x in s["phases"]["warm_execution_s"]]
+            if sorted(firsts) != sorted(summ.get("first_execution_s", {}).get("samples", [])) or \
+                    sorted(warms) != sorted(summ.get("warm_execution_s", {}).get("samples", [])):
+                problems.append(f"{cw}: summary samples differ from the raw samples")
+            for ph in ("first_execution", "warm_execution"):
+                need(c.get("figures", {}).get(ph, {}), ["unit_updates_per_s", "synaptic_events_per_s", "frames_per_s"],
+                     f"{cw}.figures.{ph}")
+        seq = {k: [cid for _, cid, _ in sorted(v)] for k, v in order_by_rep.items()}
+        if seq.get(0) != ["bl-reservoir", "numpy-oracle"] or seq.get(1) != ["numpy-oracle", "bl-reservoir"]:
+            problems.append(f"{where}: order by repetition {seq} does not alternate ours/numpy")
+        for k, v in order_by_rep.items():
+            if any(o != ("reversed" if k % 2 else "forward") for _, _, o in v):
+                problems.append(f"{where}: repetition {k} samples mislabelled")
+        for phase in ("first_execution_s", "warm_execution_s", "process_wall_s"):
+            ra = p.get("ratios", {}).get(phase)
+            if ra is None:
+                problems.append(f"{where}: no {phase} ratio")
+                continue
+            ours_m = cases["bl-reservoir"]["summary"][phase]["median"]
+            np_m = cases["numpy-oracle"]["summary"][phase]["median"]
+            if not (close(ra.get("ours_median_s"), ours_m) and close(ra.get("numpy_median_s"), np_m) and
+                    close(ra.get("numpy_over_ours"), np_m / ours_m)):
+                problems.append(f"{where}: {phase} ratio inconsistent with the medians")
+
+
 for w in r.get("workloads", []):
     wid = w.get("id")
+    if w.get("kind") == "reservoir":
+        check_reservoir(w)
+        continue
     need(w, ["id", "title", "definition", "status"], f"{wid}")
     if w.get("status") == "unavailable":
         if not w.get("reason"):
@@ -234,8 +354,8 @@ if not mpi.get("available"):
 PSTAT = STATUSES
 for w in r.get("workloads", []):
     wid = w.get("id")
-    if w.get("status") == "unavailable":
-        continue
+    if w.get("status") == "unavailable" or not str(wid).startswith("w"):
+        continue  # reservoir workloads (r*) have no rank scaling
     sc = w.get("scaling")
     if not isinstance(sc, dict):
         problems.append(f"{wid}: no scaling section")
@@ -327,9 +447,12 @@ for w in r.get("workloads", []):
 
 if n_measured == 0:
     problems.append("no case was measured")
+if n_points == 0:
+    problems.append("no reservoir point was measured")
 for p in problems:
     print("PROBLEM:", p)
-print(f"receipt checked: {len(wids)} workloads, {n_measured} measured cases, {len(problems)} problems")
+print(f"receipt checked: {len(wids)} workloads, {n_measured} measured cases, {n_points} reservoir points, "
+      f"{len(problems)} problems")
 sys.exit(1 if problems else 0)
 EOF
 echo PASS
