@@ -11,6 +11,9 @@ bl_status bl_shortest_depths(const bl_connectome *c, const int32_t *sources, siz
                              int32_t *depth, bl_error *err)
 {
     uint64_t n = bl_connectome_n_neurons(c);
+    if (bl_connectome_parts(c) > 1)
+        return bl_fail(err, BL_ERR_INVALID, "depth search: the connectome is part %d of %d (one rank's share of the "
+                       "edges); use bl_shortest_depths_merged", bl_connectome_part(c), bl_connectome_parts(c));
     const int64_t *off = bl_connectome_offsets(c);
     const int32_t *tgt = bl_connectome_targets(c);
     int32_t *queue = malloc((n ? n : 1) * sizeof *queue);

@@ -73,6 +73,9 @@ static bl_status write_neurons(const bl_connectome *c, const char *path, bl_erro
 
 bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *err)
 {
+    if (c->parts > 1)
+        return bl_fail(err, BL_ERR_INVALID, "%s: a connectome part (%d of %d) holds only one rank's edges; only a "
+                       "whole connectome can be saved", dir, c->part, c->parts);
     bl_status st = make_empty_dir(dir, err);
     if (st)
         return st;

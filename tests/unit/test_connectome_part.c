@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "brainlesslab/analysis.h"
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/npy.h"
 #include "brainlesslab/synth.h"
@@ -209,6 +210,16 @@ static void parts_validate_like_whole(void **unused)
     assert_non_null(strstr(err.message, "part 2 of 2"));
     assert_int_equal(bl_connectome_load_part(dir, 0, 0, &c, &err), BL_ERR_INVALID);
     assert_int_equal(bl_connectome_load_part(dir, -1, 2, &c, &err), BL_ERR_INVALID);
+    /* A part is not a connectome to save or to search whole. */
+    assert_int_equal(bl_connectome_load_part(dir, 0, 2, &c, &err), BL_OK);
+    char again[800];
+    snprintf(again, sizeof again, "%s/saved_part", tmpdir);
+    assert_int_equal(bl_connectome_save(c, again, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "part"));
+    int32_t src = 0, depth[400];
+    assert_int_equal(bl_shortest_depths(c, &src, 1, depth, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "bl_shortest_depths_merged"));
+    bl_connectome_destroy(c);
     /* A tampered file is still caught by its hash. */
     snprintf(bad, sizeof bad, "%s/badhash", tmpdir);
     copy_dir(dir, bad);
@@ -256,12 +267,49 @@ static void wide_counts_widen(void **unused)
     bl_connectome_destroy(b);
 }
 
+static bl_status merge_nothing(int32_t *depth, uint64_t n, void *user, bl_error *err)
+{
+    (void)depth;
+    (void)n;
+    (void)err;
+    (*(int *)user)++;
+    return BL_OK;
+}
+
+/* The level-synchronous search gives the queue search's depths (one part:
+ * nothing to merge); the multi-part case is checked against the single
+ * process in tests/cli/test_mpi_record.sh (depth_from_stimulus.npy). */
+static void merged_depths_equal_queue_depths(void **unused)
+{
+    (void)unused;
+    char dir[600];
+    save_synth("d", 2000, 6, dir, sizeof dir);
+    bl_error err = {0};
+    bl_connectome *c = NULL;
+    assert_int_equal(bl_connectome_load(dir, &c, &err), BL_OK);
+    int32_t sources[] = {5, 77, 1999, 5};
+    int32_t a[2000], b[2000];
+    assert_int_equal(bl_shortest_depths(c, sources, 4, a, &err), BL_OK);
+    int levels = 0;
+    assert_int_equal(bl_shortest_depths_merged(c, sources, 4, b, merge_nothing, &levels, &err), BL_OK);
+    assert_memory_equal(a, b, sizeof a);
+    int32_t deepest = 0;
+    for (int i = 0; i < 2000; i++)
+        deepest = a[i] > deepest ? a[i] : deepest;
+    assert_true(deepest >= 2);
+    assert_int_equal(levels, deepest + 1); /* one merge per level, the last finds nothing */
+    int32_t bad = 2000;
+    assert_int_equal(bl_shortest_depths_merged(c, &bad, 1, b, merge_nothing, &levels, &err), BL_ERR_INVALID);
+    bl_connectome_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parts_are_the_graph),
         cmocka_unit_test(parts_validate_like_whole),
         cmocka_unit_test(wide_counts_widen),
+        cmocka_unit_test(merged_depths_equal_queue_depths),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
