@@ -553,22 +553,6 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const
     bl_bench_worker_free(&wo);
 }
 
-static int listed(const char *list, const char *id)
-{
-    if (!list || !list[0])
-        return 1;
-    size_t n = strlen(id);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, id, n))
-            return 1;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
 
 static void set_availability(bl_bench_ctx *ctx, const bl_bench_workload_def *w, bl_bench_case_run *cr)
 {
@@ -643,7 +627,7 @@ static void run_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cJSO
     for (int i = 0; i < BL_BENCH_N_CASES; i++) {
         bl_bench_case_run *cr = &runs[i];
         cr->def = &bl_bench_case_defs[i];
-        cr->timed = listed(ctx->o->cases, cr->def->id);
+        cr->timed = bl_bench_listed(ctx->o->cases, cr->def->id);
         cr->samples = cJSON_CreateArray();
         set_availability(ctx, w, cr);
         snprintf(cr->qual_status, sizeof cr->qual_status, "%s", cr->available ? "not_run" : "unavailable");
@@ -868,7 +852,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     int aff = affinity_count();
     ctx.threads = o->threads > 0 ? o->threads : (aff > 0 ? aff : 1);
     for (int i = 0; n_connectome && i < BL_BENCH_N_CASES; i++) { /* Brian2/torch serve w* only */
-        if (!listed(o->cases, bl_bench_case_defs[i].id))
+        if (!bl_bench_listed(o->cases, bl_bench_case_defs[i].id))
             continue;
         if (bl_bench_case_defs[i].kind == BL_BENCH_TORCH)
             ctx.need_torch = 1;

@@ -32,6 +32,11 @@ typedef struct bl_bench_dvec {
     size_t n, cap;
 } bl_bench_dvec;
 
+/* Append a sample (a sample lost to memory exhaustion stays in the receipt's
+ * raw samples); free the vector. receipt.c. */
+void bl_bench_dvec_push(bl_bench_dvec *d, double x);
+void bl_bench_dvec_free(bl_bench_dvec *d);
+
 typedef struct bl_bench_case_run {
     const bl_bench_case_def *def;
     int timed;                  /* selected by --cases */
@@ -99,6 +104,14 @@ cJSON *bl_bench_cmp_json(const bl_bench_cmp *m, const bl_bench_case_def *c);
 /* Add a timed sample's phases to the case (timing NULL: not ok, nothing pooled). */
 void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sample, const cJSON *timing,
                             const bl_bench_proc *proc);
+/* What every case's receipt entry c holds (observed backend and threads,
+ * versions, qualification, raw samples, summary statistics of each phase);
+ * returns the summary object for the caller's own additions. */
+cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_run *cr, cJSON *c);
+/* c.figures: wall per simulated second and neuron-step, synaptic-event and
+ * spike rates of the first and warm executions (counts from ref's run). */
+void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case_run *ref,
+                                const bl_bench_workload_def *w, const bl_bench_inputs *in, double sim_s, cJSON *c);
 /* Workload facts, per-case summaries, figures and ratios into wj. */
 void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                               bl_bench_case_run *runs, cJSON *wj);

@@ -43,6 +43,8 @@ int bl_bench_exists(const char *path);
 /* Whole text file, malloc'd and NUL-terminated. */
 bl_status bl_bench_read_text(const char *path, char **out, bl_error *err);
 double bl_bench_now(void);
+/* Is id in the comma-separated list? A NULL or empty list holds everything. */
+int bl_bench_listed(const char *list, const char *id);
 /* "2026-10-21T12:34:56Z" */
 void bl_bench_utc(char *buf, size_t size);
 

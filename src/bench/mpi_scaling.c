@@ -54,24 +54,6 @@ struct bl_bench_mpi {
     double sim_s_worker;    /* simulated seconds per worker (all its trials) */
 };
 
-static void push(bl_bench_dvec *d, double x)
-{
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 8;
-        double *v = realloc(d->v, cap * sizeof *v);
-        if (!v)
-            return; /* the raw value stays in the sample */
-        d->v = v;
-        d->cap = cap;
-    }
-    d->v[d->n++] = x;
-}
-
-static void dfree(bl_bench_dvec *d)
-{
-    free(d->v);
-    memset(d, 0, sizeof *d);
-}
 
 static int usable_cpus(void)
 {
@@ -83,22 +65,6 @@ static int usable_cpus(void)
     return n > 0 ? n : 1;
 }
 
-static int selected(const char *list)
-{
-    if (!list || !list[0])
-        return 1;
-    size_t n = strlen(BL_BENCH_MPI_CASE);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, BL_BENCH_MPI_CASE, n))
-            return 1;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
 
 static double sim_seconds(const bl_bench_inputs *in)
 {
@@ -178,7 +144,7 @@ bl_status bl_bench_mpi_setup(bl_bench_ctx *ctx, bl_error *err)
         for (int r = 2; ctx->n_ranks < 16 && (r <= top || r == 2); r *= 2)
             ctx->ranks[ctx->n_ranks++] = r;
     }
-    ctx->mpi_selected = selected(o->cases);
+    ctx->mpi_selected = bl_bench_listed(o->cases, BL_BENCH_MPI_CASE);
     ctx->mpi_ok = 0;
     int have_mpirun = find_on_path("mpirun", ctx->mpirun, sizeof ctx->mpirun);
 #ifndef BL_HAVE_MPI
@@ -624,11 +590,11 @@ void bl_bench_mpi_time(bl_bench_ctx *ctx, bl_bench_mpi *m, int k, const bl_bench
             if (r == 0)
                 stat_num(o, "windows", &windows);
             if (r < pt->ranks) {
-                push(&pt->rk[r].sent, sent / sim);
-                push(&pt->rk[r].recv, recv / sim);
-                push(&pt->rk[r].exch, exch / sim);
-                push(&pt->rk[r].comp, comp / sim);
-                push(&pt->rk[r].rss, rss);
+                bl_bench_dvec_push(&pt->rk[r].sent, sent / sim);
+                bl_bench_dvec_push(&pt->rk[r].recv, recv / sim);
+                bl_bench_dvec_push(&pt->rk[r].exch, exch / sim);
+                bl_bench_dvec_push(&pt->rk[r].comp, comp / sim);
+                bl_bench_dvec_push(&pt->rk[r].rss, rss);
             }
             sum_sent += sent;
             sum_recv += recv;
@@ -636,11 +602,11 @@ void bl_bench_mpi_time(bl_bench_ctx *ctx, bl_bench_mpi *m, int k, const bl_bench
             max_exch = exch > max_exch ? exch : max_exch;
             r++;
         }
-        push(&pt->sum_sent, sum_sent / sim);
-        push(&pt->sum_recv, sum_recv / sim);
-        push(&pt->windows, windows);
-        push(&pt->max_rss, max_rss);
-        push(&pt->max_exch, max_exch / sim);
+        bl_bench_dvec_push(&pt->sum_sent, sum_sent / sim);
+        bl_bench_dvec_push(&pt->sum_recv, sum_recv / sim);
+        bl_bench_dvec_push(&pt->windows, windows);
+        bl_bench_dvec_push(&pt->max_rss, max_rss);
+        bl_bench_dvec_push(&pt->max_exch, max_exch / sim);
         cJSON *x = cJSON_AddObjectToObject(s, "exchange");
         cJSON_AddNumberToObject(x, "simulated_s", m->sim_s_worker);
         cJSON_AddNumberToObject(x, "windows", windows);
@@ -706,20 +672,6 @@ static double med(const bl_bench_dvec *d)
 static cJSON *st_json(const bl_bench_dvec *d)
 {
     return bl_bench_stat_json(d->v, d->n);
-}
-
-static cJSON *rate(double work, const bl_bench_dvec *d)
-{
-    cJSON *o = cJSON_CreateObject();
-    double md = med(d), lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < d->n; i++) {
-        lo = d->v[i] < lo ? d->v[i] : lo;
-        hi = d->v[i] > hi ? d->v[i] : hi;
-    }
-    cJSON_AddNumberToObject(o, "median", md > 0 ? work / md : 0);
-    cJSON_AddNumberToObject(o, "min", hi > 0 ? work / hi : 0);
-    cJSON_AddNumberToObject(o, "max", lo > 0 ? work / lo : 0);
-    return o;
 }
 
 /* {phase: {a_median_s, b_median_s, speedup (= b / a), parallel_efficiency}} or null. */
@@ -872,35 +824,7 @@ void bl_bench_mpi_finish(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_work
         cJSON_AddStringToObject(p, "status", status);
         if (why[0])
             cJSON_AddStringToObject(p, "reason", why);
-        if (cr->observed_backend[0]) {
-            cJSON_AddStringToObject(p, "backend_observed", cr->observed_backend);
-            cJSON_AddNumberToObject(p, "threads_observed", cr->observed_threads);
-        } else {
-            cJSON_AddNullToObject(p, "backend_observed");
-            cJSON_AddNullToObject(p, "threads_observed");
-        }
-        cJSON *q = cr->qualification ? cJSON_Duplicate(cr->qualification, 1) : cJSON_CreateObject();
-        if (!cJSON_GetObjectItemCaseSensitive(q, "status"))
-            cJSON_AddStringToObject(q, "status", cr->qual_status);
-        if (!cr->available && !cJSON_GetObjectItemCaseSensitive(q, "reason"))
-            cJSON_AddStringToObject(q, "reason", cr->reason);
-        cJSON_AddItemToObject(p, "qualification", q);
-        cJSON_AddItemToObject(p, "samples", cJSON_Duplicate(cr->samples, 1));
-        cJSON *sum = cJSON_AddObjectToObject(p, "summary");
-        cJSON_AddNumberToObject(sum, "n_samples", cJSON_GetArraySize(cr->samples));
-        cJSON_AddNumberToObject(sum, "n_ok", cr->n_ok);
-        cJSON_AddNumberToObject(sum, "n_timeout", cr->n_timeout);
-        cJSON_AddNumberToObject(sum, "n_failed", cr->n_failed);
-        cJSON_AddNumberToObject(sum, "n_mismatch", cr->n_mismatch);
-        if (cr->n_timeout)
-            cJSON_AddNumberToObject(sum, "censored_at_s", ctx->o->timeout_s);
-        cJSON_AddItemToObject(sum, "load_s", st_json(&cr->load));
-        cJSON_AddItemToObject(sum, "prepare_s", st_json(&cr->prepare));
-        cJSON_AddItemToObject(sum, "first_execution_s", st_json(&cr->first));
-        cJSON_AddItemToObject(sum, "warm_execution_s", st_json(&cr->warm));
-        cJSON_AddItemToObject(sum, "warm_execution_per_process_median_s", st_json(&cr->warm_proc_median));
-        cJSON_AddItemToObject(sum, "process_wall_s", st_json(&cr->wall));
-        cJSON_AddItemToObject(sum, "peak_rss_bytes", st_json(&cr->rss));
+        cJSON *sum = bl_bench_case_common_json(ctx, cr, p);
         cJSON_AddItemToObject(sum, "peak_rss_max_over_ranks_bytes", st_json(&pt->max_rss));
         cJSON_AddItemToObject(sum, "peak_rss_per_rank_bytes", per_rank(pt, offsetof(rank_vecs, rss)));
 
@@ -928,26 +852,7 @@ void bl_bench_mpi_finish(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_work
                                                : cJSON_CreateNull());
         cJSON_AddItemToObject(sp, "vs_bl_cpu", speedups(cr, cpu, "bl-cpu, one process", pt->ranks));
 
-        cJSON *fig = cJSON_AddObjectToObject(p, "figures");
-        if (strcmp(ref->qual_status, "reference") != 0 || !(sim_s > 0))
-            continue;
-        double ns = (double)in->n_neurons * (double)in->steps;
-        double syn = (double)ref->ref_syn_events / w->trials, spk = (double)ref->ref_spikes / w->trials;
-        const bl_bench_dvec *ph[2] = {&cr->first, &cr->warm};
-        const char *names[2] = {"first_execution", "warm_execution"};
-        for (int k = 0; k < 2; k++) {
-            if (!ph[k]->n)
-                continue;
-            cJSON *f = cJSON_AddObjectToObject(fig, names[k]);
-            bl_bench_dvec rtf = {0};
-            for (size_t j = 0; j < ph[k]->n; j++)
-                push(&rtf, ph[k]->v[j] / sim_s);
-            cJSON_AddItemToObject(f, "wall_s_per_simulated_s", st_json(&rtf));
-            dfree(&rtf);
-            cJSON_AddItemToObject(f, "neuron_steps_per_s", rate(ns, ph[k]));
-            cJSON_AddItemToObject(f, "synaptic_events_per_s", rate(syn, ph[k]));
-            cJSON_AddItemToObject(f, "spikes_per_s", rate(spk, ph[k]));
-        }
+        bl_bench_case_figures_json(cr, ref, w, in, sim_s, p);
     }
     table(ctx, m, cpu, sim_s);
 }
@@ -960,18 +865,18 @@ void bl_bench_mpi_free(bl_bench_mpi *m)
         mpi_point *pt = &m->pts[i];
         bl_bench_case_run_free(&pt->cr);
         for (int r = 0; pt->rk && r < pt->ranks; r++) {
-            dfree(&pt->rk[r].sent);
-            dfree(&pt->rk[r].recv);
-            dfree(&pt->rk[r].exch);
-            dfree(&pt->rk[r].comp);
-            dfree(&pt->rk[r].rss);
+            bl_bench_dvec_free(&pt->rk[r].sent);
+            bl_bench_dvec_free(&pt->rk[r].recv);
+            bl_bench_dvec_free(&pt->rk[r].exch);
+            bl_bench_dvec_free(&pt->rk[r].comp);
+            bl_bench_dvec_free(&pt->rk[r].rss);
         }
         free(pt->rk);
-        dfree(&pt->sum_sent);
-        dfree(&pt->sum_recv);
-        dfree(&pt->windows);
-        dfree(&pt->max_rss);
-        dfree(&pt->max_exch);
+        bl_bench_dvec_free(&pt->sum_sent);
+        bl_bench_dvec_free(&pt->sum_recv);
+        bl_bench_dvec_free(&pt->windows);
+        bl_bench_dvec_free(&pt->max_rss);
+        bl_bench_dvec_free(&pt->max_exch);
     }
     free(m->pts);
     free(m);

@@ -10,7 +10,7 @@
 #include "bench/bench_case.h"
 #include "brainlesslab/model.h"
 
-static void dpush(bl_bench_dvec *d, double x)
+void bl_bench_dvec_push(bl_bench_dvec *d, double x)
 {
     if (d->n == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 16;
@@ -23,7 +23,7 @@ static void dpush(bl_bench_dvec *d, double x)
     d->v[d->n++] = x;
 }
 
-static void dfree(bl_bench_dvec *d)
+void bl_bench_dvec_free(bl_bench_dvec *d)
 {
     free(d->v);
     memset(d, 0, sizeof *d);
@@ -31,15 +31,15 @@ static void dfree(bl_bench_dvec *d)
 
 void bl_bench_case_run_free(bl_bench_case_run *cr)
 {
-    dfree(&cr->load);
-    dfree(&cr->prepare);
-    dfree(&cr->build);
-    dfree(&cr->first);
-    dfree(&cr->warm);
-    dfree(&cr->warm_proc_median);
-    dfree(&cr->wall);
-    dfree(&cr->rss);
-    dfree(&cr->live);
+    bl_bench_dvec_free(&cr->load);
+    bl_bench_dvec_free(&cr->prepare);
+    bl_bench_dvec_free(&cr->build);
+    bl_bench_dvec_free(&cr->first);
+    bl_bench_dvec_free(&cr->warm);
+    bl_bench_dvec_free(&cr->warm_proc_median);
+    bl_bench_dvec_free(&cr->wall);
+    bl_bench_dvec_free(&cr->rss);
+    bl_bench_dvec_free(&cr->live);
     cJSON_Delete(cr->qualification);
     cJSON_Delete(cr->samples);
     cJSON_Delete(cr->observed_versions);
@@ -65,15 +65,15 @@ void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sam
     double x;
     if (get_num(timing, "load_s", &x)) {
         cJSON_AddNumberToObject(ph, "load_s", x);
-        dpush(&cr->load, x);
+        bl_bench_dvec_push(&cr->load, x);
     }
     if (get_num(timing, "prepare_s", &x)) {
         cJSON_AddNumberToObject(ph, "prepare_s", x);
-        dpush(&cr->prepare, x);
+        bl_bench_dvec_push(&cr->prepare, x);
     }
     if (get_num(timing, "build_s", &x) && cr->def->kind == BL_BENCH_BRIAN2_CPP) {
         cJSON_AddNumberToObject(ph, "build_s", x);
-        dpush(&cr->build, x);
+        bl_bench_dvec_push(&cr->build, x);
     }
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(timing, "trial_s");
     int n = cJSON_GetArraySize(ts);
@@ -86,22 +86,22 @@ void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sam
             continue;
         if (i == 0) {
             cJSON_AddNumberToObject(ph, "first_execution_s", v->valuedouble);
-            dpush(&cr->first, v->valuedouble);
+            bl_bench_dvec_push(&cr->first, v->valuedouble);
         } else {
             cJSON_AddItemToArray(warm, cJSON_CreateNumber(v->valuedouble));
-            dpush(&cr->warm, v->valuedouble);
+            bl_bench_dvec_push(&cr->warm, v->valuedouble);
             if (mine)
                 mine[nm++] = v->valuedouble;
         }
     }
     cJSON_AddItemToObject(ph, "warm_execution_s", warm);
     if (nm)
-        dpush(&cr->warm_proc_median, bl_bench_median(mine, (size_t)nm));
+        bl_bench_dvec_push(&cr->warm_proc_median, bl_bench_median(mine, (size_t)nm));
     free(mine);
-    dpush(&cr->wall, proc->wall_s);
-    dpush(&cr->rss, (double)proc->peak_rss_bytes);
+    bl_bench_dvec_push(&cr->wall, proc->wall_s);
+    bl_bench_dvec_push(&cr->rss, (double)proc->peak_rss_bytes);
     if (get_num(timing, "engine_bytes", &x)) /* the engine's own live bytes, when the worker reports them */
-        dpush(&cr->live, x);
+        bl_bench_dvec_push(&cr->live, x);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(timing, "backend");
     if (cJSON_IsString(b)) {
         cJSON_AddStringToObject(sample, "backend_observed", b->valuestring);
@@ -173,6 +173,67 @@ static double sim_seconds(const bl_bench_inputs *in)
     if (bl_lif_params_preset("shiu2024", &p, &e))
         return NAN;
     return (double)in->steps * p.dt_ms / 1000.0;
+}
+
+cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_run *cr, cJSON *c)
+{
+    if (cr->observed_backend[0]) {
+        cJSON_AddStringToObject(c, "backend_observed", cr->observed_backend);
+        cJSON_AddNumberToObject(c, "threads_observed", cr->observed_threads);
+    } else {
+        cJSON_AddNullToObject(c, "backend_observed");
+        cJSON_AddNullToObject(c, "threads_observed");
+    }
+    if (cr->observed_versions)
+        cJSON_AddItemToObject(c, "versions", cJSON_Duplicate(cr->observed_versions, 1));
+    cJSON *q = cr->qualification ? cJSON_Duplicate(cr->qualification, 1) : cJSON_CreateObject();
+    if (!cJSON_GetObjectItemCaseSensitive(q, "status"))
+        cJSON_AddStringToObject(q, "status", cr->qual_status);
+    if (!cr->available && !cJSON_GetObjectItemCaseSensitive(q, "reason"))
+        cJSON_AddStringToObject(q, "reason", cr->reason);
+    cJSON_AddItemToObject(c, "qualification", q);
+    cJSON_AddItemToObject(c, "samples", cJSON_Duplicate(cr->samples, 1));
+    cJSON *sum = cJSON_AddObjectToObject(c, "summary");
+    cJSON_AddNumberToObject(sum, "n_samples", cJSON_GetArraySize(cr->samples));
+    cJSON_AddNumberToObject(sum, "n_ok", cr->n_ok);
+    cJSON_AddNumberToObject(sum, "n_timeout", cr->n_timeout);
+    cJSON_AddNumberToObject(sum, "n_failed", cr->n_failed);
+    cJSON_AddNumberToObject(sum, "n_mismatch", cr->n_mismatch);
+    if (cr->n_timeout)
+        cJSON_AddNumberToObject(sum, "censored_at_s", ctx->o->timeout_s);
+    const bl_bench_dvec *phase[] = {&cr->load, &cr->prepare, &cr->first, &cr->warm, &cr->warm_proc_median,
+                                    &cr->wall, &cr->rss};
+    const char *names[] = {"load_s", "prepare_s", "first_execution_s", "warm_execution_s",
+                           "warm_execution_per_process_median_s", "process_wall_s", "peak_rss_bytes"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        cJSON_AddItemToObject(sum, names[k], bl_bench_stat_json(phase[k]->v, phase[k]->n));
+    return sum;
+}
+
+void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case_run *ref,
+                                const bl_bench_workload_def *w, const bl_bench_inputs *in, double sim_s, cJSON *c)
+{
+    cJSON *fig = cJSON_AddObjectToObject(c, "figures");
+    if (strcmp(ref->qual_status, "reference") != 0 || !(sim_s > 0))
+        return;
+    double ns = (double)in->n_neurons * (double)in->steps;
+    double syn = (double)ref->ref_syn_events / w->trials;
+    double spk = (double)ref->ref_spikes / w->trials;
+    const bl_bench_dvec *ph[2] = {&cr->first, &cr->warm};
+    const char *names[2] = {"first_execution", "warm_execution"};
+    for (int k = 0; k < 2; k++) {
+        if (!ph[k]->n)
+            continue;
+        cJSON *f = cJSON_AddObjectToObject(fig, names[k]);
+        double *rtf = malloc(ph[k]->n * sizeof *rtf);
+        for (size_t j = 0; rtf && j < ph[k]->n; j++)
+            rtf[j] = ph[k]->v[j] / sim_s;
+        cJSON_AddItemToObject(f, "wall_s_per_simulated_s", bl_bench_stat_json(rtf, rtf ? ph[k]->n : 0));
+        free(rtf);
+        cJSON_AddItemToObject(f, "neuron_steps_per_s", rate_json(ns, ph[k]));
+        cJSON_AddItemToObject(f, "synaptic_events_per_s", rate_json(syn, ph[k]));
+        cJSON_AddItemToObject(f, "spikes_per_s", rate_json(spk, ph[k]));
+    }
 }
 
 void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
@@ -249,67 +310,15 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
             cJSON_AddStringToObject(c, "reason", why);
         cJSON_AddStringToObject(c, "dtype", d->dtype);
         cJSON_AddNumberToObject(c, "threads_requested", d->single_thread ? 1 : ctx->threads);
-        if (cr->observed_backend[0]) {
-            cJSON_AddStringToObject(c, "backend_observed", cr->observed_backend);
-            cJSON_AddNumberToObject(c, "threads_observed", cr->observed_threads);
-        } else {
-            cJSON_AddNullToObject(c, "backend_observed");
-            cJSON_AddNullToObject(c, "threads_observed");
-        }
-        if (cr->observed_versions)
-            cJSON_AddItemToObject(c, "versions", cJSON_Duplicate(cr->observed_versions, 1));
-        cJSON *q = cr->qualification ? cJSON_Duplicate(cr->qualification, 1) : cJSON_CreateObject();
-        if (!cJSON_GetObjectItemCaseSensitive(q, "status"))
-            cJSON_AddStringToObject(q, "status", cr->qual_status);
-        if (!cr->available && !cJSON_GetObjectItemCaseSensitive(q, "reason"))
-            cJSON_AddStringToObject(q, "reason", cr->reason);
-        cJSON_AddItemToObject(c, "qualification", q);
-        cJSON_AddItemToObject(c, "samples", cJSON_Duplicate(cr->samples, 1));
-        cJSON *sum = cJSON_AddObjectToObject(c, "summary");
-        cJSON_AddNumberToObject(sum, "n_samples", cJSON_GetArraySize(cr->samples));
-        cJSON_AddNumberToObject(sum, "n_ok", cr->n_ok);
-        cJSON_AddNumberToObject(sum, "n_timeout", cr->n_timeout);
-        cJSON_AddNumberToObject(sum, "n_failed", cr->n_failed);
-        cJSON_AddNumberToObject(sum, "n_mismatch", cr->n_mismatch);
-        if (cr->n_timeout)
-            cJSON_AddNumberToObject(sum, "censored_at_s", ctx->o->timeout_s);
-        cJSON_AddItemToObject(sum, "load_s", bl_bench_stat_json(cr->load.v, cr->load.n));
-        cJSON_AddItemToObject(sum, "prepare_s", bl_bench_stat_json(cr->prepare.v, cr->prepare.n));
+        cJSON *sum = bl_bench_case_common_json(ctx, cr, c);
         if (d->kind == BL_BENCH_BRIAN2_CPP)
             cJSON_AddItemToObject(sum, "build_s", bl_bench_stat_json(cr->build.v, cr->build.n));
-        cJSON_AddItemToObject(sum, "first_execution_s", bl_bench_stat_json(cr->first.v, cr->first.n));
-        cJSON_AddItemToObject(sum, "warm_execution_s", bl_bench_stat_json(cr->warm.v, cr->warm.n));
-        cJSON_AddItemToObject(sum, "warm_execution_per_process_median_s",
-                              bl_bench_stat_json(cr->warm_proc_median.v, cr->warm_proc_median.n));
-        cJSON_AddItemToObject(sum, "process_wall_s", bl_bench_stat_json(cr->wall.v, cr->wall.n));
-        cJSON_AddItemToObject(sum, "peak_rss_bytes", bl_bench_stat_json(cr->rss.v, cr->rss.n));
         if (cr->live.n)
             cJSON_AddItemToObject(sum, "engine_live_bytes", bl_bench_stat_json(cr->live.v, cr->live.n));
         else
             cJSON_AddNullToObject(sum, "engine_live_bytes");
 
-        const bl_bench_case_run *ref = family_ref(runs, d);
-        cJSON *fig = cJSON_AddObjectToObject(c, "figures");
-        if (strcmp(ref->qual_status, "reference") != 0 || !(sim_s > 0))
-            continue;
-        double ns = (double)in->n_neurons * (double)in->steps;
-        double syn = (double)ref->ref_syn_events / w->trials;
-        double spk = (double)ref->ref_spikes / w->trials;
-        const bl_bench_dvec *ph[2] = {&cr->first, &cr->warm};
-        const char *names[2] = {"first_execution", "warm_execution"};
-        for (int k = 0; k < 2; k++) {
-            if (!ph[k]->n)
-                continue;
-            cJSON *f = cJSON_AddObjectToObject(fig, names[k]);
-            double *rtf = malloc(ph[k]->n * sizeof *rtf);
-            for (size_t j = 0; rtf && j < ph[k]->n; j++)
-                rtf[j] = ph[k]->v[j] / sim_s;
-            cJSON_AddItemToObject(f, "wall_s_per_simulated_s", bl_bench_stat_json(rtf, rtf ? ph[k]->n : 0));
-            free(rtf);
-            cJSON_AddItemToObject(f, "neuron_steps_per_s", rate_json(ns, ph[k]));
-            cJSON_AddItemToObject(f, "synaptic_events_per_s", rate_json(syn, ph[k]));
-            cJSON_AddItemToObject(f, "spikes_per_s", rate_json(spk, ph[k]));
-        }
+        bl_bench_case_figures_json(cr, family_ref(runs, d), w, in, sim_s, c);
     }
 
     /* Ratios between cases of one preset measured in this run: ours against

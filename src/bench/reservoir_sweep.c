@@ -72,24 +72,6 @@ static const char *const peer_env[] = {"PYTHONDONTWRITEBYTECODE=1", "OMP_NUM_THR
 
 /* ---- sample vectors ------------------------------------------------------ */
 
-static void vpush(bl_bench_dvec *d, double x)
-{
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 16;
-        double *v = realloc(d->v, cap * sizeof *v);
-        if (!v)
-            return; /* the raw sample stays in the receipt */
-        d->v = v;
-        d->cap = cap;
-    }
-    d->v[d->n++] = x;
-}
-
-static void vfree(bl_bench_dvec *d)
-{
-    free(d->v);
-    memset(d, 0, sizeof *d);
-}
 
 static double vmedian(const bl_bench_dvec *d) { return bl_bench_median(d->v, d->n); }
 
@@ -121,12 +103,12 @@ typedef struct res_case {
 
 static void case_free(res_case *c)
 {
-    vfree(&c->construct);
-    vfree(&c->tapes);
-    vfree(&c->first);
-    vfree(&c->warm);
-    vfree(&c->wall);
-    vfree(&c->rss);
+    bl_bench_dvec_free(&c->construct);
+    bl_bench_dvec_free(&c->tapes);
+    bl_bench_dvec_free(&c->first);
+    bl_bench_dvec_free(&c->warm);
+    bl_bench_dvec_free(&c->wall);
+    bl_bench_dvec_free(&c->rss);
     cJSON_Delete(c->samples);
     c->samples = NULL;
 }
@@ -311,15 +293,15 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_
         double x = 0;
         if (num_key(wo.report, "wall_construct_s", &x)) {
             cJSON_AddNumberToObject(ph, "construct_s", x);
-            vpush(&c->construct, x);
+            bl_bench_dvec_push(&c->construct, x);
         }
         if (c->ours && num_key(wo.report, "wall_tapes_s", &x)) {
             cJSON_AddNumberToObject(ph, "tapes_s", x);
-            vpush(&c->tapes, x);
+            bl_bench_dvec_push(&c->tapes, x);
         }
         num_key(wo.report, "wall_run_s", &x);
         cJSON_AddNumberToObject(ph, "first_execution_s", x);
-        vpush(&c->first, x);
+        bl_bench_dvec_push(&c->first, x);
         cJSON *warm = cJSON_AddArrayToObject(ph, "warm_execution_s");
         const cJSON *v;
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(wo.report, "wall_warm_s"))
@@ -327,10 +309,10 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_
             if (!cJSON_IsNumber(v))
                 continue;
             cJSON_AddItemToArray(warm, cJSON_CreateNumber(v->valuedouble));
-            vpush(&c->warm, v->valuedouble);
+            bl_bench_dvec_push(&c->warm, v->valuedouble);
         }
-        vpush(&c->wall, wo.proc.wall_s);
-        vpush(&c->rss, (double)wo.proc.peak_rss_bytes);
+        bl_bench_dvec_push(&c->wall, wo.proc.wall_s);
+        bl_bench_dvec_push(&c->rss, (double)wo.proc.peak_rss_bytes);
         if (c->ours && num_key(wo.report, "threads", &x)) {
             cJSON_AddNumberToObject(s, "threads_observed", x);
             c->threads_observed = (int)x;

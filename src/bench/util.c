@@ -172,3 +172,21 @@ cJSON *bl_bench_stat_json(const double *x, size_t n)
     }
     return o;
 }
+
+/* Is id one of the comma-separated list (NULL or empty: everything)? */
+int bl_bench_listed(const char *list, const char *id)
+{
+    if (!list || !list[0])
+        return 1;
+    size_t n = strlen(id);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, id, n))
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
