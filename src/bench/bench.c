@@ -527,17 +527,7 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const
     cJSON_AddStringToObject(s, "status", status);
     if (reason[0])
         cJSON_AddStringToObject(s, "reason", reason);
-    if (wo.proc.timed_out)
-        cJSON_AddNumberToObject(s, "censored_at_s", ctx->o->timeout_s);
-    cJSON *p = cJSON_AddObjectToObject(s, "process");
-    cJSON_AddNumberToObject(p, "wall_s", wo.proc.wall_s);
-    cJSON_AddNumberToObject(p, "user_s", wo.proc.user_s);
-    cJSON_AddNumberToObject(p, "sys_s", wo.proc.sys_s);
-    cJSON_AddNumberToObject(p, "peak_rss_bytes", (double)wo.proc.peak_rss_bytes);
-    if (wo.proc.exited)
-        cJSON_AddNumberToObject(p, "exit_status", wo.proc.exit_status);
-    if (wo.proc.term_signal)
-        cJSON_AddNumberToObject(p, "signal", wo.proc.term_signal);
+    bl_bench_process_json(ctx, &wo.proc, s);
     bl_bench_record_sample(ctx, cr, s, !strcmp(status, "ok") ? wo.timing : NULL, &wo.proc);
     if (!strcmp(status, "ok"))
         cr->n_ok++;

@@ -104,6 +104,13 @@ cJSON *bl_bench_cmp_json(const bl_bench_cmp *m, const bl_bench_case_def *c);
 /* Add a timed sample's phases to the case (timing NULL: not ok, nothing pooled). */
 void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sample, const cJSON *timing,
                             const bl_bench_proc *proc);
+/* A case's status in the receipt (not_selected, unavailable, failed_qualification,
+ * qualification_timeout, qualification_error, not_run, measured, timeout,
+ * failed), with why (may be "") for the ones that have a reason. */
+const char *bl_bench_case_status(const bl_bench_case_run *cr, char *why, size_t size);
+/* A timed sample's worker process: censored_at_s when it timed out, and
+ * sample.process (wall, user, sys, peak RSS, exit status or signal). */
+cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc, cJSON *sample);
 /* What every case's receipt entry c holds (observed backend and threads,
  * versions, qualification, raw samples, summary statistics of each phase);
  * returns the summary object for the caller's own additions. */

@@ -560,18 +560,8 @@ void bl_bench_mpi_time(bl_bench_ctx *ctx, bl_bench_mpi *m, int k, const bl_bench
     cJSON_AddStringToObject(s, "status", status);
     if (reason[0])
         cJSON_AddStringToObject(s, "reason", reason);
-    if (wo.proc.timed_out)
-        cJSON_AddNumberToObject(s, "censored_at_s", ctx->o->timeout_s);
-    cJSON *p = cJSON_AddObjectToObject(s, "process");
+    cJSON *p = bl_bench_process_json(ctx, &wo.proc, s);
     cJSON_AddStringToObject(p, "what", "mpirun and its ranks (wait4 of mpirun)");
-    cJSON_AddNumberToObject(p, "wall_s", wo.proc.wall_s);
-    cJSON_AddNumberToObject(p, "user_s", wo.proc.user_s);
-    cJSON_AddNumberToObject(p, "sys_s", wo.proc.sys_s);
-    cJSON_AddNumberToObject(p, "peak_rss_bytes", (double)wo.proc.peak_rss_bytes);
-    if (wo.proc.exited)
-        cJSON_AddNumberToObject(p, "exit_status", wo.proc.exit_status);
-    if (wo.proc.term_signal)
-        cJSON_AddNumberToObject(p, "signal", wo.proc.term_signal);
     int ok = !strcmp(status, "ok");
     bl_bench_record_sample(ctx, &pt->cr, s, ok ? wo.timing : NULL, &wo.proc);
     if (ok && stats) {
@@ -637,31 +627,11 @@ void bl_bench_mpi_time(bl_bench_ctx *ctx, bl_bench_mpi *m, int k, const bl_bench
 
 static const char *point_status(const bl_bench_mpi *m, const mpi_point *pt, char *why, size_t size)
 {
-    why[0] = '\0';
-    if (!m->selected)
+    if (!m->selected) {
+        why[0] = '\0';
         return "not_selected";
-    if (!pt->cr.available) {
-        snprintf(why, size, "%s", pt->cr.reason);
-        return "unavailable";
     }
-    const char *q = pt->cr.qual_status;
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(pt->cr.qualification, "reason");
-    if (cJSON_IsString(r))
-        snprintf(why, size, "%s", r->valuestring);
-    if (!strcmp(q, "failed"))
-        return "failed_qualification";
-    if (!strcmp(q, "timeout"))
-        return "qualification_timeout";
-    if (!strcmp(q, "error"))
-        return "qualification_error";
-    if (!strcmp(q, "not_run"))
-        return "not_run";
-    why[0] = '\0';
-    if (pt->cr.n_ok > 0)
-        return "measured";
-    if (pt->cr.n_timeout > 0 && pt->cr.n_failed == 0 && pt->cr.n_mismatch == 0)
-        return "timeout";
-    return "failed";
+    return bl_bench_case_status(&pt->cr, why, size);
 }
 
 static double med(const bl_bench_dvec *d)

@@ -137,7 +137,7 @@ static const bl_bench_case_run *family_ref(const bl_bench_case_run *runs, const 
     return &runs[!strcmp(c->preset, "shiu2024") ? 0 : 4];
 }
 
-static const char *case_status(const bl_bench_case_run *cr, char *why, size_t size)
+const char *bl_bench_case_status(const bl_bench_case_run *cr, char *why, size_t size)
 {
     why[0] = '\0';
     if (!cr->timed)
@@ -173,6 +173,22 @@ static double sim_seconds(const bl_bench_inputs *in)
     if (bl_lif_params_preset("shiu2024", &p, &e))
         return NAN;
     return (double)in->steps * p.dt_ms / 1000.0;
+}
+
+cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc, cJSON *sample)
+{
+    if (proc->timed_out)
+        cJSON_AddNumberToObject(sample, "censored_at_s", ctx->o->timeout_s);
+    cJSON *p = cJSON_AddObjectToObject(sample, "process");
+    cJSON_AddNumberToObject(p, "wall_s", proc->wall_s);
+    cJSON_AddNumberToObject(p, "user_s", proc->user_s);
+    cJSON_AddNumberToObject(p, "sys_s", proc->sys_s);
+    cJSON_AddNumberToObject(p, "peak_rss_bytes", (double)proc->peak_rss_bytes);
+    if (proc->exited)
+        cJSON_AddNumberToObject(p, "exit_status", proc->exit_status);
+    if (proc->term_signal)
+        cJSON_AddNumberToObject(p, "signal", proc->term_signal);
+    return p;
 }
 
 cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_run *cr, cJSON *c)
@@ -304,7 +320,7 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
         cJSON_AddStringToObject(c, "preset", d->preset);
         cJSON_AddStringToObject(c, "kind", d->kind == BL_BENCH_OURS ? "ours" : "peer");
         char why[1200];
-        const char *status = case_status(cr, why, sizeof why);
+        const char *status = bl_bench_case_status(cr, why, sizeof why);
         cJSON_AddStringToObject(c, "status", status);
         if (why[0])
             cJSON_AddStringToObject(c, "reason", why);
@@ -430,7 +446,7 @@ void bl_bench_table_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, 
     for (int i = 0; i < BL_BENCH_N_CASES; i++) {
         const bl_bench_case_run *cr = &runs[i];
         char why[1200];
-        const char *status = case_status(cr, why, sizeof why);
+        const char *status = bl_bench_case_status(cr, why, sizeof why);
         if (!strcmp(status, "not_selected"))
             continue;
         char l[32], p[32], f[32], wm[32], rtf[32] = "-", nsps[32] = "-", syn[32] = "-", rss[32] = "-";
