@@ -286,54 +286,38 @@ static void free_worm(worm *W)
     free(W->nt_line);
 }
 
-static bl_status set_infos(bl_connectome *c, const worm *W, const bl_sign_policy *policy,
-                           bl_error *err)
+/* What the manifest says about this data set; paths: the two raw files. */
+static bl_import_info describe(const char *const *paths)
 {
-    const char *paths[2] = {W->edges_path, W->nt_path};
-    const char *labels[2] = {EDGES_FILE, NT_FILE};
-    size_t dlen = strlen(bl_sign_policy_describe(policy));
-    char *signs = malloc(dlen + 32);
-    if (!signs)
-        return bl_fail(err, BL_ERR_NOMEM, "out of memory");
-    snprintf(signs, dlen + 32, "transmitter: %s", bl_sign_policy_describe(policy));
-    bl_status st = bl_connectome_set_info(c, "name", BL_IMPORT_CELEGANS_NAME, err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(
-            c, "description",
+    static const char *const labels[2] = {EDGES_FILE, NT_FILE};
+    bl_import_info info = {
+        .name = BL_IMPORT_CELEGANS_NAME,
+        .description =
             "Caenorhabditis elegans hermaphrodite somatic chemical synapse network (Varshney "
             "et al. 2011; S and Sp rows summed per ordered pair; gap junctions not included), "
             "neurons sorted by name, signed by each presynaptic neuron's transmitter in "
             "OpenWorm's CElegansNeuronTables.xls",
-            err);
-    if (st == BL_OK)
-        st = bl_import_set_source(
-            c,
+        .source =
             "WormAtlas NeuronConnect (Varshney et al. 2011) as NeuronConnectFormatted.xlsx and "
             "CElegansNeuronTables.xls sheet Connectome, both from github.com/openworm/c302 at "
             "9cccbab97fbaa5e682e128b0e819a5fb6c129618; CSVs derived as data/" BL_IMPORT_CELEGANS_NAME
             "/PROVENANCE.md describes",
-            paths, labels, 2, err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(
-            c, "citation",
+        .citation =
             "Varshney LR, Chen BL, Paniagua E, Hall DH, Chklovskii DB. Structural properties of "
             "the Caenorhabditis elegans neuronal network. PLoS Comput Biol 7(2):e1001066 (2011). "
             "doi:10.1371/journal.pcbi.1001066; White JG et al. Phil Trans R Soc Lond B "
             "314:1-340 (1986); transmitters: OpenWorm c302, Gleeson P et al. Phil Trans R Soc B "
             "373:20170379 (2018)",
-            err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(
-            c, "licence",
+        .licence =
             "CC BY (Varshney et al. 2011, PLoS Comput Biol) with attribution; transmitter table "
             "from OpenWorm c302 (MIT); see data/" BL_IMPORT_CELEGANS_NAME "/PROVENANCE.md",
-            err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(c, "sign_policy", signs, err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(c, "generator", "brainlesslab import celegans", err);
-    free(signs);
-    return st;
+        .generator = "brainlesslab import celegans",
+        .sign_key = "transmitter",
+        .paths = paths,
+        .labels = labels,
+        .n_files = 2,
+    };
+    return info;
 }
 
 bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
@@ -348,8 +332,6 @@ bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
     bl_import_edge *edges = NULL;
     int8_t *signs = NULL;
     const char **nt_col = NULL, **sign_col = NULL;
-    int64_t *offsets = NULL;
-    int32_t *targets = NULL, *counts = NULL;
     bl_connectome *c = NULL;
     bl_status st = BL_OK;
     size_t nn = 1;
@@ -401,36 +383,19 @@ bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
         edges[e].count = W.raw[e].count;
         edges[e].line = W.raw[e].line;
     }
-    if ((st = bl_import_build_csr(W.edges_path, edges, W.n_raw, W.n, signs,
-                                  (const char *const *)W.names, &offsets, &targets, &counts,
-                                  err)) != BL_OK)
-        goto done;
-    st = bl_connectome_adopt(W.n, W.n_raw, offsets, targets, counts, &c, err);
-    offsets = NULL; /* owned (or freed) by adopt */
-    targets = NULL;
-    counts = NULL;
-    if (st == BL_OK)
-        st = bl_connectome_set_external_ids(c, (const char *const *)W.names, err);
-    if (st == BL_OK)
-        st = bl_connectome_add_column(c, "transmitter", nt_col, err);
-    if (st == BL_OK)
-        st = bl_connectome_add_column(c, "sign", sign_col, err);
-    if (st == BL_OK)
-        st = set_infos(c, &W, policy, err);
+    static const char *const names[2] = {"transmitter", "sign"};
+    const char **const columns[2] = {nt_col, sign_col};
+    const char *const paths[2] = {W.edges_path, W.nt_path};
+    bl_import_info info = describe(paths);
+    st = bl_import_assemble(W.edges_path, edges, W.n_raw, W.n, signs, (const char *const *)W.names, 2, names, columns,
+                            policy, &info, &c, err);
 
 done:
-    if (st != BL_OK) {
-        bl_connectome_destroy(c);
-        c = NULL;
-    }
-    *out = c;
+    *out = st == BL_OK ? c : NULL;
     free(signs);
     free(nt_col);
     free(sign_col);
     free(edges);
-    free(offsets);
-    free(targets);
-    free(counts);
     free_worm(&W);
     bl_sign_policy_destroy(own_policy);
     free(edges_path);

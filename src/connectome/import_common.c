@@ -1,5 +1,6 @@
 #include "connectome/import_common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,4 +229,50 @@ bl_status bl_import_set_source(bl_connectome *c, const char *description,
     bl_status st = bl_connectome_set_info(c, "source", text, err);
     free(text);
     return st;
+}
+
+static bl_status set_infos(bl_connectome *c, const bl_sign_policy *policy, const bl_import_info *info,
+                           bl_error *err)
+{
+    const char *policy_text = bl_sign_policy_describe(policy);
+    size_t len = strlen(info->sign_key) + strlen(policy_text) + 3;
+    char *signs = malloc(len);
+    if (!signs)
+        return bl_fail(err, BL_ERR_NOMEM, "out of memory");
+    snprintf(signs, len, "%s: %s", info->sign_key, policy_text);
+    const char *keys[] = {"name", "description", "citation", "licence", "sign_policy", "generator"};
+    const char *values[] = {info->name, info->description, info->citation, info->licence, signs, info->generator};
+    bl_status st = bl_import_set_source(c, info->source, info->paths, info->labels, info->n_files, err);
+    for (size_t k = 0; st == BL_OK && k < sizeof keys / sizeof keys[0]; k++)
+        st = bl_connectome_set_info(c, keys[k], values[k], err);
+    free(signs);
+    return st;
+}
+
+bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint64_t n_edges, uint64_t n_neurons,
+                             const int8_t *signs, const char *const *ids, size_t n_columns,
+                             const char *const *column_names, const char **const *columns,
+                             const bl_sign_policy *policy, const bl_import_info *info, bl_connectome **out,
+                             bl_error *err)
+{
+    *out = NULL;
+    int64_t *offsets = NULL;
+    int32_t *targets = NULL, *counts = NULL;
+    bl_connectome *c = NULL;
+    bl_status st = bl_import_build_csr(edges_path, edges, n_edges, n_neurons, signs, ids, &offsets, &targets,
+                                       &counts, err);
+    if (st == BL_OK)
+        st = bl_connectome_adopt(n_neurons, n_edges, offsets, targets, counts, &c, err); /* owns the arrays */
+    if (st == BL_OK)
+        st = bl_connectome_set_external_ids(c, ids, err);
+    for (size_t k = 0; st == BL_OK && k < n_columns; k++)
+        st = bl_connectome_add_column(c, column_names[k], columns[k], err);
+    if (st == BL_OK)
+        st = set_infos(c, policy, info, err);
+    if (st != BL_OK) {
+        bl_connectome_destroy(c);
+        return st;
+    }
+    *out = c;
+    return BL_OK;
 }

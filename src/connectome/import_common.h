@@ -9,6 +9,7 @@
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/csv.h"
 #include "brainlesslab/error.h"
+#include "brainlesslab/sign_policy.h"
 
 /* Copy src into dst (size >= 4) for quoting in a one-line message: control
  * characters become '?', and long text is cut with "..." so that a hostile
@@ -57,5 +58,23 @@ bl_status bl_import_build_csr(const char *path, bl_import_edge *edges, uint64_t 
 bl_status bl_import_set_source(bl_connectome *c, const char *description,
                                const char *const *paths, const char *const *labels, size_t n,
                                bl_error *err);
+
+/* What an importer says about its data set in the manifest. The files are
+ * hashed into `source`; the sign policy is described as "<sign_key>: <policy>". */
+typedef struct bl_import_info {
+    const char *name, *description, *source, *citation, *licence, *generator;
+    const char *sign_key;              /* what the policy reads: "transmitter", "celltype" */
+    const char *const *paths, *const *labels; /* the raw files and their own names */
+    size_t n_files;
+} bl_import_info;
+
+/* The end every importer shares: CSR arrays from the edges (bl_import_build_csr),
+ * the connectome, its external ids, n_columns metadata columns and its info.
+ * Edges are reordered in place. */
+bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint64_t n_edges, uint64_t n_neurons,
+                             const int8_t *signs, const char *const *ids, size_t n_columns,
+                             const char *const *column_names, const char **const *columns,
+                             const bl_sign_policy *policy, const bl_import_info *info, bl_connectome **out,
+                             bl_error *err);
 
 #endif

@@ -325,54 +325,38 @@ static void free_larva(larva *L)
     free(L->neuron_ref);
 }
 
-static bl_status set_infos(bl_connectome *c, const larva *L, const bl_sign_policy *policy,
-                           bl_error *err)
+/* What the manifest says about this data set; paths: the two raw files. */
+static bl_import_info describe(const char *const *paths)
 {
-    const char *paths[2] = {L->edges_path, L->annot_path};
-    const char *labels[2] = {EDGES_FILE, ANNOT_FILE};
-    size_t dlen = strlen(bl_sign_policy_describe(policy));
-    char *signs = malloc(dlen + 16);
-    if (!signs)
-        return bl_fail(err, BL_ERR_NOMEM, "out of memory");
-    snprintf(signs, dlen + 16, "celltype: %s", bl_sign_policy_describe(policy));
-    bl_status st = bl_connectome_set_info(c, "name", BL_IMPORT_LARVA_NAME, err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(
-            c, "description",
+    static const char *const labels[2] = {EDGES_FILE, ANNOT_FILE};
+    bl_import_info info = {
+        .name = BL_IMPORT_LARVA_NAME,
+        .description =
             "Drosophila melanogaster first-instar larva brain connectome: directed synapse "
             "counts summed over axon/dendrite compartments (all = aa+ad+da+dd), neurons in "
             "ascending skid order, cell types from annotations.csv; the data have no "
             "transmitters, so signs come from a cell-type sign policy",
-            err);
-    if (st == BL_OK)
-        st = bl_import_set_source(
-            c,
+        .source =
             "Winding et al. 2023 Science, Supplementary Data S1 (mirror "
             "github.com/brain-networks/larval-drosophila-connectome at "
             "15e065f5c29f08c96ccd64ea8fe0f51510629009); edge list derived from the five "
             "connectivity matrices, see data/" BL_IMPORT_LARVA_NAME "/PROVENANCE.md",
-            paths, labels, 2, err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(
-            c, "citation",
+        .citation =
             "Winding M, Pedigo BD, Barnes CL, Patsolic HG, Park Y, Kazimiers T, Fushiki A, "
             "Andrade IV, Khandelwal A, Valdes-Aleman J, Li F, Randel N, Barsotti E, Correia A, "
             "Fetter RD, Hartenstein V, Priebe CE, Vogelstein JT, Cardona A, Zlatic M. The "
             "connectome of an insect brain. Science 379(6636):eadd9330 (2023). "
             "doi:10.1126/science.add9330",
-            err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(
-            c, "licence",
+        .licence =
             "CC BY 4.0 (licence of the bioRxiv preprint 10.1101/2022.11.28.516756; attribution "
             "required; see data/" BL_IMPORT_LARVA_NAME "/PROVENANCE.md)",
-            err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(c, "sign_policy", signs, err);
-    if (st == BL_OK)
-        st = bl_connectome_set_info(c, "generator", "brainlesslab import larva", err);
-    free(signs);
-    return st;
+        .generator = "brainlesslab import larva",
+        .sign_key = "celltype",
+        .paths = paths,
+        .labels = labels,
+        .n_files = 2,
+    };
+    return info;
 }
 
 bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
@@ -388,8 +372,6 @@ bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
     int8_t *signs = NULL;
     char **ids = NULL;
     const char **cols[7] = {NULL};
-    int64_t *offsets = NULL;
-    int32_t *targets = NULL, *counts = NULL;
     bl_connectome *c = NULL;
     bl_status st = BL_OK;
 
@@ -467,31 +449,15 @@ bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
         edges[e].count = L.raw[e].count;
         edges[e].line = L.raw[e].line;
     }
-    if ((st = bl_import_build_csr(L.edges_path, edges, L.n_raw, n, signs,
-                                  (const char *const *)ids, &offsets, &targets, &counts, err)) !=
-        BL_OK)
-        goto done;
-    st = bl_connectome_adopt(n, L.n_raw, offsets, targets, counts, &c, err);
-    offsets = NULL; /* owned (or freed) by adopt */
-    targets = NULL;
-    counts = NULL;
-    if (st != BL_OK)
-        goto done;
     static const char *const names[7] = {"cell_type", "annotation",  "side", "cluster",
                                           "modality",  "transmitter", "sign"};
-    if ((st = bl_connectome_set_external_ids(c, (const char *const *)ids, err)) != BL_OK)
-        goto done;
-    for (int k = 0; k < 7 && st == BL_OK; k++)
-        st = bl_connectome_add_column(c, names[k], cols[k], err);
-    if (st == BL_OK)
-        st = set_infos(c, &L, policy, err);
+    const char *const paths[2] = {L.edges_path, L.annot_path};
+    bl_import_info info = describe(paths);
+    st = bl_import_assemble(L.edges_path, edges, L.n_raw, n, signs, (const char *const *)ids, 7, names,
+                            (const char **const *)cols, policy, &info, &c, err);
 
 done:
-    if (st != BL_OK) {
-        bl_connectome_destroy(c);
-        c = NULL;
-    }
-    *out = c;
+    *out = st == BL_OK ? c : NULL;
     if (ids)
         for (uint64_t i = 0; i < L.n; i++)
             free(ids[i]);
@@ -500,9 +466,6 @@ done:
         free((void *)cols[k]);
     free(signs);
     free(edges);
-    free(offsets);
-    free(targets);
-    free(counts);
     free_larva(&L);
     bl_sign_policy_destroy(own_policy);
     free(edges_path);
