@@ -1,4 +1,5 @@
 /* Backend table and dispatch. */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,9 @@ bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err)
 {
     if (threads < 0)
         return bl_fail(err, BL_ERR_INVALID, "threads %d: must be >= 0 (0 = all cores)", threads);
-    e->threads = e->backend->set_threads ? e->backend->set_threads(e->state, threads) : 1;
+    /* 0 means every core, resolved here once for every backend. */
+    int want = threads > 0 ? threads : omp_get_num_procs();
+    e->threads = e->backend->set_threads ? e->backend->set_threads(e->state, want < 1 ? 1 : want) : 1;
     return BL_OK;
 }
 

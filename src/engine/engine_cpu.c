@@ -194,8 +194,7 @@ static void cpu_destroy(void *v)
 static int cpu_set_threads(void *v, int threads)
 {
     cpu_state *s = v;
-    int t = threads > 0 ? threads : omp_get_num_procs();
-    s->threads = t < 1 ? 1 : t;
+    s->threads = threads;
     return s->threads;
 }
 
@@ -210,7 +209,7 @@ static bl_status cpu_create(const bl_network *net, void **out, bl_error *err)
     const char *env = getenv("BL_CPU_PARTITION_MIN_EDGES");
     long long min_edges = env ? atoll(env) : 0;
     s->min_edges_per_partition = min_edges > 0 ? (uint64_t)min_edges : UINT64_C(1) << 20;
-    cpu_set_threads(s, 0);
+    s->threads = 1;
     *out = s;
     return BL_OK;
 }

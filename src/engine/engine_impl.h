@@ -15,8 +15,9 @@ typedef struct bl_backend {
     bl_status (*run)(void *state, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
                      bl_result *result, bl_error *err);
     void (*destroy)(void *state);
-    /* Optional: the number of threads to use (0 = all cores); returns the
-     * number actually used. NULL: single-threaded backend. */
+    /* Optional: the number of threads to use (>= 1; bl_engine_set_threads
+     * resolves 0 to every core); returns the number actually used. NULL:
+     * single-threaded backend. Until it is called a backend uses one thread. */
     int (*set_threads)(void *state, int threads);
 } bl_backend;
 

@@ -323,8 +323,7 @@ static void mpi_destroy(void *v)
 static int mpi_set_threads(void *v, int threads)
 {
     mpi_state *s = v;
-    int t = threads > 0 ? threads : omp_get_num_procs();
-    s->threads = t < 1 ? 1 : t;
+    s->threads = threads;
     return s->threads;
 }
 
@@ -353,7 +352,7 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
         return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Comm_split into %d replica group(s) failed", groups);
     }
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
-    mpi_set_threads(s, 0);
+    s->threads = 1;
     size_t n = net->n_neurons ? net->n_neurons : 1, r = (size_t)s->size;
     s->bounds = malloc((r + 1) * sizeof *s->bounds);
     s->indegree = calloc(n, sizeof *s->indegree);
@@ -450,21 +449,6 @@ static void run_window(const mpi_state *s, mpi_trial *t, int q, uint32_t trial, 
     }
 }
 
-static int reserve(i32_list *l, uint64_t n)
-{
-    if (n <= l->cap)
-        return 1;
-    uint64_t cap = l->cap ? l->cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    int32_t *v = realloc(l->v, cap * sizeof *v);
-    if (!v)
-        return 0;
-    l->v = v;
-    l->cap = cap;
-    return 1;
-}
-
 /* Exchange window w of the bank (in_bank trials): returns 0 when any rank
  * failed (every rank gets the same answer), with *why set. */
 static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_window, const char **why)
@@ -485,7 +469,7 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
             s->send_counts[b * delay + j] = (int)(c > INT_MAX ? 0 : c);
             n_send += c;
         }
-    failed |= n_send > INT_MAX || !reserve(&s->send, n_send ? n_send : 1);
+    failed |= n_send > INT_MAX || !bl_list_reserve(&s->send, n_send ? n_send : 1);
     if (!failed) {
         s->send.n = 0;
         for (int b = 0; b < in_bank; b++)
@@ -520,7 +504,7 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     }
     /* A window's ids that do not fit in memory here: this rank alone knows, so
      * it ends the job (mpirun then stops every rank; rank 0 fails the record). */
-    if (total > INT_MAX || !reserve(&s->recv, total ? total : 1))
+    if (total > INT_MAX || !bl_list_reserve(&s->recv, total ? total : 1))
         bl_mpi_abort("mpi backend: out of memory for one window's spikes");
     if (MPI_Allgatherv(s->send.v, (int)n_send, MPI_INT32_T, s->recv.v, s->recv_counts, s->displs, MPI_INT32_T,
                        s->comm) != MPI_SUCCESS) {
@@ -544,7 +528,7 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
         for (int r = 0; r < s->size; r++)
             for (int64_t j = 0; j < steps_in_window; j++)
                 need += (uint64_t)s->all_counts[(size_t)r * (size_t)per + (size_t)(b * delay + j)];
-        if (!reserve(&m->all, need ? need : 1) || !reserve(&t->out, t->out.n + 2 * need))
+        if (!bl_list_reserve(&m->all, need ? need : 1) || !bl_list_reserve(&t->out, t->out.n + 2 * need))
             bl_mpi_abort("mpi backend: out of memory for a trial's spikes");
         for (int64_t j = 0; j < steps_in_window; j++) {
             m->start[j] = m->all.n;

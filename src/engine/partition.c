@@ -10,16 +10,25 @@
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 
 
+int bl_list_reserve(i32_list *l, uint64_t n)
+{
+    if (n <= l->cap)
+        return 1;
+    uint64_t cap = l->cap ? l->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    int32_t *v = realloc(l->v, cap * sizeof *v);
+    if (!v)
+        return 0;
+    l->v = v;
+    l->cap = cap;
+    return 1;
+}
+
 int bl_list_push(i32_list *l, int32_t x)
 {
-    if (l->n == l->cap) {
-        uint64_t cap = l->cap ? 2 * l->cap : 256;
-        int32_t *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return 0;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && !bl_list_reserve(l, l->n + 1))
+        return 0;
     l->v[l->n++] = x;
     return 1;
 }

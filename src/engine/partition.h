@@ -15,6 +15,8 @@ typedef struct i32_list {
 } i32_list;
 
 int bl_list_push(i32_list *l, int32_t x);
+/* Room for n elements (capacity doubles); 0 when out of memory. */
+int bl_list_reserve(i32_list *l, uint64_t n);
 
 /* The resting state lives in range arrays (index i - lo); neurons away from
  * rest live in dense "active" slots (slot_of[i - lo] >= 0). */
