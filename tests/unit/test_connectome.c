@@ -13,6 +13,10 @@
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/synth.h"
 
+#include "test_support.h"
+
+BL_TEST_TMPDIR_GROUP("connectome")
+
 /* 0 -> 1 (3 synapses), 0 -> 2 (1), 2 -> 0 (5, inhibitory) */
 static const int64_t good_off[] = {0, 2, 2, 3};
 static const int32_t good_tgt[] = {1, 2, 0};
@@ -93,10 +97,7 @@ static void neuron_table(void **unused)
 static void directory_round_trip(void **unused)
 {
     (void)unused;
-    char tmpl[] = "/tmp/bl_conn_XXXXXX";
-    assert_non_null(mkdtemp(tmpl));
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/c", tmpl);
+    const char *dir = tmp_path("c");
     bl_connectome *c, *d;
     adopt_copy(&c);
     bl_error err = {0};
@@ -130,9 +131,6 @@ static void directory_round_trip(void **unused)
     assert_non_null(strstr(err.message, "counts.npy"));
     assert_non_null(strstr(err.message, "SHA-256"));
     bl_connectome_destroy(c);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
-    assert_int_equal(system(cmd), 0);
 }
 
 static void synth_is_deterministic(void **unused)
@@ -171,5 +169,5 @@ int main(void)
         cmocka_unit_test(directory_round_trip),
         cmocka_unit_test(synth_is_deterministic),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -18,21 +18,7 @@
 #include "brainlesslab/synth.h"
 #include "test_support.h"
 
-static char tmpdir[512];
-
-static int setup(void **unused)
-{
-    (void)unused;
-    return bl_test_make_tmpdir(tmpdir, sizeof tmpdir, "part");
-}
-
-static int teardown(void **unused)
-{
-    (void)unused;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+BL_TEST_TMPDIR_GROUP("part")
 
 /* A seeded synthetic graph saved under tmpdir/name. */
 static void save_synth(const char *name, uint64_t n, double degree, char *dir, size_t size)
@@ -311,5 +297,5 @@ int main(void)
         cmocka_unit_test(wide_counts_widen),
         cmocka_unit_test(merged_depths_equal_queue_depths),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

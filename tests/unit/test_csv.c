@@ -18,29 +18,7 @@
 
 #include "test_support.h"
 
-static char tmpdir[256];
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return bl_test_make_tmpdir(tmpdir, sizeof tmpdir, "csv");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    bl_test_remove_tmpdir(tmpdir);
-    return 0;
-}
-
-static const char *tmp_path(const char *name)
-{
-    static char path[8][512];
-    static int next;
-    char *p = path[next++ % 8];
-    snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
-    return p;
-}
+BL_TEST_TMPDIR_GROUP("csv")
 
 static const char *write_file(const char *name, const char *text, size_t n)
 {

@@ -21,40 +21,22 @@
 #include "brainlesslab/import.h"
 #include "brainlesslab/sign_policy.h"
 
+#include "test_support.h"
+
 static char tmpdir[256];
 static int dir_counter;
 
-static void remove_tree(const char *path, int depth)
-{
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        char sub[1024];
-        while ((e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            if (depth > 0)
-                remove_tree(sub, depth - 1);
-            unlink(sub);
-        }
-        closedir(d);
-    }
-    rmdir(path);
-}
 
 static int group_setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/bl_test_import_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return bl_test_make_tmpdir(tmpdir, sizeof tmpdir, "import");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    remove_tree(tmpdir, 3);
+    bl_test_remove_tmpdir(tmpdir);
     return 0;
 }
 

@@ -23,6 +23,8 @@
 #include "brainlesslab/plan.h"
 #include "brainlesslab/stimulus.h"
 
+#include "test_support.h"
+
 #define N 12
 
 static char tmpdir[256];
@@ -64,31 +66,11 @@ static void make_connectome(const char *dir)
     bl_connectome_destroy(c);
 }
 
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) {
-        unlink(path);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char sub[1024];
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
-}
 
 static int group_setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/bl_test_plan_XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpdir))
+    if (bl_test_make_tmpdir(tmpdir, sizeof tmpdir, "plan"))
         return -1;
     snprintf(conndir, sizeof conndir, "%s/conn", tmpdir);
     make_connectome(conndir);
@@ -98,7 +80,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    remove_tree(tmpdir);
+    bl_test_remove_tmpdir(tmpdir);
     return 0;
 }
 

@@ -5,7 +5,6 @@
  * paths, crashed (never sealed) and FAILED records. The checksums file must
  * satisfy `sha256sum -c`. */
 /* nftw (teardown) is an X/Open function. */
-#define _XOPEN_SOURCE 700
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +13,6 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,30 +22,9 @@
 #include "brainlesslab/hash.h"
 #include "brainlesslab/record.h"
 
-static char root[256];
+#include "test_support.h"
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(root, sizeof root, "%s/bl_test_record_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(root) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return 0;
-}
+BL_TEST_TMPDIR_GROUP("record")
 
 static void write_file(const char *path, const char *text)
 {
@@ -85,7 +62,7 @@ static void make_sealed(const char *name, char *dir, size_t size)
 {
     bl_error err = {0};
     bl_record *r = NULL;
-    assert_int_equal(bl_record_reserve(root, name, &r, &err), BL_OK);
+    assert_int_equal(bl_record_reserve(tmpdir, name, &r, &err), BL_OK);
     assert_true(exists(bl_record_dir(r), ".RESERVED"));
     char path[512];
     assert_int_equal(bl_record_path(r, "a.txt", path, sizeof path, &err), BL_OK);
@@ -93,7 +70,7 @@ static void make_sealed(const char *name, char *dir, size_t size)
     assert_int_equal(bl_record_path(r, "sub/b.bin", path, sizeof path, &err), BL_OK);
     write_file(path, "spikes would go here\n");
     char input[512];
-    snprintf(input, sizeof input, "%s/input-%s.txt", root, name);
+    snprintf(input, sizeof input, "%s/input-%s.txt", tmpdir, name);
     write_file(input, "an input file\n");
     assert_int_equal(bl_record_add_input(r, "connectome", input, &err), BL_OK);
     assert_int_equal(bl_record_set_json(r, "plan", "{\"id\": \"test\", \"trials\": 2}", &err),
@@ -209,23 +186,23 @@ static void test_write_once(void **state)
     make_sealed("once", dir, sizeof dir);
     bl_error err = {0};
     bl_record *r = NULL;
-    assert_int_equal(bl_record_reserve(root, "once", &r, &err), BL_ERR_EXISTS);
+    assert_int_equal(bl_record_reserve(tmpdir, "once", &r, &err), BL_ERR_EXISTS);
     assert_null(r);
     assert_non_null(strstr(err.message, dir));
     /* A reserved (unsealed) one is not reused either. */
-    assert_int_equal(bl_record_reserve(root, "twice", &r, &err), BL_OK);
+    assert_int_equal(bl_record_reserve(tmpdir, "twice", &r, &err), BL_OK);
     bl_record *r2 = NULL;
-    assert_int_equal(bl_record_reserve(root, "twice", &r2, &err), BL_ERR_EXISTS);
+    assert_int_equal(bl_record_reserve(tmpdir, "twice", &r2, &err), BL_ERR_EXISTS);
     bl_record_destroy(r);
     /* The root is created on demand, parents included. */
     char deep[512];
-    snprintf(deep, sizeof deep, "%s/new/deeper", root);
+    snprintf(deep, sizeof deep, "%s/new/deeper", tmpdir);
     assert_int_equal(bl_record_reserve(deep, "x", &r, &err), BL_OK);
     bl_record_destroy(r);
     /* Bad record names. */
     const char *bad[] = {"", "..", ".", "a/b", "../escape"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(bl_record_reserve(root, bad[i], &r, &err), BL_ERR_INVALID);
+        assert_int_equal(bl_record_reserve(tmpdir, bad[i], &r, &err), BL_ERR_INVALID);
         assert_null(r);
     }
 }
@@ -235,7 +212,7 @@ static void test_bad_relnames(void **state)
     (void)state;
     bl_error err = {0};
     bl_record *r = NULL;
-    assert_int_equal(bl_record_reserve(root, "relnames", &r, &err), BL_OK);
+    assert_int_equal(bl_record_reserve(tmpdir, "relnames", &r, &err), BL_OK);
     char path[512];
     const char *bad[] = {"../x",       "a/../b",     "/abs",          "a//b", "./a", "",
                          "a/.",        "a\\b",       "manifest.json", "DONE", "FAILED/x",
@@ -360,7 +337,7 @@ static void test_tamper_symlinks(void **state)
 
     /* An artifact replaced by a symlink to an identical copy outside. */
     make_sealed("symlink2", dir, sizeof dir);
-    snprintf(target, sizeof target, "%s/outside-copy.txt", root);
+    snprintf(target, sizeof target, "%s/outside-copy.txt", tmpdir);
     write_file(target, "hello\n");
     snprintf(path, sizeof path, "%s/a.txt", dir);
     assert_int_equal(unlink(path), 0);
@@ -369,9 +346,9 @@ static void test_tamper_symlinks(void **state)
 
     /* A directory replaced by a symlink to an identical copy. */
     make_sealed("symlink3", dir, sizeof dir);
-    snprintf(target, sizeof target, "%s/outside-sub", root);
+    snprintf(target, sizeof target, "%s/outside-sub", tmpdir);
     assert_int_equal(mkdir(target, 0777), 0);
-    snprintf(path, sizeof path, "%s/outside-sub/b.bin", root);
+    snprintf(path, sizeof path, "%s/outside-sub/b.bin", tmpdir);
     write_file(path, "spikes would go here\n");
     snprintf(path, sizeof path, "%s/sub/b.bin", dir);
     assert_int_equal(unlink(path), 0);
@@ -384,7 +361,7 @@ static void test_tamper_symlinks(void **state)
      * failure keeps the inventory and names the symlink. */
     bl_error err = {0};
     bl_record *r = NULL;
-    assert_int_equal(bl_record_reserve(root, "seal-symlink", &r, &err), BL_OK);
+    assert_int_equal(bl_record_reserve(tmpdir, "seal-symlink", &r, &err), BL_OK);
     assert_int_equal(bl_record_path(r, "a.txt", path, sizeof path, &err), BL_OK);
     write_file(path, "a\n");
     snprintf(path, sizeof path, "%s/evil", bl_record_dir(r));
@@ -411,7 +388,7 @@ static void test_tamper_symlinks(void **state)
  * but name PATH, which lies outside the record. */
 static void craft_record(const char *name, const char *bad_path, char *dir, size_t size)
 {
-    snprintf(dir, size, "%s/%s", root, name);
+    snprintf(dir, size, "%s/%s", tmpdir, name);
     assert_int_equal(mkdir(dir, 0777), 0);
     char path[700];
     char hex[BL_SHA256_HEX_LEN + 1];
@@ -437,12 +414,12 @@ static void test_crafted_paths(void **state)
 {
     (void)state;
     char dir[512], path[600];
-    snprintf(path, sizeof path, "%s/secret.txt", root);
+    snprintf(path, sizeof path, "%s/secret.txt", tmpdir);
     write_file(path, "secret\n");
     craft_record("crafted-dotdot", "../secret.txt", dir, sizeof dir);
     expect_problems(dir, "../secret.txt' contains '..'", NULL);
     char abs[600];
-    snprintf(abs, sizeof abs, "%s/secret.txt", root);
+    snprintf(abs, sizeof abs, "%s/secret.txt", tmpdir);
     craft_record("crafted-abs", abs, dir, sizeof dir);
     expect_problems(dir, "is absolute", NULL);
     craft_record("crafted-control", "DONE", dir, sizeof dir);
@@ -454,7 +431,7 @@ static void test_crash_never_sealed(void **state)
     (void)state;
     bl_error err = {0};
     bl_record *r = NULL;
-    assert_int_equal(bl_record_reserve(root, "crashed", &r, &err), BL_OK);
+    assert_int_equal(bl_record_reserve(tmpdir, "crashed", &r, &err), BL_OK);
     char path[512], dir[512];
     assert_int_equal(bl_record_path(r, "spikes.h5", path, sizeof path, &err), BL_OK);
     write_file(path, "half a file");
@@ -465,14 +442,14 @@ static void test_crash_never_sealed(void **state)
     assert_false(exists(dir, "manifest.json"));
     expect_problems(dir, "never sealed", "manifest.json: is missing", NULL);
     /* ... and the name stays taken. */
-    assert_int_equal(bl_record_reserve(root, "crashed", &r, &err), BL_ERR_EXISTS);
+    assert_int_equal(bl_record_reserve(tmpdir, "crashed", &r, &err), BL_ERR_EXISTS);
 }
 
 static void test_input_directory(void **state)
 {
     (void)state;
     char in[512], path[600];
-    snprintf(in, sizeof in, "%s/input-dir", root);
+    snprintf(in, sizeof in, "%s/input-dir", tmpdir);
     assert_int_equal(mkdir(in, 0777), 0);
     snprintf(path, sizeof path, "%s/z.txt", in);
     write_file(path, "z\n");
@@ -482,9 +459,9 @@ static void test_input_directory(void **state)
     write_file(path, "b\n");
     bl_error err = {0};
     bl_record *r = NULL;
-    assert_int_equal(bl_record_reserve(root, "inputs", &r, &err), BL_OK);
+    assert_int_equal(bl_record_reserve(tmpdir, "inputs", &r, &err), BL_OK);
     assert_int_equal(bl_record_add_input(r, "connectome", in, &err), BL_OK);
-    snprintf(path, sizeof path, "%s/missing", root);
+    snprintf(path, sizeof path, "%s/missing", tmpdir);
     assert_int_equal(bl_record_add_input(r, "plan", path, &err), BL_ERR_IO);
     assert_non_null(strstr(err.message, "missing"));
     assert_int_equal(bl_record_seal(r, &err), BL_OK);
@@ -534,7 +511,7 @@ static void test_verify_not_a_record(void **state)
     (void)state;
     bl_error err = {0};
     char path[512];
-    snprintf(path, sizeof path, "%s/no-such-record", root);
+    snprintf(path, sizeof path, "%s/no-such-record", tmpdir);
     assert_int_equal(bl_record_verify(path, NULL, NULL, &err), BL_ERR_IO);
     assert_non_null(strstr(err.message, "no-such-record"));
 }

@@ -20,22 +20,9 @@
 #include "brainlesslab/reservoir.h"
 #include "reservoir/res_impl.h"
 
-static char tmpdir[256];
+#include "test_support.h"
 
-static int setup_tmp(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/bl_test_reservoir_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_tmp(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+BL_TEST_TMPDIR_GROUP("reservoir")
 
 /* ---- parameters ---- */
 
@@ -617,5 +604,5 @@ int main(void)
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_bench_case),
     };
-    return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -19,22 +19,9 @@
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
 
-static char tmpdir[256];
+#include "test_support.h"
 
-static int setup_tmp(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/bl_test_res_task_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown_tmp(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+BL_TEST_TMPDIR_GROUP("res_task")
 
 static const char *write_plan(const char *name, const char *text)
 {
@@ -392,5 +379,5 @@ int main(void)
         cmocka_unit_test(test_evaluation),
         cmocka_unit_test(test_run_record),
     };
-    return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

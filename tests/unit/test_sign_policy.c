@@ -19,20 +19,7 @@
 
 #include "test_support.h"
 
-static char tmpdir[256];
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return bl_test_make_tmpdir(tmpdir, sizeof tmpdir, "sign");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    bl_test_remove_tmpdir(tmpdir);
-    return 0;
-}
+BL_TEST_TMPDIR_GROUP("sign")
 
 static const char *write_file(const char *name, const char *text)
 {

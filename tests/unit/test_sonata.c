@@ -3,7 +3,6 @@
  * refusal to overwrite, data that contradicts its sorting attribute, and HDF5
  * failures reported as one line naming the path. */
 /* nftw (teardown) is an X/Open function. */
-#define _XOPEN_SOURCE 700
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +10,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,39 +20,9 @@
 #include "brainlesslab/hash.h"
 #include "brainlesslab/sonata.h"
 
-static char tmpdir[256];
+#include "test_support.h"
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/bl_test_sonata_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return 0;
-}
-
-static const char *tmp_path(const char *name)
-{
-    static char path[8][512];
-    static int next;
-    char *p = path[next++ % 8];
-    snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
-    return p;
-}
+BL_TEST_TMPDIR_GROUP("sonata")
 
 static const double times[] = {0.1, 0.1, 0.5, 1.25, 2.0, 2.0, 7.75};
 static const uint64_t ids[] = {3, 0, 2, 3, 1, 4, 0};
