@@ -179,17 +179,17 @@ static cJSON *environment_json(bl_bench_ctx *ctx)
 
 /* ---- peers: availability probes ------------------------------------------ */
 
-/* Run python -c CODE OUT.json in a fresh process; parse OUT.json. */
-static cJSON *probe_python(bl_bench_ctx *ctx, const char *name, const char *code, char *reason, size_t rsize)
+cJSON *bl_bench_probe_python(bl_bench_ctx *ctx, const char *name, const char *code, const char *const *env,
+                             char *reason, size_t rsize)
 {
     char out[4200], log[4200];
     snprintf(out, sizeof out, "%s/probe-%s.json", ctx->runs_dir, name);
     snprintf(log, sizeof log, "%s/probe-%s.log", ctx->runs_dir, name);
     char *argv[] = {ctx->python, "-c", (char *)code, out, NULL};
-    const char *env[] = {"PYTHONDONTWRITEBYTECODE=1", NULL};
+    static const char *const plain_env[] = {"PYTHONDONTWRITEBYTECODE=1", NULL};
     bl_bench_proc p;
     bl_error err = {0};
-    if (bl_bench_spawn(argv, env, log, 300, &p, &err)) {
+    if (bl_bench_spawn(argv, env ? env : plain_env, log, 300, &p, &err)) {
         snprintf(reason, rsize, "%s", err.message);
         return NULL;
     }
@@ -225,22 +225,22 @@ static void probe_peers(bl_bench_ctx *ctx)
     if (!ctx->need_brian2)
         snprintf(ctx->brian2_reason, sizeof ctx->brian2_reason, "not probed: no Brian2 case selected");
     else
-        ctx->brian2_versions = probe_python(
+        ctx->brian2_versions = bl_bench_probe_python(
             ctx, "brian2",
             "import sys, json, numpy, brian2\n"
             "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
             "'brian2': brian2.__version__}, open(sys.argv[1], 'w'))\n",
-            ctx->brian2_reason, sizeof ctx->brian2_reason);
+            NULL, ctx->brian2_reason, sizeof ctx->brian2_reason);
     if (!ctx->need_torch)
         snprintf(ctx->torch_reason, sizeof ctx->torch_reason, "not probed: no torch case selected");
     else
-        ctx->torch_versions = probe_python(
+        ctx->torch_versions = bl_bench_probe_python(
             ctx, "torch",
             "import sys, json, numpy, torch\n"
             "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
             "'torch': torch.__version__, 'default_threads': torch.get_num_threads(), "
             "'parallel_info': torch.__config__.parallel_info().splitlines()[:8]}, open(sys.argv[1], 'w'))\n",
-            ctx->torch_reason, sizeof ctx->torch_reason);
+            NULL, ctx->torch_reason, sizeof ctx->torch_reason);
 }
 
 /* ---- one worker ------------------------------------------------------------ */

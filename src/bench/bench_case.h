@@ -108,6 +108,12 @@ void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sam
  * qualification_timeout, qualification_error, not_run, measured, timeout,
  * failed), with why (may be "") for the ones that have a reason. */
 const char *bl_bench_case_status(const bl_bench_case_run *cr, char *why, size_t size);
+/* A worker process as JSON: wall, user, sys, peak RSS, exit status or signal. */
+cJSON *bl_bench_proc_json(const bl_bench_proc *proc);
+/* Run `python -c code OUT.json` in a fresh process (env: NULL-terminated
+ * extra variables) and parse OUT.json; NULL with reason when it cannot. */
+cJSON *bl_bench_probe_python(bl_bench_ctx *ctx, const char *name, const char *code, const char *const *env,
+                             char *reason, size_t rsize);
 /* A timed sample's worker process: censored_at_s when it timed out, and
  * sample.process (wall, user, sys, peak RSS, exit status or signal). */
 cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc, cJSON *sample);

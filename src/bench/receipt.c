@@ -175,11 +175,9 @@ static double sim_seconds(const bl_bench_inputs *in)
     return (double)in->steps * p.dt_ms / 1000.0;
 }
 
-cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc, cJSON *sample)
+cJSON *bl_bench_proc_json(const bl_bench_proc *proc)
 {
-    if (proc->timed_out)
-        cJSON_AddNumberToObject(sample, "censored_at_s", ctx->o->timeout_s);
-    cJSON *p = cJSON_AddObjectToObject(sample, "process");
+    cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "wall_s", proc->wall_s);
     cJSON_AddNumberToObject(p, "user_s", proc->user_s);
     cJSON_AddNumberToObject(p, "sys_s", proc->sys_s);
@@ -188,6 +186,15 @@ cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc,
         cJSON_AddNumberToObject(p, "exit_status", proc->exit_status);
     if (proc->term_signal)
         cJSON_AddNumberToObject(p, "signal", proc->term_signal);
+    return p;
+}
+
+cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc, cJSON *sample)
+{
+    if (proc->timed_out)
+        cJSON_AddNumberToObject(sample, "censored_at_s", ctx->o->timeout_s);
+    cJSON *p = bl_bench_proc_json(proc);
+    cJSON_AddItemToObject(sample, "process", p);
     return p;
 }
 

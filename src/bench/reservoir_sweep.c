@@ -239,20 +239,6 @@ static void run_worker(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_p
     wo->ok = 1;
 }
 
-static cJSON *process_json(const bl_bench_proc *p)
-{
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "wall_s", p->wall_s);
-    cJSON_AddNumberToObject(j, "user_s", p->user_s);
-    cJSON_AddNumberToObject(j, "sys_s", p->sys_s);
-    cJSON_AddNumberToObject(j, "peak_rss_bytes", (double)p->peak_rss_bytes);
-    if (p->exited)
-        cJSON_AddNumberToObject(j, "exit_status", p->exit_status);
-    if (p->term_signal)
-        cJSON_AddNumberToObject(j, "signal", p->term_signal);
-    return j;
-}
-
 /* ---- one timed sample --------------------------------------------------------- */
 
 static void time_sample(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_point *p, res_case *c,
@@ -286,7 +272,7 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_
         cJSON_AddStringToObject(s, "reason", reason);
     if (wo.proc.timed_out)
         cJSON_AddNumberToObject(s, "censored_at_s", ctx->o->timeout_s);
-    cJSON_AddItemToObject(s, "process", process_json(&wo.proc));
+    cJSON_AddItemToObject(s, "process", bl_bench_proc_json(&wo.proc));
     if (!strcmp(status, "ok")) {
         c->n_ok++;
         cJSON *ph = cJSON_AddObjectToObject(s, "phases");
@@ -492,7 +478,7 @@ static void qual_side_json(cJSON *q, const char *key, const res_worker *wo, cons
         cJSON_AddNumberToObject(j, "censored_at_s", timeout_s);
     if (wo->ok)
         cJSON_AddStringToObject(j, "trajectory_sha256", wo->hash);
-    cJSON_AddItemToObject(j, "process", process_json(&wo->proc));
+    cJSON_AddItemToObject(j, "process", bl_bench_proc_json(&wo->proc));
     if (wo->report)
         cJSON_AddItemToObject(j, "worker_report", cJSON_Duplicate(wo->report, 1));
 }
@@ -699,7 +685,7 @@ static cJSON *case_definitions_json(void)
 }
 
 /* Whether the oracle can run at all: its script and NumPy (NULL when it can). */
-static const char *probe_peer(bl_bench_ctx *ctx, const char *run_dir, char *reason, size_t size, cJSON *wj)
+static const char *probe_peer(bl_bench_ctx *ctx, char *reason, size_t size, cJSON *wj)
 {
     char script[4200];
     snprintf(script, sizeof script, "%s/" PEER_SCRIPT, ctx->source_dir);
@@ -711,29 +697,16 @@ static const char *probe_peer(bl_bench_ctx *ctx, const char *run_dir, char *reas
         snprintf(reason, size, "peer script missing: %s under the source dir", PEER_SCRIPT);
         return reason;
     }
-    char log[4300];
-    snprintf(log, sizeof log, "%s/probe-numpy.log", run_dir);
-    char *argv[] = {ctx->python, "-c",
-                    "import sys, json, numpy\n"
-                    "print(json.dumps({'python': sys.version.split()[0], 'numpy': numpy.__version__}))\n",
-                    NULL};
-    bl_bench_proc pr;
-    bl_error err = {0};
-    if (bl_bench_spawn(argv, peer_env, log, 300, &pr, &err)) {
-        snprintf(reason, size, "%s", err.message);
+    cJSON *v = bl_bench_probe_python(ctx, "numpy",
+                                     "import sys, json, numpy\n"
+                                     "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__}, "
+                                     "open(sys.argv[1], 'w'))\n",
+                                     peer_env, reason, size);
+    if (!v) {
+        size_t len = strlen(reason);
+        snprintf(reason + len, size - len, " (Debian: apt-get install python3-numpy)");
         return reason;
     }
-    if (!pr.exited || pr.exit_status != 0) {
-        char how[128], tail[600];
-        bl_bench_proc_describe(&pr, 300, how, sizeof how);
-        bl_bench_log_tail(log, tail, sizeof tail);
-        snprintf(reason, size, "%s cannot import numpy (%s): %s (Debian: apt-get install python3-numpy)", ctx->python,
-                 how, tail);
-        return reason;
-    }
-    cJSON *v = last_json_line(log, reason, size);
-    if (!v)
-        return reason;
     cJSON_AddItemToObject(wj, "peer_versions", v);
     return NULL;
 }
@@ -767,7 +740,7 @@ void bl_bench_res_run(bl_bench_ctx *ctx, const bl_bench_res_def *d, cJSON *wj)
                                                 "terms summed by ours (spiking sources x links), the same task for "
                                                 "the oracle, which sums every dense term");
     char reason[1200];
-    const char *peer_unavailable = probe_peer(ctx, run_dir, reason, sizeof reason, wj);
+    const char *peer_unavailable = probe_peer(ctx, reason, sizeof reason, wj);
     if (peer_unavailable)
         bl_bench_logf(ctx, "[%s] NumPy oracle unavailable: %s", d->id, peer_unavailable);
     bl_bench_tablef(ctx, "%s: %s\n    ours %d thread(s), the NumPy oracle 1 thread (OMP/OPENBLAS/MKL_NUM_THREADS=1); "
