@@ -38,20 +38,38 @@ struct bl_network {
  * preset's weight is one exact multiply of the count, and a stored copy would
  * cost 8 bytes per edge. Silencing (model.py `silence`) makes every outgoing
  * weight of the neuron 0; it still fires. */
-/* The count as an int32 either way: the weight is the same exact product. */
-static inline int32_t bl_net_count(const bl_network *net, int64_t e)
+/* One spiking source's fan-out, looked up once per spike rather than once
+ * per edge: where its counts are (int16 for a connectome part that stores
+ * them narrow; the weight is the same exact product of the int32 value) and
+ * whether it is silenced (every count then 0). */
+typedef struct bl_net_fanout {
+    const int32_t *c32;
+    const int16_t *c16;
+    int silenced;
+} bl_net_fanout;
+
+static inline bl_net_fanout bl_net_fanout_of(const bl_network *net, int32_t src)
 {
-    return net->counts16 ? (int32_t)net->counts16[e] : net->counts[e];
+    bl_net_fanout f = {net->counts, net->counts16, net->silenced[src]};
+    return f;
 }
 
+static inline int32_t bl_net_fanout_count(const bl_net_fanout *f, int64_t e)
+{
+    return f->silenced ? 0 : f->c16 ? (int32_t)f->c16[e] : f->c32[e];
+}
+
+/* The reference engine's per-edge form. */
 static inline double bl_net_weight64(const bl_network *net, int32_t src, int64_t e)
 {
-    return bl_shiu_edge_weight(&net->shiu, net->silenced[src] ? 0 : bl_net_count(net, e));
+    bl_net_fanout f = bl_net_fanout_of(net, src);
+    return bl_shiu_edge_weight(&net->shiu, bl_net_fanout_count(&f, e));
 }
 
 static inline float bl_net_weight32(const bl_network *net, int32_t src, int64_t e)
 {
-    return bl_p4c_edge_weight(&net->p4c, net->silenced[src] ? 0 : bl_net_count(net, e));
+    bl_net_fanout f = bl_net_fanout_of(net, src);
+    return bl_p4c_edge_weight(&net->p4c, bl_net_fanout_count(&f, e));
 }
 
 /* Internal result writers used by backends. */

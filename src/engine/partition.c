@@ -343,11 +343,12 @@ static void shiu_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     for (uint64_t s = 0; s < n_arrivals; s++) {
         int64_t e0, e1;
         owned_edges(net, p, arrivals[s], &e0, &e1);
+        const bl_net_fanout f = bl_net_fanout_of(net, arrivals[s]);
         for (int64_t e = e0; e < e1; e++) {
             int32_t post = net->targets[e];
             if (step >= p->ready[post - lo]) {
                 int32_t a = wake(p, post);
-                ((double *)p->act_g)[a] += bl_net_weight64(net, arrivals[s], e);
+                ((double *)p->act_g)[a] += bl_shiu_edge_weight(k, bl_net_fanout_count(&f, e));
             }
         }
     }
@@ -429,9 +430,10 @@ static void p4c_step(const bl_network *net, int skip_ok, partition *p, uint32_t 
     for (uint64_t s = 0; s < n_arrivals; s++) {
         int64_t e0, e1;
         owned_edges(net, p, arrivals[s], &e0, &e1);
+        const bl_net_fanout f = bl_net_fanout_of(net, arrivals[s]);
         for (int64_t e = e0; e < e1; e++) {
             int32_t a = wake(p, net->targets[e]);
-            p->act_arrival[a] += bl_net_weight32(net, arrivals[s], e);
+            p->act_arrival[a] += bl_p4c_edge_weight(k, bl_net_fanout_count(&f, e));
         }
     }
     /* 1-4 over the active slots; act_flag holds one mark per block here. */
