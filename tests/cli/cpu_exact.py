@@ -5,11 +5,13 @@ synthetic graph and a runaway-activity case. Prints the spikes compared."""
 import os, shutil, subprocess, sys, tempfile
 import numpy as np
 
+import exact_cases
+from exact_cases import differing, simulate
+
 CLI = os.environ["BL_CLI"]
 SRC = os.environ["BL_SOURCE_DIR"]
 sanitized = os.environ.get("BL_SANITIZED") == "1"
 tmp = tempfile.mkdtemp(prefix="bl_cpu_exact_")
-FILES = ["spikes_trial", "spikes_step", "spikes_neuron", "counts", "v", "g"]
 
 
 # Split even these small graphs into partitions (by default the cpu backend
@@ -20,38 +22,11 @@ THREADS = (1, 2, 3, 4, 16)
 
 
 def run(conn, preset, backend, threads, args, out):
-    cmd = [CLI, "simulate", "--connectome", conn, "--preset", preset, "--out", out, "--backend", backend,
-           "--threads", str(threads)] + args
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(simulate(CLI, conn, preset, backend, threads, args, out), check=True, stdout=subprocess.DEVNULL,
+                   env=env)
 
 
-def population(conn, n, stride):
-    count = len(np.load(os.path.join(conn, "offsets.npy"))) - 1
-    path = os.path.join(tmp, "pop_%s_%d_%d.npy" % (os.path.basename(conn), n, stride))
-    np.save(path, (np.arange(n, dtype=np.int64) * stride % count).astype(np.int32))
-    return path
-
-
-synth = os.path.join(tmp, "synth")
-subprocess.run([CLI, "synth", "--out", synth, "--neurons", "4000", "--mean-degree", "40", "--seed", "11"],
-               check=True, stdout=subprocess.DEVNULL)
-celegans = os.path.join(SRC, "data/connectomes/celegans-varshney2011")
-larva = os.path.join(SRC, "data/connectomes/larva-winding2023")
-dur = "300" if sanitized else "1000"
-cases = []
-for preset in ("shiu2024", "phase4c"):
-    cases += [
-        ("celegans", celegans, preset, ["--duration-ms", dur, "--trials", "3", "--seed", "5",
-                                         "--poisson", "180:" + population(celegans, 20, 13)]),
-        ("larva", larva, preset, ["--duration-ms", dur, "--trials", "2", "--seed", "6",
-                                   "--poisson", "150:" + population(larva, 40, 71) + ":100:800"]),
-        ("synthetic", synth, preset, ["--duration-ms", dur, "--trials", "3", "--seed", "7",
-                                       "--poisson", "200:" + population(synth, 30, 131),
-                                       "--silence", population(synth, 5, 977)]),
-        ("runaway", synth, preset, ["--duration-ms", "200", "--trials", "2", "--seed", "8",
-                                     "--poisson", "300:" + population(synth, 400, 7),
-                                     "--set", "w_syn_mv=2.0"]),
-    ]
+cases = exact_cases.cases(CLI, SRC, tmp, "300" if sanitized else "1000", "200")
 failed = 0
 for name, conn, preset, args in cases:
     ref = os.path.join(tmp, "ref")
@@ -63,11 +38,7 @@ for name, conn, preset, args in cases:
         out = os.path.join(tmp, "cpu%d" % threads)
         shutil.rmtree(out, ignore_errors=True)
         run(conn, preset, "cpu", threads, args, out)
-        for f in FILES:
-            a = open(os.path.join(ref, f + ".npy"), "rb").read()
-            b = open(os.path.join(out, f + ".npy"), "rb").read()
-            if a != b:
-                diffs.append("threads=%d %s" % (threads, f))
+        diffs += ["threads=%d %s" % (threads, f) for f in differing(ref, out)]
     ok = not diffs and spikes >= 200
     failed += not ok
     print("%s cpu-vs-reference %s %s: %d spikes compared, threads %s: %s" % (

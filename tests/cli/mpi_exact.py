@@ -9,13 +9,14 @@ directory). Skipped cleanly when the binary has no mpi backend."""
 import os, shutil, subprocess, sys, tempfile
 import numpy as np
 
+import exact_cases
+from exact_cases import FILES, simulate
+
 CLI = os.environ["BL_CLI"]
 SRC = os.environ["BL_SOURCE_DIR"]
 sanitized = os.environ.get("BL_SANITIZED") == "1"
-FILES = ["spikes_trial", "spikes_step", "spikes_neuron", "counts", "v", "g"]
 
 celegans = os.path.join(SRC, "data/connectomes/celegans-varshney2011")
-larva = os.path.join(SRC, "data/connectomes/larva-winding2023")
 tmp = tempfile.mkdtemp(prefix="bl_mpi_exact_")
 env = dict(os.environ)
 env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -44,48 +45,19 @@ if probe.returncode != 0:
     sys.exit(1)
 
 
-def simulate(conn, preset, backend, threads, args, out):
-    return [CLI, "simulate", "--connectome", conn, "--preset", preset, "--out", out, "--backend", backend,
-            "--threads", str(threads)] + args
-
-
 def run_ranks(conn, preset, ranks, threads, replicas, args, out):
     # --out-every-rank: rank r writes out.rank<r> (by default rank 0 alone writes out)
-    cmd = simulate(conn, preset, "mpi", threads, args + ["--replicas", str(replicas)], out) + ["--out-every-rank"]
+    cmd = simulate(CLI, conn, preset, "mpi", threads, args + ["--replicas", str(replicas)], out) + ["--out-every-rank"]
     subprocess.run(["mpirun", "-np", str(ranks)] + cmd, check=True, env=env,
                    stdout=subprocess.DEVNULL, timeout=300)
 
 
-def population(conn, n, stride):
-    count = len(np.load(os.path.join(conn, "offsets.npy"))) - 1
-    path = os.path.join(tmp, "pop_%s_%d_%d.npy" % (os.path.basename(conn), n, stride))
-    np.save(path, (np.arange(n, dtype=np.int64) * stride % count).astype(np.int32))
-    return path
-
-
-synth = os.path.join(tmp, "synth")
-subprocess.run([CLI, "synth", "--out", synth, "--neurons", "4000", "--mean-degree", "40", "--seed", "11"],
-               check=True, stdout=subprocess.DEVNULL)
-dur = "200" if sanitized else "300"
 # (ranks, threads, replica groups): groups share out the trials, the ranks of
 # a group split the neurons (3 groups for 2 trials leaves one group idle).
 ALL = [(r, t, 1) for r in (1, 2, 3, 4) for t in (1, 2)] + [(2, 1, 2), (4, 1, 2), (4, 2, 2), (3, 1, 3)]
 SOME = [(1, 2, 1), (2, 1, 1), (3, 2, 1), (4, 1, 1), (4, 1, 2)]
-cases = []
-for preset in ("shiu2024", "phase4c"):
-    grid = ALL if preset == "shiu2024" else SOME
-    cases += [
-        ("celegans", celegans, preset, grid, ["--duration-ms", dur, "--trials", "3", "--seed", "5",
-                                               "--poisson", "180:" + population(celegans, 20, 13)]),
-        ("larva", larva, preset, grid, ["--duration-ms", dur, "--trials", "2", "--seed", "6",
-                                         "--poisson", "150:" + population(larva, 40, 71) + ":100:800"]),
-        ("synthetic", synth, preset, grid, ["--duration-ms", dur, "--trials", "3", "--seed", "7",
-                                             "--poisson", "200:" + population(synth, 30, 131),
-                                             "--silence", population(synth, 5, 977)]),
-        ("runaway", synth, preset, grid, ["--duration-ms", "150", "--trials", "2", "--seed", "8",
-                                           "--poisson", "300:" + population(synth, 400, 7),
-                                           "--set", "w_syn_mv=2.0"]),
-    ]
+cases = [(name, conn, preset, ALL if preset == "shiu2024" else SOME, args)
+         for name, conn, preset, args in exact_cases.cases(CLI, SRC, tmp, "200" if sanitized else "300", "150")]
 if sanitized:  # the plain build covers the whole grid; here each code path once
     pick = {("larva", "shiu2024"): [(2, 2, 1), (4, 1, 2)], ("runaway", "shiu2024"): [(3, 1, 1)],
             ("synthetic", "phase4c"): [(2, 2, 1)]}
@@ -94,7 +66,7 @@ failed = 0
 for name, conn, preset, grid, args in cases:
     ref = os.path.join(tmp, "ref")
     shutil.rmtree(ref, ignore_errors=True)
-    subprocess.run(simulate(conn, preset, "reference", 1, args, ref), check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(simulate(CLI, conn, preset, "reference", 1, args, ref), check=True, stdout=subprocess.DEVNULL)
     spikes = len(np.load(os.path.join(ref, "spikes_step.npy")))
     ref_bytes = {f: open(os.path.join(ref, f + ".npy"), "rb").read() for f in FILES}
     diffs = []
