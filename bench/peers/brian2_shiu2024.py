@@ -45,11 +45,12 @@ Exit status 0 on success, 1 on failure (message on stderr).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
 import time
+
+import peer_io
 
 
 def _rss_bytes():
@@ -184,24 +185,14 @@ def main(argv=None):
             trial_s.append(time.perf_counter() - ts)
             results.append(collect())
 
-    os.makedirs(a.out, exist_ok=False)
-    tr = np.concatenate([np.full(len(r[0]), k, np.int32) for k, r in enumerate(results)])
-    sp = np.concatenate([r[0] for r in results]).astype(np.int32)
-    ne = np.concatenate([r[1] for r in results]).astype(np.int32)
-    counts = np.zeros((a.trials, n), np.int32)
-    for k, r in enumerate(results):
-        counts[k] = np.bincount(r[1], minlength=n)
-    np.save(os.path.join(a.out, "spikes_trial.npy"), tr, allow_pickle=False)
-    np.save(os.path.join(a.out, "spikes_step.npy"), sp, allow_pickle=False)
-    np.save(os.path.join(a.out, "spikes_neuron.npy"), ne, allow_pickle=False)
-    np.save(os.path.join(a.out, "counts.npy"), counts, allow_pickle=False)
-    np.save(os.path.join(a.out, "v.npy"), np.stack([r[2] for r in results]), allow_pickle=False)
-    np.save(os.path.join(a.out, "g.npy"), np.stack([r[3] for r in results]), allow_pickle=False)
+    spikes = peer_io.write_outputs(a.out, [r[0] for r in results], [r[1] for r in results],
+                                   [np.bincount(r[1], minlength=n) for r in results], [r[2] for r in results],
+                                   [r[3] for r in results])
 
     rss_self, rss_children = _rss_bytes()
     timing = {
         "load_s": t_load, "prepare_s": t_prepare, "build_s": build_s, "trial_s": trial_s,
-        "spikes": int(len(ne)), "steps": int(a.n_steps),
+        "spikes": spikes, "steps": int(a.n_steps),
         "backend": "brian2-" + a.target, "threads": threads,
         "peak_rss_bytes": max(rss_self, rss_children),
         "peak_rss_self_bytes": rss_self, "peak_rss_children_bytes": rss_children,
@@ -212,19 +203,9 @@ def main(argv=None):
         timing["trial_process_s"] = trial_process_s
         timing["compile_flags"] = list(prefs.codegen.cpp.extra_compile_args_gcc)
         timing["openmp_threads"] = int(prefs.devices.cpp_standalone.openmp_threads)
-    with open(a.timing, "w", encoding="utf-8") as f:
-        json.dump(timing, f, indent=1)
-        f.write("\n")
+    peer_io.write_timing(a.timing, timing)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except SystemExit:
-        raise
-    except BaseException as exc:  # one line for the receipt, the traceback for the log
-        import traceback
-        traceback.print_exc()
-        print(f"brian2_shiu2024: {type(exc).__name__}: {exc}", file=sys.stderr)
-        sys.exit(1)
+    peer_io.run_main(main, "brian2_shiu2024")

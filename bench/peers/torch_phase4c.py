@@ -29,11 +29,12 @@ spikes_step.npy, spikes_neuron.npy int32, counts.npy int32 [T,N], v.npy, g.npy f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
 import time
+
+import peer_io
 
 # Model constants of preset phase4c (shared/spec/connectome-lif.md; the seed's config).
 DT_MS = 0.1
@@ -154,44 +155,24 @@ def main(argv=None):
             per_trial.append(run_trial(torch, n, indptr, indices, weights, targets, forced, a.n_steps))
             trial_s.append(time.perf_counter() - ts)
 
-    os.makedirs(a.out, exist_ok=False)
-    tr, st, ne = [], [], []
-    for k, (es, en, _, _, _) in enumerate(per_trial):
-        s = np.concatenate(es) if es else np.empty(0, np.int32)
-        nn = np.concatenate(en) if en else np.empty(0, np.int32)
-        tr.append(np.full(len(nn), k, np.int32))
-        st.append(s.astype(np.int32))
-        ne.append(nn.astype(np.int32))
-    np.save(os.path.join(a.out, "spikes_trial.npy"), np.concatenate(tr), allow_pickle=False)
-    np.save(os.path.join(a.out, "spikes_step.npy"), np.concatenate(st), allow_pickle=False)
-    np.save(os.path.join(a.out, "spikes_neuron.npy"), np.concatenate(ne), allow_pickle=False)
-    np.save(os.path.join(a.out, "counts.npy"), np.stack([p[2] for p in per_trial]).astype(np.int32),
-            allow_pickle=False)
-    np.save(os.path.join(a.out, "v.npy"), np.stack([p[3] for p in per_trial]).astype(np.float32), allow_pickle=False)
-    np.save(os.path.join(a.out, "g.npy"), np.stack([p[4] for p in per_trial]).astype(np.float32), allow_pickle=False)
+    empty = np.empty(0, np.int32)
+    spikes = peer_io.write_outputs(
+        a.out, [np.concatenate(p[0]) if p[0] else empty for p in per_trial],
+        [np.concatenate(p[1]) if p[1] else empty for p in per_trial], [p[2] for p in per_trial],
+        [np.asarray(p[3], np.float32) for p in per_trial], [np.asarray(p[4], np.float32) for p in per_trial])
 
     rss = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
     timing = {
         "load_s": t_load, "prepare_s": t_prepare, "trial_s": trial_s,
-        "spikes": int(sum(len(x) for x in ne)), "steps": int(a.n_steps),
+        "spikes": spikes, "steps": int(a.n_steps),
         "backend": "torch-eager-cpu", "threads": int(torch.get_num_threads()),
         "interop_threads": int(torch.get_num_interop_threads()),
         "peak_rss_bytes": rss, "dtype": "float32",
         "versions": {"torch": torch.__version__, "numpy": np.__version__, "python": sys.version.split()[0]},
     }
-    with open(a.timing, "w", encoding="utf-8") as f:
-        json.dump(timing, f, indent=1)
-        f.write("\n")
+    peer_io.write_timing(a.timing, timing)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except SystemExit:
-        raise
-    except BaseException as exc:
-        import traceback
-        traceback.print_exc()
-        print(f"torch_phase4c: {type(exc).__name__}: {exc}", file=sys.stderr)
-        sys.exit(1)
+    peer_io.run_main(main, "torch_phase4c")
