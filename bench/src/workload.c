@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_impl.h"
+#include "bench_impl.h"
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/hash.h"
 #include "brainlesslab/model.h"

@@ -24,8 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/bench_case.h"
+#include "bench_case.h"
 #include "brainlesslab/model.h"
+#include "brainlesslab/mpi.h"
 
 static const bl_bench_case_def mpi_def = {
     BL_BENCH_MPI_CASE, "shiu2024", BL_BENCH_OURS, "mpi",
@@ -147,12 +148,12 @@ bl_status bl_bench_mpi_setup(bl_bench_ctx *ctx, bl_error *err)
     ctx->mpi_selected = bl_bench_listed(o->cases, BL_BENCH_MPI_CASE);
     ctx->mpi_ok = 0;
     int have_mpirun = find_on_path("mpirun", ctx->mpirun, sizeof ctx->mpirun);
-#ifndef BL_HAVE_MPI
-    (void)have_mpirun;
-    snprintf(ctx->mpi_reason, sizeof ctx->mpi_reason, "this binary was built without the mpi backend (cmake "
-             "-DBL_MPI=ON, which scripts/build.sh uses unless BL_MPI=OFF)");
-    return BL_OK;
-#else
+    if (!bl_mpi_available()) {
+        (void)have_mpirun;
+        snprintf(ctx->mpi_reason, sizeof ctx->mpi_reason, "this binary was built without the mpi backend (cmake "
+                 "-DBL_MPI=ON, which scripts/build.sh uses unless BL_MPI=OFF)");
+        return BL_OK;
+    }
     if (!ctx->mpi_selected) {
         snprintf(ctx->mpi_reason, sizeof ctx->mpi_reason, "not selected by --cases");
         return BL_OK;
@@ -184,7 +185,6 @@ bl_status bl_bench_mpi_setup(bl_bench_ctx *ctx, bl_error *err)
     free(text);
     ctx->mpi_ok = 1;
     return BL_OK;
-#endif
 }
 
 /* The launcher's fixed arguments after "-np R" (Open MPI only). */
@@ -228,11 +228,7 @@ static cJSON *launcher_json(const bl_bench_ctx *ctx)
 void bl_bench_mpi_environment(const bl_bench_ctx *ctx, cJSON *env)
 {
     cJSON *m = cJSON_AddObjectToObject(env, "mpi");
-#ifdef BL_HAVE_MPI
-    cJSON_AddBoolToObject(m, "backend_compiled", 1);
-#else
-    cJSON_AddBoolToObject(m, "backend_compiled", 0);
-#endif
+    cJSON_AddBoolToObject(m, "backend_compiled", bl_mpi_available());
     cJSON_AddBoolToObject(m, "available", ctx->mpi_ok);
     if (!ctx->mpi_ok)
         cJSON_AddStringToObject(m, "reason", ctx->mpi_reason);

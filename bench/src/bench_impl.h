@@ -1,4 +1,4 @@
-/* Internals of the benchmark (src/bench/): worker processes, output
+/* Internals of the benchmark (bench/src/): worker processes, output
  * comparison, workload inputs, statistics. */
 #ifndef BL_BENCH_IMPL_H
 #define BL_BENCH_IMPL_H
@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "brainlesslab/bench.h"
+#include "bench.h"
 #include "brainlesslab/error.h"
 
 /* ---- worker processes (proc.c) ------------------------------------------ */

@@ -1,5 +1,5 @@
-/* A timed reservoir case for `brainlesslab bench` (the benchmark command
- * belongs to src/bench; this is the reservoir half it calls). The workload and
+/* A timed reservoir case for `brainlesslab bench` (bench/src/; this is
+ * the reservoir half it calls, through the reservoir's private header). The workload and
  * the trajectory hash are defined so that the NumPy peer
  * (tests/oracles/reservoir_numpy.py bench) computes the same hash from the
  * exported bundle and tapes: a timing only counts when the bits agree.
@@ -17,6 +17,7 @@
 
 #include "brainlesslab/hash.h"
 #include "brainlesslab/npy.h"
+#include "bench.h"
 #include "reservoir/res_impl.h"
 
 #define BENCH_INPUTS 3

@@ -2,7 +2,7 @@
 #ifndef BL_BENCH_CASE_H
 #define BL_BENCH_CASE_H
 
-#include "bench/bench_impl.h"
+#include "bench_impl.h"
 
 typedef enum bl_bench_kind {
     BL_BENCH_OURS,          /* brainlesslab simulate, a backend */
@@ -144,6 +144,12 @@ void bl_bench_tablef(bl_bench_ctx *ctx, const char *fmt, ...)
  * qualified against the shiu2024 reference like every other case, timed in
  * fresh mpirun launches interleaved with the other cases, with BL_MPI_STATS
  * counters (bytes, windows, exchange time, peak RSS) of every rank. */
+/* env.c: the machine and the peers. */
+cJSON *bl_bench_environment_json(bl_bench_ctx *ctx);
+cJSON *bl_bench_loadavg_json(void);
+int bl_bench_affinity_count(void);
+void bl_bench_probe_peers(bl_bench_ctx *ctx);
+
 typedef struct bl_bench_mpi bl_bench_mpi;
 #define BL_BENCH_MPI_CASE "bl-mpi"
 /* Parse --ranks, probe mpirun (when bl-mpi is selected); errors: bad --ranks. */

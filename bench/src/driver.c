@@ -20,8 +20,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "bench/bench_case.h"
-#include "bench/reservoir_sweep.h"
+#include "bench_case.h"
+#include "reservoir_sweep.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/model.h"
 #include "build_flags.h"
@@ -79,295 +79,6 @@ void bl_bench_logf(bl_bench_ctx *ctx, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     ctx->o->log(ctx->o->log_user, line);
-}
-
-/* ---- environment ---------------------------------------------------------- */
-
-static void read_first_line_matching(const char *path, const char *key, char *out, size_t size)
-{
-    out[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char line[1024];
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0)
-            continue;
-        char *p = strchr(line, ':');
-        p = p ? p + 1 : line + klen;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        size_t n = strlen(p);
-        while (n && (p[n - 1] == '\n' || p[n - 1] == ' '))
-            p[--n] = '\0';
-        snprintf(out, size, "%s", p);
-        break;
-    }
-    fclose(f);
-}
-
-static cJSON *loadavg_json(void)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    double a[3] = {NAN, NAN, NAN};
-    if (f) {
-        if (fscanf(f, "%lf %lf %lf", &a[0], &a[1], &a[2]) != 3)
-            a[0] = a[1] = a[2] = NAN;
-        fclose(f);
-    }
-    if (isnan(a[0]))
-        return cJSON_CreateNull();
-    return cJSON_CreateDoubleArray(a, 3);
-}
-
-static int affinity_count(void)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 0;
-    return CPU_COUNT(&set);
-}
-
-static cJSON *environment_json(bl_bench_ctx *ctx)
-{
-    cJSON *env = cJSON_CreateObject();
-    cJSON_AddStringToObject(env, "brainlesslab_version", BL_VERSION);
-    cJSON_AddStringToObject(env, "source_revision", BL_SOURCE_REVISION);
-    if (BL_SOURCE_DIRTY_SHA256[0])
-        cJSON_AddStringToObject(env, "source_dirty_sha256", BL_SOURCE_DIRTY_SHA256);
-    else
-        cJSON_AddNullToObject(env, "source_dirty_sha256");
-    cJSON_AddBoolToObject(env, "source_dirty", BL_SOURCE_DIRTY_SHA256[0] != '\0');
-    cJSON_AddStringToObject(env, "compiler_and_flags", BL_BUILD_FLAGS);
-    cJSON_AddBoolToObject(env, "sanitized_build", ctx->sanitized);
-    char buf[512];
-    read_first_line_matching("/proc/cpuinfo", "model name", buf, sizeof buf);
-    cJSON_AddStringToObject(env, "cpu_model", buf[0] ? buf : "unknown");
-    cJSON_AddNumberToObject(env, "cores_online", (double)sysconf(_SC_NPROCESSORS_ONLN));
-    cJSON_AddNumberToObject(env, "affinity_cpus", (double)affinity_count());
-    read_first_line_matching("/proc/meminfo", "MemTotal", buf, sizeof buf);
-    cJSON_AddStringToObject(env, "memory_total", buf[0] ? buf : "unknown");
-    struct utsname u;
-    if (uname(&u) == 0) {
-        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
-        cJSON_AddStringToObject(env, "kernel", buf);
-    }
-    cJSON_AddItemToObject(env, "loadavg_at_start", loadavg_json());
-    cJSON_AddNumberToObject(env, "threads_requested", ctx->o->threads);
-    cJSON_AddNumberToObject(env, "threads_given_to_every_case", ctx->threads);
-    cJSON *backends = cJSON_AddArrayToObject(env, "backends_compiled");
-    for (const char *const *b = bl_engine_backends(); *b; b++)
-        cJSON_AddItemToArray(backends, cJSON_CreateString(*b));
-    cJSON *py = cJSON_AddObjectToObject(env, "python");
-    cJSON_AddStringToObject(py, "executable", ctx->python);
-    cJSON_AddBoolToObject(py, "available", ctx->python_ok);
-    if (!ctx->python_ok)
-        cJSON_AddStringToObject(py, "reason", ctx->python_reason);
-    cJSON *peers = cJSON_AddObjectToObject(env, "peer_packages");
-    if (ctx->brian2_versions)
-        cJSON_AddItemToObject(peers, "brian2", cJSON_Duplicate(ctx->brian2_versions, 1));
-    else
-        cJSON_AddStringToObject(peers, "brian2", ctx->brian2_reason);
-    if (ctx->torch_versions)
-        cJSON_AddItemToObject(peers, "torch", cJSON_Duplicate(ctx->torch_versions, 1));
-    else
-        cJSON_AddStringToObject(peers, "torch", ctx->torch_reason);
-    return env;
-}
-
-/* ---- peers: availability probes ------------------------------------------ */
-
-cJSON *bl_bench_probe_python(bl_bench_ctx *ctx, const char *name, const char *code, const char *const *env,
-                             char *reason, size_t rsize)
-{
-    char out[4200], log[4200];
-    snprintf(out, sizeof out, "%s/probe-%s.json", ctx->runs_dir, name);
-    snprintf(log, sizeof log, "%s/probe-%s.log", ctx->runs_dir, name);
-    char *argv[] = {ctx->python, "-c", (char *)code, out, NULL};
-    static const char *const plain_env[] = {"PYTHONDONTWRITEBYTECODE=1", NULL};
-    bl_bench_proc p;
-    bl_error err = {0};
-    if (bl_bench_spawn(argv, env ? env : plain_env, log, 300, &p, &err)) {
-        snprintf(reason, rsize, "%s", err.message);
-        return NULL;
-    }
-    if (!p.exited || p.exit_status != 0) {
-        char how[128], tail[400];
-        bl_bench_proc_describe(&p, 300, how, sizeof how);
-        bl_bench_log_tail(log, tail, sizeof tail);
-        snprintf(reason, rsize, "%s cannot import %s (%s): %s", ctx->python, name, how, tail);
-        return NULL;
-    }
-    char *text = NULL;
-    if (bl_bench_read_text(out, &text, &err)) {
-        snprintf(reason, rsize, "%s", err.message);
-        return NULL;
-    }
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!j)
-        snprintf(reason, rsize, "probe of %s wrote no JSON", name);
-    return j;
-}
-
-static void probe_peers(bl_bench_ctx *ctx)
-{
-    ctx->python_ok = access(ctx->python, X_OK) == 0;
-    if (!ctx->python_ok) {
-        snprintf(ctx->python_reason, sizeof ctx->python_reason, "%s: not an executable (%s)", ctx->python,
-                 strerror(errno));
-        snprintf(ctx->brian2_reason, sizeof ctx->brian2_reason, "%s", ctx->python_reason);
-        snprintf(ctx->torch_reason, sizeof ctx->torch_reason, "%s", ctx->python_reason);
-        return;
-    }
-    if (!ctx->need_brian2)
-        snprintf(ctx->brian2_reason, sizeof ctx->brian2_reason, "not probed: no Brian2 case selected");
-    else
-        ctx->brian2_versions = bl_bench_probe_python(
-            ctx, "brian2",
-            "import sys, json, numpy, brian2\n"
-            "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
-            "'brian2': brian2.__version__}, open(sys.argv[1], 'w'))\n",
-            NULL, ctx->brian2_reason, sizeof ctx->brian2_reason);
-    if (!ctx->need_torch)
-        snprintf(ctx->torch_reason, sizeof ctx->torch_reason, "not probed: no torch case selected");
-    else
-        ctx->torch_versions = bl_bench_probe_python(
-            ctx, "torch",
-            "import sys, json, numpy, torch\n"
-            "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
-            "'torch': torch.__version__, 'default_threads': torch.get_num_threads(), "
-            "'parallel_info': torch.__config__.parallel_info().splitlines()[:8]}, open(sys.argv[1], 'w'))\n",
-            NULL, ctx->torch_reason, sizeof ctx->torch_reason);
-}
-
-/* ---- one worker ------------------------------------------------------------ */
-
-typedef struct argv_buf {
-    char *argv[48];
-    int n;
-    char text[16][64];
-    int nt;
-} argv_buf;
-
-static void arg(argv_buf *a, const char *s)
-{
-    if (a->n < 47)
-        a->argv[a->n++] = (char *)s;
-    a->argv[a->n] = NULL;
-}
-
-static const char *num(argv_buf *a, const char *fmt, double x)
-{
-    char *t = a->text[a->nt < 15 ? a->nt++ : 15];
-    snprintf(t, 64, fmt, x);
-    return t;
-}
-
-bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
-                              const bl_bench_case_def *c, const char *dir, bl_bench_worker *wo, bl_error *err)
-{
-    return bl_bench_run_worker_launched(ctx, w, in, c, dir, NULL, NULL, wo, err);
-}
-
-bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
-                                       const bl_bench_inputs *in, const bl_bench_case_def *c, const char *dir,
-                                       const char *const *launcher, const char *const *launcher_env,
-                                       bl_bench_worker *wo, bl_error *err)
-{
-    memset(wo, 0, sizeof *wo);
-    bl_status st = bl_bench_rmtree(dir, err);
-    if (!st)
-        st = bl_bench_mkdirs(dir, err);
-    if (st)
-        return st;
-    char timing[4200], log[4200], build[4200], script[4200];
-    snprintf(wo->out_dir, sizeof wo->out_dir, "%s/out", dir);
-    snprintf(timing, sizeof timing, "%s/timing.json", dir);
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(build, sizeof build, "%s/brian2-build", dir);
-    snprintf(wo->log_path, sizeof wo->log_path, "%s", log);
-    argv_buf a = {0};
-    const char *py_env[] = {"PYTHONDONTWRITEBYTECODE=1", NULL};
-    const char *const *env = NULL;
-    const char *threads = num(&a, "%.0f", c->single_thread ? 1 : ctx->threads);
-    const char *trials = num(&a, "%.0f", w->trials);
-    const char *steps = num(&a, "%.0f", (double)in->steps);
-    if (c->kind == BL_BENCH_OURS) {
-        for (const char *const *l = launcher; l && *l; l++)
-            arg(&a, *l);
-        env = launcher_env;
-        arg(&a, ctx->self_exe);
-        arg(&a, "simulate");
-        arg(&a, "--connectome"), arg(&a, in->graph_dir);
-        arg(&a, "--preset"), arg(&a, c->preset);
-        arg(&a, "--duration-ms"), arg(&a, num(&a, "%.17g", w->duration_ms));
-        arg(&a, "--trials"), arg(&a, trials);
-        arg(&a, "--seed"), arg(&a, num(&a, "%.0f", (double)w->seed));
-        arg(&a, "--backend"), arg(&a, c->backend);
-        arg(&a, "--threads"), arg(&a, threads);
-        arg(&a, "--schedule"), arg(&a, in->events_path);
-        if (!strcmp(c->preset, "shiu2024"))
-            arg(&a, "--poisson-targets"), arg(&a, in->targets_path);
-        arg(&a, "--timing"), arg(&a, timing);
-        arg(&a, "--out"), arg(&a, wo->out_dir);
-    } else {
-        env = py_env;
-        int brian = c->kind != BL_BENCH_TORCH;
-        snprintf(script, sizeof script, "%s/bench/peers/%s", ctx->source_dir,
-                 brian ? "brian2_shiu2024.py" : "torch_phase4c.py");
-        arg(&a, ctx->python);
-        arg(&a, script);
-        arg(&a, "--connectome"), arg(&a, in->graph_dir);
-        arg(&a, "--events"), arg(&a, in->events_path);
-        if (brian) {
-            arg(&a, "--targets"), arg(&a, in->targets_path);
-            arg(&a, "--target"), arg(&a, c->kind == BL_BENCH_BRIAN2_CPP ? "cpp_standalone" : "numpy");
-            arg(&a, "--build-dir"), arg(&a, build);
-        }
-        arg(&a, "--n-steps"), arg(&a, steps);
-        arg(&a, "--trials"), arg(&a, trials);
-        arg(&a, "--threads"), arg(&a, threads);
-        arg(&a, "--timing"), arg(&a, timing);
-        arg(&a, "--out"), arg(&a, wo->out_dir);
-    }
-    st = bl_bench_spawn(a.argv, env, log, ctx->o->timeout_s, &wo->proc, err);
-    if (st)
-        return st;
-    if (!wo->proc.exited || wo->proc.exit_status != 0) {
-        char how[128], tail[700];
-        bl_bench_proc_describe(&wo->proc, ctx->o->timeout_s, how, sizeof how);
-        bl_bench_log_tail(log, tail, sizeof tail);
-        snprintf(wo->reason, sizeof wo->reason, "%s%s%s", how, tail[0] && !wo->proc.timed_out ? ": " : "",
-                 wo->proc.timed_out ? "" : tail);
-    } else {
-        char *text = NULL;
-        bl_error e2 = {0};
-        if (bl_bench_read_text(timing, &text, &e2)) {
-            snprintf(wo->reason, sizeof wo->reason, "no timing report: %s", e2.message);
-        } else {
-            wo->timing = cJSON_Parse(text);
-            free(text);
-            const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wo->timing, "trial_s");
-            if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) != w->trials)
-                snprintf(wo->reason, sizeof wo->reason, "timing report without %d trial_s values", w->trials);
-            else
-                wo->ok = 1;
-        }
-    }
-    if (!ctx->o->keep_outputs) {
-        bl_error ignore = {0};
-        bl_bench_rmtree(build, &ignore);
-    }
-    return BL_OK;
-}
-
-void bl_bench_worker_free(bl_bench_worker *wo)
-{
-    cJSON_Delete(wo->timing);
-    wo->timing = NULL;
 }
 
 /* ---- qualification and timing of one workload ------------------------------ */
@@ -839,7 +550,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     snprintf(ctx.python, sizeof ctx.python, "%s", o->python ? o->python : "/usr/bin/python3");
     const char *src = o->source_dir ? o->source_dir : getenv("BL_SOURCE_DIR");
     snprintf(ctx.source_dir, sizeof ctx.source_dir, "%s", src && src[0] ? src : BL_SOURCE_DIR);
-    int aff = affinity_count();
+    int aff = bl_bench_affinity_count();
     ctx.threads = o->threads > 0 ? o->threads : (aff > 0 ? aff : 1);
     for (int i = 0; n_connectome && i < BL_BENCH_N_CASES; i++) { /* Brian2/torch serve w* only */
         if (!bl_bench_listed(o->cases, bl_bench_case_defs[i].id))
@@ -876,7 +587,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     bl_bench_utc(when, sizeof when);
     bl_bench_logf(&ctx, "bench: %s%s, %d repetitions, timeout %g s, %d thread(s) per case", o->workloads,
                   o->quick ? " (quick)" : "", o->repetitions, o->timeout_s, ctx.threads);
-    probe_peers(&ctx);
+    bl_bench_probe_peers(&ctx);
 
     ctx.receipt = cJSON_CreateObject();
     cJSON_AddStringToObject(ctx.receipt, "receipt", "brainlesslab-bench");
@@ -885,7 +596,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     cJSON_AddStringToObject(ctx.receipt, "started_utc", when);
     cJSON_AddItemToObject(ctx.receipt, "options", options_json(o, ctx.threads));
     cJSON_AddItemToObject(ctx.receipt, "protocol", protocol_json(&ctx));
-    cJSON *env = environment_json(&ctx);
+    cJSON *env = bl_bench_environment_json(&ctx);
     bl_bench_mpi_environment(&ctx, env);
     bl_bench_mpi_protocol(&ctx, cJSON_GetObjectItemCaseSensitive(ctx.receipt, "protocol"));
     cJSON_AddItemToObject(ctx.receipt, "environment", env);
@@ -920,7 +631,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
     if (!st) {
-        cJSON_AddItemToObject(env, "loadavg_at_end", loadavg_json());
+        cJSON_AddItemToObject(env, "loadavg_at_end", bl_bench_loadavg_json());
         bl_bench_utc(when, sizeof when);
         cJSON_AddStringToObject(ctx.receipt, "finished_utc", when);
         cJSON_AddNumberToObject(ctx.receipt, "wall_s", bl_bench_now() - t0);

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/reservoir_sweep.h"
+#include "reservoir_sweep.h"
 
 #define PEER_SCRIPT "tests/oracles/reservoir_numpy.py"
 

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "bench/bench_case.h"
+#include "bench_case.h"
 
 #define BL_BENCH_RES_MAX_UNITS 4
 #define BL_BENCH_RES_MAX_BATCH 6

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/bench_impl.h"
+#include "bench_impl.h"
 
 extern char **environ;
 

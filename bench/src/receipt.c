@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_case.h"
+#include "bench_case.h"
 #include "brainlesslab/model.h"
 
 void bl_bench_dvec_push(bl_bench_dvec *d, double x)

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/bench_impl.h"
+#include "bench_impl.h"
 
 double bl_bench_now(void)
 {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/bench_impl.h"
+#include "bench_impl.h"
 #include "brainlesslab/npy.h"
 
 enum { F_TRIAL, F_STEP, F_NEURON, F_COUNTS, F_V, F_G, N_FILES };
