@@ -229,7 +229,7 @@ static bl_status mpi_create(bl_context *ctx, const bl_network *net, void **out, 
             s->indegree[net->targets[e]]++;
     bl_split_by_work(s->indegree, 0, (int32_t)net->n_neurons, s->size, s->bounds);
     assert(parts == 1 || !memcmp(s->bounds, bl_connectome_part_bounds(c), ((size_t)s->size + 1) * sizeof *s->bounds));
-    size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(net->model);
     for (int q = 0; q < s->size; q++) {
         uint64_t bytes = (uint64_t)(s->bounds[q + 1] - s->bounds[q]) * sz;
         if (bytes > INT_MAX) {
@@ -424,7 +424,7 @@ static bl_status publish(mpi_state *s, const mpi_trial *t, uint32_t trial, bl_re
     bl_status st = bl_result_append_pairs(res, trial, t->out.v, t->out.n / 2, err);
     if (st)
         return st;
-    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(s->net->model);
     void *rows[2] = {bl_result_v_row(res, trial), bl_result_g_row(res, trial)};
     for (int k = 0; k < 2; k++) {
         for (int q = 0; q < t->n_parts; q++) {
@@ -480,7 +480,7 @@ static uint32_t group_first(uint32_t n, int g, int groups)
 static bl_status share_trial(mpi_state *s, int root, const bl_result *mine, uint64_t *cursor, uint32_t trial,
                              bl_result *res, bl_error *err)
 {
-    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(s->net->model);
     uint64_t n = s->net->n_neurons, n_pairs = 0;
     int32_t *pairs = NULL;
     if (s->world_rank == root) {
