@@ -377,7 +377,9 @@ static int cmd_write(const char *dir)
                         } else if (c->type == BL_COL_DOUBLE) {
                             double d = present ? ((double)next_rand() - 2e9) / 7.0 : 0;
                             c->f64[r] = d;
-                            v = cJSON_CreateNumber(d);
+                            /* as text: cJSON prints numbers with 15 digits */
+                            snprintf(num, sizeof num, "%.17g", d);
+                            v = cJSON_CreateString(num);
                         } else if (c->type == BL_COL_BOOL) {
                             c->i64[r] = present ? next_rand() & 1 : 0;
                             v = cJSON_CreateBool((int)c->i64[r]);
