@@ -26,7 +26,7 @@ const char *pq_codec_name(int32_t codec)
     case PQ_ZSTD: return "zstd";
     case PQ_LZ4_RAW: return "lz4_raw";
     }
-    return "unknown codec";
+    return "unknown";
 }
 
 const char *pq_encoding_name(int32_t e)

@@ -679,6 +679,7 @@ static bl_status read_chunk(const pq_reader *r, uint32_t g, const pq_col *col, b
     const pq_chunk_meta *m = &rg->columns[col->leaf];
     chunk c = {.r = r, .col = col, .rg = g, .err = err, .out = out, .rows = (uint64_t)rg->num_rows};
     c.max_bytes = (uint64_t)PQ_EXPANSION * r->size;
+    c.at = m->has_meta ? (uint64_t)m->data_page_offset : 0;
     if (col->refused)
         return cfail(&c, BL_ERR_UNSUPPORTED, "%s", col->refused);
     if (!m->has_meta)
