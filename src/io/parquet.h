@@ -36,6 +36,10 @@ int pq_fail(pq_why *why, const char *fmt, ...)
 #endif
     ;
 
+/* A name from the file made fit for a one-line message: control bytes
+ * become '?', and long names are cut (with "..."). Returns buf. */
+const char *pq_printable(const char *s, char *buf, size_t cap);
+
 /* ---- Thrift compact protocol (parquet_thrift.c) ---- */
 enum {
     PQ_T_STOP = 0, PQ_T_TRUE = 1, PQ_T_FALSE = 2, PQ_T_BYTE = 3, PQ_T_I16 = 4, PQ_T_I32 = 5,

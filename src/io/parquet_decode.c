@@ -111,6 +111,8 @@ int pq_rle_decode(const uint8_t *p, size_t len, int bw, uint32_t *out, size_t n,
             uint32_t v = 0;
             for (size_t k = 0; k < vbytes; k++)
                 v |= (uint32_t)p[at + k] << (8 * k);
+            if (bw < 32 && (v >> bw) != 0)
+                return pq_fail(why, "rle: run value %u at byte %zu is wider than %d bits", v, at, bw);
             at += vbytes;
             size_t take = run < n - i ? (size_t)run : n - i;
             for (size_t k = 0; k < take; k++)

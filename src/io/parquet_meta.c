@@ -91,8 +91,11 @@ static int parse_schema_el(pq_thrift *t, pq_schema_el *e)
     }
     if (!e->name)
         return pq_fail(t->why, "schema element without a name at byte %zu", pq_t_offset(t));
-    if (e->num_children < 0)
-        return pq_fail(t->why, "schema element '%s' has %d children", e->name, (int)e->num_children);
+    if (e->num_children < 0) {
+        char shown[80];
+        return pq_fail(t->why, "schema element '%s' has %d children", pq_printable(e->name, shown, sizeof shown),
+                       (int)e->num_children);
+    }
     return 0;
 }
 

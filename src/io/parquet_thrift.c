@@ -21,6 +21,21 @@ int pq_fail(pq_why *why, const char *fmt, ...)
     return -1;
 }
 
+const char *pq_printable(const char *s, char *buf, size_t cap)
+{
+    size_t n = strlen(s), keep = n;
+    if (keep > cap - 1)
+        keep = cap - 4; /* room for "..." and the NUL (cap is at least 8) */
+    for (size_t i = 0; i < keep; i++)
+        buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+    if (keep < n) {
+        memcpy(buf + keep, "...", 3);
+        keep += 3;
+    }
+    buf[keep] = '\0';
+    return buf;
+}
+
 static const char *type_name(int type)
 {
     static const char *names[] = {"stop", "bool", "bool", "byte", "i16", "i32", "i64",

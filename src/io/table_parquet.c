@@ -24,6 +24,7 @@
 
 typedef struct pq_col {
     const char *name;     /* the schema element's name (owned by meta) */
+    char shown[80];       /* the name as messages print it (pq_printable) */
     int32_t phys;
     int optional, is_unsigned;
     uint32_t leaf;        /* index of its chunk in each row group */
@@ -125,6 +126,7 @@ static bl_status build_columns(pq_reader *r, bl_error *err)
         const pq_schema_el *e = &m->schema[idx++];
         pq_col *c = &r->cols[f];
         c->name = e->name;
+        pq_printable(e->name, c->shown, sizeof c->shown);
         c->leaf = leaf;
         if (e->num_children > 0 || e->type < 0) {
             c->refused = "a nested (group) column is not supported, only flat columns";
@@ -133,7 +135,7 @@ static bl_status build_columns(pq_reader *r, bl_error *err)
                 if (need > m->n_schema - idx)
                     return bl_fail(err, BL_ERR_FORMAT,
                                    "%s: column '%s': footer schema: the group declares more children than follow",
-                                   r->path, c->name);
+                                   r->path, c->shown);
                 const pq_schema_el *g = &m->schema[idx++];
                 need--;
                 if (g->num_children > 0)
@@ -306,7 +308,7 @@ static bl_status cfail(chunk *c, bl_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return bl_fail(c->err, st, "%s: column '%s', row group %u, %s at byte %llu: %s", c->r->path, c->col->name,
+    return bl_fail(c->err, st, "%s: column '%s', row group %u, %s at byte %llu: %s", c->r->path, c->col->shown,
                    c->rg, c->in_page ? "page" : "column chunk", (unsigned long long)c->at, msg);
 }
 
