@@ -1,4 +1,4 @@
-#include "connectome/import_common.h"
+#include "connectome/import/import_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,5 +274,21 @@ bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint
         return st;
     }
     *out = c;
+    return BL_OK;
+}
+
+bl_status bl_import_policy(bl_status (*make)(bl_sign_policy **, bl_error *), const char *overrides,
+                           bl_sign_policy **out, bl_error *err)
+{
+    *out = NULL;
+    bl_sign_policy *p = NULL;
+    bl_status st = make(&p, err);
+    if (st == BL_OK && overrides)
+        st = bl_sign_policy_load_overrides(p, overrides, err);
+    if (st != BL_OK) {
+        bl_sign_policy_destroy(p);
+        return st;
+    }
+    *out = p;
     return BL_OK;
 }

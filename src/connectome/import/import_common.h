@@ -1,7 +1,7 @@
 /* Helpers shared by the connectome importers and the sign policy (private to
  * src/connectome). */
-#ifndef BL_CONNECTOME_IMPORT_COMMON_H
-#define BL_CONNECTOME_IMPORT_COMMON_H
+#ifndef BL_CONNECTOME_IMPORT_IMPORT_COMMON_H
+#define BL_CONNECTOME_IMPORT_IMPORT_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -76,5 +76,14 @@ bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint
                              const char *const *column_names, const char **const *columns,
                              const bl_sign_policy *policy, const bl_import_info *info, bl_connectome **out,
                              bl_error *err);
+
+/* A built-in policy (make) with an optional key,sign override file on top. */
+bl_status bl_import_policy(bl_status (*make)(bl_sign_policy **, bl_error *), const char *overrides,
+                           bl_sign_policy **out, bl_error *err);
+
+/* The rows of the importer table (src/connectome/import/importers.c). */
+#include "brainlesslab/import.h"
+extern const bl_importer bl_importer_larva, bl_importer_celegans, bl_importer_flywire, bl_importer_flywire_codex,
+    bl_importer_malecns, bl_importer_neuprint, bl_importer_phase4c, bl_importer_edges;
 
 #endif
