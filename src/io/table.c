@@ -21,18 +21,6 @@ struct bl_table {
 static const bl_table_backend *const backends[] = {&bl_table_parquet, &bl_table_arrow, &bl_table_csv};
 #define N_BACKENDS (sizeof backends / sizeof backends[0])
 
-void bl_column_clear(bl_column *c)
-{
-    if (!c)
-        return;
-    free(c->i64);
-    free(c->f64);
-    free(c->offsets);
-    free(c->data);
-    free(c->valid);
-    memset(c, 0, sizeof *c);
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
