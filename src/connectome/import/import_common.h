@@ -36,12 +36,13 @@ bl_status bl_import_field_name(const bl_csv *csv, size_t i, const char *column, 
  * field may span lines; a neuron table value may not). Empty is fine. */
 bl_status bl_import_field_text(const bl_csv *csv, size_t i, const char *column, bl_error *err);
 
-/* One imported edge; `line` is its source line, for duplicate messages. */
+/* One imported edge; `line` is its source line (or table row), for duplicate
+ * messages. 16 bytes: tens of millions of edges are held while sorting. */
 typedef struct bl_import_edge {
     int32_t pre;
     int32_t post;
     int32_t count; /* unsigned synapse count, >= 1 */
-    uint64_t line;
+    uint32_t line;
 } bl_import_edge;
 
 /* Sort edges by (pre, post), refuse duplicate pairs (naming both source

@@ -8,6 +8,7 @@
 static const bl_importer *const table[] = {
     &bl_importer_larva,
     &bl_importer_celegans,
+    &bl_importer_edges,
 };
 
 size_t bl_importer_count(void) { return sizeof table / sizeof table[0]; }
