@@ -12,6 +12,7 @@
 #ifndef BRAINLESSLAB_IMPORT_H
 #define BRAINLESSLAB_IMPORT_H
 
+#include "brainlesslab/export.h"
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/error.h"
 #include "brainlesslab/sign_policy.h"
@@ -33,8 +34,8 @@ extern "C" {
  * (the celltype column; "" for unannotated neurons). Columns: cell_type,
  * annotation, side, cluster, modality (the sensory modality of celltype
  * "sensory" neurons, e.g. "olfactory"; "" otherwise), transmitter (""), sign. */
-bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
-                          bl_connectome **out, bl_error *err);
+BL_API bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
+                                 bl_connectome **out, bl_error *err);
 
 /* C. elegans hermaphrodite, Varshney et al. 2011 chemical network (S + Sp).
  * data_dir holds varshney_chemical_edges.csv (pre, post, synapses_S_plus_Sp)
@@ -45,12 +46,12 @@ bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
  * compound name ("Serotonin_Acetylcholine") is signed by its one fast
  * classical component (acetylcholine, GABA or glutamate) when it has exactly
  * one. Policy keys are transmitter names. Columns: transmitter, sign. */
-bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
-                             bl_connectome **out, bl_error *err);
+BL_API bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
+                                    bl_connectome **out, bl_error *err);
 
 /* The built-in policies used when policy is NULL (see docs/sign-policy.md). */
-bl_status bl_sign_policy_default_larva(bl_sign_policy **out, bl_error *err);
-bl_status bl_sign_policy_default_celegans(bl_sign_policy **out, bl_error *err);
+BL_API bl_status bl_sign_policy_default_larva(bl_sign_policy **out, bl_error *err);
+BL_API bl_status bl_sign_policy_default_celegans(bl_sign_policy **out, bl_error *err);
 
 /* ---- the importer table (`brainlesslab import KIND ... --out DIR`) ----
  *
@@ -75,7 +76,7 @@ typedef struct bl_import_args {
 } bl_import_args;
 
 /* The value of option name, or NULL when it was not given. */
-const char *bl_import_arg(const bl_import_args *args, const char *name);
+BL_API const char *bl_import_arg(const bl_import_args *args, const char *name);
 
 typedef struct bl_importer {
     const char *name;
@@ -86,9 +87,9 @@ typedef struct bl_importer {
     bl_status (*run)(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err);
 } bl_importer;
 
-size_t bl_importer_count(void);
-const bl_importer *bl_importer_at(size_t i);
-const bl_importer *bl_importer_find(const char *name); /* NULL when absent */
+BL_API size_t bl_importer_count(void);
+BL_API const bl_importer *bl_importer_at(size_t i);
+BL_API const bl_importer *bl_importer_find(const char *name); /* NULL when absent */
 
 #ifdef __cplusplus
 }
