@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "brainlesslab/csv.h"
-#include "connectome/import_common.h"
+#include "connectome/import/import_common.h"
 
 #define EDGES_FILE "varshney_chemical_edges.csv"
 #define NT_FILE "openworm_connectome_transmitters.csv"
@@ -402,3 +402,25 @@ done:
     free(nt_path);
     return st;
 }
+
+/* ---- the importer table's row ---- */
+
+static const bl_import_option celegans_options[] = {
+    {"--data", "DIR", 0, "folder holding the set's CSV files (default data/" BL_IMPORT_CELEGANS_NAME ", relative to the current directory)"},
+    {"--sign-policy", "FILE", 0, "CSV key,sign applied over the built-in policy (keys: transmitters; 'default' and 'unknown' set those signs; docs/sign-policy.md)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static bl_status run_celegans(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err)
+{
+    (void)report;
+    const char *data = bl_import_arg(args, "--data");
+    bl_sign_policy *policy = NULL;
+    bl_status st = bl_import_policy(bl_sign_policy_default_celegans, bl_import_arg(args, "--sign-policy"), &policy, err);
+    if (st == BL_OK)
+        st = bl_import_celegans(data ? data : "data/" BL_IMPORT_CELEGANS_NAME, policy, out, err);
+    bl_sign_policy_destroy(policy);
+    return st;
+}
+
+const bl_importer bl_importer_celegans = {"celegans", "C. elegans chemical network, Varshney et al. 2011 (shipped in data/)", celegans_options, run_celegans};

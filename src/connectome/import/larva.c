@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "brainlesslab/csv.h"
-#include "connectome/import_common.h"
+#include "connectome/import/import_common.h"
 
 #define EDGES_FILE "edges_all_compartments.csv.gz"
 #define ANNOT_FILE "annotations.csv"
@@ -472,3 +472,25 @@ done:
     free(annot_path);
     return st;
 }
+
+/* ---- the importer table's row ---- */
+
+static const bl_import_option larva_options[] = {
+    {"--data", "DIR", 0, "folder holding the set's CSV files (default data/" BL_IMPORT_LARVA_NAME ", relative to the current directory)"},
+    {"--sign-policy", "FILE", 0, "CSV key,sign applied over the built-in policy (keys: cell types; 'default' and 'unknown' set those signs; docs/sign-policy.md)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static bl_status run_larva(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err)
+{
+    (void)report;
+    const char *data = bl_import_arg(args, "--data");
+    bl_sign_policy *policy = NULL;
+    bl_status st = bl_import_policy(bl_sign_policy_default_larva, bl_import_arg(args, "--sign-policy"), &policy, err);
+    if (st == BL_OK)
+        st = bl_import_larva(data ? data : "data/" BL_IMPORT_LARVA_NAME, policy, out, err);
+    bl_sign_policy_destroy(policy);
+    return st;
+}
+
+const bl_importer bl_importer_larva = {"larva", "Drosophila L1 larva, Winding et al. 2023 (shipped in data/)", larva_options, run_larva};

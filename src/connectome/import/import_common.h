@@ -1,7 +1,7 @@
 /* Helpers shared by the connectome importers and the sign policy (private to
  * src/connectome). */
-#ifndef BL_CONNECTOME_IMPORT_COMMON_H
-#define BL_CONNECTOME_IMPORT_COMMON_H
+#ifndef BL_CONNECTOME_IMPORT_IMPORT_COMMON_H
+#define BL_CONNECTOME_IMPORT_IMPORT_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,12 +36,13 @@ bl_status bl_import_field_name(const bl_csv *csv, size_t i, const char *column, 
  * field may span lines; a neuron table value may not). Empty is fine. */
 bl_status bl_import_field_text(const bl_csv *csv, size_t i, const char *column, bl_error *err);
 
-/* One imported edge; `line` is its source line, for duplicate messages. */
+/* One imported edge; `line` is its source line (or table row), for duplicate
+ * messages. 16 bytes: tens of millions of edges are held while sorting. */
 typedef struct bl_import_edge {
     int32_t pre;
     int32_t post;
     int32_t count; /* unsigned synapse count, >= 1 */
-    uint64_t line;
+    uint32_t line;
 } bl_import_edge;
 
 /* Sort edges by (pre, post), refuse duplicate pairs (naming both source
@@ -76,5 +77,14 @@ bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint
                              const char *const *column_names, const char **const *columns,
                              const bl_sign_policy *policy, const bl_import_info *info, bl_connectome **out,
                              bl_error *err);
+
+/* A built-in policy (make) with an optional key,sign override file on top. */
+bl_status bl_import_policy(bl_status (*make)(bl_sign_policy **, bl_error *), const char *overrides,
+                           bl_sign_policy **out, bl_error *err);
+
+/* The rows of the importer table (src/connectome/import/importers.c). */
+#include "brainlesslab/import.h"
+extern const bl_importer bl_importer_larva, bl_importer_celegans, bl_importer_flywire, bl_importer_flywire_codex,
+    bl_importer_malecns, bl_importer_neuprint, bl_importer_phase4c, bl_importer_edges;
 
 #endif

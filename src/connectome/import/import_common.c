@@ -1,4 +1,4 @@
-#include "connectome/import_common.h"
+#include "connectome/import/import_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,7 +145,11 @@ bl_status bl_import_build_csr(const char *path, bl_import_edge *edges, uint64_t 
         n_neurons + 1 > SIZE_MAX / sizeof(int64_t) || n_edges > SIZE_MAX / sizeof(int32_t))
         return bl_fail(err, BL_ERR_NOMEM, "%s: %llu neurons / %llu edges is too large", path,
                        (unsigned long long)n_neurons, (unsigned long long)n_edges);
-    if (n_edges > 1)
+    /* The table importers hand over edges already sorted (bl_edge_list_sort). */
+    int sorted = 1;
+    for (uint64_t e = 1; sorted && e < n_edges; e++)
+        sorted = edge_cmp(&edges[e - 1], &edges[e]) <= 0;
+    if (!sorted)
         qsort(edges, (size_t)n_edges, sizeof *edges, edge_cmp);
     for (uint64_t e = 1; e < n_edges; e++) {
         if (edges[e].pre == edges[e - 1].pre && edges[e].post == edges[e - 1].post) {
@@ -274,5 +278,21 @@ bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint
         return st;
     }
     *out = c;
+    return BL_OK;
+}
+
+bl_status bl_import_policy(bl_status (*make)(bl_sign_policy **, bl_error *), const char *overrides,
+                           bl_sign_policy **out, bl_error *err)
+{
+    *out = NULL;
+    bl_sign_policy *p = NULL;
+    bl_status st = make(&p, err);
+    if (st == BL_OK && overrides)
+        st = bl_sign_policy_load_overrides(p, overrides, err);
+    if (st != BL_OK) {
+        bl_sign_policy_destroy(p);
+        return st;
+    }
+    *out = p;
     return BL_OK;
 }
