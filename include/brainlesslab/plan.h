@@ -4,10 +4,14 @@
  *     id = "name"  operation = "connectome"  description = "..." (optional)
  *     [connectome] path = "dir"                (relative to the plan file)
  *     [model] preset = "shiu2024"|"phase4c"    [model.parameters] name = number
+ *     [[population]] name, criteria (ANDed): neurons | ids | select, from + depth,
+ *                    union, intersect; then exclude, sample, expect_count
  *     [[stimulus]] name, one selector, rate_hz, start_ms = 0, stop_ms = end
  *     [[silence]] name, one selector
  *         selector: neurons = [indices] | ids = ["external id", ...]
  *                   | select = { column = "value" or ["v1", "v2"], ... }
+ *                   | population = "NAME"
+ *         select values: exact or glob ("T4*"), { not = ... }, { min, max }
  *     [run] duration_ms, seed, trials = 1, backend = "auto", threads = 0
  *     [outputs] spikes, counts, state, propagation = true, top_responders = 20
  * Names (id, populations) are 1..128 characters of [A-Za-z0-9._-].
@@ -111,6 +115,11 @@ const bl_lif_params *bl_plan_lif_params(const bl_plan *plan);
 /* Stimulus populations, in plan order (population p of the stimulus). */
 size_t bl_plan_n_populations(const bl_plan *plan);
 const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i);
+/* Named populations ([[population]] tables), in plan order; by name (NULL
+ * when the plan has no population of that name). */
+size_t bl_plan_n_named_populations(const bl_plan *plan);
+const bl_plan_population *bl_plan_named_population_at(const bl_plan *plan, size_t i);
+const bl_plan_population *bl_plan_find_population(const bl_plan *plan, const char *name);
 /* Silence groups, in plan order, and their union (sorted, unique). */
 size_t bl_plan_n_silences(const bl_plan *plan);
 const bl_plan_population *bl_plan_silence_at(const bl_plan *plan, size_t i);

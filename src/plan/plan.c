@@ -204,6 +204,7 @@ void bl_plan_destroy(bl_plan *plan)
     bl_connectome_destroy(plan->connectome);
     free(plan->connectome_path);
     free(plan->preset);
+    free_populations(plan->named, plan->n_named);
     free_populations(plan->stimuli, plan->n_stimuli);
     free_populations(plan->silences, plan->n_silences);
     free(plan->silenced);
@@ -240,6 +241,21 @@ size_t bl_plan_n_populations(const bl_plan *plan) { return plan->n_stimuli; }
 const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i)
 {
     return i < plan->n_stimuli ? &plan->stimuli[i].view : NULL;
+}
+
+size_t bl_plan_n_named_populations(const bl_plan *plan) { return plan->n_named; }
+
+const bl_plan_population *bl_plan_named_population_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_named ? &plan->named[i].view : NULL;
+}
+
+const bl_plan_population *bl_plan_find_population(const bl_plan *plan, const char *name)
+{
+    for (size_t i = 0; name && i < plan->n_named; i++)
+        if (!strcmp(plan->named[i].name, name))
+            return &plan->named[i].view;
+    return NULL;
 }
 
 size_t bl_plan_n_silences(const bl_plan *plan) { return plan->n_silences; }

@@ -74,7 +74,8 @@ static void add_neurons(builder *b, cJSON *o, const char *key, const int32_t *ne
     }
 }
 
-static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, int stimulus, int full)
+static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, int stimulus, int full,
+                           int named)
 {
     cJSON *o = check(b, cJSON_CreateObject());
     if (!o)
@@ -103,6 +104,8 @@ static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, in
         add_num(b, o, "start_ms", p->view.start_ms);
         add_num(b, o, "stop_ms", p->view.stop_ms);
     }
+    if (named && p->expect_count >= 0)
+        add_int(b, o, "expect_count", p->expect_count);
     add_uint(b, o, "count", p->view.n_neurons);
     if (full || p->view.n_neurons <= ABRIDGED_NEURONS)
         add_neurons(b, o, "neurons", p->neurons, p->view.n_neurons);
@@ -142,12 +145,19 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
             add_num(&b, p, *n, bl_lif_params_get(&plan->params, *n));
     }
 
+    /* Only present when given, so that plans without named populations keep
+     * the hash they had before [[population]] existed. */
+    if (plan->n_named) {
+        cJSON *named = check(&b, cJSON_AddArrayToObject(root, "population"));
+        for (size_t i = 0; named && b.ok && i < plan->n_named; i++)
+            add_population(&b, named, &plan->named[i], 0, full, 1);
+    }
     cJSON *stim = check(&b, cJSON_AddArrayToObject(root, "stimulus"));
     for (size_t i = 0; stim && b.ok && i < plan->n_stimuli; i++)
-        add_population(&b, stim, &plan->stimuli[i], 1, full);
+        add_population(&b, stim, &plan->stimuli[i], 1, full, 0);
     cJSON *sil = check(&b, cJSON_AddArrayToObject(root, "silence"));
     for (size_t i = 0; sil && b.ok && i < plan->n_silences; i++)
-        add_population(&b, sil, &plan->silences[i], 0, full);
+        add_population(&b, sil, &plan->silences[i], 0, full, 0);
 
     cJSON *run = check(&b, cJSON_AddObjectToObject(root, "run"));
     if (run) {
