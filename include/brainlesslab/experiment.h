@@ -42,6 +42,16 @@ int bl_experiment_threads(const bl_experiment *x);
 /* The human summary: totals and the responder table. */
 void bl_experiment_print(const bl_experiment *x, FILE *out);
 
+/* Operation "audit": populations broken down by metadata, the hierarchy from
+ * a source population and its layer edge statistics, into a sealed record
+ * (audit.json, layers.csv, layer_edges.npy; src/experiment/audit_run.c). */
+typedef struct bl_audit bl_audit;
+bl_status bl_audit_run(const bl_plan *plan, const bl_experiment_options *options, bl_audit **out,
+                       bl_error *err);
+void bl_audit_destroy(bl_audit *a);
+const char *bl_audit_record_dir(const bl_audit *a);
+void bl_audit_print(const bl_audit *a, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,6 +69,17 @@ typedef struct bl_plan_population {
     double stop_ms;         /* resolved: the trial's end when the plan gives none */
 } bl_plan_population;
 
+/* Operation "audit": what to break down and where the hierarchy starts. */
+typedef struct bl_plan_audit {
+    const bl_plan_population *const *populations; /* broken down by every column */
+    size_t n_populations;
+    const bl_plan_population *source; /* hierarchy source (depth 0); NULL: no hierarchy */
+    const bl_plan_population *split;  /* depth >= 3 in it: "higher", outside: "central"; NULL: all "higher" */
+    const char *const *columns;       /* breakdown columns: every metadata column by default */
+    size_t n_columns;
+    const char *type_column;          /* per-layer sizes by this column ("" when absent) */
+} bl_plan_audit;
+
 /* One input file of the plan, for the record: the plan file itself, then the
  * connectome's manifest.json and the data files it lists. SHA-256 of the
  * plan and manifest are computed at load; those of the data files are the
@@ -105,6 +116,9 @@ const bl_res_plan *bl_plan_reservoir(const bl_plan *plan);
  * each population shows its count and only its first few neuron indices.
  * Returns a malloc'd string (caller frees) or NULL when out of memory. */
 char *bl_plan_render(const bl_plan *plan, int full);
+
+/* Operation "audit": its specification; NULL for every other operation. */
+const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan);
 
 /* Network. The connectome belongs to the plan. */
 const bl_connectome *bl_plan_connectome(const bl_plan *plan);

@@ -315,7 +315,7 @@ static char *read_text(const char *path, size_t max, size_t *len)
 }
 
 /* Resolve, load and fingerprint the connectome. */
-static bl_status load_connectome(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
                                  bl_plan *plan)
 {
     const bl_toml_node *table;
@@ -442,7 +442,7 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
         (st = read_populations(ctx, root, "silence", 0, plan, &sil)) ||
         (st = unique_names(ctx, plan, stim, sil)) ||
-        (st = load_connectome(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)))
+        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)))
         return st;
     for (size_t i = 0; i < plan->n_stimuli && !st; i++) {
         char where[BL_PK_PATH_MAX];

@@ -63,6 +63,10 @@ struct bl_plan {
     size_t n_inputs;
     char *json;
     char hash[65];
+    /* operation "audit" (plan_audit.c) */
+    bl_plan_audit audit;
+    const bl_plan_population **audit_pops; /* storage behind audit.populations */
+    char **audit_columns;                   /* storage behind audit.columns */
     /* operation "profile": the resolved reservoir plan (plan_reservoir.c) */
     struct bl_res_plan *reservoir;
 };
@@ -149,6 +153,14 @@ bl_status bl_pk_find_named(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_t
 /* Append an input file (strings are copied). */
 bl_status bl_pk_add_input(bl_plan *plan, const char *role, const char *path, const char *sha256,
                           uint64_t bytes, bl_error *err);
+
+/* [connectome] path: resolve (relative to plan_dir), load, fingerprint, and
+ * list the manifest and data files as inputs. */
+bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+                                    bl_plan *plan);
+/* The audit operation (plan_audit.c). */
+bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+                                bl_plan *plan);
 
 /* The connectome operation: everything after the header keys. */
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,

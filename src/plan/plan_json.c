@@ -113,6 +113,37 @@ static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, in
         add_neurons(b, o, "first_neurons", p->neurons, ABRIDGED_NEURONS);
 }
 
+static void add_audit(builder *b, cJSON *root, const bl_plan *plan, int full)
+{
+    cJSON *named = check(b, cJSON_AddArrayToObject(root, "population"));
+    for (size_t i = 0; named && b->ok && i < plan->n_named; i++)
+        add_population(b, named, &plan->named[i], 0, full, 1);
+    cJSON *a = check(b, cJSON_AddObjectToObject(root, "audit"));
+    if (!a)
+        return;
+    cJSON *pops = check(b, cJSON_AddArrayToObject(a, "populations"));
+    for (size_t i = 0; pops && i < plan->audit.n_populations; i++) {
+        cJSON *s = check(b, cJSON_CreateString(plan->audit.populations[i]->name));
+        if (s && !cJSON_AddItemToArray(pops, s)) {
+            cJSON_Delete(s);
+            b->ok = 0;
+        }
+    }
+    add_str(b, a, "source", plan->audit.source ? plan->audit.source->name : "");
+    add_str(b, a, "split_higher", plan->audit.split ? plan->audit.split->name : "");
+    cJSON *cols = check(b, cJSON_AddArrayToObject(a, "columns"));
+    for (size_t i = 0; cols && i < plan->audit.n_columns; i++) {
+        cJSON *s = check(b, cJSON_CreateString(plan->audit.columns[i]));
+        if (s && !cJSON_AddItemToArray(cols, s)) {
+            cJSON_Delete(s);
+            b->ok = 0;
+        }
+    }
+    add_str(b, a, "type_column", plan->audit.type_column);
+    if (plan->has_seed)
+        add_uint(b, a, "seed", plan->seed);
+}
+
 /* The canonical (hashed) form leaves the connectome's location out: the
  * manifest's SHA-256 names its content, so the same plan and data hash the
  * same in any clone or machine; the record lists the absolute paths as inputs. */
@@ -135,6 +166,15 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_str(&b, c, "manifest_sha256", plan->manifest_sha256);
         add_uint(&b, c, "n_neurons", bl_connectome_n_neurons(plan->connectome));
         add_uint(&b, c, "n_edges", bl_connectome_n_edges(plan->connectome));
+    }
+
+    if (plan->audit_pops) { /* operation "audit": populations and the audit table only */
+        add_audit(&b, root, plan, full);
+        if (!b.ok) {
+            cJSON_Delete(root);
+            return NULL;
+        }
+        return root;
     }
 
     cJSON *m = check(&b, cJSON_AddObjectToObject(root, "model"));

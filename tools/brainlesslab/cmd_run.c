@@ -106,6 +106,17 @@ int bl_cmd_run(int argc, char **argv)
     }
     bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads,
                                  .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
+    if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
+        bl_audit *a = NULL;
+        bl_status ast = bl_audit_run(plan, &opt, &a, &err);
+        if (!ast && !quiet)
+            bl_audit_print(a, stdout);
+        else if (!ast)
+            printf("%s\n", bl_audit_record_dir(a));
+        bl_audit_destroy(a);
+        bl_plan_destroy(plan);
+        return ast ? bl_cli_report("run", &err) : 0;
+    }
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
     if (!st && !quiet)
