@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The test-only JavaScript oracles (apache-arrow, parquet-wasm), exactly as pinned.
+(cd tests/js && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 jobs=$(nproc)
 echo "== plain build"
 bash scripts/build.sh >/dev/null
