@@ -52,6 +52,17 @@ void bl_audit_destroy(bl_audit *a);
 const char *bl_audit_record_dir(const bl_audit *a);
 void bl_audit_print(const bl_audit *a, FILE *out);
 
+/* Operation "screen": every condition of the plan's axes on one loaded
+ * connectome, conditions in parallel, into one sealed record with a condition
+ * table and per-condition rates (src/experiment/screen_run.c). Each condition
+ * equals the single plan that writes its change in, bit for bit. */
+typedef struct bl_screen bl_screen;
+bl_status bl_screen_run(const bl_plan *plan, const bl_experiment_options *options, bl_screen **out,
+                        bl_error *err);
+void bl_screen_destroy(bl_screen *s);
+const char *bl_screen_record_dir(const bl_screen *s);
+void bl_screen_print(const bl_screen *s, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,6 +80,28 @@ typedef struct bl_plan_audit {
     const char *type_column;          /* per-layer sizes by this column ("" when absent) */
 } bl_plan_audit;
 
+/* Operation "screen": one axis of conditions. The conditions are the
+ * cartesian product of the axes, the first axis varying slowest. Each
+ * condition is the base plan (its stimuli, silences, model) changed by one
+ * level of every axis:
+ *   silence    level k silences populations[k] too (NULL: nothing more)
+ *   stimulate  level k adds a stimulus of populations[k] at rate_hz over
+ *              [start_ms, stop_ms), after the plan's own stimuli (NULL: none)
+ *   rate       level k sets the rate of [[stimulus]] number `stimulus` to values[k]
+ *   parameter  level k sets model parameter `parameter` to values[k] */
+typedef enum bl_axis_kind { BL_AXIS_SILENCE, BL_AXIS_STIMULATE, BL_AXIS_RATE, BL_AXIS_PARAMETER } bl_axis_kind;
+
+typedef struct bl_plan_axis {
+    bl_axis_kind kind;
+    const char *name; /* "silence", "stimulate", "rate:<stimulus>", "<parameter>" */
+    size_t n_levels;
+    const bl_plan_population **populations; /* silence, stimulate */
+    double rate_hz, start_ms, stop_ms;      /* stimulate */
+    size_t stimulus;                        /* rate */
+    const char *parameter;                  /* parameter */
+    double *values;                         /* rate, parameter */
+} bl_plan_axis;
+
 /* One input file of the plan, for the record: the plan file itself, then the
  * connectome's manifest.json and the data files it lists. SHA-256 of the
  * plan and manifest are computed at load; those of the data files are the
@@ -119,6 +141,10 @@ char *bl_plan_render(const bl_plan *plan, int full);
 
 /* Operation "audit": its specification; NULL for every other operation. */
 const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan);
+
+/* Operation "screen": its axes (0 for every other operation). */
+size_t bl_plan_n_axes(const bl_plan *plan);
+const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i);
 
 /* Network. The connectome belongs to the plan. */
 const bl_connectome *bl_plan_connectome(const bl_plan *plan);

@@ -73,16 +73,17 @@ static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_
     if ((st = bl_pk_string(ctx, root, "", "operation", 1, &operation, NULL)) ||
         (st = bl_pk_string(ctx, root, "", "description", 0, &description, NULL)))
         return st;
-    if (strcmp(operation, "connectome") && strcmp(operation, "profile") && strcmp(operation, "audit")) {
+    if (strcmp(operation, "connectome") && strcmp(operation, "profile") && strcmp(operation, "audit") &&
+        strcmp(operation, "screen")) {
         const bl_toml_node *node = bl_toml_table_get(root, "operation");
         bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
         for (const char *const *op = later_operations; *op; op++)
             if (!strcmp(*op, operation))
                 return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, node, "operation",
                                   "\"%s\" is a reservoir operation, not supported by this build yet "
-                                  "(supported: connectome, audit, profile)", shown);
+                                  "(supported: connectome, audit, screen, profile)", shown);
         return bl_pk_fail(ctx, BL_ERR_INVALID, node, "operation",
-                          "unknown operation \"%s\" (supported: connectome, audit, profile)", shown);
+                          "unknown operation \"%s\" (supported: connectome, audit, screen, profile)", shown);
     }
     plan->id = bl_pk_strdup(id);
     plan->operation = bl_pk_strdup(operation);
@@ -205,6 +206,7 @@ void bl_plan_destroy(bl_plan *plan)
     bl_connectome_destroy(plan->connectome);
     free(plan->connectome_path);
     free(plan->preset);
+    bl_pk_free_screen(plan);
     free(plan->audit_pops);
     for (size_t i = 0; plan->audit_columns && i < plan->audit.n_columns; i++)
         free(plan->audit_columns[i]);
@@ -230,6 +232,11 @@ const char *bl_plan_path(const bl_plan *plan) { return plan->path; }
 const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
 const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
 const bl_res_plan *bl_plan_reservoir(const bl_plan *plan) { return plan->reservoir; }
+size_t bl_plan_n_axes(const bl_plan *plan) { return plan->n_axes; }
+const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_axes ? &plan->axes[i] : NULL;
+}
 const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan)
 {
     return strcmp(plan->operation, "audit") ? NULL : &plan->audit;

@@ -27,6 +27,9 @@
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description",
                                        "connectome", "model", "population", "stimulus", "silence",
                                        "run", "outputs", NULL};
+static const char *const screen_top_keys[] = {"format", "format_version", "id", "operation", "description",
+                                              "connectome", "model", "population", "stimulus", "silence",
+                                              "run", "outputs", "screen", NULL};
 static const char *const connectome_keys[] = {"path", NULL};
 static const char *const model_keys[] = {"preset", "parameters", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
@@ -436,7 +439,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
                                      const char *plan_dir, bl_plan *plan)
 {
     const bl_toml_node *stim, *sil;
-    bl_status st = bl_pk_check_keys(ctx, root, "", top_keys);
+    int screen = !strcmp(plan->operation, "screen");
+    bl_status st = bl_pk_check_keys(ctx, root, "", screen ? screen_top_keys : top_keys);
     if (st || (st = read_model(ctx, root, plan)) || (st = read_run(ctx, root, plan)) ||
         (st = read_outputs(ctx, root, plan)) || (st = bl_pk_read_named(ctx, root, plan)) ||
         (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
@@ -458,5 +462,7 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
                                     &plan->silences[i]);
         publish(&plan->silences[i]);
     }
-    return st ? st : silenced_union(plan, ctx->err);
+    if (!st)
+        st = silenced_union(plan, ctx->err);
+    return st || !screen ? st : bl_pk_read_screen(ctx, root, plan);
 }

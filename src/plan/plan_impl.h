@@ -67,6 +67,9 @@ struct bl_plan {
     bl_plan_audit audit;
     const bl_plan_population **audit_pops; /* storage behind audit.populations */
     char **audit_columns;                   /* storage behind audit.columns */
+    /* operation "screen" (plan_screen.c) */
+    bl_plan_axis *axes;
+    size_t n_axes;
     /* operation "profile": the resolved reservoir plan (plan_reservoir.c) */
     struct bl_res_plan *reservoir;
 };
@@ -161,6 +164,11 @@ bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *ro
 /* The audit operation (plan_audit.c). */
 bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
                                 bl_plan *plan);
+
+/* The [screen] table of operation "screen" (plan_screen.c), read after the
+ * rest of the connectome plan is resolved. */
+bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan);
+void bl_pk_free_screen(bl_plan *plan);
 
 /* The connectome operation: everything after the header keys. */
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,

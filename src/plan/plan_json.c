@@ -113,6 +113,45 @@ static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, in
         add_neurons(b, o, "first_neurons", p->neurons, ABRIDGED_NEURONS);
 }
 
+static void add_screen(builder *b, cJSON *root, const bl_plan *plan)
+{
+    static const char *const kinds[] = {"silence", "stimulate", "rate", "parameter"};
+    cJSON *axes = check(b, cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "screen"), "axis"));
+    for (size_t i = 0; axes && b->ok && i < plan->n_axes; i++) {
+        const bl_plan_axis *ax = &plan->axes[i];
+        cJSON *o = check(b, cJSON_CreateObject());
+        if (!o || !cJSON_AddItemToArray(axes, o)) {
+            cJSON_Delete(o);
+            b->ok = 0;
+            return;
+        }
+        add_str(b, o, "kind", kinds[ax->kind]);
+        add_str(b, o, "name", ax->name);
+        cJSON *levels = check(b, cJSON_AddArrayToObject(o, "levels"));
+        for (size_t k = 0; levels && k < ax->n_levels; k++) {
+            cJSON *item;
+            if (ax->kind <= BL_AXIS_STIMULATE) {
+                item = check(b, cJSON_CreateString(ax->populations[k] ? ax->populations[k]->name : ""));
+            } else {
+                char text[40];
+                bl_pk_number(text, sizeof text, ax->values[k]);
+                item = check(b, cJSON_CreateRaw(text));
+            }
+            if (item && !cJSON_AddItemToArray(levels, item)) {
+                cJSON_Delete(item);
+                b->ok = 0;
+            }
+        }
+        if (ax->kind == BL_AXIS_STIMULATE) {
+            add_num(b, o, "rate_hz", ax->rate_hz);
+            add_num(b, o, "start_ms", ax->start_ms);
+            add_num(b, o, "stop_ms", ax->stop_ms);
+        }
+        if (ax->kind == BL_AXIS_RATE)
+            add_str(b, o, "stimulus", plan->stimuli[ax->stimulus].name);
+    }
+}
+
 static void add_audit(builder *b, cJSON *root, const bl_plan *plan, int full)
 {
     cJSON *named = check(b, cJSON_AddArrayToObject(root, "population"));
@@ -208,6 +247,9 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_str(&b, run, "backend", plan->backend);
         add_int(&b, run, "threads", plan->threads);
     }
+
+    if (plan->n_axes)
+        add_screen(&b, root, plan);
 
     cJSON *out = check(&b, cJSON_AddObjectToObject(root, "outputs"));
     if (out) {

@@ -117,6 +117,22 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return ast ? bl_cli_report("run", &err) : 0;
     }
+    if (bl_plan_n_axes(plan)) { /* operation "screen" */
+        if (ranks > 1) {
+            fprintf(stderr, "brainlesslab run: a screen runs in one process, not under mpirun\n");
+            bl_plan_destroy(plan);
+            return 2;
+        }
+        bl_screen *s = NULL;
+        bl_status sst = bl_screen_run(plan, &opt, &s, &err);
+        if (!sst && !quiet)
+            bl_screen_print(s, stdout);
+        else if (!sst)
+            printf("%s\n", bl_screen_record_dir(s));
+        bl_screen_destroy(s);
+        bl_plan_destroy(plan);
+        return sst ? bl_cli_report("run", &err) : 0;
+    }
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
     if (!st && !quiet)
