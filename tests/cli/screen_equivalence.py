@@ -100,12 +100,13 @@ def check_screen(label, plan, tmp, ok, threads="2"):
     fv, fg = np.load(rec / "final_v.npy"), np.load(rec / "final_g.npy")
     rates = np.load(rec / "rates_mean_hz.npy")
     base = base_text(Path(plan).read_text())
+    backend = json.loads((rec / "summary.json").read_text())["backend"]
     good_all = True
     for cond in conds:
         c = cond["condition"]
         p = tmp / f"{label}-cond-{c}.toml"
         p.write_text(single_plan(base, cond, None, LARVA))
-        single = run(p, tmp / "singles", "--threads", "1")
+        single = run(p, tmp / "singles", "--threads", "1", "--backend", backend)
         sc = np.load(single / "counts.npy")
         same = (np.array_equal(sc, counts[c]) and sc.dtype == counts.dtype
                 and np.load(single / "final_v.npy").tobytes() == fv[c].tobytes()
