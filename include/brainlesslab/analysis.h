@@ -53,6 +53,21 @@ typedef struct bl_propagation {
 bl_propagation bl_propagation_stats(const bl_connectome *c, const int32_t *counts,
                                     const uint8_t *stimulated, const int32_t *depth);
 
+/* ---- contrasts between two sets of trials (compare) ----
+ * Welch's two-sample t test on per-trial rates, with Cohen's d (pooled
+ * sample SD). Degenerate cases, by definition: both sample variances 0 and
+ * equal means (e.g. silent on both sides): not tested, t, df, p, d = NaN (as
+ * SciPy); zero variance and different means: t = d = +-inf, p = 0, df =
+ * na + nb - 2; fewer than 2 trials on a side: NaN. */
+typedef struct bl_contrast {
+    double mean_a, mean_b, diff; /* diff = mean_b - mean_a */
+    double cohen_d, t, df, p;
+} bl_contrast;
+void bl_welch(const double *a, size_t na, const double *b, size_t nb, bl_contrast *out);
+/* Benjamini-Hochberg adjusted p-values (q); NaN p-values are left out of the
+ * count and get NaN. */
+bl_status bl_bh_qvalues(const double *p, size_t n, double *q, bl_error *err);
+
 /* ---- the audit's hierarchy (operation "audit") ----
  * Layers by directed shortest-path depth from a source population:
  *     sensory (depth 0), first_order (1), second_order (2), higher (>= 3),

@@ -63,6 +63,18 @@ void bl_screen_destroy(bl_screen *s);
 const char *bl_screen_record_dir(const bl_screen *s);
 void bl_screen_print(const bl_screen *s, FILE *out);
 
+/* Compare two records (connectome runs, or screen conditions named DIR@K):
+ * the exact verdict on spikes, counts and final state, then per-neuron rate
+ * differences with effect sizes and Welch's test across trials, written as a
+ * sealed record of its own under root (src/experiment/compare_run.c). */
+typedef struct bl_compare bl_compare;
+bl_status bl_compare_records(const char *a, const char *b, const char *root, bl_compare **out, bl_error *err);
+void bl_compare_destroy(bl_compare *x);
+const char *bl_compare_record_dir(const bl_compare *x);
+/* Spikes (when both recorded them) and counts equal. */
+int bl_compare_identical(const bl_compare *x);
+void bl_compare_print(const bl_compare *x, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

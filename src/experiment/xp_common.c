@@ -16,6 +16,11 @@ double bl_xp_now(void)
 
 bl_status bl_xp_reserve(const bl_plan *plan, const char *root, bl_record **rec, bl_error *err)
 {
+    return bl_xp_reserve_named(root, bl_plan_id(plan), bl_plan_hash(plan), rec, err);
+}
+
+bl_status bl_xp_reserve_named(const char *root, const char *id, const char *hash, bl_record **rec, bl_error *err)
+{
     char stamp[32], name[256];
     time_t t = time(NULL);
     struct tm tm;
@@ -23,14 +28,14 @@ bl_status bl_xp_reserve(const bl_plan *plan, const char *root, bl_record **rec, 
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
     for (int k = 1; k < 1000; k++) {
         if (k == 1)
-            snprintf(name, sizeof name, "%s-%s-%.8s", bl_plan_id(plan), stamp, bl_plan_hash(plan));
+            snprintf(name, sizeof name, "%s-%s-%.8s", id, stamp, hash);
         else
-            snprintf(name, sizeof name, "%s-%s-%.8s-%d", bl_plan_id(plan), stamp, bl_plan_hash(plan), k);
+            snprintf(name, sizeof name, "%s-%s-%.8s-%d", id, stamp, hash, k);
         bl_status st = bl_record_reserve(root, name, rec, err);
         if (st != BL_ERR_EXISTS)
             return st;
     }
-    return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, bl_plan_id(plan));
+    return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, id);
 }
 
 /* The plan's bytes, copied as read: a record is then rerunnable from itself. */

@@ -15,6 +15,8 @@
 
 /* ROOT/<plan id>-<UTC time>-<hash prefix>[-k]: a new name for every run. */
 bl_status bl_xp_reserve(const bl_plan *plan, const char *root, bl_record **rec, bl_error *err);
+/* The same for a record that no plan describes (compare): ROOT/<id>-<time>-<hash prefix>. */
+bl_status bl_xp_reserve_named(const char *root, const char *id, const char *hash, bl_record **rec, bl_error *err);
 /* Inputs (hashed), the resolved plan, the seeds section, and plan.toml: a
  * byte copy of the plan file as it was read (its hash is the "plan" input's). */
 bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err);
