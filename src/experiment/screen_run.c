@@ -30,6 +30,7 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/hash.h"
 #include "brainlesslab/sonata.h"
+#include "core/context_impl.h"
 #include "experiment/xp_impl.h"
 
 typedef struct condition {
@@ -151,6 +152,7 @@ static bl_status build_condition(const bl_plan *plan, const size_t *levels, bl_l
 }
 
 typedef struct shared {
+    bl_context *ctx;
     const bl_plan *plan;
     bl_record *rec;
     const char *backend;
@@ -221,7 +223,7 @@ static bl_status run_condition(shared *sh, size_t c, condition *cond)
     if (!st)
         st = bl_network_create(bl_plan_connectome(plan), &params, stim, sil, nsil, bl_plan_seed(plan), &net, err);
     if (!st)
-        st = bl_engine_create(net, sh->backend, &eng, err);
+        st = bl_engine_create(sh->ctx, net, sh->backend, &eng, err);
     if (!st)
         st = bl_engine_set_threads(eng, sh->threads_each, err);
     if (!st)
@@ -350,7 +352,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
     uint64_t n = bl_connectome_n_neurons(c);
     uint32_t trials = bl_plan_trials(plan);
     size_t C = s->n_conditions;
-    shared sh = {.plan = plan, .rec = rec, .n = n};
+    shared sh = {.ctx = bl_context_resolve(opt->context), .plan = plan, .rec = rec, .n = n};
     /* Every condition's counts are kept: refuse sizes whose product overflows. */
     uint64_t cells = (uint64_t)C * trials, rate_cells = (uint64_t)C * n;
     if (n && cells > (UINT64_MAX / 8) / n)
@@ -392,7 +394,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
         if (!st)
             st = bl_network_create(c, &params, stim, sil, nsil, bl_plan_seed(plan), &net, err);
         if (!st)
-            st = bl_engine_create(net, requested, &eng, err);
+            st = bl_engine_create(sh.ctx, net, requested, &eng, err);
         if (!st)
             st = bl_engine_set_threads(eng, threads, err);
         if (!st)
@@ -444,16 +446,12 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
             {
                 done++;
                 bl_xp_logf(log, "condition %zu (%s): %" PRIu64 " spikes", k, s->conds[k].label, s->conds[k].spikes);
-                if (opt->progress) {
-                    double el = bl_xp_now() - t0;
-                    fprintf(opt->progress, "\r  conditions %zu/%zu (%.0f%%), %.1f s elapsed, ETA %.1f s   ", done, C,
-                            100.0 * (double)done / (double)C, el, el / (double)done * (double)(C - done));
-                    fflush(opt->progress);
-                }
+                /* Progress in trials: a condition's trials count when it ends. */
+                if (sh.ctx && sh.ctx->progress)
+                    sh.ctx->progress(sh.ctx->progress_user, (uint32_t)(done * trials), (uint32_t)(C * trials),
+                                     (double)(done * trials) * bl_plan_duration_ms(plan) / 1000.0, bl_xp_now() - t0);
             }
         }
-        if (opt->progress)
-            fputc('\n', opt->progress);
     }
     s->wall_run = bl_xp_now() - t0;
     for (size_t k = 0; !st && k < C; k++)
