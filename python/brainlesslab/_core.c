@@ -156,6 +156,124 @@ fail:
     return NULL;
 }
 
+/* save_connectome(dir, offsets, targets, counts, external_ids, columns, info):
+ * a connectome directory from arrays (bl_connectome_adopt + save), for
+ * connectomes built in Python. columns: {name: list of str}; info: {key: str}. */
+static int strings_of(PyObject *seq_obj, Py_ssize_t n, const char *what, const char ***out, PyObject **keep)
+{
+    PyObject *seq = PySequence_Fast(seq_obj, what);
+    if (!seq)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != n) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd values for %zd neurons", what, PySequence_Fast_GET_SIZE(seq), n);
+        Py_DECREF(seq);
+        return -1;
+    }
+    const char **v = PyMem_Calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!(v[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i)))) {
+            PyMem_Free(v);
+            Py_DECREF(seq);
+            return -1;
+        }
+    *out = v;
+    *keep = seq; /* the UTF-8 buffers live as long as the str objects it holds */
+    return 0;
+}
+
+static void *copy_array(PyObject *obj, int typenum, size_t elem, npy_intp *n)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, typenum, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!a)
+        return NULL;
+    *n = PyArray_SIZE(a);
+    void *p = malloc((size_t)(*n ? *n : 1) * elem);
+    if (p)
+        memcpy(p, PyArray_DATA(a), (size_t)*n * elem);
+    else
+        PyErr_NoMemory();
+    Py_DECREF(a);
+    return p;
+}
+
+static PyObject *py_save_connectome(PyObject *self, PyObject *args)
+{
+    PyObject *dir, *off_obj, *tgt_obj, *cnt_obj, *ids_obj, *cols, *info;
+    if (!PyArg_ParseTuple(args, "O&OOOOO!O!", PyUnicode_FSConverter, &dir, &off_obj, &tgt_obj, &cnt_obj, &ids_obj,
+                          &PyDict_Type, &cols, &PyDict_Type, &info))
+        return NULL;
+    npy_intp n1 = 0, e = 0, e2 = 0;
+    int64_t *off = copy_array(off_obj, NPY_INT64, 8, &n1);
+    int32_t *tgt = off ? copy_array(tgt_obj, NPY_INT32, 4, &e) : NULL;
+    int32_t *cnt = tgt ? copy_array(cnt_obj, NPY_INT32, 4, &e2) : NULL;
+    if (!cnt || n1 < 1 || e != e2) {
+        free(off);
+        free(tgt);
+        free(cnt);
+        Py_DECREF(dir);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "offsets need N+1 >= 1 values; targets and counts one per edge");
+        return NULL;
+    }
+    bl_error err = {0};
+    bl_connectome *c = NULL;
+    const char **v = NULL;
+    PyObject *out = NULL, *keep = NULL;
+    if (bl_connectome_adopt((uint64_t)(n1 - 1), (uint64_t)e, off, tgt, cnt, &c, &err)) { /* frees the arrays */
+        bl_py_raise(&err);
+        goto done;
+    }
+    if (strings_of(ids_obj, n1 - 1, "external_ids", &v, &keep) < 0)
+        goto done;
+    if (bl_connectome_set_external_ids(c, v, &err)) {
+        bl_py_raise(&err);
+        goto done;
+    }
+    PyMem_Free(v);
+    v = NULL;
+    Py_CLEAR(keep);
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(cols, &pos, &key, &value)) {
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name || strings_of(value, n1 - 1, name, &v, &keep) < 0)
+            goto done;
+        if (bl_connectome_add_column(c, name, v, &err)) {
+            bl_py_raise(&err);
+            goto done;
+        }
+        PyMem_Free(v);
+        v = NULL;
+        Py_CLEAR(keep);
+    }
+    pos = 0;
+    while (PyDict_Next(info, &pos, &key, &value)) {
+        const char *k = PyUnicode_AsUTF8(key), *val = PyUnicode_AsUTF8(value);
+        if (!k || !val)
+            goto done;
+        if (bl_connectome_set_info(c, k, val, &err)) {
+            bl_py_raise(&err);
+            goto done;
+        }
+    }
+    if (bl_connectome_save(c, PyBytes_AS_STRING(dir), &err)) {
+        bl_py_raise(&err);
+        goto done;
+    }
+    out = Py_NewRef(Py_None);
+done:
+    PyMem_Free(v);
+    Py_XDECREF(keep);
+    bl_connectome_destroy(c);
+    Py_DECREF(dir);
+    return out;
+}
+
 /* ---- simulation ---- */
 
 #define RESULT_CAPSULE "brainlesslab.result"
@@ -388,6 +506,8 @@ static PyMethodDef methods[] = {
     {"load_connectome", py_load_connectome, METH_VARARGS, "load_connectome(path) -> dict"},
     {"simulate", (PyCFunction)(void (*)(void))py_simulate, METH_VARARGS | METH_KEYWORDS,
      "simulate(connectome, preset, params, stimulus, silence, trials, duration_ms, seed, backend, threads)"},
+    {"save_connectome", py_save_connectome, METH_VARARGS,
+     "save_connectome(dir, offsets, targets, counts, external_ids, columns, info)"},
     {"preset_params", py_preset_params, METH_VARARGS, "preset_params(name) -> dict"},
     {"backends", py_backends, METH_NOARGS, "compiled-in backends"},
     {"verify", bl_py_verify, METH_VARARGS, "verify(record_dir) -> (ok, artifacts, report)"},

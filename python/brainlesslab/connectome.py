@@ -42,6 +42,27 @@ class Connectome:
         path = os.path.abspath(os.fspath(path))
         return cls(_core.load_connectome(path), path)
 
+    @staticmethod
+    def save(path, offsets, targets, counts, external_ids=None, columns=None, info=None):
+        """Write a connectome directory from CSR arrays (offsets int64 [N+1],
+        targets int32 [E] ascending per row, counts int32 [E] signed, never 0),
+        external ids (default: the indices), metadata columns {name: [str]}
+        and manifest info {key: str} (name, source, licence, ...); the library
+        validates everything. Returns the loaded Connectome."""
+        import os
+
+        n = len(offsets) - 1
+        ids = [str(i) for i in (external_ids if external_ids is not None else range(n))]
+        cols = {k: [str(x) for x in v] for k, v in (columns or {}).items()}
+        arrays = [np.asarray(offsets, dtype=np.int64)]
+        for name, a in (("targets", targets), ("counts", counts)):
+            a = np.asarray(a)
+            if a.size and (a.min() < -2**31 or a.max() >= 2**31):
+                raise ValueError("%s: values must fit int32" % name)
+            arrays.append(a.astype(np.int32))
+        _core.save_connectome(os.fspath(path), *arrays, ids, cols, dict(info or {}))
+        return Connectome.load(path)
+
     @property
     def n_edges(self):
         return len(self.targets)
