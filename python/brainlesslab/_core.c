@@ -433,7 +433,7 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = bl_network_create(c, &p, s.stim, s.silenced, n_sil, (uint64_t)seed, &s.net, &err);
     if (!st)
-        st = bl_engine_create(s.net, backend, &s.eng, &err);
+        st = bl_engine_create(NULL, s.net, backend, &s.eng, &err);
     if (!st)
         st = bl_engine_set_threads(s.eng, threads, &err);
     if (!st)

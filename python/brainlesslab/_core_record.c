@@ -205,7 +205,7 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
         bl_res_run_destroy(rr);
     } else if (!st) {
         bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
-                                     .progress = NULL};
+                                     .context = NULL};
         bl_experiment *x = NULL;
         st = bl_experiment_run(plan, &opt, &x, &err);
         if (!st)
