@@ -129,6 +129,7 @@ class ConnectomeFigures(TempDirCase):
         r = subprocess.run([CLI, "plot", "--help"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0)
         self.assertIn("derived record", r.stdout)
+        self.assertEqual(subprocess.run([CLI, "plot"], capture_output=True).returncode, 2)
 
     def test_errors(self):
         with self.assertRaises(ValueError):

@@ -50,8 +50,34 @@ static void find_package(char *out, size_t size)
         snprintf(out, size, "%s", cand);
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: brainlesslab plot RECORD [--root DIR] [--figure NAME]...\n\n"
+            "Draw a record's figures into a new sealed derived record (the source is never\n"
+            "modified; the new manifest names it by the SHA-256 of its manifest.json).\n"
+            "Each figure is saved as NAME.png, NAME.svg and NAME.data.npz (the plotted data).\n\n"
+            "  RECORD          a sealed (DONE) record directory\n"
+            "  --root DIR      where the derived record is created (default: beside RECORD)\n"
+            "  --figure NAME   only this figure (repeatable): raster, rates_by_depth, psth,\n"
+            "                  hierarchy (audit records), reservoir (reservoir profiles);\n"
+            "                  default: every figure the record has the inputs for\n\n"
+            "Runs %s -m brainlesslab.plot (python3-matplotlib, python3-h5py); the same\n"
+            "functions are in Python: brainlesslab.plot.plot_record(RECORD, root=DIR).\n",
+            BL_PYTHON);
+}
+
 int bl_cmd_plot(int argc, char **argv)
 {
+    /* Help is answered here, so it works without Python (the man page is built from it). */
+    if (bl_cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
     char pkg[PATH_MAX + 64];
     find_package(pkg, sizeof pkg);
     if (pkg[0]) {
