@@ -270,12 +270,26 @@ def _columns(df):
             np.asarray(df["flywire_id"], dtype=np.int64), np.asarray(df["exp_name"]).astype(str))
 
 
-def get_rate(df, duration, flyid2name=dict()):
-    """Mean and standard deviation of the firing rate (Hz) of every neuron in
-    every experiment, as upstream computes them: over the trials in which the
-    neuron spiked at least once (a trial without spikes has no rows), the
-    count in that trial / duration (seconds); std with ddof 0. Returns
-    (rate, std) pivoted with neurons as rows and experiments as columns."""
+def get_rate(df, t_run=None, n_run=None, flyid2name=dict(), duration=None):
+    """Mean and standard deviation (ddof 0) of the firing rate (Hz) of every
+    neuron in every experiment, pivoted with neurons (flywire ids, ascending)
+    as rows and experiments (sorted) as columns; NaN where a neuron never
+    spiked in an experiment. Both upstream signatures:
+
+    get_rate(df, t_run, n_run)   (current utils.py) every one of the n_run
+        trials counts, a trial without spikes as rate 0;
+    get_rate(df, duration)       (earlier utils.py) only the trials in which
+        the neuron spiked count (a trial without spikes has no rows).
+
+    t_run / duration in seconds (a Brian2 quantity is accepted). flyid2name
+    adds the names (a 'name' column with pandas, .names without)."""
+    if duration is not None and t_run is not None:
+        raise ValueError("get_rate: give t_run (with n_run) or duration, not both")
+    seconds = _si(duration if duration is not None else t_run) if (duration is not None or t_run is not None) else None
+    if seconds is None or not seconds > 0:
+        raise ValueError("get_rate: the trial duration must be a positive number of seconds")
+    if n_run is not None and (int(n_run) != n_run or n_run < 1):
+        raise ValueError("get_rate: n_run must be a whole number >= 1, not %r" % (n_run,))
     _, trial, fid, exp = _columns(df)
     exps = sorted(set(exp.tolist()))
     flyids = np.unique(fid)
@@ -285,12 +299,16 @@ def get_rate(df, duration, flyid2name=dict()):
         m = exp == e
         # one count per (neuron, trial) that has spikes
         keys, counts = np.unique(np.stack([fid[m], trial[m]]), axis=1, return_counts=True)
-        r = counts / float(duration)
+        r = counts / seconds
         neurons, start = np.unique(keys[0], return_index=True)
         rows = np.searchsorted(flyids, neurons)
         bounds = list(start) + [len(r)]
         for k, row in enumerate(rows):
             seg = r[bounds[k]:bounds[k + 1]]
+            if n_run is not None:  # trials without spikes count as 0 Hz
+                if keys[1, bounds[k]:bounds[k + 1]].max() >= n_run:
+                    raise ValueError("get_rate: trial %d is outside n_run = %d" % (keys[1, bounds[k + 1] - 1], n_run))
+                seg = np.concatenate([seg, np.zeros(int(n_run) - len(seg))])
             rate[row, j] = seg.mean()
             std[row, j] = seg.std()
     names = np.array([flyid2name.get(int(f), flyid2name.get(f, "")) for f in flyids]) if flyid2name else None

@@ -186,7 +186,20 @@ class GetRateTest(unittest.TestCase):
         exp[(fid == 720575940611111111)] = "ctl"  # a neuron that spikes in one experiment only
         t = rng.random(n)
         df = shiu.SpikeTable(t, trial, fid, exp)
-        rate, std = shiu.get_rate(df, duration=1.0, flyid2name={720575940600000001: "sugar"})
+        self.check(df, fid, trial, exp, None)
+        self.check(df, fid, trial, exp, 30)
+        with self.assertRaises(ValueError):
+            shiu.get_rate(df, 1.0, 10)  # a trial beyond n_run
+        with self.assertRaises(ValueError):
+            shiu.get_rate(df)
+        with self.assertRaises(ValueError):
+            shiu.get_rate(df, t_run=1.0, duration=1.0)
+
+    def check(self, df, fid, trial, exp, n_run):
+        if n_run is None:
+            rate, std = shiu.get_rate(df, duration=2.0, flyid2name={720575940600000001: "sugar"})
+        else:
+            rate, std = shiu.get_rate(df, 2.0, n_run, flyid2name={720575940600000001: "sugar"})
         values = rate.values if hasattr(rate, "values") else None
         flyids = np.asarray(rate.index)
         self.assertEqual(list(flyids), sorted(set(fid.tolist())))
@@ -196,7 +209,10 @@ class GetRateTest(unittest.TestCase):
             for k, f in enumerate(flyids):
                 # upstream: one rate per trial in which the neuron spiked
                 per_trial = [np.sum((fid == f) & (exp == e) & (trial == tr)) for tr in range(30)]
-                r = np.array([c for c in per_trial if c > 0], dtype=float) / 1.0
+                if n_run is None:  # earlier upstream: the trials with spikes only
+                    r = np.array([c for c in per_trial if c > 0], dtype=float) / 2.0
+                else:
+                    r = np.array(per_trial, dtype=float) / 2.0 if any(per_trial) else np.zeros(0)
                 if len(r) == 0:
                     self.assertTrue(np.isnan(col_r[k]))
                     continue
