@@ -33,6 +33,16 @@ def verify(path):
     return Record(path).verify()
 
 
+def __getattr__(name):
+    # brainlesslab.plot on first use (importing it here would upset
+    # `python3 -m brainlesslab.plot`, which the CLI runs).
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError("module 'brainlesslab' has no attribute %r" % name)
+
+
 def backends():
     """Names of the compiled-in backends."""
     return _core.backends()

@@ -95,7 +95,9 @@ def draw_raster(fig, d):
     for g, name in enumerate(d["group_names"]):
         m = d["groups"] == g
         if m.any():
-            ax.scatter(d["times_ms"][m], d["rows"][m], s=1.5, marker="|", color=cmap[g], label=str(name), linewidths=0.6)
+            # Many spikes: drawn as an image inside the SVG too, or it grows to tens of MB.
+            ax.scatter(d["times_ms"][m], d["rows"][m], s=1.5, marker="|", color=cmap[g], label=str(name),
+                       linewidths=0.6, rasterized=len(d["times_ms"]) > 20000)
     band = int(d["band"])
     for t in range(1, int(d["n_trials"])):
         ax.axhline(t * band - 0.5 * max(1, band // 20), color="0.85", lw=0.5)
@@ -350,7 +352,7 @@ def plot_record(source, root=None, figures=None, formats=("png", "svg"), dpi=110
                 fig.savefig(path, dpi=dpi, metadata=_metadata(fmt))
                 entry["images"].append("%s.%s" % (name, fmt))
             plt.close(fig)
-            np.savez(w.path(entry["data"]), **data)
+            np.savez_compressed(w.path(entry["data"]), **data)
             listed.append(entry)
         w.add_input("source record manifest", os.path.join(source.path, "manifest.json"))
         w.set_json("source", json.dumps({"record": source.path, "name": source.name,
