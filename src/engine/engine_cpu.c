@@ -200,17 +200,17 @@ static int cpu_set_threads(void *v, int threads)
     return s->threads;
 }
 
-static bl_status cpu_create(const bl_network *net, void **out, bl_error *err)
+static bl_status cpu_create(bl_context *ctx, const bl_network *net, void **out, bl_error *err)
 {
     cpu_state *s = calloc(1, sizeof *s);
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
     s->net = net;
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
-    /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 to split even small graphs. */
-    const char *env = getenv("BL_CPU_PARTITION_MIN_EDGES");
-    long long min_edges = env ? atoll(env) : 0;
-    s->min_edges_per_partition = min_edges > 0 ? (uint64_t)min_edges : UINT64_C(1) << 20;
+    /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 (read into the context) to
+     * split even small graphs. */
+    uint64_t min_edges = bl_context_cpu_partition_min_edges(ctx);
+    s->min_edges_per_partition = min_edges > 0 ? min_edges : UINT64_C(1) << 20;
     s->threads = 1;
     *out = s;
     return BL_OK;

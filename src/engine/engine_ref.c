@@ -22,7 +22,7 @@ static void ref_destroy(void *p)
     free(s);
 }
 
-static bl_status ref_create(const bl_network *net, void **out, bl_error *err)
+static bl_status ref_create(bl_context *ctx, const bl_network *net, void **out, bl_error *err)
 {
     ref_state *s = calloc(1, sizeof *s);
     if (!s)

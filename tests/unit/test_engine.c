@@ -63,7 +63,7 @@ static bl_result *run(const bl_network *net, const char *backend, int threads, u
     bl_engine *e = NULL;
     bl_result *r = NULL;
     bl_error err;
-    assert_int_equal(bl_engine_create(net, backend, &e, &err), BL_OK);
+    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
     assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
     assert_int_equal(bl_result_create(net, 0, n_trials, &r, &err), BL_OK);
     if (bl_engine_run(e, 0, n_trials, n_steps, r, &err))
