@@ -15,6 +15,7 @@
 #include "models/lif_shiu2024.h"
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
+#define PREFETCH 16 /* edges ahead */
 
 static inline const bl_shiu_consts *K_of(const bl_network *net) { return (const bl_shiu_consts *)net->consts; }
 
@@ -362,8 +363,22 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         int64_t e0, e1;
         bl_owned_edges(net, p, arrivals[s], &e0, &e1);
         const bl_net_fanout f = bl_net_fanout_of(net, arrivals[s]);
+        const int32_t *tg = net->targets;
         for (int64_t e = e0; e < e1; e++) {
-            int32_t post = net->targets[e];
+            /* The targets are scattered: fetch a target's ready and slot
+             * PREFETCH edges ahead, and its g (once its slot is known) half
+             * as far ahead, so that the misses overlap. */
+            if (e + PREFETCH < e1) {
+                int64_t q = tg[e + PREFETCH] - lo;
+                __builtin_prefetch(&ready[q]);
+                __builtin_prefetch(&p->slot_of[q]);
+            }
+            if (e + PREFETCH / 2 < e1) {
+                int32_t a2 = p->slot_of[tg[e + PREFETCH / 2] - lo];
+                if (a2 >= 0)
+                    __builtin_prefetch(&((double *)p->act[F_G])[a2], 1);
+            }
+            int32_t post = tg[e];
             if (step >= ready[post - lo]) {
                 double w = weight(k, &f, e);
                 int32_t a = shiu_wake(k, p, post, step, w, absorb);
