@@ -13,6 +13,7 @@
 #ifndef BRAINLESSLAB_BENCH_H
 #define BRAINLESSLAB_BENCH_H
 
+#include "brainlesslab/export.h"
 #include "brainlesslab/error.h"
 
 #ifdef __cplusplus
@@ -44,16 +45,16 @@ typedef struct bl_bench_options {
     void *log_user;
 } bl_bench_options;
 
-void bl_bench_options_default(bl_bench_options *o);
+BL_API void bl_bench_options_default(bl_bench_options *o);
 
 /* Run the benchmark and write the receipt. On success *table (may be NULL) is a
  * malloc'd human summary. Cases that fail, time out or are unavailable do not
  * make this fail: they are recorded in the receipt. Errors are reserved for
  * what prevents a receipt (bad options, unwritable work dir or receipt). */
-bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err);
+BL_API bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err);
 
 /* Case ids known to the benchmark, NULL-terminated. */
-const char *const *bl_bench_case_ids(void);
+BL_API const char *const *bl_bench_case_ids(void);
 
 #ifdef __cplusplus
 }

@@ -9,9 +9,11 @@
 #ifndef BRAINLESSLAB_EXPERIMENT_H
 #define BRAINLESSLAB_EXPERIMENT_H
 
+#include "brainlesslab/export.h"
 #include <stdint.h>
 #include <stdio.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/error.h"
 #include "brainlesslab/plan.h"
 
@@ -23,7 +25,8 @@ typedef struct bl_experiment_options {
     const char *root;     /* records are created under it */
     const char *backend;  /* NULL: the plan's */
     int threads;          /* < 0: the plan's */
-    FILE *progress;       /* NULL: quiet; else one updating line per finished wave of trials */
+    bl_context *context;  /* the MPI job, the progress sink (called once per finished wave of trials)
+                             and the log sink; NULL: the default context (context.h) */
 } bl_experiment_options;
 
 /* A neuron is a responder when its firing rate, averaged over trials,
@@ -32,15 +35,15 @@ typedef struct bl_experiment_options {
 
 typedef struct bl_experiment bl_experiment;
 
-bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *options,
-                            bl_experiment **out, bl_error *err);
-void bl_experiment_destroy(bl_experiment *x);
+BL_API bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *options,
+                                   bl_experiment **out, bl_error *err);
+BL_API void bl_experiment_destroy(bl_experiment *x);
 
-const char *bl_experiment_record_dir(const bl_experiment *x);
-const char *bl_experiment_backend(const bl_experiment *x);
-int bl_experiment_threads(const bl_experiment *x);
+BL_API const char *bl_experiment_record_dir(const bl_experiment *x);
+BL_API const char *bl_experiment_backend(const bl_experiment *x);
+BL_API int bl_experiment_threads(const bl_experiment *x);
 /* The human summary: totals and the responder table. */
-void bl_experiment_print(const bl_experiment *x, FILE *out);
+BL_API void bl_experiment_print(const bl_experiment *x, FILE *out);
 
 #ifdef __cplusplus
 }

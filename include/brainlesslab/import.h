@@ -12,6 +12,7 @@
 #ifndef BRAINLESSLAB_IMPORT_H
 #define BRAINLESSLAB_IMPORT_H
 
+#include "brainlesslab/export.h"
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/error.h"
 #include "brainlesslab/sign_policy.h"
@@ -33,8 +34,8 @@ extern "C" {
  * (the celltype column; "" for unannotated neurons). Columns: cell_type,
  * annotation, side, cluster, modality (the sensory modality of celltype
  * "sensory" neurons, e.g. "olfactory"; "" otherwise), transmitter (""), sign. */
-bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
-                          bl_connectome **out, bl_error *err);
+BL_API bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
+                                 bl_connectome **out, bl_error *err);
 
 /* C. elegans hermaphrodite, Varshney et al. 2011 chemical network (S + Sp).
  * data_dir holds varshney_chemical_edges.csv (pre, post, synapses_S_plus_Sp)
@@ -45,12 +46,12 @@ bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
  * compound name ("Serotonin_Acetylcholine") is signed by its one fast
  * classical component (acetylcholine, GABA or glutamate) when it has exactly
  * one. Policy keys are transmitter names. Columns: transmitter, sign. */
-bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
-                             bl_connectome **out, bl_error *err);
+BL_API bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
+                                    bl_connectome **out, bl_error *err);
 
 /* The built-in policies used when policy is NULL (see docs/sign-policy.md). */
-bl_status bl_sign_policy_default_larva(bl_sign_policy **out, bl_error *err);
-bl_status bl_sign_policy_default_celegans(bl_sign_policy **out, bl_error *err);
+BL_API bl_status bl_sign_policy_default_larva(bl_sign_policy **out, bl_error *err);
+BL_API bl_status bl_sign_policy_default_celegans(bl_sign_policy **out, bl_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifndef BRAINLESSLAB_TASK_H
 #define BRAINLESSLAB_TASK_H
 
+#include "brainlesslab/export.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -36,11 +37,11 @@ typedef enum bl_seed_purpose {
 
 /* The first four bytes of SHA-256(partition), little-endian: disjoint seed
  * banks ("development", "calibration", ...) from one root seed. */
-uint32_t bl_seed_partition_word(const char *partition);
+BL_API uint32_t bl_seed_partition_word(const char *partition);
 /* Philox4x32-10, key (root lo, root hi), counter (block, trial, purpose,
  * partition word); the seed is word 0 | word 1 << 32. */
-uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose,
-                        uint32_t block, uint32_t trial);
+BL_API uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose,
+                               uint32_t block, uint32_t trial);
 
 /* ---- the delayed-cue task ---- */
 
@@ -54,8 +55,8 @@ typedef enum bl_cue_mode {
     BL_CUE_PERSISTENT = 1, /* ... for the whole trial */
     BL_CUE_HIDDEN = 2      /* never shown */
 } bl_cue_mode;
-const char *bl_cue_mode_name(bl_cue_mode mode);
-int bl_cue_mode_parse(const char *name, bl_cue_mode *out); /* 0 or -1 */
+BL_API const char *bl_cue_mode_name(bl_cue_mode mode);
+BL_API int bl_cue_mode_parse(const char *name, bl_cue_mode *out); /* 0 or -1 */
 
 typedef struct bl_dc_options {
     uint32_t cue_ticks;      /* 8 */
@@ -65,10 +66,10 @@ typedef struct bl_dc_options {
     bl_cue_mode cue_mode;    /* transient */
 } bl_dc_options;
 
-void bl_dc_defaults(bl_dc_options *o);
-bl_status bl_dc_validate(const bl_dc_options *o, bl_error *err);
+BL_API void bl_dc_defaults(bl_dc_options *o);
+BL_API bl_status bl_dc_validate(const bl_dc_options *o, bl_error *err);
 /* The longest trial: cue_ticks + max(delays) + response_ticks. */
-uint32_t bl_dc_horizon(const bl_dc_options *o);
+BL_API uint32_t bl_dc_horizon(const bl_dc_options *o);
 
 typedef struct bl_dc_world {
     uint32_t label;          /* 1 or 2 */
@@ -80,16 +81,16 @@ typedef struct bl_dc_world {
 
 /* From the world seed: label = 1 + (u0 >= 0.5), delay = delays[floor(u1 n)],
  * u0 = uniform(world, 0, 0, 1, 0), u1 = uniform(world, 0, 0, 2, 0). */
-void bl_dc_world_draw(const bl_dc_options *o, uint64_t world_seed, bl_dc_world *w);
+BL_API void bl_dc_world_draw(const bl_dc_options *o, uint64_t world_seed, bl_dc_world *w);
 /* The observation at tick t (0-based): three channels, 0 or 1. */
-void bl_dc_stimulus(const bl_dc_options *o, const bl_dc_world *w, uint32_t tick, double out[BL_DC_INPUTS]);
+BL_API void bl_dc_stimulus(const bl_dc_options *o, const bl_dc_world *w, uint32_t tick, double out[BL_DC_INPUTS]);
 
 typedef enum bl_trial_status {
     BL_TRIAL_COMPLETED = 0,
     BL_TRIAL_FAILED = 1,    /* a non-finite or out-of-range value */
     BL_TRIAL_INCOMPLETE = 2 /* the horizon ended first (cannot happen with a valid plan) */
 } bl_trial_status;
-const char *bl_trial_status_name(bl_trial_status s);
+BL_API const char *bl_trial_status_name(bl_trial_status s);
 
 /* Native scoring: evidence[e] += effector[e] over [response_start,
  * response_end); at its end decision = 2 if evidence[1] > evidence[0] else 1
@@ -104,11 +105,11 @@ typedef struct bl_dc_score {
     int failed;     /* an effector was non-finite or outside [0, 1] */
 } bl_dc_score;
 
-void bl_dc_score_init(bl_dc_score *s);
+BL_API void bl_dc_score_init(bl_dc_score *s);
 /* Account the effectors emitted on tick `tick` (after the node's frame for
  * that tick). Returns 1 when the trial is over (done or failed). */
-int bl_dc_score_tick(bl_dc_score *s, const bl_dc_world *w, uint32_t tick,
-                     const double effectors[BL_DC_EFFECTORS]);
+BL_API int bl_dc_score_tick(bl_dc_score *s, const bl_dc_world *w, uint32_t tick,
+                            const double effectors[BL_DC_EFFECTORS]);
 
 /* Controllers: the reservoir, and controls that replace it. */
 typedef enum bl_controller {
@@ -118,8 +119,8 @@ typedef enum bl_controller {
     BL_CTRL_CONSTANT_RIGHT = 3, /* always effector 2 */
     BL_CTRL_REFERENCE_NULL = 4  /* one fair coin per trial from the control seed */
 } bl_controller;
-const char *bl_controller_name(bl_controller c);
-int bl_controller_parse(const char *name, bl_controller *out); /* 0 or -1 */
+BL_API const char *bl_controller_name(bl_controller c);
+BL_API int bl_controller_parse(const char *name, bl_controller *out); /* 0 or -1 */
 
 typedef struct bl_dc_control {
     bl_controller kind;
@@ -128,9 +129,9 @@ typedef struct bl_dc_control {
 } bl_dc_control;
 
 /* reference_null: coin = 2 if uniform(control seed, 0, 0, 1, 0) >= 0.5 else 1. */
-void bl_dc_control_init(bl_dc_control *c, bl_controller kind, uint64_t control_seed);
+BL_API void bl_dc_control_init(bl_dc_control *c, bl_controller kind, uint64_t control_seed);
 /* One tick: observe, emit one-hot effectors of the choice. */
-void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double eff[BL_DC_EFFECTORS]);
+BL_API void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double eff[BL_DC_EFFECTORS]);
 
 /* ---- profile plans ---- */
 
@@ -138,14 +139,14 @@ typedef struct bl_res_plan bl_res_plan;
 
 /* Load, validate and resolve a plan with operation "profile" (the same checks
  * and messages as bl_plan_load, which calls the same parser once wired). */
-bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err);
-void bl_res_plan_destroy(bl_res_plan *plan);
-const char *bl_res_plan_id(const bl_res_plan *plan);
-const char *bl_res_plan_path(const bl_res_plan *plan);
-const char *bl_res_plan_json(const bl_res_plan *plan); /* canonical */
-const char *bl_res_plan_hash(const bl_res_plan *plan);
+BL_API bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err);
+BL_API void bl_res_plan_destroy(bl_res_plan *plan);
+BL_API const char *bl_res_plan_id(const bl_res_plan *plan);
+BL_API const char *bl_res_plan_path(const bl_res_plan *plan);
+BL_API const char *bl_res_plan_json(const bl_res_plan *plan); /* canonical */
+BL_API const char *bl_res_plan_hash(const bl_res_plan *plan);
 /* Indented JSON (malloc'd; NULL when out of memory). */
-char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
+BL_API char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
 
 /* ---- evaluation ---- */
 
@@ -169,14 +170,14 @@ typedef struct bl_res_evaluation bl_res_evaluation;
 
 /* Run every trial in memory. threads < 0 / batch <= 0: the plan's. Results do
  * not depend on threads or batch. */
-bl_status bl_res_evaluate(const bl_res_plan *plan, int threads, int batch, bl_res_evaluation **out,
-                          bl_error *err);
-void bl_res_evaluation_destroy(bl_res_evaluation *ev);
-size_t bl_res_evaluation_n_trials(const bl_res_evaluation *ev);
-const bl_res_trial *bl_res_evaluation_trial(const bl_res_evaluation *ev, size_t i);
-const bl_res_summary *bl_res_evaluation_summary(const bl_res_evaluation *ev, size_t target);
+BL_API bl_status bl_res_evaluate(const bl_res_plan *plan, int threads, int batch, bl_res_evaluation **out,
+                                 bl_error *err);
+BL_API void bl_res_evaluation_destroy(bl_res_evaluation *ev);
+BL_API size_t bl_res_evaluation_n_trials(const bl_res_evaluation *ev);
+BL_API const bl_res_trial *bl_res_evaluation_trial(const bl_res_evaluation *ev, size_t i);
+BL_API const bl_res_summary *bl_res_evaluation_summary(const bl_res_evaluation *ev, size_t target);
 /* Block means of a target (blocks values; NaN for a block with a failed trial). */
-const double *bl_res_evaluation_block_means(const bl_res_evaluation *ev, size_t target);
+BL_API const double *bl_res_evaluation_block_means(const bl_res_evaluation *ev, size_t target);
 
 /* ---- runs into records ---- */
 
@@ -191,11 +192,11 @@ typedef struct bl_res_run bl_res_run;
 
 /* Reserve a new record under root, evaluate, write trials.csv, outcomes.npy,
  * summary.json, seal. A failure after the reservation leaves a FAILED record. */
-bl_status bl_res_run_plan(const bl_res_plan *plan, const bl_res_run_options *opt, bl_res_run **out,
-                          bl_error *err);
-void bl_res_run_destroy(bl_res_run *run);
-const char *bl_res_run_record_dir(const bl_res_run *run);
-void bl_res_run_print(const bl_res_run *run, FILE *out);
+BL_API bl_status bl_res_run_plan(const bl_res_plan *plan, const bl_res_run_options *opt, bl_res_run **out,
+                                 bl_error *err);
+BL_API void bl_res_run_destroy(bl_res_run *run);
+BL_API const char *bl_res_run_record_dir(const bl_res_run *run);
+BL_API void bl_res_run_print(const bl_res_run *run, FILE *out);
 
 #ifdef __cplusplus
 }

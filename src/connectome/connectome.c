@@ -70,6 +70,36 @@ bl_status bl_csr_validate(const char *where, uint64_t n, uint64_t e, const int64
     return BL_OK;
 }
 
+int bl_connectome_sane(const bl_connectome *c)
+{
+    if (!c || !c->offsets || (!c->targets && c->n_stored_edges) || c->parts < 1 || c->part < 0 || c->part >= c->parts)
+        return 0;
+    const uint64_t n = c->n_neurons, e = c->n_stored_edges;
+    if (c->offsets[0] != 0 || (uint64_t)c->offsets[n] != e || (c->parts == 1 && e != c->n_edges))
+        return 0;
+    int32_t lo = 0, hi = (int32_t)n; /* a part stores only the edges into its range */
+    if (c->parts > 1) {
+        if (!c->part_bounds || !c->in_degree)
+            return 0;
+        lo = c->part_bounds[c->part];
+        hi = c->part_bounds[c->part + 1];
+    }
+    if (e && !c->counts && !(c->parts > 1 && c->counts16))
+        return 0;
+    uint64_t synapses = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (c->offsets[i + 1] < c->offsets[i])
+            return 0;
+        for (int64_t k = c->offsets[i]; k < c->offsets[i + 1]; k++) {
+            int32_t t = c->targets[k], w = c->counts ? c->counts[k] : c->counts16[k];
+            if (t < lo || t >= hi || (k > c->offsets[i] && t <= c->targets[k - 1]) || w == 0 || w == INT32_MIN)
+                return 0;
+            synapses += (uint64_t)(w < 0 ? -(int64_t)w : w);
+        }
+    }
+    return c->parts > 1 || synapses == c->n_synapses;
+}
+
 static char *dup_str(const char *s)
 {
     size_t len = strlen(s) + 1;

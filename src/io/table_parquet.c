@@ -22,28 +22,28 @@
 #include "io/parquet.h"
 #include "io/table_impl.h"
 
-typedef struct pq_col {
+typedef struct bl_pq_col {
     const char *name;     /* the schema element's name (owned by meta) */
-    char shown[80];       /* the name as messages print it (pq_printable) */
+    char shown[80];       /* the name as messages print it (bl_pq_printable) */
     int32_t phys;
     int optional, is_unsigned;
     uint32_t leaf;        /* index of its chunk in each row group */
     const char *refused;  /* why it cannot be read, or NULL */
     bl_col_type out;
-} pq_col;
+} bl_pq_col;
 
-typedef struct pq_reader {
+typedef struct bl_pq_reader {
     char *path;
     const uint8_t *map;
     size_t size;
     size_t meta_at;       /* where the footer's metadata starts */
-    pq_file_meta meta;
+    bl_pq_file_meta meta;
     size_t n_cols;
-    pq_col *cols;
+    bl_pq_col *cols;
     uint32_t leaves;
     uint32_t next_rg;
     uint64_t *rg_first_row;
-} pq_reader;
+} bl_pq_reader;
 
 /* The reader's own clear (bl_column_clear lives in the dispatch, table.c),
  * so that the backend stands alone for its tests and fuzz harness. */
@@ -57,20 +57,20 @@ static void col_free(bl_column *c)
     memset(c, 0, sizeof *c);
 }
 
-static int pq_sniff(const unsigned char *head, size_t len) { return len >= 4 && !memcmp(head, "PAR1", 4); }
+static int bl_pq_sniff(const unsigned char *head, size_t len) { return len >= 4 && !memcmp(head, "PAR1", 4); }
 
 static uint32_t le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void reader_free(pq_reader *r)
+static void reader_free(bl_pq_reader *r)
 {
     if (!r)
         return;
     if (r->map)
         munmap((void *)(uintptr_t)r->map, r->size);
-    pq_file_meta_free(&r->meta);
+    bl_pq_file_meta_free(&r->meta);
     free(r->cols);
     free(r->rg_first_row);
     free(r->path);
@@ -78,7 +78,7 @@ static void reader_free(pq_reader *r)
 }
 
 /* What a leaf column reads as, or why it cannot be read. */
-static void classify(pq_col *c, const pq_schema_el *e)
+static void classify(bl_pq_col *c, const bl_pq_schema_el *e)
 {
     c->phys = e->type;
     c->optional = e->repetition == PQ_OPTIONAL;
@@ -109,9 +109,9 @@ static void classify(pq_col *c, const pq_schema_el *e)
 
 /* Top-level fields of the schema tree; a group is one refused column whose
  * leaves are skipped. */
-static bl_status build_columns(pq_reader *r, bl_error *err)
+static bl_status build_columns(bl_pq_reader *r, bl_error *err)
 {
-    const pq_file_meta *m = &r->meta;
+    const bl_pq_file_meta *m = &r->meta;
     uint32_t k = (uint32_t)m->schema[0].num_children;
     if (k > m->n_schema - 1)
         return bl_fail(err, BL_ERR_FORMAT, "%s: footer schema: the root declares %u fields, %u elements follow",
@@ -123,10 +123,10 @@ static bl_status build_columns(pq_reader *r, bl_error *err)
     for (uint32_t f = 0; f < k; f++) {
         if (idx >= m->n_schema)
             return bl_fail(err, BL_ERR_FORMAT, "%s: footer schema: field %u of %u is missing", r->path, f, k);
-        const pq_schema_el *e = &m->schema[idx++];
-        pq_col *c = &r->cols[f];
+        const bl_pq_schema_el *e = &m->schema[idx++];
+        bl_pq_col *c = &r->cols[f];
         c->name = e->name;
-        pq_printable(e->name, c->shown, sizeof c->shown);
+        bl_pq_printable(e->name, c->shown, sizeof c->shown);
         c->leaf = leaf;
         if (e->num_children > 0 || e->type < 0) {
             c->refused = "a nested (group) column is not supported, only flat columns";
@@ -136,7 +136,7 @@ static bl_status build_columns(pq_reader *r, bl_error *err)
                     return bl_fail(err, BL_ERR_FORMAT,
                                    "%s: column '%s': footer schema: the group declares more children than follow",
                                    r->path, c->shown);
-                const pq_schema_el *g = &m->schema[idx++];
+                const bl_pq_schema_el *g = &m->schema[idx++];
                 need--;
                 if (g->num_children > 0)
                     need += (uint64_t)g->num_children;
@@ -155,9 +155,9 @@ static bl_status build_columns(pq_reader *r, bl_error *err)
     return BL_OK;
 }
 
-static bl_status pq_open(const char *path, void **state, bl_table_schema *schema, bl_error *err)
+static bl_status bl_pq_open(const char *path, void **state, bl_table_schema *schema, bl_error *err)
 {
-    pq_reader *r = calloc(1, sizeof *r);
+    bl_pq_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
         free(r);
         return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
@@ -205,8 +205,8 @@ static bl_status pq_open(const char *path, void **state, bl_table_schema *schema
         goto fail;
     }
     r->meta_at = r->size - 8 - mlen;
-    pq_why why = {{0}};
-    if (pq_parse_file_meta(r->map + r->meta_at, mlen, &r->meta, &why)) {
+    bl_pq_why why = {{0}};
+    if (bl_pq_parse_file_meta(r->map + r->meta_at, mlen, &r->meta, &why)) {
         st = bl_fail(err, BL_ERR_FORMAT, "%s: footer (metadata at bytes %zu..%zu): %s", path, r->meta_at,
                      r->size - 8, why.text);
         goto fail;
@@ -219,7 +219,7 @@ static bl_status pq_open(const char *path, void **state, bl_table_schema *schema
         goto fail;
     }
     for (uint32_t g = 0; g < r->meta.n_row_groups; g++) {
-        const pq_row_group *rg = &r->meta.row_groups[g];
+        const bl_pq_row_group *rg = &r->meta.row_groups[g];
         if (rg->n_columns != r->leaves) {
             st = bl_fail(err, BL_ERR_FORMAT, "%s: footer: row group %u has %u column chunks, the schema %u leaf "
                          "columns", path, g, rg->n_columns, r->leaves);
@@ -271,13 +271,13 @@ fail:
     return st;
 }
 
-static void pq_close(void *state) { reader_free(state); }
+static void bl_pq_close(void *state) { reader_free(state); }
 
 /* ---- one column chunk ---- */
 
 typedef struct chunk {
-    const pq_reader *r;
-    const pq_col *col;
+    const bl_pq_reader *r;
+    const bl_pq_col *col;
     uint32_t rg;
     uint64_t at;           /* the page (or chunk) being read, for messages */
     int in_page;
@@ -291,7 +291,7 @@ typedef struct chunk {
     uint64_t dict_n;
     int64_t *dict_i64;
     double *dict_f64;
-    pq_str *dict_str;
+    bl_pq_str *dict_str;
     uint8_t *dict_buf;
 } chunk;
 
@@ -332,21 +332,21 @@ static bl_status page_bytes(chunk *c, int32_t codec, const uint8_t *src, size_t 
         *buf = src;
         return BL_OK;
     }
-    uint64_t ratio = pq_codec_ratio(codec);
+    uint64_t ratio = bl_pq_codec_ratio(codec);
     if (!ratio)
         return cfail(c, BL_ERR_UNSUPPORTED, "codec %s (%d) is not supported (supported: uncompressed, snappy, gzip, "
-                     "zstd, brotli, lz4, lz4_raw)", pq_codec_name(codec), (int)codec);
+                     "zstd, brotli, lz4, lz4_raw)", bl_pq_codec_name(codec), (int)codec);
     /* Each value may justify its width plus a level and a length prefix. */
-    size_t w = pq_type_width(c->col->phys);
+    size_t w = bl_pq_type_width(c->col->phys);
     uint64_t limit = (uint64_t)n * ratio + values * (w + 16) + 4096;
     if (dn > limit)
         return cfail(c, BL_ERR_FORMAT, "%s page of %zu bytes claims %zu bytes uncompressed, more than its %llu "
-                     "values justify (at most %llu)", pq_codec_name(codec), n, dn, (unsigned long long)values,
+                     "values justify (at most %llu)", bl_pq_codec_name(codec), n, dn, (unsigned long long)values,
                      (unsigned long long)limit);
     if (!(*owned = malloc(dn ? dn : 1)))
         return cfail(c, BL_ERR_NOMEM, "out of memory for a page of %zu bytes", dn);
-    pq_why why = {{0}};
-    if (pq_decompress(codec, src, n, *owned, dn, &why)) {
+    bl_pq_why why = {{0}};
+    if (bl_pq_decompress(codec, src, n, *owned, dn, &why)) {
         free(*owned);
         *owned = NULL;
         return cfail(c, BL_ERR_FORMAT, "%s", why.text);
@@ -355,7 +355,7 @@ static bl_status page_bytes(chunk *c, int32_t codec, const uint8_t *src, size_t 
     return BL_OK;
 }
 
-static bl_status read_dictionary(chunk *c, const pq_page_header *h, const uint8_t *src, int32_t codec)
+static bl_status read_dictionary(chunk *c, const bl_pq_page_header *h, const uint8_t *src, int32_t codec)
 {
     if (c->have_dict || c->done)
         return cfail(c, BL_ERR_FORMAT, "a second dictionary page, or one after data pages");
@@ -363,7 +363,7 @@ static bl_status read_dictionary(chunk *c, const pq_page_header *h, const uint8_
         return cfail(c, BL_ERR_FORMAT, "dictionary page without a dictionary page header");
     if (h->encoding != PQ_PLAIN && h->encoding != PQ_PLAIN_DICTIONARY)
         return cfail(c, BL_ERR_UNSUPPORTED, "dictionary page encoded %s (only plain is defined)",
-                     pq_encoding_name(h->encoding));
+                     bl_pq_encoding_name(h->encoding));
     const uint8_t *buf;
     uint8_t *owned;
     bl_status st = page_bytes(c, codec, src, (size_t)h->compressed, (size_t)h->uncompressed,
@@ -372,25 +372,25 @@ static bl_status read_dictionary(chunk *c, const pq_page_header *h, const uint8_
         return st;
     c->dict_buf = owned;
     size_t len = (size_t)h->uncompressed, n = (size_t)h->num_values;
-    pq_why why = {{0}};
+    bl_pq_why why = {{0}};
     int32_t phys = c->col->phys;
     /* Sizes checked before allocating: each entry takes bytes in the page. */
-    size_t min_bytes = phys == PQ_BOOLEAN ? (n + 7) / 8 : phys == PQ_BYTE_ARRAY ? n * 4 : n * pq_type_width(phys);
+    size_t min_bytes = phys == PQ_BOOLEAN ? (n + 7) / 8 : phys == PQ_BYTE_ARRAY ? n * 4 : n * bl_pq_type_width(phys);
     if (min_bytes > len)
         return cfail(c, BL_ERR_FORMAT, "dictionary of %zu values cannot fit in %zu bytes", n, len);
     int r;
     if (phys == PQ_BYTE_ARRAY) {
         if (!(c->dict_str = malloc((n ? n : 1) * sizeof *c->dict_str)))
             return cfail(c, BL_ERR_NOMEM, "out of memory for a dictionary of %zu values", n);
-        r = pq_plain_strings(buf, len, c->dict_str, n, &why);
+        r = bl_pq_plain_strings(buf, len, c->dict_str, n, &why);
     } else if (c->col->out == BL_COL_DOUBLE) {
         if (!(c->dict_f64 = malloc((n ? n : 1) * sizeof *c->dict_f64)))
             return cfail(c, BL_ERR_NOMEM, "out of memory for a dictionary of %zu values", n);
-        r = pq_plain_fixed(phys, buf, len, NULL, c->dict_f64, n, &why);
+        r = bl_pq_plain_fixed(phys, buf, len, NULL, c->dict_f64, n, &why);
     } else {
         if (!(c->dict_i64 = malloc((n ? n : 1) * sizeof *c->dict_i64)))
             return cfail(c, BL_ERR_NOMEM, "out of memory for a dictionary of %zu values", n);
-        r = pq_plain_fixed(phys, buf, len, c->dict_i64, NULL, n, &why);
+        r = bl_pq_plain_fixed(phys, buf, len, c->dict_i64, NULL, n, &why);
     }
     if (r)
         return cfail(c, BL_ERR_FORMAT, "dictionary: %s", why.text);
@@ -435,8 +435,8 @@ static bl_status dict_indices(chunk *c, const uint8_t *p, size_t len, size_t nn,
         return cfail(c, BL_ERR_FORMAT, "dictionary indices: bit width %d above 32", bw);
     if (!(*idx = malloc((nn ? nn : 1) * sizeof **idx)))
         return cfail(c, BL_ERR_NOMEM, "out of memory for %zu indices", nn);
-    pq_why why = {{0}};
-    if (nn && pq_rle_decode(p + 1, len - 1, bw, *idx, nn, &why))
+    bl_pq_why why = {{0}};
+    if (nn && bl_pq_rle_decode(p + 1, len - 1, bw, *idx, nn, &why))
         return cfail(c, BL_ERR_FORMAT, "dictionary indices: %s", why.text);
     for (size_t i = 0; i < nn; i++)
         if ((*idx)[i] >= c->dict_n)
@@ -451,16 +451,16 @@ static bl_status decode_fixed(chunk *c, int32_t enc, const uint8_t *p, size_t le
     int64_t *i64 = c->out->i64 ? c->out->i64 + c->done : NULL;
     double *f64 = c->out->f64 ? c->out->f64 + c->done : NULL;
     int32_t phys = c->col->phys;
-    pq_why why = {{0}};
+    bl_pq_why why = {{0}};
     uint32_t *idx = NULL;
     bl_status st = BL_OK;
     switch (enc) {
     case PQ_PLAIN:
-        if (pq_plain_fixed(phys, p, len, i64, f64, nn, &why))
+        if (bl_pq_plain_fixed(phys, p, len, i64, f64, nn, &why))
             st = cfail(c, BL_ERR_FORMAT, "%s", why.text);
         break;
     case PQ_BYTE_STREAM_SPLIT:
-        if (pq_byte_stream_split(phys, p, len, i64, f64, nn, &why))
+        if (bl_pq_byte_stream_split(phys, p, len, i64, f64, nn, &why))
             st = cfail(c, BL_ERR_FORMAT, "%s", why.text);
         break;
     case PQ_PLAIN_DICTIONARY:
@@ -476,7 +476,7 @@ static bl_status decode_fixed(chunk *c, int32_t enc, const uint8_t *p, size_t le
         break;
     case PQ_RLE:
         if (phys != PQ_BOOLEAN) {
-            st = cfail(c, BL_ERR_UNSUPPORTED, "rle values are defined for BOOLEAN only, not %s", pq_type_name(phys));
+            st = cfail(c, BL_ERR_UNSUPPORTED, "rle values are defined for BOOLEAN only, not %s", bl_pq_type_name(phys));
             break;
         }
         if (len < 4 || le32(p) > len - 4) {
@@ -487,7 +487,7 @@ static bl_status decode_fixed(chunk *c, int32_t enc, const uint8_t *p, size_t le
             st = cfail(c, BL_ERR_NOMEM, "out of memory for %zu booleans", nn);
             break;
         }
-        if (pq_rle_decode(p + 4, le32(p), 1, idx, nn, &why)) {
+        if (bl_pq_rle_decode(p + 4, le32(p), 1, idx, nn, &why)) {
             st = cfail(c, BL_ERR_FORMAT, "rle booleans: %s", why.text);
             break;
         }
@@ -497,11 +497,11 @@ static bl_status decode_fixed(chunk *c, int32_t enc, const uint8_t *p, size_t le
     case PQ_DELTA_BINARY_PACKED: {
         if (phys != PQ_INT32 && phys != PQ_INT64) {
             st = cfail(c, BL_ERR_UNSUPPORTED, "delta_binary_packed is defined for INT32/INT64, not %s",
-                       pq_type_name(phys));
+                       bl_pq_type_name(phys));
             break;
         }
         size_t used;
-        if (pq_delta_decode(p, len, i64, nn, &used, &why)) {
+        if (bl_pq_delta_decode(p, len, i64, nn, &used, &why)) {
             st = cfail(c, BL_ERR_FORMAT, "%s", why.text);
             break;
         }
@@ -511,25 +511,25 @@ static bl_status decode_fixed(chunk *c, int32_t enc, const uint8_t *p, size_t le
         break;
     }
     default:
-        st = cfail(c, BL_ERR_UNSUPPORTED, "encoding %s (%d) is not supported for %s", pq_encoding_name(enc),
-                   (int)enc, pq_type_name(phys));
+        st = cfail(c, BL_ERR_UNSUPPORTED, "encoding %s (%d) is not supported for %s", bl_pq_encoding_name(enc),
+                   (int)enc, bl_pq_type_name(phys));
     }
     free(idx);
     return st;
 }
 
-static bl_status decode_strings(chunk *c, int32_t enc, const uint8_t *p, size_t len, size_t nn, pq_str *s,
+static bl_status decode_strings(chunk *c, int32_t enc, const uint8_t *p, size_t len, size_t nn, bl_pq_str *s,
                                 uint8_t **scratch)
 {
-    pq_why why = {{0}};
+    bl_pq_why why = {{0}};
     uint32_t *idx = NULL;
     bl_status st = BL_OK;
     int r = 0;
     switch (enc) {
-    case PQ_PLAIN: r = pq_plain_strings(p, len, s, nn, &why); break;
-    case PQ_DELTA_LENGTH_BYTE_ARRAY: r = pq_delta_length_strings(p, len, s, nn, &why); break;
+    case PQ_PLAIN: r = bl_pq_plain_strings(p, len, s, nn, &why); break;
+    case PQ_DELTA_LENGTH_BYTE_ARRAY: r = bl_pq_delta_length_strings(p, len, s, nn, &why); break;
     case PQ_DELTA_BYTE_ARRAY:
-        r = pq_delta_strings(p, len, s, nn, c->max_bytes - c->data_len, scratch, &why);
+        r = bl_pq_delta_strings(p, len, s, nn, c->max_bytes - c->data_len, scratch, &why);
         break;
     case PQ_PLAIN_DICTIONARY:
     case PQ_RLE_DICTIONARY:
@@ -539,7 +539,7 @@ static bl_status decode_strings(chunk *c, int32_t enc, const uint8_t *p, size_t 
             s[i] = c->dict_str[idx[i]];
         break;
     default:
-        st = cfail(c, BL_ERR_UNSUPPORTED, "encoding %s (%d) is not supported for BYTE_ARRAY", pq_encoding_name(enc),
+        st = cfail(c, BL_ERR_UNSUPPORTED, "encoding %s (%d) is not supported for BYTE_ARRAY", bl_pq_encoding_name(enc),
                    (int)enc);
     }
     if (r)
@@ -549,7 +549,7 @@ static bl_status decode_strings(chunk *c, int32_t enc, const uint8_t *p, size_t 
 }
 
 /* A data page (v1 or v2): levels, values, then nulls spread into place. */
-static bl_status read_data_page(chunk *c, const pq_page_header *h, const uint8_t *src, int32_t codec)
+static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint8_t *src, int32_t codec)
 {
     int v2 = h->type == PQ_DATA_PAGE_V2;
     if (v2 ? !h->has_v2 : !h->has_data)
@@ -586,15 +586,15 @@ static bl_status read_data_page(chunk *c, const pq_page_header *h, const uint8_t
         return st;
     size_t blen = ulen;
     uint32_t *def = NULL;
-    pq_str *strs = NULL;
+    bl_pq_str *strs = NULL;
     uint8_t *scratch = NULL;
     uint64_t nn = nv;
-    pq_why why = {{0}};
+    bl_pq_why why = {{0}};
     if (c->col->optional) {
         if (!v2) {
             if (h->def_encoding != PQ_RLE) {
                 st = cfail(c, BL_ERR_UNSUPPORTED, "definition levels encoded %s (only rle is supported)",
-                           pq_encoding_name(h->def_encoding));
+                           bl_pq_encoding_name(h->def_encoding));
                 goto done;
             }
             if (blen < 4 || le32(body) > blen - 4) {
@@ -610,7 +610,7 @@ static bl_status read_data_page(chunk *c, const pq_page_header *h, const uint8_t
             st = cfail(c, BL_ERR_NOMEM, "out of memory for %llu levels", (unsigned long long)nv);
             goto done;
         }
-        if (pq_rle_decode(levels, levels_len, 1, def, (size_t)nv, &why)) {
+        if (bl_pq_rle_decode(levels, levels_len, 1, def, (size_t)nv, &why)) {
             st = cfail(c, BL_ERR_FORMAT, "definition levels: %s", why.text);
             goto done;
         }
@@ -675,10 +675,10 @@ done:
     return st;
 }
 
-static bl_status read_chunk(const pq_reader *r, uint32_t g, const pq_col *col, bl_column *out, bl_error *err)
+static bl_status read_chunk(const bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl_column *out, bl_error *err)
 {
-    const pq_row_group *rg = &r->meta.row_groups[g];
-    const pq_chunk_meta *m = &rg->columns[col->leaf];
+    const bl_pq_row_group *rg = &r->meta.row_groups[g];
+    const bl_pq_chunk_meta *m = &rg->columns[col->leaf];
     chunk c = {.r = r, .col = col, .rg = g, .err = err, .out = out, .rows = (uint64_t)rg->num_rows};
     c.max_bytes = (uint64_t)PQ_EXPANSION * r->size;
     c.at = m->has_meta ? (uint64_t)m->data_page_offset : 0;
@@ -689,8 +689,8 @@ static bl_status read_chunk(const pq_reader *r, uint32_t g, const pq_col *col, b
     if (m->has_file_path)
         return cfail(&c, BL_ERR_UNSUPPORTED, "column chunk stored in another file");
     if (m->type != col->phys)
-        return cfail(&c, BL_ERR_FORMAT, "chunk of type %s, the schema says %s", pq_type_name(m->type),
-                     pq_type_name(col->phys));
+        return cfail(&c, BL_ERR_FORMAT, "chunk of type %s, the schema says %s", bl_pq_type_name(m->type),
+                     bl_pq_type_name(col->phys));
     if ((uint64_t)m->num_values != c.rows)
         return cfail(&c, BL_ERR_FORMAT, "chunk holds %lld values, the row group %llu rows (columns of different "
                      "lengths?)", (long long)m->num_values, (unsigned long long)c.rows);
@@ -729,10 +729,10 @@ static bl_status read_chunk(const pq_reader *r, uint32_t g, const pq_col *col, b
                        (unsigned long long)c.done, (unsigned long long)c.rows, (unsigned long long)end);
             break;
         }
-        pq_page_header h;
+        bl_pq_page_header h;
         size_t used;
-        pq_why why = {{0}};
-        if (pq_parse_page_header(r->map + pos, (size_t)(end - pos), &h, &used, &why)) {
+        bl_pq_why why = {{0}};
+        if (bl_pq_parse_page_header(r->map + pos, (size_t)(end - pos), &h, &used, &why)) {
             st = cfail(&c, BL_ERR_FORMAT, "page header: %s", why.text);
             break;
         }
@@ -777,9 +777,9 @@ static bl_status read_chunk(const pq_reader *r, uint32_t g, const pq_col *col, b
     return st;
 }
 
-static bl_status pq_next(void *state, const size_t *cols, size_t n, bl_column *out, uint64_t *rows, bl_error *err)
+static bl_status bl_pq_next(void *state, const size_t *cols, size_t n, bl_column *out, uint64_t *rows, bl_error *err)
 {
-    pq_reader *r = state;
+    bl_pq_reader *r = state;
     *rows = 0;
     for (size_t i = 0; i < n; i++)
         if (cols[i] >= r->n_cols)
@@ -804,4 +804,5 @@ static bl_status pq_next(void *state, const size_t *cols, size_t n, bl_column *o
     return BL_OK;
 }
 
-const bl_table_backend bl_table_parquet = {"parquet", BL_TABLE_PARQUET, pq_sniff, pq_open, pq_next, pq_close};
+const bl_table_backend bl_table_parquet = {"parquet", BL_TABLE_PARQUET, bl_pq_sniff,
+                                           bl_pq_open, bl_pq_next,        bl_pq_close};

@@ -7,6 +7,7 @@
 
 #include "brainlesslab/engine.h"
 #include "brainlesslab/experiment.h"
+#include "brainlesslab/mpi.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
 #include "cli.h"
@@ -76,16 +77,11 @@ int bl_cmd_run(int argc, char **argv)
      * synapses into its own neurons). A rank that cannot load ends the job:
      * the others would wait for it forever. */
     int rank = 0, ranks = 1, part = 0, parts = 1;
-    if (bl_mpi_job(&rank, &ranks, &err) || bl_mpi_job_replicas(replicas, &part, &parts, &err))
+    bl_cli_context_setup("run", !quiet && isatty(STDERR_FILENO));
+    if (bl_mpi_job(NULL, &rank, &ranks, &err) || bl_mpi_job_replicas(NULL, replicas, &part, &parts, &err))
         return bl_cli_report("run", &err);
-    if (bl_plan_load_part(plan_path, part, parts, &plan, &err)) {
-        if (ranks > 1) {
-            char msg[sizeof err.message + 64];
-            snprintf(msg, sizeof msg, "run: %s", err.message);
-            bl_mpi_job_abort(msg);
-        }
-        return bl_cli_report("run", &err);
-    }
+    if (bl_plan_load_part(plan_path, part, parts, &plan, &err))
+        return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
     if (bl_plan_reservoir(plan)) { /* operation "profile": a reservoir evaluation */
         if (backend) {
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
@@ -104,8 +100,7 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return rst ? bl_cli_report("run", &err) : 0;
     }
-    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads,
-                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL};
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
     if (!st && !quiet)

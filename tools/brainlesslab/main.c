@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "brainlesslab/context.h"
+#include "brainlesslab/mpi.h"
+
 #include "cli.h"
 #include "cli_bench.h"
 #include "cli_plan.h"
@@ -38,6 +41,35 @@ int bl_cli_report(const char *cmd, const bl_error *err)
 {
     fprintf(stderr, "brainlesslab %s: %s\n", cmd, err->message[0] ? err->message : "failed");
     return 1;
+}
+
+static void log_line(void *user, const char *line)
+{
+    fprintf(stderr, "brainlesslab %s: %s\n", (const char *)user, line);
+    fflush(stderr);
+}
+
+static void progress_line(void *user, uint32_t done, uint32_t total, double simulated_s, double wall_s)
+{
+    (void)user;
+    fprintf(stderr, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   %s", done, total, simulated_s,
+            wall_s > 0 ? simulated_s / wall_s : 0.0, done >= total ? "\n" : "");
+    fflush(stderr);
+}
+
+void bl_cli_context_setup(const char *cmd, int progress)
+{
+    bl_context_set_log(NULL, log_line, (void *)cmd);
+    bl_context_set_progress(NULL, progress ? progress_line : NULL, NULL);
+}
+
+int bl_cli_abort_job(const char *cmd, const bl_error *err)
+{
+    char msg[sizeof err->message + 64];
+    snprintf(msg, sizeof msg, "%s: %s", cmd, err->message);
+    bl_error e = {0};
+    bl_mpi_job_abort(NULL, msg, &e); /* returns only in a job of one process */
+    return bl_cli_report(cmd, err);
 }
 
 int bl_cli_wants_help(int argc, char **argv)
