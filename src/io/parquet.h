@@ -161,8 +161,15 @@ const char *bl_pq_encoding_name(int32_t encoding);
 /* Largest uncompressed size a page of n compressed bytes may claim with this
  * codec before values justify more (0: codec unknown). */
 uint64_t bl_pq_codec_ratio(int32_t codec);
-/* Decompress src[0..n) into exactly dn bytes of dst; anything else fails. */
-int bl_pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, bl_pq_why *why);
+/* Decoder state kept across pages (a zstd context); zeroed to start. */
+typedef struct bl_pq_codecs {
+    void *zstd;
+} bl_pq_codecs;
+void bl_pq_codecs_free(bl_pq_codecs *cx);
+/* Decompress src[0..n) into exactly dn bytes of dst; anything else fails.
+ * cx may be NULL (a fresh state per call). */
+int bl_pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, bl_pq_codecs *cx,
+                     bl_pq_why *why);
 /* Compress for the writer: *out malloc'd. codec PQ_UNCOMPRESSED copies. */
 int bl_pq_compress(int32_t codec, const uint8_t *src, size_t n, uint8_t **out, size_t *on, bl_pq_why *why);
 

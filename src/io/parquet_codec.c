@@ -118,7 +118,16 @@ static int lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dn)
     return out == dn ? 0 : -1;
 }
 
-int bl_pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, bl_pq_why *why)
+void bl_pq_codecs_free(bl_pq_codecs *cx)
+{
+    if (cx && cx->zstd)
+        ZSTD_freeDCtx(cx->zstd);
+    if (cx)
+        cx->zstd = NULL;
+}
+
+int bl_pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, bl_pq_codecs *cx,
+                     bl_pq_why *why)
 {
     switch (codec) {
     case PQ_UNCOMPRESSED:
@@ -140,7 +149,10 @@ int bl_pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, 
     case PQ_GZIP:
         return inflate_exact(src, n, dst, dn, why);
     case PQ_ZSTD: {
-        size_t r = ZSTD_decompress(dst, dn, src, n);
+        /* One context per reader: creating one per page costs more than small pages. */
+        if (cx && !cx->zstd && !(cx->zstd = ZSTD_createDCtx()))
+            return bl_pq_fail(why, "zstd: out of memory for a context");
+        size_t r = cx ? ZSTD_decompressDCtx(cx->zstd, dst, dn, src, n) : ZSTD_decompress(dst, dn, src, n);
         if (ZSTD_isError(r))
             return bl_pq_fail(why, "zstd: %s", ZSTD_getErrorName(r));
         if (r != dn)

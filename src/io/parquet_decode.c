@@ -329,6 +329,14 @@ int bl_pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, 
         return bl_pq_fail(why, "plain: physical type %s not readable", bl_pq_type_name(phys));
     if (n > len / w)
         return bl_pq_fail(why, "plain: %zu values of %zu bytes need more than the %zu bytes the page holds", n, w, len);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The common case (INT64 and DOUBLE columns) is the stored bytes. */
+    if (phys == PQ_INT64 || phys == PQ_DOUBLE) {
+        if (n)
+            memcpy(phys == PQ_INT64 ? (void *)i64 : (void *)f64, p, n * 8);
+        return 0;
+    }
+#endif
     for (size_t i = 0; i < n; i++) {
         const uint8_t *q = p + i * w;
         switch (phys) {

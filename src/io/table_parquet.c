@@ -43,6 +43,11 @@ typedef struct bl_pq_reader {
     uint32_t leaves;
     uint32_t next_rg;
     uint64_t *rg_first_row;
+    /* Kept across pages: the decompressed page (grown to the largest page
+     * read) and the codecs' state. */
+    uint8_t *page;
+    size_t page_cap;
+    bl_pq_codecs codecs;
 } bl_pq_reader;
 
 /* The reader's own clear (bl_column_clear lives in the dispatch, table.c),
@@ -73,6 +78,8 @@ static void reader_free(bl_pq_reader *r)
     bl_pq_file_meta_free(&r->meta);
     free(r->cols);
     free(r->rg_first_row);
+    free(r->page);
+    bl_pq_codecs_free(&r->codecs);
     free(r->path);
     free(r);
 }
@@ -276,7 +283,7 @@ static void bl_pq_close(void *state) { reader_free(state); }
 /* ---- one column chunk ---- */
 
 typedef struct chunk {
-    const bl_pq_reader *r;
+    bl_pq_reader *r;
     const bl_pq_col *col;
     uint32_t rg;
     uint64_t at;           /* the page (or chunk) being read, for messages */
@@ -320,12 +327,14 @@ static void chunk_free_dict(chunk *c)
     free(c->dict_buf);
 }
 
-/* The page's bytes after decompression: src itself when stored plain, else a
- * fresh buffer (*owned) of the declared size, once that size is justified. */
+/* The page's bytes after decompression: src itself when stored plain, else,
+ * once the declared size is justified, the reader's page buffer or (with
+ * owned, for a dictionary that must outlive the page) a fresh one. */
 static bl_status page_bytes(chunk *c, int32_t codec, const uint8_t *src, size_t n, size_t dn, uint64_t values,
                             const uint8_t **buf, uint8_t **owned)
 {
-    *owned = NULL;
+    if (owned)
+        *owned = NULL;
     if (codec == PQ_UNCOMPRESSED) {
         if (n != dn)
             return cfail(c, BL_ERR_FORMAT, "uncompressed page of %zu bytes declares %zu", n, dn);
@@ -343,15 +352,29 @@ static bl_status page_bytes(chunk *c, int32_t codec, const uint8_t *src, size_t 
         return cfail(c, BL_ERR_FORMAT, "%s page of %zu bytes claims %zu bytes uncompressed, more than its %llu "
                      "values justify (at most %llu)", bl_pq_codec_name(codec), n, dn, (unsigned long long)values,
                      (unsigned long long)limit);
-    if (!(*owned = malloc(dn ? dn : 1)))
-        return cfail(c, BL_ERR_NOMEM, "out of memory for a page of %zu bytes", dn);
+    uint8_t *dst;
+    if (owned) {
+        if (!(dst = *owned = malloc(dn ? dn : 1)))
+            return cfail(c, BL_ERR_NOMEM, "out of memory for a page of %zu bytes", dn);
+    } else {
+        if (dn > c->r->page_cap) {
+            uint8_t *p = realloc(c->r->page, dn);
+            if (!p)
+                return cfail(c, BL_ERR_NOMEM, "out of memory for a page of %zu bytes", dn);
+            c->r->page = p;
+            c->r->page_cap = dn;
+        }
+        dst = c->r->page;
+    }
     bl_pq_why why = {{0}};
-    if (bl_pq_decompress(codec, src, n, *owned, dn, &why)) {
-        free(*owned);
-        *owned = NULL;
+    if (bl_pq_decompress(codec, src, n, dst, dn, &c->r->codecs, &why)) {
+        if (owned) {
+            free(*owned);
+            *owned = NULL;
+        }
         return cfail(c, BL_ERR_FORMAT, "%s", why.text);
     }
-    *buf = *owned;
+    *buf = dst;
     return BL_OK;
 }
 
@@ -394,9 +417,8 @@ static bl_status read_dictionary(chunk *c, const bl_pq_page_header *h, const uin
     }
     if (r)
         return cfail(c, BL_ERR_FORMAT, "dictionary: %s", why.text);
-    if (!owned && phys == PQ_BYTE_ARRAY) {
-        /* Strings point into the mapped file, which outlives the chunk. */
-    }
+    /* Stored plain, the dictionary's strings point into the mapped file,
+     * which outlives the chunk. */
     c->have_dict = 1;
     c->dict_n = n;
     return BL_OK;
@@ -565,7 +587,6 @@ static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint
     const uint8_t *levels = NULL;
     size_t levels_len = 0;
     const uint8_t *body;
-    uint8_t *owned = NULL;
     bl_status st;
     if (v2) {
         /* Repetition and definition levels lie uncompressed before the values. */
@@ -577,10 +598,10 @@ static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint
         levels = src;
         levels_len = (size_t)h->def_len;
         st = page_bytes(c, h->is_compressed ? codec : PQ_UNCOMPRESSED, src + lv, clen - lv, ulen - lv, nv, &body,
-                        &owned);
+                        NULL);
         ulen -= lv;
     } else {
-        st = page_bytes(c, codec, src, clen, ulen, nv, &body, &owned);
+        st = page_bytes(c, codec, src, clen, ulen, nv, &body, NULL);
     }
     if (st)
         return st;
@@ -668,14 +689,13 @@ static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint
     c->nulls += nv - nn;
     c->done += nv;
 done:
-    free(owned);
     free(def);
     free(strs);
     free(scratch);
     return st;
 }
 
-static bl_status read_chunk(const bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl_column *out, bl_error *err)
+static bl_status read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl_column *out, bl_error *err)
 {
     const bl_pq_row_group *rg = &r->meta.row_groups[g];
     const bl_pq_chunk_meta *m = &rg->columns[col->leaf];
