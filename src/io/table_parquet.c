@@ -290,7 +290,7 @@ typedef struct chunk {
     int in_page;
     bl_error *err;
     bl_column *out;
-    uint64_t rows, done;
+    uint64_t rows, done, cap; /* cap: rows the output has room for */
     uint64_t data_len, data_cap, max_bytes;
     uint64_t nulls;
     /* the dictionary */
@@ -570,6 +570,45 @@ static bl_status decode_strings(chunk *c, int32_t enc, const uint8_t *p, size_t 
     return st;
 }
 
+/* Room in the output for `want` rows (at most the row group's), doubling. */
+static bl_status grow_output(chunk *c, uint64_t want)
+{
+    if (want <= c->cap && c->cap)
+        return BL_OK;
+    uint64_t cap = c->cap ? c->cap : 1;
+    while (cap < want)
+        cap *= 2;
+    if (cap > c->rows)
+        cap = c->rows ? c->rows : 1;
+    bl_column *o = c->out;
+    size_t k = (size_t)cap;
+    void *p;
+    if (c->col->out == BL_COL_DOUBLE) {
+        if (!(p = realloc(o->f64, k * sizeof *o->f64)))
+            goto nomem;
+        o->f64 = p;
+    } else if (c->col->out == BL_COL_STRING) {
+        if (!(p = realloc(o->offsets, (k + 1) * sizeof *o->offsets)))
+            goto nomem;
+        o->offsets = p;
+        if (!c->cap)
+            o->offsets[0] = 0;
+    } else {
+        if (!(p = realloc(o->i64, k * sizeof *o->i64)))
+            goto nomem;
+        o->i64 = p;
+    }
+    if (c->col->optional) {
+        if (!(p = realloc(o->valid, k)))
+            goto nomem;
+        o->valid = p;
+    }
+    c->cap = cap;
+    return BL_OK;
+nomem:
+    return cfail(c, BL_ERR_NOMEM, "out of memory for %llu rows", (unsigned long long)cap);
+}
+
 /* A data page (v1 or v2): levels, values, then nulls spread into place. */
 static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint8_t *src, int32_t codec)
 {
@@ -580,6 +619,9 @@ static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint
     if (nv > c->rows - c->done)
         return cfail(c, BL_ERR_FORMAT, "page holds %llu values, the row group has %llu rows left (columns of "
                      "different lengths?)", (unsigned long long)nv, (unsigned long long)(c->rows - c->done));
+    bl_status st = grow_output(c, c->done + nv);
+    if (st)
+        return st;
     if (v2 && h->num_rows != h->num_values)
         return cfail(c, BL_ERR_FORMAT, "v2 page of %d rows holds %d values (a flat column has one each)",
                      (int)h->num_rows, (int)h->num_values);
@@ -587,7 +629,6 @@ static bl_status read_data_page(chunk *c, const bl_pq_page_header *h, const uint
     const uint8_t *levels = NULL;
     size_t levels_len = 0;
     const uint8_t *body;
-    bl_status st;
     if (v2) {
         /* Repetition and definition levels lie uncompressed before the values. */
         size_t lv = (size_t)h->rep_len + (size_t)h->def_len;
@@ -722,24 +763,17 @@ static bl_status read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, b
     if (start < 4 || start > r->meta_at || len > r->meta_at - start)
         return cfail(&c, BL_ERR_FORMAT, "chunk of %llu bytes lies outside the data (bytes 4..%zu)",
                      (unsigned long long)len, r->meta_at);
-    /* The output, bounded by the row count checked at open. */
+    /* The output grows with the pages decoded (grow_output), so a footer
+     * claiming rows its pages do not hold costs nothing. */
     uint64_t n = c.rows;
     memset(out, 0, sizeof *out);
     out->type = col->out;
     out->n = n;
-    size_t cells = (size_t)(n ? n : 1);
-    int ok = 1;
-    if (col->out == BL_COL_DOUBLE)
-        ok = (out->f64 = malloc(cells * sizeof *out->f64)) != NULL;
-    else if (col->out == BL_COL_STRING)
-        ok = (out->offsets = calloc(cells + 1, sizeof *out->offsets)) != NULL;
-    else
-        ok = (out->i64 = malloc(cells * sizeof *out->i64)) != NULL;
-    if (ok && col->optional)
-        ok = (out->valid = malloc(cells)) != NULL;
-    if (!ok)
-        return cfail(&c, BL_ERR_NOMEM, "out of memory for %llu rows", (unsigned long long)n);
-    bl_status st = BL_OK;
+    bl_status st = grow_output(&c, n < 4096 ? n : 4096);
+    if (st) {
+        col_free(out);
+        return st;
+    }
     uint64_t pos = start, end = start + len;
     while (c.done < c.rows) {
         c.at = pos;
