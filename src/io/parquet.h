@@ -202,6 +202,48 @@ int bl_pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, 
 int bl_pq_byte_stream_split(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, double *f64, size_t n,
                          bl_pq_why *why);
 
+/* ---- The reader (table_parquet.c: open, schema, row groups;
+ *      parquet_chunk.c: one column chunk's pages) ---- */
+typedef struct bl_pq_col {
+    const char *name;     /* the schema element's name (owned by meta) */
+    char shown[80];       /* the name as messages print it (bl_pq_printable) */
+    int32_t phys;
+    int optional, is_unsigned;
+    uint32_t leaf;        /* index of its chunk in each row group */
+    const char *refused;  /* why it cannot be read, or NULL */
+    bl_col_type out;
+} bl_pq_col;
+
+typedef struct bl_pq_reader {
+    char *path;
+    const uint8_t *map;
+    size_t size;
+    size_t meta_at;       /* where the footer's metadata starts */
+    bl_pq_file_meta meta;
+    size_t n_cols;
+    bl_pq_col *cols;
+    uint32_t leaves;
+    uint32_t next_rg;
+    uint64_t *rg_first_row;
+    /* Kept across pages: the decompressed page (grown to the largest page
+     * read) and the codecs' state. */
+    uint8_t *page;
+    size_t page_cap;
+    bl_pq_codecs codecs;
+} bl_pq_reader;
+
+/* Decode column col of row group g into out (zeroed here); out is left
+ * empty on failure. */
+bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl_column *out, bl_error *err);
+/* The reader's own clear (bl_column_clear lives in the dispatch, table.c),
+ * so that the backend stands alone for its tests and fuzz harness. */
+void bl_pq_column_free(bl_column *c);
+
+static inline uint32_t bl_pq_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Width in bytes of a fixed physical type's PLAIN value (BOOLEAN: 1 bit; 0). */
 size_t bl_pq_type_width(int32_t phys);
 const char *bl_pq_type_name(int32_t phys);
