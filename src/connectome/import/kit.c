@@ -236,6 +236,21 @@ int bl_import_has_column(const char *path, const char *name)
     return has;
 }
 
+const char *bl_import_pick_column(const char *path, const char *const *candidates, size_t n)
+{
+    bl_table *t = NULL;
+    bl_error err;
+    const char *found = NULL;
+    size_t i;
+    if (bl_table_open(path, BL_TABLE_AUTO, &t, &err) != BL_OK)
+        return NULL;
+    for (size_t k = 0; k < n && !found; k++)
+        if (bl_table_find(t, candidates[k], &i, &err) == BL_OK)
+            found = candidates[k];
+    bl_table_close(t);
+    return found;
+}
+
 char *bl_import_text(const bl_column *c, uint64_t r)
 {
     size_t len = (c->valid && !c->valid[r]) ? 0 : (size_t)(c->offsets[r + 1] - c->offsets[r]);
