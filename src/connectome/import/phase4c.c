@@ -20,7 +20,8 @@
 
 static const bl_import_option options[] = {
     {"--dir", "DIR", 1, "the processed directory (gpu/, neuron-index/)"},
-    {"--sign-policy", "FILE", 0, "key,sign CSV: the run's neurotransmitter_sign map plus 'unknown' and 'unclear' rows"},
+    {"--sign-policy", "FILE", 0, "key,sign CSV: the run's neurotransmitter_sign map plus 'unknown' and 'unclear' rows "
+                                 "(replaces the built-in fly policy; unmapped names are errors)"},
     {"--metadata", "FILE", 0, "unified metadata table instead of DIR/neuron-index/unified-metadata.parquet"},
     {"--mapping", "FILE", 0, "body id table instead of DIR/neuron-index/body-id-neuron-idx.parquet"},
     {NULL, NULL, 0, NULL},
@@ -99,7 +100,9 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
                        ? BL_OK
                        : bl_fail(err, BL_ERR_NOMEM, "out of memory");
     if (st == BL_OK)
-        st = bl_import_policy_arg(bl_import_arg(a, "--sign-policy"), bl_sign_policy_default_fly, &policy, err);
+        st = bl_import_arg(a, "--sign-policy") /* the run's own map replaces the fly policy, as the seed's config does */
+                 ? bl_import_policy_arg(bl_import_arg(a, "--sign-policy"), NULL, &policy, err)
+                 : bl_sign_policy_default_fly(&policy, err);
     if (st == BL_OK)
         st = bl_npy_read_expect(p_indptr, BL_DTYPE_INT64, 1, &indptr, err);
     if (st == BL_OK)
