@@ -6,9 +6,11 @@ importer tests (tests/oracles/import_data.py), written in the real formats by
 the npm oracles (cd tests/js && npm ci first). Fake data: same shapes and
 column names as the real files, random graphs.
 
-usage: /usr/bin/python3 bench/make_import_inputs.py OUTDIR [--feather-connectivity]
-  --feather-connectivity  write Connectivity_783 as Feather (for builds that
-                          cannot read Parquet yet); default Parquet.
+usage: /usr/bin/python3 bench/make_import_inputs.py OUTDIR [--only flywire|malecns]
+           [--neurons N --rows M] [--feather-connectivity]
+  --only KIND             one of the two sets (`brainlesslab bench` asks for each)
+  --neurons N, --rows M   other sizes (the bench's --quick)
+  --feather-connectivity  write Connectivity_783 as Feather; default Parquet.
 Then time each import (one core; docs/benchmark.md, "import"):
   /usr/bin/time -v build/brainlesslab import flywire --neurons OUTDIR/flywire/Completeness_783.csv \\
       --connectivity OUTDIR/flywire/Connectivity_783.parquet --out /tmp/fw
@@ -28,18 +30,28 @@ import import_data as D  # noqa: E402
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    if not args or args[0].startswith("-"):
         print(__doc__)
         return 2
-    out = Path(sys.argv[1])
-    parquet = "--feather-connectivity" not in sys.argv
+    out = Path(args[0])
+
+    def opt(name, default=None):
+        return args[args.index(name) + 1] if name in args else default
+
+    only = opt("--only")
+    parquet = "--feather-connectivity" not in args
     rng = np.random.default_rng(783)
-    t = time.time()
-    d = D.make_flywire(out / "flywire", rng, n=138_639, m=15_091_983, parquet=parquet, big=True)
-    print(f"flywire-scale: {len(d['ids'])} neurons, {len(d['pre'])} rows ({time.time() - t:.0f} s)")
-    t = time.time()
-    d = D.make_malecns(out / "malecns", rng, n=166_700, m=24_500_000, big=True)
-    print(f"malecns-scale: {len(d['body'])} bodies, {len(d['pre'])} weight rows ({time.time() - t:.0f} s)")
+    if only in (None, "flywire"):
+        t = time.time()
+        d = D.make_flywire(out / "flywire", rng, n=int(opt("--neurons", 138_639)), m=int(opt("--rows", 15_091_983)),
+                           parquet=parquet, big=True)
+        print(f"flywire-scale: {len(d['ids'])} neurons, {len(d['pre'])} rows ({time.time() - t:.0f} s)")
+    if only in (None, "malecns"):
+        t = time.time()
+        d = D.make_malecns(out / "malecns", rng, n=int(opt("--neurons", 166_700)), m=int(opt("--rows", 24_500_000)),
+                           big=True)
+        print(f"malecns-scale: {len(d['body'])} bodies, {len(d['pre'])} weight rows ({time.time() - t:.0f} s)")
     return 0
 
 
