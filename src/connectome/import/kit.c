@@ -1,6 +1,7 @@
 /* The table importers' shared parts (kit.h). */
 #include "connectome/import/kit.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +140,19 @@ static int by_post(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+#ifndef NDEBUG
+/* The order bl_edge_list_sort promises: (pre, post, row) non-decreasing. */
+static int bl_edge_list_sane(const bl_edge_list *l)
+{
+    for (uint64_t e = 1; e < l->n; e++) {
+        const bl_import_edge *a = &l->e[e - 1], *b = &l->e[e];
+        if (a->pre > b->pre || (a->pre == b->pre && by_post(a, b) > 0))
+            return 0;
+    }
+    return 1;
+}
+#endif
+
 bl_status bl_edge_list_sort(bl_edge_list *l, bl_error *err)
 {
     if (l->n < 2)
@@ -186,6 +200,7 @@ bl_status bl_edge_list_sort(bl_edge_list *l, bl_error *err)
         a = b;
     }
     free(start);
+    assert(bl_edge_list_sane(l));
     return BL_OK;
 }
 
