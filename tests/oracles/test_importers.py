@@ -198,6 +198,27 @@ def main():
         if "soma_side" not in got["rows"][0] or "kind" not in got["rows"][0]:
             failures.append("edges: neuron table columns are not metadata")
         reimport_same("edges", args, work / "o-edges", work)
+        # edges: integer ids in Parquet (Feather until Parquet reads), a +1/-1 column, no neuron table:
+        # the neurons are the ids seen, ascending.
+        n, m = 150, 2000
+        ids = np.sort(rng.choice(10**12, size=n, replace=False)) + 10**12
+        sgn = np.where(rng.random(n) < 0.7, 1, -1)
+        pre, post, w = D.random_edges(rng, n, m)
+        epath = work / "edges" / ("signed.parquet" if parquet else "signed.feather")
+        D.write_tables([{"path": str(epath), "format": "parquet" if parquet else "feather", "columns": [
+            D.col("pre", "int64", D.ints(ids[pre])), D.col("post", "int64", D.ints(ids[post])),
+            D.col("n", "int32", [int(x) for x in w]), D.col("s", "int64", D.ints(sgn[pre]))]}], work)
+        run(["edges", "--edges", epath, "--pre", "pre", "--post", "post", "--weight", "n", "--sign", "s",
+             "--out", work / "o-edges-signed"])
+        seen = np.unique(np.concatenate([pre, post]))
+        remap = np.full(n, -1)
+        remap[seen] = np.arange(len(seen))
+        o, t, c = D.csr_expected(len(seen), remap[pre], remap[post], w, sgn[seen])
+        has_out = np.zeros(len(seen), bool)
+        has_out[remap[pre]] = True
+        check("edges --sign (no neuron table)", work / "o-edges-signed",
+              dict(ids=[str(x) for x in ids[seen]], offsets=o, targets=t, counts=c,
+                   sign=[("+1" if sgn[seen][i] > 0 else "-1") if has_out[i] else "" for i in range(len(seen))]), [epath])
 
     if failures:
         print(f"importers: {len(failures)} failures")
