@@ -231,7 +231,6 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
 /* ---- tables ---- */
 
 #if !defined(BL_HAVE_TABLE_READER) || !defined(BL_HAVE_PARQUET_WRITER)
-/* Only while one of the two is missing (unused, hence an error, once both are in). */
 static PyObject *not_yet(const char *what)
 {
     bl_error err = {.status = BL_ERR_UNSUPPORTED};
