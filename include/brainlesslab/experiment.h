@@ -24,6 +24,7 @@ typedef struct bl_experiment_options {
     const char *backend;  /* NULL: the plan's */
     int threads;          /* < 0: the plan's */
     FILE *progress;       /* NULL: quiet; else one updating line per finished wave of trials */
+    const char *sign_key; /* NULL: unsigned; else an Ed25519 private key (PEM) that signs the record */
 } bl_experiment_options;
 
 /* A neuron is a responder when its firing rate, averaged over trials,

@@ -137,7 +137,7 @@ static void test_round_trip(void **state)
     free(text);
     assert_non_null(m);
     assert_string_equal(cJSON_GetObjectItem(m, "format")->valuestring, "brainlesslab-record");
-    assert_int_equal(cJSON_GetObjectItem(m, "format_version")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(m, "format_version")->valueint, BL_RECORD_FORMAT_VERSION);
     assert_string_equal(cJSON_GetObjectItem(m, "status")->valuestring, "DONE");
     assert_non_null(cJSON_GetObjectItem(m, "created_utc"));
     assert_string_equal(

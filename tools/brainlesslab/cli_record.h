@@ -4,5 +4,7 @@
 
 /* brainlesslab verify RECORD_DIR: 0 verified, 1 problems (printed), 2 usage. */
 int bl_cmd_verify(int argc, char **argv);
+/* brainlesslab keygen --out PREFIX: PREFIX.key (private) and PREFIX.pub. */
+int bl_cmd_keygen(int argc, char **argv);
 
 #endif

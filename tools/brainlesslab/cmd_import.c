@@ -2,7 +2,10 @@
  * set (data/<set>/) with the set's built-in sign policy, optionally overridden
  * from a `key,sign` CSV file. Prints one summary line on success. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/import.h"
@@ -16,7 +19,9 @@ static const char usage_text[] =
     "  celegans  C. elegans chemical network, Varshney et al. 2011 (default --data data/"
     BL_IMPORT_CELEGANS_NAME ")\n"
     "  --out DIR           connectome directory to write (must not exist, or be empty)\n"
-    "  --data DIR          folder holding the set's CSV files (default relative to the current directory)\n"
+    "  --data DIR          folder holding the set's CSV files (default: $BL_DATA_DIR/<set>, else the\n"
+    "                      data/ shipped beside this executable: ../data or ../share/brainlesslab/data\n"
+    "                      from its folder, else data/ in the current directory)\n"
     "  --sign-policy FILE  CSV with header key,sign applied over the built-in policy\n"
     "                      (keys: cell types for larva, transmitters for celegans;\n"
     "                      the keys 'default' and 'unknown' set those signs; see docs/sign-policy.md)\n";
@@ -27,6 +32,37 @@ static int usage_error(const char *what, const char *arg)
     fprintf(stderr, "brainlesslab import: %s%s%s (see brainlesslab import --help)\n", what,
             arg ? " " : "", arg ? arg : "");
     return 2;
+}
+
+/* The shipped data/<set> folder, found without depending on the current
+ * directory: $BL_DATA_DIR, then beside the executable (a build folder one
+ * level below the repository, or an install's share/brainlesslab), then
+ * data/ under the current directory as a last resort. BUF holds the result. */
+static const char *default_data(const char *set_dir, char *buf, size_t size)
+{
+    struct stat sb;
+    const char *env = getenv("BL_DATA_DIR");
+    if (env && *env) {
+        snprintf(buf, size, "%s/%s", env, set_dir);
+        return buf;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *const rel[] = {"../data", "../share/brainlesslab/data", "data", "../../data"};
+            for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+                snprintf(buf, size, "%s/%s/%s", exe, rel[i], set_dir);
+                if (stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode))
+                    return buf;
+            }
+        }
+    }
+    snprintf(buf, size, "data/%s", set_dir);
+    return buf;
 }
 
 int bl_cmd_import(int argc, char **argv)
@@ -63,8 +99,9 @@ int bl_cmd_import(int argc, char **argv)
                            set);
     if (!out)
         return usage_error("--out is required", NULL);
+    char found[8192];
     if (!data)
-        data = larva ? "data/" BL_IMPORT_LARVA_NAME : "data/" BL_IMPORT_CELEGANS_NAME;
+        data = default_data(larva ? BL_IMPORT_LARVA_NAME : BL_IMPORT_CELEGANS_NAME, found, sizeof found);
 
     bl_error err = {0};
     bl_sign_policy *policy = NULL;
