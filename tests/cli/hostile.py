@@ -186,6 +186,33 @@ def finding_7():
         check(failed and not os.path.exists(os.path.join(recs[0], ".RESERVED")), "7: .RESERVED is gone")
 
 
+def finding_7_mpi():
+    """Under mpirun, a SIGTERM to the job leaves rank 0's record FAILED, every time."""
+    probe = sh(CLI, "check", plan("f7probe", run="trials = 1\nduration_ms = 1.0\nseed = 1\nbackend = \"mpi\"\n"))
+    if not shutil.which("mpirun") or probe.returncode != 0:
+        print("skip 7 (mpi): no mpirun or no mpi backend")
+        return
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl="self,vader", OMPI_MCA_mpi_yield_when_idle="1")
+    p = plan("f7mpi", run="trials = 2\nduration_ms = 2000000.0\nseed = 5\nbackend = \"cpu\"\n")
+    runs = int(os.environ.get("BL_HOSTILE_MPI_RUNS", "4"))
+    for k in range(runs):
+        root = os.path.join(tmp, "rec7mpi-%d" % k)
+        proc = subprocess.Popen(["mpirun", "-np", "2", CLI, "run", p, "--root", root, "--quiet", "--force"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        t0 = time.time()
+        while time.time() - t0 < 60 and not glob.glob(os.path.join(root, "*", ".RESERVED")):
+            time.sleep(0.05)
+        time.sleep(0.2 + 0.4 * k)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+        recs = records(root)
+        failed = len(recs) == 1 and os.path.exists(os.path.join(recs[0], "FAILED"))
+        msg = json.load(open(os.path.join(recs[0], "manifest.json"))).get("message", "") if failed else ""
+        check(failed and "SIGTERM" in msg, "7: mpirun -np 2, SIGTERM after %.1f s: rank 0 marks the record FAILED (%s)"
+              % (0.2 + 0.4 * k, msg[:70] if failed else (os.listdir(recs[0]) if recs else "no record")))
+
+
 # ---- 9, 10, 11, 14: check refuses what run would refuse ---------------------
 def finding_9_10_11_14():
     cases = [
@@ -274,7 +301,7 @@ def finding_13():
     check(ran is not None and ran <= 3, "13: threads = 65536 on 3 trials records the threads that ran (%s)" % ran)
 
 
-ALL = {"2": finding_2, "3": finding_3, "4": finding_4, "5": finding_5, "6": finding_6, "7": finding_7,
+ALL = {"2": finding_2, "3": finding_3, "4": finding_4, "5": finding_5, "6": finding_6, "7": finding_7, "7mpi": finding_7_mpi,
        "9": finding_9_10_11_14, "12": finding_12, "13": finding_13, "14": finding_14_import}
 try:
     for k in (sys.argv[1:] or ALL):
