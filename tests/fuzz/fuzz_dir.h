@@ -49,7 +49,11 @@ static void fuzz_root_cleanup(void)
 static const char *fuzz_dir(void)
 {
     if (!fuzz_root[0]) {
-        snprintf(fuzz_root, sizeof fuzz_root, "/tmp/bl_fuzzdir_XXXXXX");
+        /* Memory-backed when the machine has /dev/shm: every execution
+         * writes and removes a directory of files. */
+        struct stat sb;
+        const char *base = stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) ? "/dev/shm" : "/tmp";
+        snprintf(fuzz_root, sizeof fuzz_root, "%s/bl_fuzzdir_XXXXXX", base);
         if (!mkdtemp(fuzz_root))
             abort();
         atexit(fuzz_root_cleanup);

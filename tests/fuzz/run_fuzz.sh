@@ -53,6 +53,9 @@ build_lib() {
     lib_built=1
 }
 
+# One thread per harness: the loaders' OpenMP would only add thread start-up
+# to every execution.
+export OMP_NUM_THREADS=1
 status=0
 for h in "${harnesses[@]}"; do
     bin=$work/fuzz_$h
