@@ -32,6 +32,7 @@
 #define BRAINLESSLAB_RECORD_H
 
 #include <stdbool.h>
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,28 +52,28 @@ typedef struct bl_record bl_record;
 /* Create ROOT (and its parents) if missing, then ROOT/NAME exclusively.
  * NAME is one path component (no '/', not "." or ".."). An existing ROOT/NAME
  * is BL_ERR_EXISTS, whatever it holds. */
-bl_status bl_record_reserve(const char *root, const char *name, bl_record **out, bl_error *err);
+BL_API bl_status bl_record_reserve(const char *root, const char *name, bl_record **out, bl_error *err);
 
 /* ROOT/NAME as built by reserve. */
-const char *bl_record_dir(const bl_record *r);
+BL_API const char *bl_record_dir(const bl_record *r);
 
 /* Path of an artifact inside the record, creating its parent directories.
  * RELNAME is relative, has no empty, "." or ".." component, no backslash or
  * line break, and is not a control file. Fails once the record is sealed or failed. */
-bl_status bl_record_path(bl_record *r, const char *relname, char *buf, size_t size,
-                         bl_error *err);
+BL_API bl_status bl_record_path(bl_record *r, const char *relname, char *buf, size_t size,
+                                bl_error *err);
 
 /* Hash an input (path as given, absolute path, bytes, sha256) for the manifest's
  * "inputs" list under ROLE. A directory adds every regular file below it, in
  * path order, each as its own entry (symlinks to files are followed, symlinks
  * to directories are refused so that a cycle cannot loop). */
-bl_status bl_record_add_input(bl_record *r, const char *role, const char *path, bl_error *err);
+BL_API bl_status bl_record_add_input(bl_record *r, const char *role, const char *path, bl_error *err);
 
 /* An input whose bytes the caller has already read and hashed in the pass
  * that used them (a connectome load, a plan parse): recorded as given, never
  * re-read, so the record names exactly the bytes used even if the file has
  * changed since. SHA256 is 64 lowercase hex digits. */
-bl_status bl_record_add_input_digest(bl_record *r, const char *role, const char *path,
+BL_API bl_status bl_record_add_input_digest(bl_record *r, const char *role, const char *path,
                                      const char *sha256, uint64_t bytes, bl_error *err);
 
 /* Bind the record to the plan it runs: the manifest stores PLAN_SHA256 and
@@ -80,54 +81,54 @@ bl_status bl_record_add_input_digest(bl_record *r, const char *role, const char 
  * carry the hash's first 8 digits), and REQUIRED lists the artifacts the
  * plan's outputs promise: sealing DONE without one of them fails, and verify
  * reports one that is missing. */
-bl_status bl_record_bind(bl_record *r, const char *plan_sha256, const char *const *required,
+BL_API bl_status bl_record_bind(bl_record *r, const char *plan_sha256, const char *const *required,
                          size_t n_required, bl_error *err);
 
 /* Sign the record when it is sealed (DONE or FAILED) with the Ed25519 private
  * key in KEY_PATH (PEM, as bl_record_keygen writes it). The key is loaded now,
  * so a bad key fails before any work. */
-bl_status bl_record_sign_with(bl_record *r, const char *key_path, bl_error *err);
+BL_API bl_status bl_record_sign_with(bl_record *r, const char *key_path, bl_error *err);
 
 /* Write a new Ed25519 key pair: PRIVATE_PATH (PEM PKCS#8, mode 0600) and
  * PUBLIC_PATH (PEM SubjectPublicKeyInfo). Neither may exist already. */
-bl_status bl_record_keygen(const char *private_path, const char *public_path, bl_error *err);
+BL_API bl_status bl_record_keygen(const char *private_path, const char *public_path, bl_error *err);
 
 /* Until the record is sealed, failed or destroyed, SIGINT, SIGTERM and SIGHUP
  * mark it FAILED ("stopped by signal SIGTERM ...") and then end the process
  * by the same signal. Sealing and failing are serialised with the handler, so
  * a signal during seal waits for it (and then finds nothing to do). One
  * record at a time per process. */
-bl_status bl_record_guard_signals(bl_record *r, bl_error *err);
+BL_API bl_status bl_record_guard_signals(bl_record *r, bl_error *err);
 
 /* Invariant checker for asserts: the handle's state agrees with the markers
  * on disk (open: .RESERVED and neither DONE nor FAILED; sealed: DONE, no
  * FAILED; failed: FAILED, no DONE). */
-bool bl_record_sane(const bl_record *r);
+BL_API bool bl_record_sane(const bl_record *r);
 
 /* A top-level manifest section, e.g. "plan", "seeds", "run". KEY is
  * [A-Za-z0-9_-]+, set at most once, and not one of the record's own keys
  * (format, format_version, status, message, created_utc, finished_utc,
  * inputs, artifacts, software, host). JSON_TEXT must parse as JSON. */
-bl_status bl_record_set_json(bl_record *r, const char *key, const char *json_text,
-                             bl_error *err);
+BL_API bl_status bl_record_set_json(bl_record *r, const char *key, const char *json_text,
+                                    bl_error *err);
 
 /* Seal with status DONE. Everything is inventoried and hashed before anything
  * is written; if writing fails, what seal wrote is removed again, so the
  * record is left reserved and bl_record_fail can still be called. */
-bl_status bl_record_seal(bl_record *r, bl_error *err);
+BL_API bl_status bl_record_seal(bl_record *r, bl_error *err);
 
 /* Seal with status FAILED and MESSAGE. Files that cannot be inventoried
  * (symlinks, special files) are listed under "inventory_problems" instead of
  * stopping the failure report. */
-bl_status bl_record_fail(bl_record *r, const char *message, bl_error *err);
+BL_API bl_status bl_record_fail(bl_record *r, const char *message, bl_error *err);
 
-void bl_record_destroy(bl_record *r);
+BL_API void bl_record_destroy(bl_record *r);
 
 /* Verify a sealed record. Prints one line per problem to REPORT (may be NULL)
  * and returns BL_ERR_INVALID with a one-line summary naming the files; a
  * FAILED or never-sealed record is never verified. On success *artifacts
  * (may be NULL) is the number of artifacts re-hashed. */
-bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_error *err);
+BL_API bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_error *err);
 
 typedef struct bl_verify_options {
     const char *public_key; /* PEM path: require a valid SIGNATURE by this key; NULL: unsigned checks */
@@ -136,7 +137,7 @@ typedef struct bl_verify_options {
 /* bl_record_verify with options. Every line it prints, and the summary, has
  * non-printable bytes escaped (\xNN), so a crafted manifest cannot forge
  * output lines or terminal sequences. */
-bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, FILE *report,
+BL_API bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, FILE *report,
                                 size_t *artifacts, bl_error *err);
 
 /* Software and host identity as compact JSON objects, malloc'd (free()).
@@ -144,8 +145,8 @@ bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, F
  *   software: name, version, source_revision, source_dirty_sha256 ("" when the
  *             tree was clean), build_flags, compiler, libraries {...}
  *   host:     hostname, cpu_model, logical_cores, memory_bytes, os {...} */
-char *bl_software_identity_json(void);
-char *bl_host_identity_json(void);
+BL_API char *bl_software_identity_json(void);
+BL_API char *bl_host_identity_json(void);
 
 #ifdef __cplusplus
 }
