@@ -68,5 +68,11 @@ int32_t *bl_result_counts_row(bl_result *r, uint32_t trial);
 void *bl_result_v_row(bl_result *r, uint32_t trial);
 void *bl_result_g_row(bl_result *r, uint32_t trial);
 void bl_result_set_n_steps(bl_result *r, uint64_t n_steps);
+/* A sink is set: spikes are handed out as they are appended, so a backend
+ * may append a trial's spikes in pieces during the trial (bounded memory). */
+int bl_result_streams(const bl_result *r);
+/* steps more steps were simulated (summed over the trials in flight);
+ * thread-safe; calls the result's step observer. */
+void bl_result_add_steps(bl_result *r, uint64_t steps);
 
 #endif

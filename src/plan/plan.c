@@ -207,6 +207,7 @@ void bl_plan_destroy(bl_plan *plan)
     free(plan->connectome_path);
     free(plan->preset);
     bl_pk_free_screen(plan);
+    free(plan->psth_pops);
     free(plan->audit_pops);
     for (size_t i = 0; plan->audit_columns && i < plan->audit.n_columns; i++)
         free(plan->audit_columns[i]);
@@ -298,6 +299,13 @@ int bl_plan_output_counts(const bl_plan *plan) { return plan->out_counts; }
 int bl_plan_output_state(const bl_plan *plan) { return plan->out_state; }
 int bl_plan_output_propagation(const bl_plan *plan) { return plan->out_propagation; }
 int bl_plan_top_responders(const bl_plan *plan) { return plan->top_responders; }
+const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan) { return plan->spikes_subset; }
+size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps)
+{
+    *pops = plan->psth_pops;
+    *bin_steps = plan->psth_bin_steps;
+    return plan->n_psth_pops;
+}
 size_t bl_plan_n_inputs(const bl_plan *plan) { return plan->n_inputs; }
 
 const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i)

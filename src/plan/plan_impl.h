@@ -56,6 +56,11 @@ struct bl_plan {
     int threads;
     /* outputs */
     int out_spikes, out_counts, out_state, out_propagation;
+    const bl_plan_population *spikes_subset; /* outputs.spikes = "NAME"; NULL: all */
+    const bl_plan_population **psth_pops;     /* outputs.psth */
+    size_t n_psth_pops;
+    double psth_bin_ms;
+    uint64_t psth_bin_steps;
     int top_responders;
     /* inputs and identity of the resolved form */
     bl_plan_input *inputs;

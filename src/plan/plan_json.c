@@ -258,6 +258,22 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_bool(&b, out, "state", plan->out_state);
         add_bool(&b, out, "propagation", plan->out_propagation);
         add_int(&b, out, "top_responders", plan->top_responders);
+        /* Only when given: plans without them keep their hash. */
+        if (plan->spikes_subset)
+            add_str(&b, out, "spikes_subset", plan->spikes_subset->name);
+        if (plan->n_psth_pops) {
+            cJSON *ps = check(&b, cJSON_AddObjectToObject(out, "psth"));
+            cJSON *names = ps ? check(&b, cJSON_AddArrayToObject(ps, "populations")) : NULL;
+            for (size_t i = 0; names && i < plan->n_psth_pops; i++) {
+                cJSON *s = check(&b, cJSON_CreateString(plan->psth_pops[i]->name));
+                if (s && !cJSON_AddItemToArray(names, s)) {
+                    cJSON_Delete(s);
+                    b.ok = 0;
+                }
+            }
+            if (ps)
+                add_num(&b, ps, "bin_ms", plan->psth_bin_ms);
+        }
     }
     if (!b.ok) {
         cJSON_Delete(root);
