@@ -11,6 +11,7 @@ typedef struct bl_net_population {
     size_t n;
     uint64_t threshold;     /* Bernoulli threshold on a 32-bit word (0 = never) */
     int64_t start_step, stop_step; /* active on [start, stop) */
+    int force;                     /* forced spikes, not input (bl_stimulus_set_force) */
 } bl_net_population;
 
 struct bl_network {
@@ -30,6 +31,8 @@ struct bl_network {
     size_t n_populations;
     const int32_t *events; /* pairs (step, neuron), sorted */
     size_t n_events;
+    const int32_t *forced; /* forced spikes: pairs (step, neuron), sorted */
+    size_t n_forced;
     uint8_t *silenced;     /* per neuron */
 };
 

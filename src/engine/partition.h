@@ -43,6 +43,7 @@ struct partition {
     i32_list *window;       /* spikers of each step of the current window, ascending */
     int64_t delay;
     int failed;
+    size_t next_forced; /* cursor into net->forced (the kernel's; reset per trial) */
 };
 
 /* Split the neurons into n_parts contiguous ranges with about equal work (one

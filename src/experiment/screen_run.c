@@ -98,15 +98,13 @@ static bl_status build_condition(const bl_plan *plan, const size_t *levels, bl_l
     bl_status st = bl_stimulus_create(stim, err);
     double duration = bl_plan_duration_ms(plan);
     for (size_t i = 0; !st && i < ns; i++) {
-        const bl_plan_population *p = bl_plan_population_at(plan, i);
-        double rate = p->rate_hz;
+        double rate = NAN; /* the plan's own protocol */
         for (size_t a = 0; a < na; a++) {
             const bl_plan_axis *ax = bl_plan_axis_at(plan, a);
             if (ax->kind == BL_AXIS_RATE && ax->stimulus == i)
                 rate = ax->values[levels[a]];
         }
-        st = bl_stimulus_add_poisson(*stim, p->neurons, p->n_neurons, rate, p->start_ms,
-                                     p->stop_ms >= duration ? -1.0 : p->stop_ms, err);
+        st = bl_plan_add_stimulus(plan, bl_plan_population_at(plan, i), rate, *stim, err);
     }
     for (size_t a = 0; !st && a < na; a++) {
         const bl_plan_axis *ax = bl_plan_axis_at(plan, a);

@@ -36,7 +36,8 @@ static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
                                           "top_responders", "psth", NULL};
 static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "population",
-                                            "rate_hz", "start_ms", "stop_ms", NULL};
+                                            "rate_hz", "start_ms", "stop_ms", "mode", "rates", "baseline_hz",
+                                            "modulation", "schedule", NULL};
 static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "population", NULL};
 
 static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
@@ -273,37 +274,7 @@ static bl_status read_population(const bl_pk_ctx *ctx, const bl_toml_node *node,
     if (!stimulus)
         return BL_OK;
 
-    double rate, start = 0, stop = plan->duration_ms;
-    double max_rate = 1000.0 / plan->params.dt_ms;
-    char a[64], b[64], c[64];
-    if ((st = bl_pk_double(ctx, node, where, "rate_hz", 1, &rate, NULL)) ||
-        (st = bl_pk_double(ctx, node, where, "start_ms", 0, &start, NULL)) ||
-        (st = bl_pk_double(ctx, node, where, "stop_ms", 0, &stop, NULL)))
-        return st;
-    bl_pk_number(a, sizeof a, rate);
-    bl_pk_number(b, sizeof b, max_rate);
-    bl_pk_join(path, sizeof path, where, "rate_hz", 7);
-    if (!(rate >= 0 && rate <= max_rate))
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "rate_hz"), path,
-                          "%s Hz is out of range 0..%s (at most one event per %g ms step)", a, b,
-                          plan->params.dt_ms);
-    bl_pk_number(a, sizeof a, start);
-    bl_pk_number(b, sizeof b, stop);
-    bl_pk_number(c, sizeof c, plan->duration_ms);
-    if (!(start >= 0 && start < plan->duration_ms)) {
-        bl_pk_join(path, sizeof path, where, "start_ms", 8);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "start_ms"), path,
-                          "%s ms is outside the trial [0, %s) ms", a, c);
-    }
-    if (!(stop > start && stop <= plan->duration_ms)) {
-        bl_pk_join(path, sizeof path, where, "stop_ms", 7);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "stop_ms"), path,
-                          "%s ms must be after start_ms (%s) and at most the duration (%s ms)", b, a, c);
-    }
-    pop->view.rate_hz = rate;
-    pop->view.start_ms = start;
-    pop->view.stop_ms = stop;
-    return BL_OK;
+    return bl_pk_read_protocol(ctx, node, where, (bl_plan *)plan, pop);
 }
 
 static bl_status read_populations(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *key,
@@ -491,6 +462,8 @@ static bl_status silenced_union(bl_plan *plan, bl_error *err)
 
 static void publish(bl_pk_population *p)
 {
+    p->view.segments = p->segments;
+    p->view.schedule = p->schedule;
     p->view.name = p->name;
     p->view.selector = p->selector;
     p->view.neurons = p->neurons;
@@ -515,6 +488,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         bl_pk_index(where, sizeof where, "stimulus", i);
         st = bl_pk_resolve_selector(ctx, plan, bl_toml_array_at(stim, i), where,
                                     &plan->stimuli[i]);
+        if (!st)
+            st = bl_pk_check_schedule(ctx, bl_toml_array_at(stim, i), where, &plan->stimuli[i]);
         publish(&plan->stimuli[i]);
     }
     for (size_t i = 0; i < plan->n_silences && !st; i++) {
