@@ -23,6 +23,7 @@
  * Why it is fast: neurons away from rest live in dense "active" slots
  * (structure of arrays), so the per-step update is a branch-free loop that
  * the compiler vectorises; everything else is driven by spikes. */
+#include <assert.h>
 #include <inttypes.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -126,6 +127,7 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
         }
         bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[step - s0]);
     }
+    assert(p->failed || bl_partition_sane(p));
 }
 
 /* A whole trial on one runner; its partitions run in parallel when there are
@@ -168,7 +170,7 @@ static bl_status publish(const runner *r, const bl_network *net, uint32_t trial,
     bl_status st = bl_result_append_pairs(res, trial, r->out.v, r->out.n / 2, err);
     if (st)
         return st;
-    size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(net->model);
     for (int q = 0; q < r->n_parts; q++) {
         const partition *p = &r->parts[q];
         size_t n = (size_t)(p->hi - p->lo);

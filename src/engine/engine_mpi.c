@@ -6,7 +6,8 @@
  *
  *   MPI_Allgather  per rank: its spike count for every (trial, step) of the
  *                  window, plus a failure flag (so every rank stops together);
- *   MPI_Allgatherv the spiking neurons' global ids.
+ *   MPI_Allgatherv the spiking neurons' global ids
+ * (the two collectives are src/mpi/exchange_mpi.c).
  *
  * Why it is exact for any rank count: rank order is neuron order, so the
  * concatenation over ranks keeps every step's spikers ascending, which is the
@@ -228,7 +229,7 @@ static bl_status mpi_create(bl_context *ctx, const bl_network *net, void **out, 
             s->indegree[net->targets[e]]++;
     bl_split_by_work(s->indegree, 0, (int32_t)net->n_neurons, s->size, s->bounds);
     assert(parts == 1 || !memcmp(s->bounds, bl_connectome_part_bounds(c), ((size_t)s->size + 1) * sizeof *s->bounds));
-    size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(net->model);
     for (int q = 0; q < s->size; q++) {
         uint64_t bytes = (uint64_t)(s->bounds[q + 1] - s->bounds[q]) * sz;
         if (bytes > INT_MAX) {
@@ -324,21 +325,10 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     }
     s->send_counts[per - 1] = failed;
     double t0 = wall();
-    if (MPI_Allgather(s->send_counts, per, MPI_INT, s->all_counts, per, MPI_INT, s->comm) != MPI_SUCCESS) {
-        *why = "MPI_Allgather of spike counts failed";
-        return 0;
-    }
     uint64_t total = 0;
-    for (int r = 0; r < s->size; r++) {
-        const int *c = s->all_counts + (size_t)r * (size_t)per;
-        uint64_t n = 0;
-        for (int k = 0; k < per - 1; k++)
-            n += (uint64_t)c[k];
-        failed |= c[per - 1];
-        s->displs[r] = (int)(total > INT_MAX ? 0 : total);
-        s->recv_counts[r] = (int)(n > INT_MAX ? 0 : n);
-        total += n;
-    }
+    if (!bl_mpi_exchange_counts(s->comm, s->size, s->send_counts, per, s->all_counts, s->recv_counts, s->displs,
+                                &total, &failed, why))
+        return 0;
     if (failed) { /* every rank sees the same flags: all stop at this window */
         *why = "a rank ran out of memory for its active neurons or spikes";
         return 0;
@@ -350,11 +340,8 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
         bl_mpi_job_abort(s->ctx, "mpi backend: out of memory for one window's spikes", NULL);
         return 0; /* a job of one rank: nobody waits, the run fails */
     }
-    if (MPI_Allgatherv(s->send.v, (int)n_send, MPI_INT32_T, s->recv.v, s->recv_counts, s->displs, MPI_INT32_T,
-                       s->comm) != MPI_SUCCESS) {
-        *why = "MPI_Allgatherv of spike ids failed";
+    if (!bl_mpi_exchange_ids(s->comm, s->send.v, (int)n_send, s->recv.v, s->recv_counts, s->displs, why))
         return 0;
-    }
     s->wall_exchange += wall() - t0;
     s->windows++;
     s->spikes_local += n_send;
@@ -437,7 +424,7 @@ static bl_status publish(mpi_state *s, const mpi_trial *t, uint32_t trial, bl_re
     bl_status st = bl_result_append_pairs(res, trial, t->out.v, t->out.n / 2, err);
     if (st)
         return st;
-    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(s->net->model);
     void *rows[2] = {bl_result_v_row(res, trial), bl_result_g_row(res, trial)};
     for (int k = 0; k < 2; k++) {
         for (int q = 0; q < t->n_parts; q++) {
@@ -493,7 +480,7 @@ static uint32_t group_first(uint32_t n, int g, int groups)
 static bl_status share_trial(mpi_state *s, int root, const bl_result *mine, uint64_t *cursor, uint32_t trial,
                              bl_result *res, bl_error *err)
 {
-    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(s->net->model);
     uint64_t n = s->net->n_neurons, n_pairs = 0;
     int32_t *pairs = NULL;
     if (s->world_rank == root) {

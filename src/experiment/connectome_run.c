@@ -1,4 +1,5 @@
 /* Connectome experiments: plan -> network -> engine -> artifacts -> sealed record. */
+#define _GNU_SOURCE /* qsort_r */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -248,10 +249,11 @@ static bl_status build_groups(bl_experiment *xp, run_ctx *x, bl_error *err)
     return BL_OK;
 }
 
-static const double *sort_rates;
-static int cmp_by_rate(const void *a, const void *b)
+/* qsort_r (glibc): the rates travel with the call (no file-scope state). */
+static int cmp_by_rate(const void *a, const void *b, void *rates_v)
 {
-    double x = sort_rates[*(const int32_t *)a], y = sort_rates[*(const int32_t *)b];
+    const double *rates = rates_v;
+    double x = rates[*(const int32_t *)a], y = rates[*(const int32_t *)b];
     if (x != y)
         return x < y ? 1 : -1;
     return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
@@ -285,9 +287,7 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     if (order) {
         for (uint64_t i = 0; i < n; i++)
             order[i] = (int32_t)i;
-        sort_rates = x->mean;
-        qsort(order, n, sizeof *order, cmp_by_rate);
-        sort_rates = NULL;
+        qsort_r(order, n, sizeof *order, cmp_by_rate, x->mean);
         for (uint64_t k = 0; k < n && k < (uint64_t)top && x->mean[order[k]] > 0; k++) {
             int32_t i = order[k];
             cJSON *e = cJSON_CreateObject();

@@ -23,7 +23,7 @@ static const command commands[] = {
     {"verify", bl_cmd_verify, "re-hash a record and report tampering"},
     {"plot", bl_cmd_plot, "draw a record's figures (PNG, SVG, plotted data) into a new derived record"},
     {"bench", bl_cmd_bench, "measure backends and peers by the measurement contract; JSON receipt"},
-    {"import", bl_cmd_import, "build a connectome directory from a shipped real data set"},
+    {"import", bl_cmd_import, "build a connectome directory from a data set (import --list names the importers)"},
     {"synth", bl_cmd_synth, "generate a seeded synthetic connectome (FlyWire scale by default)"},
     {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},
     {"reservoir", bl_cmd_reservoir, "reservoir nodes: construct, replay a bundle with explicit tapes, bench cases"},
