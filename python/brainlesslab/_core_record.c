@@ -230,12 +230,14 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ---- tables ---- */
 
+#if !defined(BL_HAVE_TABLE_READER) || !defined(BL_HAVE_PARQUET_WRITER)
 static PyObject *not_yet(const char *what)
 {
     bl_error err = {.status = BL_ERR_UNSUPPORTED};
     snprintf(err.message, sizeof err.message, "%s is not in this build of the library yet", what);
     return bl_py_raise(&err);
 }
+#endif
 
 #ifdef BL_HAVE_TABLE_READER
 static PyObject *column_to_python(bl_column *c)
