@@ -45,6 +45,39 @@ BL_API int bl_experiment_threads(const bl_experiment *x);
 /* The human summary: totals and the responder table. */
 BL_API void bl_experiment_print(const bl_experiment *x, FILE *out);
 
+/* Operation "audit": populations broken down by metadata, the hierarchy from
+ * a source population and its layer edge statistics, into a sealed record
+ * (audit.json, layers.csv, layer_edges.npy; src/experiment/audit_run.c). */
+typedef struct bl_audit bl_audit;
+BL_API bl_status bl_audit_run(const bl_plan *plan, const bl_experiment_options *options, bl_audit **out,
+                       bl_error *err);
+BL_API void bl_audit_destroy(bl_audit *a);
+BL_API const char *bl_audit_record_dir(const bl_audit *a);
+BL_API void bl_audit_print(const bl_audit *a, FILE *out);
+
+/* Operation "screen": every condition of the plan's axes on one loaded
+ * connectome, conditions in parallel, into one sealed record with a condition
+ * table and per-condition rates (src/experiment/screen_run.c). Each condition
+ * equals the single plan that writes its change in, bit for bit. */
+typedef struct bl_screen bl_screen;
+BL_API bl_status bl_screen_run(const bl_plan *plan, const bl_experiment_options *options, bl_screen **out,
+                        bl_error *err);
+BL_API void bl_screen_destroy(bl_screen *s);
+BL_API const char *bl_screen_record_dir(const bl_screen *s);
+BL_API void bl_screen_print(const bl_screen *s, FILE *out);
+
+/* Compare two records (connectome runs, or screen conditions named DIR@K):
+ * the exact verdict on spikes, counts and final state, then per-neuron rate
+ * differences with effect sizes and Welch's test across trials, written as a
+ * sealed record of its own under root (src/experiment/compare_run.c). */
+typedef struct bl_compare bl_compare;
+BL_API bl_status bl_compare_records(const char *a, const char *b, const char *root, bl_compare **out, bl_error *err);
+BL_API void bl_compare_destroy(bl_compare *x);
+BL_API const char *bl_compare_record_dir(const bl_compare *x);
+/* Spikes (when both recorded them) and counts equal. */
+BL_API int bl_compare_identical(const bl_compare *x);
+BL_API void bl_compare_print(const bl_compare *x, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

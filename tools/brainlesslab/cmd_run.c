@@ -101,6 +101,33 @@ int bl_cmd_run(int argc, char **argv)
         return rst ? bl_cli_report("run", &err) : 0;
     }
     bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL};
+    if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
+        bl_audit *a = NULL;
+        bl_status ast = bl_audit_run(plan, &opt, &a, &err);
+        if (!ast && !quiet)
+            bl_audit_print(a, stdout);
+        else if (!ast)
+            printf("%s\n", bl_audit_record_dir(a));
+        bl_audit_destroy(a);
+        bl_plan_destroy(plan);
+        return ast ? bl_cli_report("run", &err) : 0;
+    }
+    if (bl_plan_n_axes(plan)) { /* operation "screen" */
+        if (ranks > 1) {
+            fprintf(stderr, "brainlesslab run: a screen runs in one process, not under mpirun\n");
+            bl_plan_destroy(plan);
+            return 2;
+        }
+        bl_screen *s = NULL;
+        bl_status sst = bl_screen_run(plan, &opt, &s, &err);
+        if (!sst && !quiet)
+            bl_screen_print(s, stdout);
+        else if (!sst)
+            printf("%s\n", bl_screen_record_dir(s));
+        bl_screen_destroy(s);
+        bl_plan_destroy(plan);
+        return sst ? bl_cli_report("run", &err) : 0;
+    }
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
     if (!st && !quiet)

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"check", bl_cmd_check, "resolve and validate a plan without running it; print its hash"},
     {"run", bl_cmd_run, "run a plan into a new sealed record"},
     {"verify", bl_cmd_verify, "re-hash a record and report tampering"},
+    {"compare", bl_cmd_compare, "two records: exact verdict on spikes, then per-neuron rate differences"},
     {"plot", bl_cmd_plot, "draw a record's figures (PNG, SVG, plotted data) into a new derived record"},
     {"bench", bl_cmd_bench, "measure backends and peers by the measurement contract; JSON receipt"},
     {"import", bl_cmd_import, "build a connectome directory from a data set (import --list names the importers)"},

@@ -1,7 +1,7 @@
-/* Evaluation internals shared by evaluation.c and the record writer
- * (private to src/tasks). */
-#ifndef BL_TASKS_TASKS_IMPL_H
-#define BL_TASKS_TASKS_IMPL_H
+/* Reservoir evaluation internals shared by res_evaluate.c and the record
+ * writer res_run.c (private to src/experiment). */
+#ifndef BL_EXPERIMENT_RES_RUN_IMPL_H
+#define BL_EXPERIMENT_RES_RUN_IMPL_H
 
 #include <stdio.h>
 

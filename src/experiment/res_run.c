@@ -1,4 +1,4 @@
-/* Profile plans into sealed records: reserve, evaluate, write the per-trial
+/* Reservoir plans into sealed records (beside connectome_run.c): reserve, evaluate, write the per-trial
  * CSV, the outcome array and the summary, seal (or fail). The record
  * machinery is the connectome work's (record.h); nothing here restates it. */
 #include <cjson/cJSON.h>
@@ -13,7 +13,7 @@
 #include "brainlesslab/record.h"
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
-#include "tasks/tasks_impl.h"
+#include "experiment/res_run_impl.h"
 
 struct bl_res_run {
     char record_dir[4096];
@@ -22,6 +22,8 @@ struct bl_res_run {
     size_t n_targets;
     char (*target_id)[160];
     char (*target_desc)[160];
+    char (*task)[32];
+    char (*key)[32];
     bl_res_summary *summaries;
     int threads;
     uint32_t batch;
@@ -66,8 +68,9 @@ static bl_status write_csv(bl_record *rec, const bl_res_plan *rp, const bl_res_e
     FILE *f = fopen(path, "w");
     if (!f)
         return bl_fail(err, BL_ERR_IO, "%s: cannot create", path);
-    fprintf(f, "target,block,trial,controller,node,units,label,delay,length,decision,tie,evidence_left,"
-               "evidence_right,outcome,status,ticks,world_seed,construction_seed,drive_seed,control_seed\n");
+    fprintf(f, "target,block,trial,controller,task,node,units,label,delay,length,decision,tie,evidence_left,"
+               "evidence_right,outcome,ties,scored,hits,misses,status,ticks,world_seed,construction_seed,drive_seed,"
+               "control_seed\n");
     for (size_t i = 0; i < ev->n_trials; i++) {
         const bl_res_trial *tr = &ev->trials[i];
         const bl_rp_target *t = &rp->targets[tr->target];
@@ -83,17 +86,18 @@ static bl_status write_csv(bl_record *rec, const bl_res_plan *rp, const bl_res_e
         }
         if (t->controller == BL_CTRL_REFERENCE_NULL)
             hex16(k, tr->seed_control);
-        char dec[8] = "", tie[4] = "", out[4] = "";
+        char dec[8] = "", tie[4] = "", out[32] = "";
         if (tr->score.decision) {
             snprintf(dec, sizeof dec, "%d", tr->score.decision);
             snprintf(tie, sizeof tie, "%d", tr->score.tie);
         }
         if (done)
-            snprintf(out, sizeof out, "%d", tr->score.outcome);
-        fprintf(f, "%s,%u,%u,%s,%s,%s,%u,%u,%u,%s,%s,%.17g,%.17g,%s,%s,%u,%s,%s,%s,%s\n", t->id, tr->block, tr->trial,
-                bl_controller_name(t->controller), res ? bl_res_kind_name(t->node.kind) : "", units, tr->world.label,
-                tr->world.delay, tr->world.length, dec, tie, tr->score.evidence[0], tr->score.evidence[1], out,
-                bl_trial_status_name(tr->status), tr->ticks, w, c, d, k);
+            snprintf(out, sizeof out, "%.17g", tr->score.outcome);
+        fprintf(f, "%s,%u,%u,%s,%s,%s,%s,%u,%u,%u,%s,%s,%.17g,%.17g,%s,%u,%u,%u,%u,%s,%u,%s,%s,%s,%s\n", t->id,
+                tr->block, tr->trial, bl_controller_name(t->controller), bl_task_name(t->task.kind),
+                res ? bl_res_kind_name(t->node.kind) : "", units, tr->world.label, tr->world.delay, tr->world.length,
+                dec, tie, tr->score.evidence[0], tr->score.evidence[1], out, tr->score.ties, tr->score.scored,
+                tr->score.hits, tr->score.misses, bl_trial_status_name(tr->status), tr->ticks, w, c, d, k);
     }
     if (ferror(f)) {
         fclose(f);
@@ -114,7 +118,7 @@ static bl_status write_outcomes(bl_record *rec, const bl_res_plan *rp, const bl_
     if (!v)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %zu outcomes", ev->n_trials);
     for (size_t i = 0; i < ev->n_trials; i++)
-        v[i] = ev->trials[i].status == BL_TRIAL_COMPLETED ? (double)ev->trials[i].score.outcome : NAN;
+        v[i] = ev->trials[i].status == BL_TRIAL_COMPLETED ? ev->trials[i].score.outcome : NAN;
     const uint64_t shape[3] = {rp->n_targets, rp->blocks, rp->trials_per_block};
     st = bl_npy_write(path, BL_DTYPE_FLOAT64, 3, shape, v, err);
     free(v);
@@ -157,9 +161,11 @@ static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_r
     cJSON_AddStringToObject(root, "plan_id", rp->id);
     cJSON_AddStringToObject(root, "plan_hash", rp->hash);
     cJSON_AddStringToObject(root, "operation", "profile");
-    cJSON_AddStringToObject(root, "task", "delayed_cue");
-    cJSON_AddStringToObject(root, "key", "recall_accuracy");
-    cJSON_AddNumberToObject(root, "chance", 0.5);
+    /* The first target's task names the key; targets of other tasks carry their own. */
+    const bl_rp_target *t0 = &rp->targets[0];
+    cJSON_AddStringToObject(root, "task", bl_task_name(t0->task.kind));
+    cJSON_AddStringToObject(root, "key", t0->def.outcome_key);
+    add_number_or_null(root, "chance", t0->def.chance);
     cJSON *e = cJSON_AddObjectToObject(root, "evaluation");
     cJSON_AddNumberToObject(e, "blocks", rp->blocks);
     cJSON_AddNumberToObject(e, "trials_per_block", rp->trials_per_block);
@@ -181,7 +187,10 @@ static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_r
             cJSON_AddStringToObject(o, "node", bl_res_kind_name(t->node.kind));
             cJSON_AddNumberToObject(o, "units", t->count);
         }
-        add_number_or_null(o, "recall_accuracy", s->accuracy);
+        cJSON_AddStringToObject(o, "task", bl_task_name(t->task.kind));
+        cJSON_AddStringToObject(o, "key", t->def.outcome_key);
+        add_number_or_null(o, t->def.outcome_key, s->accuracy);
+        add_number_or_null(o, "value", s->accuracy);
         if (isfinite(s->low)) {
             cJSON *iv = cJSON_AddObjectToObject(o, "interval");
             cJSON_AddNumberToObject(iv, "level", 0.95);
@@ -225,7 +234,7 @@ static bl_status seeds_section(bl_record *rec, const bl_res_plan *rp, bl_error *
              "\"construction_scope\": \"%s\", "
              "\"derivation\": \"Philox4x32-10, key (root_seed lo, root_seed hi), counter (block, trial, purpose, "
              "partition_word); seed = word0 | word1 << 32; purpose 1 world, 2 construction, 3 drive, 4 control, "
-             "5 bootstrap; 0xffffffff stands for every block / trial of a broader construction scope\", "
+             "5 bootstrap, 6 intervention; 0xffffffff stands for every block / trial of a broader construction scope\", "
              "\"per_trial\": \"trials.csv (world_seed, construction_seed, drive_seed, control_seed, 16 hex digits)\"}",
              BL_SEED_SCHEME, rp->root_seed, rp->partition, rp->partition_word, bl_rp_scope_name(rp->scope));
     return bl_record_set_json(rec, "seeds", text, err);
@@ -258,8 +267,10 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
         run->target_id = calloc(rp->n_targets, sizeof *run->target_id);
         run->target_desc = calloc(rp->n_targets, sizeof *run->target_desc);
         run->summaries = calloc(rp->n_targets, sizeof *run->summaries);
+        run->task = calloc(rp->n_targets, sizeof *run->task);
+        run->key = calloc(rp->n_targets, sizeof *run->key);
     }
-    if (!run || !run->target_id || !run->target_desc || !run->summaries) {
+    if (!run || !run->target_id || !run->target_desc || !run->summaries || !run->task || !run->key) {
         bl_res_run_destroy(run);
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a run");
     }
@@ -299,6 +310,8 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
         for (size_t ti = 0; ti < rp->n_targets; ti++) {
             const bl_rp_target *t = &rp->targets[ti];
             snprintf(run->target_id[ti], sizeof run->target_id[ti], "%s", t->id);
+            snprintf(run->task[ti], sizeof run->task[ti], "%s", bl_task_name(t->task.kind));
+            snprintf(run->key[ti], sizeof run->key[ti], "%s", t->def.outcome_key);
             if (t->controller == BL_CTRL_RESERVOIR)
                 snprintf(run->target_desc[ti], sizeof run->target_desc[ti], "%-15s %-10s %6u", "reservoir",
                          bl_res_kind_name(t->node.kind), t->count);
@@ -324,6 +337,8 @@ void bl_res_run_destroy(bl_res_run *run)
     free(run->target_id);
     free(run->target_desc);
     free(run->summaries);
+    free(run->task);
+    free(run->key);
     free(run);
 }
 
@@ -331,19 +346,22 @@ const char *bl_res_run_record_dir(const bl_res_run *run) { return run->record_di
 
 void bl_res_run_print(const bl_res_run *run, FILE *out)
 {
-    fprintf(out, "%s: %zu target(s) x %u block(s) x %u trial(s), delayed_cue, %d thread(s), batch %u, %.2f s\n",
-            run->plan_id, run->n_targets, run->blocks, run->trials_per_block, run->threads, run->batch, run->wall_s);
-    fprintf(out, "  %-16s %-15s %-10s %6s  %-15s %-17s %5s %6s\n", "target", "controller", "node", "units",
-            "recall_accuracy", "95% interval", "ties", "failed");
+    fprintf(out, "%s: %zu target(s) x %u block(s) x %u trial(s), %d thread(s), batch %u, %.2f s\n", run->plan_id,
+            run->n_targets, run->blocks, run->trials_per_block, run->threads, run->batch, run->wall_s);
+    fprintf(out, "  %-16s %-15s %-10s %6s  %-21s %-19s %-17s %5s %6s\n", "target", "controller", "node", "units",
+            "task", "key", "95% interval", "ties", "failed");
     for (size_t ti = 0; ti < run->n_targets; ti++) {
         const bl_res_summary *s = &run->summaries[ti];
-        char acc[32] = "n/a", iv[48] = "n/a";
+        char acc[96] = "n/a", iv[48] = "n/a";
         if (isfinite(s->accuracy))
-            snprintf(acc, sizeof acc, "%.3f", s->accuracy);
+            snprintf(acc, sizeof acc, "%s %.3f", run->key[ti], s->accuracy);
+        else
+            snprintf(acc, sizeof acc, "%s n/a", run->key[ti]);
         if (isfinite(s->low))
             snprintf(iv, sizeof iv, "[%.3f, %.3f]", s->low, s->high);
-        fprintf(out, "  %-16s %s  %-15s %-17s %5u %6u\n", run->target_id[ti], run->target_desc[ti], acc, iv, s->ties,
-                s->failed);
+        fprintf(out, "  %-16s %s  %-21s %-19s %-17s %5u %6u\n", run->target_id[ti], run->target_desc[ti],
+                run->task[ti], acc, iv, s->ties, s->failed);
     }
-    fprintf(out, "  chance = 0.5; ties go to effector 1 and are counted; record: %s\n", run->record_dir);
+    fprintf(out, "  episode tasks: chance = 0.5, ties go to effector 1 and are counted; record: %s\n",
+            run->record_dir);
 }
