@@ -204,13 +204,28 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
             dir = strdup(bl_res_run_record_dir(rr));
         bl_res_run_destroy(rr);
     } else if (!st) {
+        /* The same dispatch as `brainlesslab run`: audit, screen, or a connectome experiment. */
         bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
                                      .context = NULL};
-        bl_experiment *x = NULL;
-        st = bl_experiment_run(plan, &opt, &x, &err);
-        if (!st)
-            dir = strdup(bl_experiment_record_dir(x));
-        bl_experiment_destroy(x);
+        if (bl_plan_audit_spec(plan)) {
+            bl_audit *a = NULL;
+            st = bl_audit_run(plan, &opt, &a, &err);
+            if (!st)
+                dir = strdup(bl_audit_record_dir(a));
+            bl_audit_destroy(a);
+        } else if (bl_plan_n_axes(plan)) {
+            bl_screen *sc = NULL;
+            st = bl_screen_run(plan, &opt, &sc, &err);
+            if (!st)
+                dir = strdup(bl_screen_record_dir(sc));
+            bl_screen_destroy(sc);
+        } else {
+            bl_experiment *x = NULL;
+            st = bl_experiment_run(plan, &opt, &x, &err);
+            if (!st)
+                dir = strdup(bl_experiment_record_dir(x));
+            bl_experiment_destroy(x);
+        }
     }
     bl_plan_destroy(plan);
     Py_END_ALLOW_THREADS
