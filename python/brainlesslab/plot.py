@@ -286,7 +286,10 @@ def available(rec):
         if name == "hierarchy":
             if rec.has("layer_edges.npy") or rec.has("audit.json"):
                 out.append(name)
-        elif all(rec.has(n) for n in needs) and (name not in ("raster", "psth") or rec.plan):
+        elif name in ("raster", "psth"):
+            if rec.spike_files and rec.plan and "run" in rec.plan:
+                out.append(name)
+        elif all(rec.has(n) for n in needs):
             out.append(name)
     return out
 

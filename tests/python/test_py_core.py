@@ -199,6 +199,26 @@ class RecordTest(TempDirCase):
         self.assertNotEqual(cli.returncode, 0)
         self.assertIn("summary.json", cli.stdout + cli.stderr)
 
+    def test_spikes_one_file_per_trial(self):
+        import h5py
+        w = _core.record_writer(self.tmp, "per-trial")
+        for trial, (ts, ids) in enumerate([([0.1, 0.5], [3, 1]), ([0.2], [7])]):
+            with h5py.File(w.path("spikes/trial-%04d.h5" % trial), "w") as f:
+                g = f.create_group("spikes/pop")
+                g.attrs["sorting"] = "by_time"
+                g["timestamps"] = np.array(ts)
+                g["node_ids"] = np.array(ids, dtype=np.uint64)
+        rec = bl.Record(w.seal())
+        self.assertEqual(rec.spike_files, ["spikes/trial-0000.h5", "spikes/trial-0001.h5"])
+        sp = rec.spikes
+        np.testing.assert_array_equal(sp.timestamps_ms, [0.1, 0.5, 0.2])
+        np.testing.assert_array_equal(sp.node_ids, [3, 1, 7])
+        np.testing.assert_array_equal(sp.trials, [0, 0, 1])
+        self.assertEqual(rec.load("spikes/trial-0001.h5").sorting, "by_time")
+        empty = _core.record_writer(self.tmp, "no-spikes")
+        with self.assertRaises(KeyError):
+            bl.Record(empty.seal()).spikes
+
     def test_run_plan_errors(self):
         with self.assertRaises(bl.Error) as e:
             bl.run_plan(os.path.join(self.tmp, "missing.toml"), root=self.tmp)
