@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
+  dpkg-dev file   # the Debian package: cpack runs dpkg-shlibdeps and file over the binaries
   libtomlplusplus-dev libcmocka-dev libhdf5-dev librandom123-dev libssl-dev zlib1g-dev
   libcsv-dev libcjson-dev
   libsnappy-dev libzstd-dev libbrotli-dev liblz4-dev
