@@ -388,7 +388,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
             int32_t i = net->populations[q].neurons[s];
             if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step)) {
-                int32_t a = bl_part_wake(p, &shiu_part, i);
+                int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
                 ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
                 p->failed |= !bl_list_push(spikers, i);
             }
@@ -399,7 +399,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     for (size_t ev = f0; ev < f1; ev++) {
         int32_t i = net->forced[2 * ev + 1];
         if (i >= p->lo && i < p->hi && step >= ready[i - lo]) {
-            int32_t a = bl_part_wake(p, &shiu_part, i);
+            int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
             ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
             p->failed |= !bl_list_push(spikers, i);
         }
