@@ -202,6 +202,33 @@ void bl_task_definition_of(const bl_task_options *o, bl_task_definition *d);
 /* 1 when the control is defined for the task (the reservoir always is). */
 int bl_task_controller_allowed(bl_task_kind kind, bl_controller c);
 
+/* ---- one trial, traced (tests, the NumPy oracle, `brainlesslab reservoir task`) ---- */
+
+typedef struct bl_task_trace {
+    uint32_t ticks, frames, width;  /* ticks run, node frames per tick, inputs */
+    double *obs;                    /* [ticks * frames][width] what the controller saw */
+    double *eff;                    /* [ticks * frames][2] effectors */
+    double *physical;               /* [ticks][8] after each advance */
+    uint32_t length;                /* episode tasks: the world's stimulus matrix */
+    double *stimuli;                /* [length][width] */
+    uint32_t n_rounds;
+    uint32_t *starts, *ends, *labels;
+    uint8_t *decisions, *ties;      /* [n_rounds] */
+    uint32_t reversal;
+    int meta[4];
+    double outcome;
+    int done, finite;
+    uint32_t scored, hits, misses, longest_rally;
+} bl_task_trace;
+
+/* Run one trial of a task without a node: effectors from the control
+ * `controller` (never the reservoir), or, when tape is not NULL, from tape
+ * ([tape_rows][2], one row per frame; the trial stops when it runs out). */
+bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
+                            uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
+                            size_t tape_rows, bl_task_trace **out, bl_error *err);
+void bl_task_trace_destroy(bl_task_trace *t);
+
 /* ---- profile plans ---- */
 
 typedef struct bl_res_plan bl_res_plan;
