@@ -66,6 +66,12 @@ typedef struct bl_res_params {
     int oosawa;                  /* 0     "drive = oosawa": noise drive */
     double membrane_noise;       /* 0.0 */
     double noise_gain;           /* 0.0 */
+    int weight_init_mode;        /* construction: 0 excitatory (input_weight + 0.1 N), 1 pong_mixed
+                                    (P 0.25: -1 + 0.1 N, else 0.2 N), 2 legacy_normal (weight_init_std N);
+                                    Dale overrides all three */
+    double weight_init_std;      /* 1.0   legacy_normal's scale */
+    int repair_masks;            /* 0     construction: a unit with no incoming link gets one input link;
+                                    an empty effector pool gets one unit */
     /* SORN */
     double inhibitory_fraction;  /* 0.2   the I/E ratio: N_E = round(N / (1 + r)) */
     double p_ee;                 /* 10/166 */
@@ -82,6 +88,8 @@ typedef struct bl_res_params {
     int pruning;                 /* 1     a link whose weight reaches <= 0 is removed for good */
 } bl_res_params;
 
+/* "excitatory", "pong_mixed", "legacy_normal" (bl_res_params.weight_init_mode). */
+const char *bl_res_weight_init_mode_name(int mode);
 /* Defaults of a kind (the spec's). */
 void bl_res_params_default(bl_res_kind kind, bl_res_params *out);
 /* Named parameter sets: "default" (both kinds); SORN also "lazar2009"

@@ -243,6 +243,14 @@ const char *bl_res_plan_json(const bl_res_plan *plan); /* canonical */
 const char *bl_res_plan_hash(const bl_res_plan *plan);
 /* Indented JSON (malloc'd; NULL when out of memory). */
 char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
+/* Shorter runs of a written plan (blocks, trials: 0 keeps the plan's) and
+ * the seed scheme that replaces the plan's (NULL keeps it; only
+ * "bl-philox-v1" runs): the resolved plan, its hash and the record say what
+ * was written and what ran. */
+bl_status bl_res_plan_override(bl_res_plan *plan, uint32_t blocks, uint32_t trials, const char *rng,
+                               bl_error *err);
+/* 0 when the plan names a seed scheme this build cannot run (philox-host-v1). */
+int bl_res_plan_runnable(const bl_res_plan *plan);
 
 /* ---- evaluation ---- */
 
@@ -295,6 +303,7 @@ typedef struct bl_res_run_options {
     int threads;      /* < 0: the plan's */
     int batch;        /* <= 0: the plan's */
     FILE *progress;   /* NULL: quiet */
+    const char *calibration; /* a calibrate record: normalises the scores of its task (may be NULL) */
 } bl_res_run_options;
 
 typedef struct bl_res_run bl_res_run;

@@ -407,16 +407,20 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
         for (uint32_t b = 0; b < blocks; b++)
             for (uint32_t k = 0; k < per; k++) {
                 bl_res_trial *tr = &ev->trials[(ti * blocks + b) * per + k];
-                bl_trial_seeds seeds;
-                bl_seed_trial(rp->root_seed, rp->partition_word, rp->scope, b, k, &seeds);
+                /* Each purpose draws from the bank of its key (the defaults: the partition's). */
+                const bl_rp_target *t = &rp->targets[ti];
+                bl_trial_seeds pw, cw, mw;
+                bl_seed_trial(rp->root_seed, rp->partition_word ^ t->pairing_word, rp->scope, b, k, &pw);
+                bl_seed_trial(rp->root_seed, rp->partition_word ^ t->construction_word, rp->scope, b, k, &cw);
+                bl_seed_trial(rp->root_seed, rp->partition_word ^ t->mechanism_word, rp->scope, b, k, &mw);
                 tr->target = (uint32_t)ti;
                 tr->block = b;
                 tr->trial = k;
-                tr->seed_world = seeds.world;
-                tr->seed_construction = seeds.construction;
-                tr->seed_drive = seeds.drive;
-                tr->seed_control = seeds.control;
-                tr->seed_intervention = seeds.intervention;
+                tr->seed_world = pw.world;
+                tr->seed_construction = cw.construction;
+                tr->seed_drive = mw.drive;
+                tr->seed_control = pw.control;
+                tr->seed_intervention = mw.intervention;
             }
     bl_status st = BL_OK;
     size_t done = 0;

@@ -45,6 +45,11 @@ static bl_status construct_falandays(const bl_res_params *p, uint32_t n, uint32_
                 wv = 1.0 + 0.2 * z;
                 if (wv < 0.0)
                     wv = 0.0;
+            } else if (p->weight_init_mode == 1) { /* pong_mixed */
+                wv = U(seed, i, j, BL_RD_FAL_REC_INH) < 0.25 ? -1.0 + 0.1 * z
+                                                             : 0.2 * bl_res_normal(seed, i, j, BL_RD_FAL_REC_W2);
+            } else if (p->weight_init_mode == 2) { /* legacy_normal */
+                wv = p->weight_init_std * z;
             } else {
                 wv = p->input_weight + 0.1 * z;
             }
@@ -58,6 +63,30 @@ static bl_status construct_falandays(const bl_res_params *p, uint32_t n, uint32_
     for (uint32_t x = 0; x < e; x++)
         for (uint32_t i = 0; i < n; i++)
             s->w_out[(size_t)x * n + i] = U(seed, x, i, BL_RD_FAL_OUT_MASK) < p->link_p ? 1.0 : 0.0;
+    if (p->repair_masks) {
+        /* Unsigned nodes: a unit with neither a recurrent nor an input link gets
+         * one input link (when inputs can link at all); every effector pool
+         * gets a unit when it has none. */
+        if (!p->dale && p->link_p > 0.0)
+            for (uint32_t i = 0; i < n; i++) {
+                int linked = s->row_start[i + 1] > s->row_start[i];
+                for (uint32_t q = 0; q < r && !linked; q++)
+                    linked = s->w_in[(size_t)i * r + q] != 0.0;
+                if (!linked) {
+                    uint32_t q = (uint32_t)(U(seed, i, 0, BL_RD_FAL_REPAIR_IN) * r);
+                    s->w_in[(size_t)i * r + (q < r ? q : r - 1)] = p->input_weight;
+                }
+            }
+        for (uint32_t x = 0; x < e; x++) {
+            int any = 0;
+            for (uint32_t i = 0; i < n && !any; i++)
+                any = s->w_out[(size_t)x * n + i] != 0.0;
+            if (!any) {
+                uint32_t i = (uint32_t)(U(seed, x, 0, BL_RD_FAL_REPAIR_OUT) * n);
+                s->w_out[(size_t)x * n + (i < n ? i : n - 1)] = 1.0;
+            }
+        }
+    }
     for (uint32_t i = 0; i < n; i++)
         s->thr[i] = p->targ_min;
     bl_res_state_finish(s);
