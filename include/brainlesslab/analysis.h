@@ -3,6 +3,7 @@
 #ifndef BRAINLESSLAB_ANALYSIS_H
 #define BRAINLESSLAB_ANALYSIS_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,8 +16,8 @@ extern "C" {
 
 /* Directed shortest-path depth (edges) from any source; -1 when unreachable.
  * depth has n_neurons entries. */
-bl_status bl_shortest_depths(const bl_connectome *c, const int32_t *sources, size_t n_sources,
-                             int32_t *depth, bl_error *err);
+BL_API bl_status bl_shortest_depths(const bl_connectome *c, const int32_t *sources, size_t n_sources,
+                                    int32_t *depth, bl_error *err);
 
 /* The same depths when the connectome is split into parts, each rank of an
  * MPI job holding the edges into its own neurons (bl_connectome_load_part).
@@ -25,19 +26,19 @@ bl_status bl_shortest_depths(const bl_connectome *c, const int32_t *sources, siz
  * MPI_MAX), so every part ends with the whole graph's depths. Collective:
  * every part calls it. Costs one pass over the neurons per level. */
 typedef bl_status (*bl_depth_merge_fn)(int32_t *depth, uint64_t n, void *user, bl_error *err);
-bl_status bl_shortest_depths_merged(const bl_connectome *c, const int32_t *sources, size_t n_sources,
-                                    int32_t *depth, bl_depth_merge_fn merge, void *user, bl_error *err);
+BL_API bl_status bl_shortest_depths_merged(const bl_connectome *c, const int32_t *sources, size_t n_sources,
+                                           int32_t *depth, bl_depth_merge_fn merge, void *user, bl_error *err);
 
 /* Per-neuron firing rate (Hz) over trials: mean and sample standard deviation
  * (n - 1 in the denominator; 0 for a single trial). counts is [trials][n]. */
-void bl_rates(const int32_t *counts, uint32_t trials, uint64_t n, double duration_s, double *mean,
-              double *sd);
+BL_API void bl_rates(const int32_t *counts, uint32_t trials, uint64_t n, double duration_s, double *mean,
+                     double *sd);
 
 /* Neuron classes named by metadata: "descending" when cell_type (or
  * super_class / cell_class) starts with "DN" or contains "descending";
  * "motor" when it contains "motor". Case-insensitive. */
-int bl_neuron_is_descending(const bl_connectome *c, uint64_t neuron);
-int bl_neuron_is_motor(const bl_connectome *c, uint64_t neuron);
+BL_API int bl_neuron_is_descending(const bl_connectome *c, uint64_t neuron);
+BL_API int bl_neuron_is_motor(const bl_connectome *c, uint64_t neuron);
 
 typedef struct bl_propagation {
     uint64_t active_neurons;            /* fired at least once */
@@ -50,8 +51,51 @@ typedef struct bl_propagation {
 
 /* counts: per-neuron spike counts of one trial (or summed over trials);
  * stimulated: per-neuron flag; depth from bl_shortest_depths. */
-bl_propagation bl_propagation_stats(const bl_connectome *c, const int32_t *counts,
-                                    const uint8_t *stimulated, const int32_t *depth);
+BL_API bl_propagation bl_propagation_stats(const bl_connectome *c, const int32_t *counts,
+                                           const uint8_t *stimulated, const int32_t *depth);
+
+/* ---- contrasts between two sets of trials (compare) ----
+ * Welch's two-sample t test on per-trial rates, with Cohen's d (pooled
+ * sample SD). Degenerate cases, by definition: both sample variances 0 and
+ * equal means (e.g. silent on both sides): not tested, t, df, p, d = NaN (as
+ * SciPy); zero variance and different means: t = d = +-inf, p = 0, df =
+ * na + nb - 2; fewer than 2 trials on a side: NaN. */
+typedef struct bl_contrast {
+    double mean_a, mean_b, diff; /* diff = mean_b - mean_a */
+    double cohen_d, t, df, p;
+} bl_contrast;
+BL_API void bl_welch(const double *a, size_t na, const double *b, size_t nb, bl_contrast *out);
+/* Benjamini-Hochberg adjusted p-values (q); NaN p-values are left out of the
+ * count and get NaN. */
+BL_API bl_status bl_bh_qvalues(const double *p, size_t n, double *q, bl_error *err);
+
+/* ---- the audit's hierarchy (operation "audit") ----
+ * Layers by directed shortest-path depth from a source population:
+ *     sensory (depth 0), first_order (1), second_order (2), higher (>= 3),
+ *     [central (>= 3 and outside the split population), when one is given,]
+ *     unreached (no path from the source).
+ * With a split population, "higher" keeps only the depth >= 3 neurons inside
+ * it (the seed's higher_visual versus central_brain). */
+#define BL_AUDIT_MAX_LAYERS 6
+
+typedef struct bl_audit_hierarchy {
+    int n_layers;
+    const char *names[BL_AUDIT_MAX_LAYERS];
+    uint64_t sizes[BL_AUDIT_MAX_LAYERS];
+    /* edges[measure][sign][from][to]: measure 0 = edge count, 1 = summed
+     * |synapse count|; sign 0 = excitatory (count > 0), 1 = inhibitory. */
+    int64_t edges[2][2][BL_AUDIT_MAX_LAYERS][BL_AUDIT_MAX_LAYERS];
+} bl_audit_hierarchy;
+
+/* depth (n) from bl_shortest_depths over `sources`; split: per-neuron flag or
+ * NULL; layer (n) receives each neuron's layer index; h the names, sizes and
+ * layer-to-layer edge statistics. Whole connectomes only. */
+BL_API bl_status bl_audit_layers(const bl_connectome *c, const int32_t *sources, size_t n_sources,
+                          const uint8_t *split, int32_t *depth, uint8_t *layer, bl_audit_hierarchy *h,
+                          bl_error *err);
+
+/* In- and out-degree (edges) of every neuron (n each). Whole connectomes only. */
+BL_API bl_status bl_degrees(const bl_connectome *c, int32_t *in_degree, int32_t *out_degree, bl_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #ifndef BRAINLESSLAB_CONNECTOME_H
 #define BRAINLESSLAB_CONNECTOME_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,59 +30,65 @@ typedef struct bl_connectome bl_connectome;
 
 /* Check a CSR graph; `where` prefixes messages (usually the directory). Names the
  * file (offsets.npy, targets.npy, counts.npy) and the index of the first fault. */
-bl_status bl_csr_validate(const char *where, uint64_t n_neurons, uint64_t n_edges,
-                          const int64_t *offsets, const int32_t *targets, const int32_t *counts,
-                          bl_error *err);
+BL_API bl_status bl_csr_validate(const char *where, uint64_t n_neurons, uint64_t n_edges,
+                                 const int64_t *offsets, const int32_t *targets, const int32_t *counts,
+                                 bl_error *err);
 
 /* Build a connectome that takes ownership of three malloc'd arrays (freed on
  * failure too). The graph is validated. Every neuron starts with external id
  * equal to its index and no metadata columns. */
-bl_status bl_connectome_adopt(uint64_t n_neurons, uint64_t n_edges, int64_t *offsets,
-                              int32_t *targets, int32_t *counts, bl_connectome **out,
-                              bl_error *err);
-void bl_connectome_destroy(bl_connectome *c);
+BL_API bl_status bl_connectome_adopt(uint64_t n_neurons, uint64_t n_edges, int64_t *offsets,
+                                     int32_t *targets, int32_t *counts, bl_connectome **out,
+                                     bl_error *err);
+BL_API void bl_connectome_destroy(bl_connectome *c);
 
-uint64_t bl_connectome_n_neurons(const bl_connectome *c);
-uint64_t bl_connectome_n_edges(const bl_connectome *c);
-uint64_t bl_connectome_n_synapses(const bl_connectome *c); /* sum of |count| */
-const int64_t *bl_connectome_offsets(const bl_connectome *c);
-const int32_t *bl_connectome_targets(const bl_connectome *c);
-const int32_t *bl_connectome_counts(const bl_connectome *c); /* NULL: see bl_connectome_counts16 */
+/* The CSR invariants, checked in full (O(edges)): offsets from 0 to the stored
+ * edges, never decreasing; targets in range (a part's inside its range),
+ * ascending and unique per row; counts never 0; the synapse total. 1 when
+ * they hold. Used inside assert() when a network is made; tests call it. */
+BL_API int bl_connectome_sane(const bl_connectome *c);
+
+BL_API uint64_t bl_connectome_n_neurons(const bl_connectome *c);
+BL_API uint64_t bl_connectome_n_edges(const bl_connectome *c);
+BL_API uint64_t bl_connectome_n_synapses(const bl_connectome *c); /* sum of |count| */
+BL_API const int64_t *bl_connectome_offsets(const bl_connectome *c);
+BL_API const int32_t *bl_connectome_targets(const bl_connectome *c);
+BL_API const int32_t *bl_connectome_counts(const bl_connectome *c); /* NULL: see bl_connectome_counts16 */
 
 /* Neuron table. External ids are strings (FlyWire root ids, CATMAID skids and
  * C. elegans names all fit); they must be unique and non-empty. */
-bl_status bl_connectome_set_external_ids(bl_connectome *c, const char *const *ids, bl_error *err);
-const char *bl_connectome_external_id(const bl_connectome *c, uint64_t neuron);
+BL_API bl_status bl_connectome_set_external_ids(bl_connectome *c, const char *const *ids, bl_error *err);
+BL_API const char *bl_connectome_external_id(const bl_connectome *c, uint64_t neuron);
 /* Index of an external id; BL_ERR_INVALID naming the id when absent. */
-bl_status bl_connectome_find(const bl_connectome *c, const char *external_id, int32_t *neuron,
-                             bl_error *err);
+BL_API bl_status bl_connectome_find(const bl_connectome *c, const char *external_id, int32_t *neuron,
+                                    bl_error *err);
 
 /* Metadata columns (strings; "" = unknown). Names are unique, not "index" or
  * "external_id", and made of [a-z0-9_]. Values are copied. */
-bl_status bl_connectome_add_column(bl_connectome *c, const char *name,
-                                   const char *const *values, bl_error *err);
-size_t bl_connectome_n_columns(const bl_connectome *c);
-const char *bl_connectome_column_name(const bl_connectome *c, size_t column);
+BL_API bl_status bl_connectome_add_column(bl_connectome *c, const char *name,
+                                          const char *const *values, bl_error *err);
+BL_API size_t bl_connectome_n_columns(const bl_connectome *c);
+BL_API const char *bl_connectome_column_name(const bl_connectome *c, size_t column);
 /* Column index by name, or -1 when absent. */
-int bl_connectome_column(const bl_connectome *c, const char *name);
-const char *bl_connectome_value(const bl_connectome *c, size_t column, uint64_t neuron);
+BL_API int bl_connectome_column(const bl_connectome *c, const char *name);
+BL_API const char *bl_connectome_value(const bl_connectome *c, size_t column, uint64_t neuron);
 
 /* Descriptive manifest fields (copied; NULL clears). Keys: name, description,
  * source, citation, licence, sign_policy, generator. */
-bl_status bl_connectome_set_info(bl_connectome *c, const char *key, const char *value,
-                                 bl_error *err);
-const char *bl_connectome_info(const bl_connectome *c, const char *key); /* NULL if unset */
-void bl_connectome_set_synthetic(bl_connectome *c, int synthetic);
-int bl_connectome_synthetic(const bl_connectome *c);
+BL_API bl_status bl_connectome_set_info(bl_connectome *c, const char *key, const char *value,
+                                        bl_error *err);
+BL_API const char *bl_connectome_info(const bl_connectome *c, const char *key); /* NULL if unset */
+BL_API void bl_connectome_set_synthetic(bl_connectome *c, int synthetic);
+BL_API int bl_connectome_synthetic(const bl_connectome *c);
 
 /* Write a connectome directory. The directory must not exist yet (or be empty);
  * files are written, hashed and listed in manifest.json last. */
-bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *err);
+BL_API bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *err);
 
 /* Load and fully validate a connectome directory: manifest format and version,
  * every listed file's size and SHA-256, .npy dtypes and shapes, the CSR graph,
  * and neurons.csv (index column 0..N-1 in order, unique ids, field counts). */
-bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err);
+BL_API bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err);
 
 /* ---- parts: one rank's share of a graph (MPI jobs) ----
  *
@@ -95,31 +102,31 @@ bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err
 /* Split neurons [lo, hi) into `parts` contiguous ranges of about equal work,
  * one unit per neuron plus one per incoming edge (in_degree is indexed by
  * neuron). Deterministic: bounds[0] = lo, bounds[parts] = hi, non-decreasing. */
-void bl_split_by_work(const int32_t *in_degree, int32_t lo, int32_t hi, int parts, int32_t *bounds);
+BL_API void bl_split_by_work(const int32_t *in_degree, int32_t lo, int32_t hi, int parts, int32_t *bounds);
 
 /* Load part `part` (0-based) of `parts` of a connectome directory. Everything
  * bl_connectome_load checks is checked (manifest, sizes, SHA-256 of every file,
  * dtypes, shapes, the whole CSR graph, the neuron table), but targets.npy and
  * counts.npy are streamed in chunks so the whole graph is never in memory.
  * parts == 1 is bl_connectome_load. */
-bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out,
-                                  bl_error *err);
+BL_API bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out,
+                                         bl_error *err);
 
 /* 1 for a whole connectome. For a part, n_edges and n_synapses above stay the
  * whole graph's; offsets/targets/counts hold the stored edges only. */
-int bl_connectome_parts(const bl_connectome *c);
-int bl_connectome_part(const bl_connectome *c);
+BL_API int bl_connectome_parts(const bl_connectome *c);
+BL_API int bl_connectome_part(const bl_connectome *c);
 /* [parts + 1] range bounds of every part (NULL for a whole connectome). */
-const int32_t *bl_connectome_part_bounds(const bl_connectome *c);
+BL_API const int32_t *bl_connectome_part_bounds(const bl_connectome *c);
 /* In-degree of every neuron in the whole graph (NULL for a whole connectome,
  * whose targets give it). */
-const int32_t *bl_connectome_in_degree(const bl_connectome *c);
+BL_API const int32_t *bl_connectome_in_degree(const bl_connectome *c);
 /* A part stores its synapse counts as int16 when every one fits (halving
  * their memory): then bl_connectome_counts is NULL and this is not. NULL for
  * a whole connectome, and for a part with a count beyond int16. */
-const int16_t *bl_connectome_counts16(const bl_connectome *c);
+BL_API const int16_t *bl_connectome_counts16(const bl_connectome *c);
 /* Edges held in memory: offsets[n_neurons] (n_edges for a whole connectome). */
-uint64_t bl_connectome_n_stored_edges(const bl_connectome *c);
+BL_API uint64_t bl_connectome_n_stored_edges(const bl_connectome *c);
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,12 @@
 #ifndef BRAINLESSLAB_ENGINE_H
 #define BRAINLESSLAB_ENGINE_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #include "brainlesslab/connectome.h"
+#include "brainlesslab/context.h"
 #include "brainlesslab/error.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/npy.h"
@@ -27,79 +29,64 @@ typedef struct bl_engine bl_engine;
 typedef struct bl_result bl_result;
 
 /* The connectome and stimulus must outlive the network (they are borrowed). */
-bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
-                            const bl_stimulus *stim, const int32_t *silenced, size_t n_silenced,
-                            uint64_t seed, bl_network **out, bl_error *err);
-void bl_network_destroy(bl_network *net);
+BL_API bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
+                                   const bl_stimulus *stim, const int32_t *silenced, size_t n_silenced,
+                                   uint64_t seed, bl_network **out, bl_error *err);
+BL_API void bl_network_destroy(bl_network *net);
 
 /* Backend by name: NULL or "reference" is the plain scalar reference; "cpu"
  * the event-driven multithreaded backend; "auto" the fastest backend that
- * passes the exact regression on this machine (see bl_backend_auto_choose). */
-bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine **out,
-                           bl_error *err);
-void bl_engine_destroy(bl_engine *e);
-const char *bl_engine_backend(const bl_engine *e);
+ * passes the exact regression on this machine (see bl_backend_auto_choose).
+ * ctx (context.h) holds the process-wide things the engine uses (the MPI job,
+ * log sink, tunables); it must outlive the engine. NULL means the process's
+ * default context (bl_context_default). */
+BL_API bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *backend,
+                                  bl_engine **out, bl_error *err);
+BL_API void bl_engine_destroy(bl_engine *e);
+BL_API const char *bl_engine_backend(const bl_engine *e);
 /* Threads for backends that use them (0 = one per core); the reference
  * backend always uses one. Results never depend on this. */
-bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err);
-int bl_engine_threads(const bl_engine *e);
+BL_API bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err);
+BL_API int bl_engine_threads(const bl_engine *e);
 /* Trials one bl_engine_run call can run at once: threads, times the replica
  * groups of an mpi job. Calls with fewer leave workers idle. */
-int bl_engine_trials_at_once(const bl_engine *e);
+BL_API int bl_engine_trials_at_once(const bl_engine *e);
 /* For an engine created as "auto": the exact-regression results (JSON array)
  * that chose its backend; "" otherwise. */
-const char *bl_engine_auto_report(const bl_engine *e);
+BL_API const char *bl_engine_auto_report(const bl_engine *e);
 /* "auto": run the exact regression (a small network with these parameters)
  * on every backend and choose the fastest one whose results equal the
  * reference's bit for bit. *chosen is a static backend name; report receives
  * the regression results as a JSON array. */
-bl_status bl_backend_auto_choose(const bl_network *net, int threads, const char **chosen,
-                                 char *report, size_t report_size, bl_error *err);
-/* The MPI job this process is part of: when it was started by mpirun (and
- * the build has the mpi backend) MPI is initialised and *rank, *ranks are
- * this rank and the job's size; otherwise 0 and 1. A caller that knows it is
- * one of several ranks can load only its part of the connectome
- * (bl_plan_load_part, bl_connectome_load_part). */
-bl_status bl_mpi_job(int *rank, int *ranks, bl_error *err);
-/* End the whole MPI job now (every rank), printing message: for an error
- * that not every rank shares, so that no rank waits forever for the others.
- * Outside MPI: print and exit(1). */
-_Noreturn void bl_mpi_job_abort(const char *message);
-/* Replicate banks: split the job's ranks into `replicas` groups of equal size
- * (it must divide the job's size). Each group runs its share of the trials of
- * every engine call, its ranks splitting the neurons; every rank still ends
- * with the whole result. Call after bl_mpi_job and before loading: *part of
- * *parts is the share of the connectome this rank holds (bl_plan_load_part).
- * replicas 1 (the default): ranks only split neurons. */
-bl_status bl_mpi_job_replicas(int replicas, int *part, int *parts, bl_error *err);
-
+BL_API bl_status bl_backend_auto_choose(bl_context *ctx, const bl_network *net, int threads, const char **chosen,
+                                        char *report, size_t report_size, bl_error *err);
 /* Names of the compiled-in backends, NULL-terminated; the first is "reference". */
-const char *const *bl_engine_backends(void);
+BL_API const char *const *bl_engine_backends(void);
 
 /* Run trials first_trial .. first_trial+n_trials-1 for n_steps each, appending
  * to result (created for the same network and trial range). */
-bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
-                        bl_result *result, bl_error *err);
+BL_API bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
+                               bl_result *result, bl_error *err);
 
-bl_status bl_result_create(const bl_network *net, uint32_t first_trial, uint32_t n_trials,
-                           bl_result **out, bl_error *err);
-void bl_result_destroy(bl_result *r);
-uint32_t bl_result_first_trial(const bl_result *r);
-uint32_t bl_result_n_trials(const bl_result *r);
-uint64_t bl_result_n_neurons(const bl_result *r);
-uint64_t bl_result_n_steps(const bl_result *r);
-uint64_t bl_result_n_events(const bl_result *r);
+BL_API bl_status bl_result_create(const bl_network *net, uint32_t first_trial, uint32_t n_trials,
+                                  bl_result **out, bl_error *err);
+BL_API void bl_result_destroy(bl_result *r);
+BL_API uint32_t bl_result_first_trial(const bl_result *r);
+BL_API uint32_t bl_result_n_trials(const bl_result *r);
+BL_API uint64_t bl_result_n_neurons(const bl_result *r);
+BL_API uint64_t bl_result_n_steps(const bl_result *r);
+BL_API uint64_t bl_result_n_events(const bl_result *r);
 /* Event arrays (n_events each): trial, step, neuron. */
-const int32_t *bl_result_event_trials(const bl_result *r);
-const int32_t *bl_result_event_steps(const bl_result *r);
-const int32_t *bl_result_event_neurons(const bl_result *r);
+BL_API const int32_t *bl_result_event_trials(const bl_result *r);
+BL_API const int32_t *bl_result_event_steps(const bl_result *r);
+BL_API const int32_t *bl_result_event_neurons(const bl_result *r);
 /* [n_trials * n_neurons], row per trial. */
-const int32_t *bl_result_counts(const bl_result *r);
+BL_API const int32_t *bl_result_counts(const bl_result *r);
 /* Final state [n_trials * n_neurons] in the preset's dtype (float64 volts for
  * shiu2024, float32 millivolts for phase4c). */
-bl_dtype bl_result_state_dtype(const bl_result *r);
-const void *bl_result_final_v(const bl_result *r);
-const void *bl_result_final_g(const bl_result *r);
+BL_API bl_dtype bl_result_state_dtype(const bl_result *r);
+BL_API const void *bl_result_final_v(const bl_result *r);
+BL_API const void *bl_result_final_g(const bl_result *r);
 
 #ifdef __cplusplus
 }

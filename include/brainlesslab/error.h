@@ -4,6 +4,8 @@
 #ifndef BRAINLESSLAB_ERROR_H
 #define BRAINLESSLAB_ERROR_H
 
+#include "brainlesslab/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,21 +30,21 @@ typedef struct bl_error {
 
 /* Record a failure (printf-style) and return its status, so that callers can
  * write `return bl_fail(err, BL_ERR_FORMAT, "%s: ...", path);`. err may be NULL. */
-bl_status bl_fail(bl_error *err, bl_status status, const char *fmt, ...)
+BL_API bl_status bl_fail(bl_error *err, bl_status status, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+           __attribute__((format(printf, 3, 4)))
 #endif
-    ;
+           ;
 
 /* Prefix an existing message with context ("while loading X: ..."). */
-bl_status bl_fail_context(bl_error *err, const char *fmt, ...)
+BL_API bl_status bl_fail_context(bl_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+           __attribute__((format(printf, 2, 3)))
 #endif
-    ;
+           ;
 
-void bl_error_clear(bl_error *err);
-const char *bl_status_name(bl_status status);
+BL_API void bl_error_clear(bl_error *err);
+BL_API const char *bl_status_name(bl_status status);
 
 #ifdef __cplusplus
 }

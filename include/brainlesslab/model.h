@@ -4,6 +4,7 @@
 #ifndef BRAINLESSLAB_MODEL_H
 #define BRAINLESSLAB_MODEL_H
 
+#include "brainlesslab/export.h"
 #include <stdint.h>
 
 #include "brainlesslab/error.h"
@@ -33,22 +34,22 @@ typedef struct bl_lif_params {
 } bl_lif_params;
 
 /* Fill params with a preset by name ("shiu2024", "phase4c"). */
-bl_status bl_lif_params_preset(const char *name, bl_lif_params *out, bl_error *err);
-const char *bl_preset_name(bl_preset preset);
+BL_API bl_status bl_lif_params_preset(const char *name, bl_lif_params *out, bl_error *err);
+BL_API const char *bl_preset_name(bl_preset preset);
 
 /* Override one parameter by its name (the field names above); the message
  * names the key and the value when either is invalid. */
-bl_status bl_lif_params_set(bl_lif_params *p, const char *key, double value, bl_error *err);
+BL_API bl_status bl_lif_params_set(bl_lif_params *p, const char *key, double value, bl_error *err);
 /* Names of the settable parameters, NULL-terminated. */
-const char *const *bl_lif_param_names(void);
-double bl_lif_params_get(const bl_lif_params *p, const char *key); /* NaN if unknown */
+BL_API const char *const *bl_lif_param_names(void);
+BL_API double bl_lif_params_get(const bl_lif_params *p, const char *key); /* NaN if unknown */
 
 /* Check ranges and that times are whole numbers of steps; derives step counts. */
-bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err);
-int64_t bl_lif_refractory_steps(const bl_lif_params *p);
-int64_t bl_lif_delay_steps(const bl_lif_params *p);
+BL_API bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err);
+BL_API int64_t bl_lif_refractory_steps(const bl_lif_params *p);
+BL_API int64_t bl_lif_delay_steps(const bl_lif_params *p);
 /* round(duration / dt) */
-bl_status bl_lif_steps(const bl_lif_params *p, double duration_ms, uint64_t *steps, bl_error *err);
+BL_API bl_status bl_lif_steps(const bl_lif_params *p, double duration_ms, uint64_t *steps, bl_error *err);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #ifndef BRAINLESSLAB_NPY_H
 #define BRAINLESSLAB_NPY_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,45 +37,45 @@ typedef struct bl_npy_array {
     void *data;     /* count elements, malloc'd; owned by the array */
 } bl_npy_array;
 
-size_t bl_dtype_size(bl_dtype dtype);
-const char *bl_dtype_descr(bl_dtype dtype); /* e.g. "<i4" */
+BL_API size_t bl_dtype_size(bl_dtype dtype);
+BL_API const char *bl_dtype_descr(bl_dtype dtype); /* e.g. "<i4" */
 
 /* Read a whole file. On failure *out is zeroed and the message names the path
  * and what is wrong (for example "x.npy: header: shape (3,) but file holds 2 elements"). */
-bl_status bl_npy_read(const char *path, bl_npy_array *out, bl_error *err);
+BL_API bl_status bl_npy_read(const char *path, bl_npy_array *out, bl_error *err);
 
 /* Read and require a dtype and a number of dimensions (ndim < 0: any). */
-bl_status bl_npy_read_expect(const char *path, bl_dtype dtype, int ndim, bl_npy_array *out,
-                             bl_error *err);
+BL_API bl_status bl_npy_read_expect(const char *path, bl_dtype dtype, int ndim, bl_npy_array *out,
+                                    bl_error *err);
 
-void bl_npy_free(bl_npy_array *array);
+BL_API void bl_npy_free(bl_npy_array *array);
 
 /* Streaming reader for arrays too large to hold whole (a rank keeping only
  * part of a graph): the header is validated as bl_npy_read does and must have
  * the given dtype and number of dimensions (ndim < 0: any); elements are then
  * read in order, in chunks of any size. */
 typedef struct bl_npy_reader bl_npy_reader;
-bl_status bl_npy_reader_open(const char *path, bl_dtype dtype, int ndim, bl_npy_reader **out,
-                             bl_error *err);
-uint64_t bl_npy_reader_count(const bl_npy_reader *r);         /* elements in the file */
-const uint64_t *bl_npy_reader_shape(const bl_npy_reader *r);  /* [ndim] */
+BL_API bl_status bl_npy_reader_open(const char *path, bl_dtype dtype, int ndim, bl_npy_reader **out,
+                                    bl_error *err);
+BL_API uint64_t bl_npy_reader_count(const bl_npy_reader *r);         /* elements in the file */
+BL_API const uint64_t *bl_npy_reader_shape(const bl_npy_reader *r);  /* [ndim] */
 /* The next n elements into buf; asking past the end is an error. */
-bl_status bl_npy_reader_read(bl_npy_reader *r, void *buf, uint64_t n, bl_error *err);
-void bl_npy_reader_close(bl_npy_reader *r);
+BL_API bl_status bl_npy_reader_read(bl_npy_reader *r, void *buf, uint64_t n, bl_error *err);
+BL_API void bl_npy_reader_close(bl_npy_reader *r);
 /* Write a whole array (version 1.0 header, 64-byte aligned). */
-bl_status bl_npy_write(const char *path, bl_dtype dtype, int ndim, const uint64_t *shape,
-                       const void *data, bl_error *err);
+BL_API bl_status bl_npy_write(const char *path, bl_dtype dtype, int ndim, const uint64_t *shape,
+                              const void *data, bl_error *err);
 
 /* Streaming writer for arrays too large to build twice in memory: the shape is
  * declared up front, elements are appended in order, close checks the count. */
 typedef struct bl_npy_writer bl_npy_writer;
-bl_status bl_npy_writer_open(const char *path, bl_dtype dtype, int ndim, const uint64_t *shape,
-                             bl_npy_writer **out, bl_error *err);
-bl_status bl_npy_writer_append(bl_npy_writer *w, const void *data, uint64_t n_elements,
-                               bl_error *err);
+BL_API bl_status bl_npy_writer_open(const char *path, bl_dtype dtype, int ndim, const uint64_t *shape,
+                                    bl_npy_writer **out, bl_error *err);
+BL_API bl_status bl_npy_writer_append(bl_npy_writer *w, const void *data, uint64_t n_elements,
+                                      bl_error *err);
 /* Returns an error if fewer or more elements than declared were appended; the
  * writer is freed either way. */
-bl_status bl_npy_writer_close(bl_npy_writer *w, bl_error *err);
+BL_API bl_status bl_npy_writer_close(bl_npy_writer *w, bl_error *err);
 
 #ifdef __cplusplus
 }

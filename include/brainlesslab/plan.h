@@ -4,10 +4,14 @@
  *     id = "name"  operation = "connectome"  description = "..." (optional)
  *     [connectome] path = "dir"                (relative to the plan file)
  *     [model] preset = "shiu2024"|"phase4c"    [model.parameters] name = number
+ *     [[population]] name, criteria (ANDed): neurons | ids | select, from + depth,
+ *                    union, intersect; then exclude, sample, expect_count
  *     [[stimulus]] name, one selector, rate_hz, start_ms = 0, stop_ms = end
  *     [[silence]] name, one selector
  *         selector: neurons = [indices] | ids = ["external id", ...]
  *                   | select = { column = "value" or ["v1", "v2"], ... }
+ *                   | population = "NAME"
+ *         select values: exact or glob ("T4*"), { not = ... }, { min, max }
  *     [run] duration_ms, seed, trials = 1, backend = "auto", threads = 0
  *     [outputs] spikes, counts, state, propagation = true, top_responders = 20
  * Names (id, populations) are 1..128 characters of [A-Za-z0-9._-].
@@ -26,6 +30,7 @@
 #ifndef BRAINLESSLAB_PLAN_H
 #define BRAINLESSLAB_PLAN_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +70,39 @@ typedef struct bl_plan_population {
     double stop_ms;         /* resolved: the trial's end when the plan gives none */
 } bl_plan_population;
 
+/* Operation "audit": what to break down and where the hierarchy starts. */
+typedef struct bl_plan_audit {
+    const bl_plan_population *const *populations; /* broken down by every column */
+    size_t n_populations;
+    const bl_plan_population *source; /* hierarchy source (depth 0); NULL: no hierarchy */
+    const bl_plan_population *split;  /* depth >= 3 in it: "higher", outside: "central"; NULL: all "higher" */
+    const char *const *columns;       /* breakdown columns: every metadata column by default */
+    size_t n_columns;
+    const char *type_column;          /* per-layer sizes by this column ("" when absent) */
+} bl_plan_audit;
+
+/* Operation "screen": one axis of conditions. The conditions are the
+ * cartesian product of the axes, the first axis varying slowest. Each
+ * condition is the base plan (its stimuli, silences, model) changed by one
+ * level of every axis:
+ *   silence    level k silences populations[k] too (NULL: nothing more)
+ *   stimulate  level k adds a stimulus of populations[k] at rate_hz over
+ *              [start_ms, stop_ms), after the plan's own stimuli (NULL: none)
+ *   rate       level k sets the rate of [[stimulus]] number `stimulus` to values[k]
+ *   parameter  level k sets model parameter `parameter` to values[k] */
+typedef enum bl_axis_kind { BL_AXIS_SILENCE, BL_AXIS_STIMULATE, BL_AXIS_RATE, BL_AXIS_PARAMETER } bl_axis_kind;
+
+typedef struct bl_plan_axis {
+    bl_axis_kind kind;
+    const char *name; /* "silence", "stimulate", "rate:<stimulus>", "<parameter>" */
+    size_t n_levels;
+    const bl_plan_population **populations; /* silence, stimulate */
+    double rate_hz, start_ms, stop_ms;      /* stimulate */
+    size_t stimulus;                        /* rate */
+    const char *parameter;                  /* parameter */
+    double *values;                         /* rate, parameter */
+} bl_plan_axis;
+
 /* One input file of the plan, for the record: the plan file itself, then the
  * connectome's manifest.json and the data files it lists. SHA-256 of the
  * plan and manifest are computed at load; those of the data files are the
@@ -76,69 +114,81 @@ typedef struct bl_plan_input {
     uint64_t bytes;
 } bl_plan_input;
 
-bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
+BL_API bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
 /* bl_plan_load for rank `part` of an MPI job of `parts` ranks: the connectome
  * is loaded as that part (bl_connectome_load_part: only the synapses into the
  * rank's neurons), so the graph's memory is divided by the ranks. The resolved
  * plan, its hash and inputs are exactly bl_plan_load's. parts == 1: bl_plan_load. */
-bl_status bl_plan_load_part(const char *path, int part, int parts, bl_plan **out, bl_error *err);
-void bl_plan_destroy(bl_plan *plan);
+BL_API bl_status bl_plan_load_part(const char *path, int part, int parts, bl_plan **out, bl_error *err);
+BL_API void bl_plan_destroy(bl_plan *plan);
 
 /* Identity. */
-const char *bl_plan_id(const bl_plan *plan);
-const char *bl_plan_operation(const bl_plan *plan);
-const char *bl_plan_description(const bl_plan *plan); /* "" when none */
-const char *bl_plan_path(const bl_plan *plan);        /* absolute path of the plan file */
+BL_API const char *bl_plan_id(const bl_plan *plan);
+BL_API const char *bl_plan_operation(const bl_plan *plan);
+BL_API const char *bl_plan_description(const bl_plan *plan); /* "" when none */
+BL_API const char *bl_plan_path(const bl_plan *plan);        /* absolute path of the plan file */
 /* Canonical JSON of the resolved plan (compact, keys in a fixed order). */
-const char *bl_plan_resolved_json(const bl_plan *plan);
+BL_API const char *bl_plan_resolved_json(const bl_plan *plan);
 /* SHA-256 of bl_plan_resolved_json, 64 lowercase hex digits. */
-const char *bl_plan_hash(const bl_plan *plan);
+BL_API const char *bl_plan_hash(const bl_plan *plan);
 /* Operation "profile": the reservoir plan (run it with bl_res_run_plan, task.h);
  * NULL for every other operation. */
-const bl_res_plan *bl_plan_reservoir(const bl_plan *plan);
+BL_API const bl_res_plan *bl_plan_reservoir(const bl_plan *plan);
 /* The same, to shorten it before a run (bl_res_plan_override). */
-bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan);
+BL_API bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan);
 
 /* Human-readable rendering of the resolved plan: indented JSON; unless full,
  * each population shows its count and only its first few neuron indices.
  * Returns a malloc'd string (caller frees) or NULL when out of memory. */
-char *bl_plan_render(const bl_plan *plan, int full);
+BL_API char *bl_plan_render(const bl_plan *plan, int full);
+
+/* Operation "audit": its specification; NULL for every other operation. */
+BL_API const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan);
+
+/* Operation "screen": its axes (0 for every other operation). */
+BL_API size_t bl_plan_n_axes(const bl_plan *plan);
+BL_API const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i);
 
 /* Network. The connectome belongs to the plan. */
-const bl_connectome *bl_plan_connectome(const bl_plan *plan);
-const char *bl_plan_connectome_path(const bl_plan *plan);   /* absolute */
-const char *bl_plan_connectome_sha256(const bl_plan *plan); /* of manifest.json */
-const bl_lif_params *bl_plan_lif_params(const bl_plan *plan);
+BL_API const bl_connectome *bl_plan_connectome(const bl_plan *plan);
+BL_API const char *bl_plan_connectome_path(const bl_plan *plan);   /* absolute */
+BL_API const char *bl_plan_connectome_sha256(const bl_plan *plan); /* of manifest.json */
+BL_API const bl_lif_params *bl_plan_lif_params(const bl_plan *plan);
 
 /* Stimulus populations, in plan order (population p of the stimulus). */
-size_t bl_plan_n_populations(const bl_plan *plan);
-const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i);
+BL_API size_t bl_plan_n_populations(const bl_plan *plan);
+BL_API const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i);
+/* Named populations ([[population]] tables), in plan order; by name (NULL
+ * when the plan has no population of that name). */
+BL_API size_t bl_plan_n_named_populations(const bl_plan *plan);
+BL_API const bl_plan_population *bl_plan_named_population_at(const bl_plan *plan, size_t i);
+BL_API const bl_plan_population *bl_plan_find_population(const bl_plan *plan, const char *name);
 /* Silence groups, in plan order, and their union (sorted, unique). */
-size_t bl_plan_n_silences(const bl_plan *plan);
-const bl_plan_population *bl_plan_silence_at(const bl_plan *plan, size_t i);
-const int32_t *bl_plan_silenced(const bl_plan *plan, size_t *n);
+BL_API size_t bl_plan_n_silences(const bl_plan *plan);
+BL_API const bl_plan_population *bl_plan_silence_at(const bl_plan *plan, size_t i);
+BL_API const int32_t *bl_plan_silenced(const bl_plan *plan, size_t *n);
 
 /* Run. */
-uint32_t bl_plan_trials(const bl_plan *plan);
-double bl_plan_duration_ms(const bl_plan *plan);
-uint64_t bl_plan_steps(const bl_plan *plan); /* duration / dt, a whole number */
-uint64_t bl_plan_seed(const bl_plan *plan);
-const char *bl_plan_backend(const bl_plan *plan); /* "auto" unless the plan names one */
-int bl_plan_threads(const bl_plan *plan);         /* 0 = all cores */
+BL_API uint32_t bl_plan_trials(const bl_plan *plan);
+BL_API double bl_plan_duration_ms(const bl_plan *plan);
+BL_API uint64_t bl_plan_steps(const bl_plan *plan); /* duration / dt, a whole number */
+BL_API uint64_t bl_plan_seed(const bl_plan *plan);
+BL_API const char *bl_plan_backend(const bl_plan *plan); /* "auto" unless the plan names one */
+BL_API int bl_plan_threads(const bl_plan *plan);         /* 0 = all cores */
 
 /* Outputs. */
-int bl_plan_output_spikes(const bl_plan *plan);
-int bl_plan_output_counts(const bl_plan *plan);
-int bl_plan_output_state(const bl_plan *plan);
-int bl_plan_output_propagation(const bl_plan *plan);
-int bl_plan_top_responders(const bl_plan *plan);
+BL_API int bl_plan_output_spikes(const bl_plan *plan);
+BL_API int bl_plan_output_counts(const bl_plan *plan);
+BL_API int bl_plan_output_state(const bl_plan *plan);
+BL_API int bl_plan_output_propagation(const bl_plan *plan);
+BL_API int bl_plan_top_responders(const bl_plan *plan);
 
 /* Inputs, for the record. */
-size_t bl_plan_n_inputs(const bl_plan *plan);
-const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i);
+BL_API size_t bl_plan_n_inputs(const bl_plan *plan);
+BL_API const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i);
 
 /* A stimulus with one Poisson population per [[stimulus]], in plan order. */
-bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err);
+BL_API bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err);
 
 #ifdef __cplusplus
 }

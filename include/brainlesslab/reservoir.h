@@ -24,6 +24,7 @@
 #ifndef BRAINLESSLAB_RESERVOIR_H
 #define BRAINLESSLAB_RESERVOIR_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,9 +39,9 @@ typedef enum bl_res_kind {
     BL_RES_SORN = 1
 } bl_res_kind;
 
-const char *bl_res_kind_name(bl_res_kind kind); /* "falandays", "sorn" */
+BL_API const char *bl_res_kind_name(bl_res_kind kind); /* "falandays", "sorn" */
 /* 0 and *out set when name is a node kind, else -1. */
-int bl_res_kind_parse(const char *name, bl_res_kind *out);
+BL_API int bl_res_kind_parse(const char *name, bl_res_kind *out);
 
 /* Limits checked at construction and when loading a bundle. */
 #define BL_RES_MAX_UNITS 65536
@@ -89,35 +90,35 @@ typedef struct bl_res_params {
 } bl_res_params;
 
 /* "excitatory", "pong_mixed", "legacy_normal" (bl_res_params.weight_init_mode). */
-const char *bl_res_weight_init_mode_name(int mode);
+BL_API const char *bl_res_weight_init_mode_name(int mode);
 /* Defaults of a kind (the spec's). */
-void bl_res_params_default(bl_res_kind kind, bl_res_params *out);
+BL_API void bl_res_params_default(bl_res_kind kind, bl_res_params *out);
 /* Named parameter sets: "default" (both kinds); SORN also "lazar2009"
  * (T_E_max 1.0, T_I_max 0.5) and "zheng2013" (eta_stdp 0.004). */
-bl_status bl_res_params_preset(bl_res_kind kind, const char *preset, bl_res_params *out,
-                               bl_error *err);
+BL_API bl_status bl_res_params_preset(bl_res_kind kind, const char *preset, bl_res_params *out,
+                                      bl_error *err);
 /* Settable names of a kind, NULL-terminated (booleans included). */
-const char *const *bl_res_param_names(bl_res_kind kind);
+BL_API const char *const *bl_res_param_names(bl_res_kind kind);
 /* 1 when name is a boolean parameter of the kind. */
-int bl_res_param_is_bool(bl_res_kind kind, const char *name);
+BL_API int bl_res_param_is_bool(bl_res_kind kind, const char *name);
 /* Set a number or boolean by name. The Python spellings axis = "unsigned" | "dale"
  * and drive = "none" | "oosawa" go through bl_res_params_set_string. */
-bl_status bl_res_params_set(bl_res_params *p, const char *name, double value, bl_error *err);
-bl_status bl_res_params_set_string(bl_res_params *p, const char *name, const char *value,
-                                   bl_error *err);
+BL_API bl_status bl_res_params_set(bl_res_params *p, const char *name, double value, bl_error *err);
+BL_API bl_status bl_res_params_set_string(bl_res_params *p, const char *name, const char *value,
+                                          bl_error *err);
 /* NaN when name is not a parameter of the kind. */
-double bl_res_params_get(const bl_res_params *p, const char *name);
+BL_API double bl_res_params_get(const bl_res_params *p, const char *name);
 /* Ranges: probabilities in [0, 1], rates and noise >= 0, mu and targ_min > 0, ... */
-bl_status bl_res_params_validate(const bl_res_params *p, bl_error *err);
+BL_API bl_status bl_res_params_validate(const bl_res_params *p, bl_error *err);
 
 /* ---- states ------------------------------------------------------------ */
 
 typedef struct bl_res_state bl_res_state;
 
 /* Seeded construction (spec defaults; Philox stream keyed by seed). */
-bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
-                                 uint32_t n_effectors, uint64_t seed, bl_res_state **out,
-                                 bl_error *err);
+BL_API bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
+                                        uint32_t n_effectors, uint64_t seed, bl_res_state **out,
+                                        bl_error *err);
 
 /* Explicit bundle: a directory of .npy files (NumPy .npz is not read; unpack
  * it first, docs/reservoir.md shows how). Parameters come from `node.json` in
@@ -132,32 +133,32 @@ bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint3
  *     ascending row sums of w_ee), w_ei [NE,NI], w_ie [NI,NE], w_eu [NE,R],
  *     w_out [E,NE] (binary pools), t_e [NE], t_i [NI] (NI = its length, may be 0),
  *     x [NE] (0), y [NI] (0). */
-bl_status bl_res_state_load(const char *dir, const bl_res_params *params, bl_res_state **out,
-                            bl_error *err);
+BL_API bl_status bl_res_state_load(const char *dir, const bl_res_params *params, bl_res_state **out,
+                                   bl_error *err);
 /* Read a .npy (ndim dimensions, any numeric dtype) as float64 values that
  * convert exactly; non-finite values are refused unless allowed (tapes may
  * carry them on purpose). *values is malloc'd; shape gets ndim sizes. */
-bl_status bl_res_read_npy_f64(const char *path, int ndim, int allow_nonfinite, double **values,
-                              uint64_t *shape, bl_error *err);
+BL_API bl_status bl_res_read_npy_f64(const char *path, int ndim, int allow_nonfinite, double **values,
+                                     uint64_t *shape, bl_error *err);
 /* Read only node.json of a bundle: *found is 0 (and *out untouched) when absent. */
-bl_status bl_res_bundle_params(const char *dir, bl_res_params *out, int *found, bl_error *err);
+BL_API bl_status bl_res_bundle_params(const char *dir, bl_res_params *out, int *found, bl_error *err);
 /* Write the state as a bundle into dir (created; must not exist), node.json
  * included, so that a saved state loads back bit for bit. */
-bl_status bl_res_state_save(const bl_res_state *s, const char *dir, bl_error *err);
+BL_API bl_status bl_res_state_save(const bl_res_state *s, const char *dir, bl_error *err);
 
-bl_status bl_res_state_copy(const bl_res_state *s, bl_res_state **out, bl_error *err);
-void bl_res_state_destroy(bl_res_state *s);
+BL_API bl_status bl_res_state_copy(const bl_res_state *s, bl_res_state **out, bl_error *err);
+BL_API void bl_res_state_destroy(bl_res_state *s);
 
-const bl_res_params *bl_res_state_params(const bl_res_state *s);
-uint32_t bl_res_state_units(const bl_res_state *s);     /* N (SORN: N_E + N_I) */
-uint32_t bl_res_state_inputs(const bl_res_state *s);    /* R */
-uint32_t bl_res_state_effectors(const bl_res_state *s); /* E */
-uint32_t bl_res_state_excitatory(const bl_res_state *s); /* SORN N_E; Falandays N */
-int bl_res_state_finite(const bl_res_state *s);
-uint64_t bl_res_state_frames(const bl_res_state *s); /* frames advanced since construction/load */
+BL_API const bl_res_params *bl_res_state_params(const bl_res_state *s);
+BL_API uint32_t bl_res_state_units(const bl_res_state *s);     /* N (SORN: N_E + N_I) */
+BL_API uint32_t bl_res_state_inputs(const bl_res_state *s);    /* R */
+BL_API uint32_t bl_res_state_effectors(const bl_res_state *s); /* E */
+BL_API uint32_t bl_res_state_excitatory(const bl_res_state *s); /* SORN N_E; Falandays N */
+BL_API int bl_res_state_finite(const bl_res_state *s);
+BL_API uint64_t bl_res_state_frames(const bl_res_state *s); /* frames advanced since construction/load */
 /* 1 while the kind of plasticity is on (not frozen, learn_on). */
-int bl_res_state_learning_weights(const bl_res_state *s);
-int bl_res_state_learning(const bl_res_state *s);
+BL_API int bl_res_state_learning_weights(const bl_res_state *s);
+BL_API int bl_res_state_learning(const bl_res_state *s);
 
 /* Per-unit views of the latest frame, N values each (E for effectors):
  *   spikes     0/1 (SORN: x then y)
@@ -175,18 +176,18 @@ typedef enum bl_res_view {
     BL_RES_ERRORS,
     BL_RES_EFFECTORS
 } bl_res_view;
-const double *bl_res_state_view(const bl_res_state *s, bl_res_view which);
+BL_API const double *bl_res_state_view(const bl_res_state *s, bl_res_view which);
 /* Dense recurrent weights [rows, rows] (Falandays N, SORN N_E) into out;
  * 0 where there is no link. mask (may be NULL) gets 0/1. */
-void bl_res_state_dense_weights(const bl_res_state *s, double *out, uint8_t *mask);
+BL_API void bl_res_state_dense_weights(const bl_res_state *s, double *out, uint8_t *mask);
 /* Number of live recurrent links (SORN pruning lowers it). */
-uint64_t bl_res_state_links(const bl_res_state *s);
+BL_API uint64_t bl_res_state_links(const bl_res_state *s);
 
 /* One frame of a single state (a batch of one): inputs [R], noise [N] or NULL. */
-bl_status bl_res_state_step(bl_res_state *s, const double *inputs, const double *noise,
-                            bl_error *err);
-void bl_res_state_freeze_weights(bl_res_state *s);
-void bl_res_state_freeze_plasticity(bl_res_state *s);
+BL_API bl_status bl_res_state_step(bl_res_state *s, const double *inputs, const double *noise,
+                                   bl_error *err);
+BL_API void bl_res_state_freeze_weights(bl_res_state *s);
+BL_API void bl_res_state_freeze_plasticity(bl_res_state *s);
 
 /* ---- batches ----------------------------------------------------------- */
 
@@ -194,26 +195,26 @@ typedef struct bl_res_batch bl_res_batch;
 
 /* B slots, slot b a private copy of initial[b] (pointers may repeat). All
  * states must have the same kind, N, N_E, R and E. */
-bl_status bl_res_batch_create(size_t batch, const bl_res_state *const *initial,
-                              bl_res_batch **out, bl_error *err);
-void bl_res_batch_destroy(bl_res_batch *b);
+BL_API bl_status bl_res_batch_create(size_t batch, const bl_res_state *const *initial,
+                                     bl_res_batch **out, bl_error *err);
+BL_API void bl_res_batch_destroy(bl_res_batch *b);
 
 /* 0 = all cores. Results do not depend on it. */
-void bl_res_batch_set_threads(bl_res_batch *b, int threads);
-int bl_res_batch_threads(const bl_res_batch *b);
-size_t bl_res_batch_size(const bl_res_batch *b);
+BL_API void bl_res_batch_set_threads(bl_res_batch *b, int threads);
+BL_API int bl_res_batch_threads(const bl_res_batch *b);
+BL_API size_t bl_res_batch_size(const bl_res_batch *b);
 
 /* One frame for every slot that is active (active NULL: all) and finite.
  * inputs [B][R]; noise [B][N] or NULL (zeros; only the Oosawa drive reads it). */
-bl_status bl_res_batch_step(bl_res_batch *b, const double *inputs, const double *noise,
-                            const uint8_t *active, bl_error *err);
+BL_API bl_status bl_res_batch_step(bl_res_batch *b, const double *inputs, const double *noise,
+                                   const uint8_t *active, bl_error *err);
 /* Interventions on the selected slots (NULL: all). */
-void bl_res_batch_freeze_weights(bl_res_batch *b, const uint8_t *selected);
-void bl_res_batch_freeze_plasticity(bl_res_batch *b, const uint8_t *selected);
+BL_API void bl_res_batch_freeze_weights(bl_res_batch *b, const uint8_t *selected);
+BL_API void bl_res_batch_freeze_plasticity(bl_res_batch *b, const uint8_t *selected);
 /* Back to the slot's initial state (finite again, plasticity as it started). */
-void bl_res_batch_reset(bl_res_batch *b, const uint8_t *selected);
+BL_API void bl_res_batch_reset(bl_res_batch *b, const uint8_t *selected);
 /* The slot's live state (views, dense weights, save). */
-const bl_res_state *bl_res_batch_slot(const bl_res_batch *b, size_t slot);
+BL_API const bl_res_state *bl_res_batch_slot(const bl_res_batch *b, size_t slot);
 
 /* ---- explicit replay ---------------------------------------------------- */
 
@@ -231,59 +232,26 @@ typedef struct bl_res_trajectory {
     uint8_t *finite;
 } bl_res_trajectory;
 
-bl_status bl_res_replay(bl_res_state *s, uint64_t frames, const double *inputs,
-                        const double *noise, uint64_t freeze_weights_at,
-                        uint64_t freeze_plasticity_at, bl_res_trajectory *out, bl_error *err);
-void bl_res_trajectory_free(bl_res_trajectory *t);
+BL_API bl_status bl_res_replay(bl_res_state *s, uint64_t frames, const double *inputs,
+                               const double *noise, uint64_t freeze_weights_at,
+                               uint64_t freeze_plasticity_at, bl_res_trajectory *out, bl_error *err);
+BL_API void bl_res_trajectory_free(bl_res_trajectory *t);
 /* Write into dir (must exist): spikes.npy (uint8 [T,N]), margins.npy,
  * effectors.npy [T,E], finite.npy (uint8 [T]), and per kind Falandays
  * acts.npy, targets.npy, errors.npy / SORN thresholds.npy (T_E then T_I). */
-bl_status bl_res_trajectory_write(const bl_res_trajectory *t, bl_res_kind kind, const char *dir,
-                                  bl_error *err);
+BL_API bl_status bl_res_trajectory_write(const bl_res_trajectory *t, bl_res_kind kind, const char *dir,
+                                         bl_error *err);
 
 /* ---- random streams ---------------------------------------------------- */
 
 /* One standard normal from the Philox stream keyed by seed, named by the
  * counter words (a, b, domain): Marsaglia's polar method with a logarithm made
  * of + - * / only, so the value is the same on every IEEE-754 machine. */
-double bl_res_normal(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain);
+BL_API double bl_res_normal(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain);
 /* A double in [0, 1) with 53 random bits, counter (a, b, domain, c). */
-double bl_res_uniform(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain, uint32_t c);
+BL_API double bl_res_uniform(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain, uint32_t c);
 /* The Oosawa noise tape of a drive seed: xi for (frame, unit). */
-double bl_res_noise(uint64_t drive_seed, uint64_t frame, uint32_t unit);
-
-/* ---- benchmark case ---------------------------------------------------- */
-
-/* One timed reservoir case for `brainlesslab bench`: a node of n units with
- * the default parameters of its kind, built from seed (3 inputs, 2 effectors);
- * batch slots that all start from it, fed a Philox input tape
- * (inputs[t][b][r] = 1 with probability 1/2, else 0; no noise), advanced
- * `frames` frames with `threads` threads (0 = all cores). The trajectory hash
- * (SHA-256, defined in res_bench.c and docs/reservoir.md) covers every frame's
- * spikes and the final state, so that the NumPy peer
- * (tests/oracles/reservoir_numpy.py bench) can prove the same bits. With
- * export_dir (created if missing), the initial bundle and the tape are written
- * there first: bundle/ and inputs.npy [T, B, 3]. `repeats` (0..64) more runs
- * from the reset batch give warm samples; every run must reproduce the hash. */
-#define BL_RES_BENCH_MAX_WARM 64
-
-typedef struct bl_res_bench_result {
-    double wall_construct_s; /* construction of the node and the batch copies */
-    double wall_tapes_s;     /* generating the input and noise tapes */
-    double wall_run_s;       /* all frames, the first time in this process (cold) */
-    double wall_warm_s[BL_RES_BENCH_MAX_WARM]; /* the same frames again, from a reset batch */
-    uint32_t warm;           /* how many warm samples (the `repeats` asked for) */
-    uint64_t frames, batch, units;
-    uint64_t unit_updates;   /* frames * batch * units */
-    uint64_t synaptic_events; /* recurrent terms summed (spiking sources x links) */
-    uint64_t spikes;
-    int threads;             /* used */
-    char hash[65];
-} bl_res_bench_result;
-
-bl_status bl_res_bench_case(bl_res_kind kind, uint32_t n_units, uint32_t batch, uint32_t frames,
-                            int threads, uint64_t seed, uint32_t repeats, const char *export_dir,
-                            bl_res_bench_result *out, bl_error *err);
+BL_API double bl_res_noise(uint64_t drive_seed, uint64_t frame, uint32_t unit);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "brainlesslab/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,28 +36,28 @@ typedef enum bl_seed_scope {
     BL_SCOPE_BLOCK = 1,      /* one per block */
     BL_SCOPE_TRIAL = 2       /* one per trial */
 } bl_seed_scope;
-const char *bl_seed_scope_name(bl_seed_scope scope);
+BL_API const char *bl_seed_scope_name(bl_seed_scope scope);
 
 /* The first four bytes of SHA-256(partition), little-endian: disjoint seed
  * banks ("development", "calibration", ...) from one root seed. */
-uint32_t bl_seed_partition_word(const char *partition);
+BL_API uint32_t bl_seed_partition_word(const char *partition);
 /* Philox4x32-10, key (root lo, root hi), counter (block, trial, purpose,
  * partition word); the seed is word 0 | word 1 << 32. */
-uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose,
+BL_API uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose,
                         uint32_t block, uint32_t trial);
 
 /* Every seed one trial uses. */
 typedef struct bl_trial_seeds {
     uint64_t world, construction, drive, control, intervention;
 } bl_trial_seeds;
-void bl_seed_trial(uint64_t root_seed, uint32_t partition_word, bl_seed_scope scope, uint32_t block,
+BL_API void bl_seed_trial(uint64_t root_seed, uint32_t partition_word, bl_seed_scope scope, uint32_t block,
                    uint32_t trial, bl_trial_seeds *out);
 
 /* Draw n of a seed's stream in domain d: uniform in [0, 1) from counter
  * (n, 0, d, 0), the top 53 bits of words 0 and 1. */
-double bl_stream_uniform(uint64_t seed, uint32_t n, uint32_t domain);
+BL_API double bl_stream_uniform(uint64_t seed, uint32_t n, uint32_t domain);
 /* lo + floor(u (hi - lo + 1)) for the same draw (hi >= lo, inclusive). */
-int64_t bl_stream_integer(uint64_t seed, uint32_t n, uint32_t domain, int64_t lo, int64_t hi);
+BL_API int64_t bl_stream_integer(uint64_t seed, uint32_t n, uint32_t domain, int64_t lo, int64_t hi);
 
 #ifdef __cplusplus
 }

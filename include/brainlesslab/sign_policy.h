@@ -16,6 +16,7 @@
 #ifndef BRAINLESSLAB_SIGN_POLICY_H
 #define BRAINLESSLAB_SIGN_POLICY_H
 
+#include "brainlesslab/export.h"
 #include "brainlesslab/error.h"
 
 #ifdef __cplusplus
@@ -26,31 +27,31 @@ typedef struct bl_sign_policy bl_sign_policy;
 
 /* default_sign: +1 or -1 for keys that are not mapped, 0 for "unmapped keys
  * are an error". The unknown sign starts undeclared (falls back to default). */
-bl_status bl_sign_policy_create(int default_sign, bl_sign_policy **out, bl_error *err);
-void bl_sign_policy_destroy(bl_sign_policy *p);
+BL_API bl_status bl_sign_policy_create(int default_sign, bl_sign_policy **out, bl_error *err);
+BL_API void bl_sign_policy_destroy(bl_sign_policy *p);
 /* Deep copy (so that overrides can be applied to a built-in policy). */
-bl_status bl_sign_policy_clone(const bl_sign_policy *p, bl_sign_policy **out, bl_error *err);
+BL_API bl_status bl_sign_policy_clone(const bl_sign_policy *p, bl_sign_policy **out, bl_error *err);
 
 /* Map a key (normalized: trimmed, lower-cased) to +1 or -1; replaces an
  * existing mapping. */
-bl_status bl_sign_policy_set(bl_sign_policy *p, const char *key, int sign, bl_error *err);
+BL_API bl_status bl_sign_policy_set(bl_sign_policy *p, const char *key, int sign, bl_error *err);
 /* Sign for an empty or missing key: +1 or -1, or 0 to fall back to the default. */
-bl_status bl_sign_policy_set_unknown(bl_sign_policy *p, int sign, bl_error *err);
+BL_API bl_status bl_sign_policy_set_unknown(bl_sign_policy *p, int sign, bl_error *err);
 /* Sign for unmapped non-empty keys: +1 or -1, or 0 to make them an error. */
-bl_status bl_sign_policy_set_default(bl_sign_policy *p, int sign, bl_error *err);
+BL_API bl_status bl_sign_policy_set_default(bl_sign_policy *p, int sign, bl_error *err);
 
 /* The sign of key (NULL counts as empty). `where` names the key's origin for
  * messages, e.g. "annotations.csv:17, column celltype"; NULL means no origin.
  * Fails (BL_ERR_INVALID) only when the key is unmapped and no default (or, for
  * an empty key, neither an unknown sign nor a default) is declared. */
-bl_status bl_sign_policy_lookup(const bl_sign_policy *p, const char *key, const char *where,
-                                int *sign, bl_error *err);
+BL_API bl_status bl_sign_policy_lookup(const bl_sign_policy *p, const char *key, const char *where,
+                                       int *sign, bl_error *err);
 
 /* Apply an override file: CSV with header `key,sign`, one mapping per row.
  * sign is "+1", "1" or "-1"; the reserved key "default" also takes "error"
  * (no default); "unknown" takes "+1"/"-1". A key listed twice in the file is an
  * error naming both lines. On failure the policy is left unchanged. */
-bl_status bl_sign_policy_load_overrides(bl_sign_policy *p, const char *path, bl_error *err);
+BL_API bl_status bl_sign_policy_load_overrides(bl_sign_policy *p, const char *path, bl_error *err);
 
 /* A canonical one-line description for manifests: the mappings sorted by key
  * (bytewise), then the effective unknown and default signs, e.g.
@@ -58,7 +59,7 @@ bl_status bl_sign_policy_load_overrides(bl_sign_policy *p, const char *path, bl_
  * Equal mappings and equal effective unknown/default signs give equal strings,
  * whatever order the mappings were set in. The string belongs
  * to the policy and stays valid until the policy is next changed or destroyed. */
-const char *bl_sign_policy_describe(const bl_sign_policy *p);
+BL_API const char *bl_sign_policy_describe(const bl_sign_policy *p);
 
 #ifdef __cplusplus
 }

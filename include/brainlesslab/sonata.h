@@ -19,6 +19,7 @@
 #ifndef BRAINLESSLAB_SONATA_H
 #define BRAINLESSLAB_SONATA_H
 
+#include "brainlesslab/export.h"
 #include <stdint.h>
 
 #include "brainlesslab/error.h"
@@ -32,9 +33,9 @@ extern "C" {
  * "by_time": time), otherwise BL_ERR_INVALID names the first index out of
  * order. Timestamps must be finite. TRIALS may be NULL (no trial dataset).
  * N == 0 writes valid empty datasets (the pointers may then be NULL). */
-bl_status bl_sonata_write_spikes(const char *path, const char *population, uint64_t n,
-                                 const double *timestamps_ms, const uint64_t *node_ids,
-                                 const uint32_t *trials, const char *sorting, bl_error *err);
+BL_API bl_status bl_sonata_write_spikes(const char *path, const char *population, uint64_t n,
+                                        const double *timestamps_ms, const uint64_t *node_ids,
+                                        const uint32_t *trials, const char *sorting, bl_error *err);
 
 typedef struct bl_sonata_spikes {
     char population[256];
@@ -50,10 +51,10 @@ typedef struct bl_sonata_spikes {
  * Timestamps must be in ms (a "units" attribute other than "ms" is
  * BL_ERR_UNSUPPORTED; a missing one is taken as ms). The sorting attribute may
  * be the SONATA enum or a string (as BMTK writes it). On failure *out is zeroed. */
-bl_status bl_sonata_read_spikes(const char *path, const char *population, bl_sonata_spikes *out,
-                                bl_error *err);
+BL_API bl_status bl_sonata_read_spikes(const char *path, const char *population, bl_sonata_spikes *out,
+                                       bl_error *err);
 
-void bl_sonata_spikes_free(bl_sonata_spikes *spikes);
+BL_API void bl_sonata_spikes_free(bl_sonata_spikes *spikes);
 
 #ifdef __cplusplus
 }

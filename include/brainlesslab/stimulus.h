@@ -9,6 +9,7 @@
 #ifndef BRAINLESSLAB_STIMULUS_H
 #define BRAINLESSLAB_STIMULUS_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,28 +21,28 @@ extern "C" {
 
 typedef struct bl_stimulus bl_stimulus;
 
-bl_status bl_stimulus_create(bl_stimulus **out, bl_error *err);
-void bl_stimulus_destroy(bl_stimulus *s);
+BL_API bl_status bl_stimulus_create(bl_stimulus **out, bl_error *err);
+BL_API void bl_stimulus_destroy(bl_stimulus *s);
 
 /* Add a Poisson population (its index is the number added before it). Neuron
  * indices are copied, sorted and must be unique. The window is
  * [start_ms, stop_ms); stop_ms < 0 means "to the end of the trial". */
-bl_status bl_stimulus_add_poisson(bl_stimulus *s, const int32_t *neurons, size_t n, double rate_hz,
-                                  double start_ms, double stop_ms, bl_error *err);
+BL_API bl_status bl_stimulus_add_poisson(bl_stimulus *s, const int32_t *neurons, size_t n, double rate_hz,
+                                         double start_ms, double stop_ms, bl_error *err);
 /* Add explicit events (pairs step, neuron); each event counts, in every trial. */
-bl_status bl_stimulus_add_events(bl_stimulus *s, const int32_t *step_neuron_pairs, size_t n_events,
-                                 bl_error *err);
+BL_API bl_status bl_stimulus_add_events(bl_stimulus *s, const int32_t *step_neuron_pairs, size_t n_events,
+                                        bl_error *err);
 /* Declare which neurons count as stimulated for the refractory rule of
  * shiu2024 (default: every neuron of every population and schedule). */
-bl_status bl_stimulus_set_targets(bl_stimulus *s, const int32_t *neurons, size_t n, bl_error *err);
+BL_API bl_status bl_stimulus_set_targets(bl_stimulus *s, const int32_t *neurons, size_t n, bl_error *err);
 
-size_t bl_stimulus_n_populations(const bl_stimulus *s);
-size_t bl_stimulus_n_events(const bl_stimulus *s);
+BL_API size_t bl_stimulus_n_populations(const bl_stimulus *s);
+BL_API size_t bl_stimulus_n_events(const bl_stimulus *s);
 
 /* Philox Bernoulli draw, exposed for tests and other tools. */
-uint32_t bl_stream_word(uint64_t seed, uint32_t trial, uint32_t population, uint32_t neuron,
-                        uint32_t step);
-uint64_t bl_bernoulli_threshold(double rate_hz, double dt_ms);
+BL_API uint32_t bl_stream_word(uint64_t seed, uint32_t trial, uint32_t population, uint32_t neuron,
+                               uint32_t step);
+BL_API uint64_t bl_bernoulli_threshold(double rate_hz, double dt_ms);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #ifndef BRAINLESSLAB_SYNTH_H
 #define BRAINLESSLAB_SYNTH_H
 
+#include "brainlesslab/export.h"
 #include <stdint.h>
 
 #include "brainlesslab/connectome.h"
@@ -27,8 +28,8 @@ typedef struct bl_synth_params {
     uint64_t seed;               /* 1 */
 } bl_synth_params;
 
-void bl_synth_defaults(bl_synth_params *p);
-bl_status bl_synth_generate(const bl_synth_params *p, bl_connectome **out, bl_error *err);
+BL_API void bl_synth_defaults(bl_synth_params *p);
+BL_API bl_status bl_synth_generate(const bl_synth_params *p, bl_connectome **out, bl_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #ifndef BRAINLESSLAB_TABLE_H
 #define BRAINLESSLAB_TABLE_H
 
+#include "brainlesslab/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,26 +51,26 @@ typedef struct bl_column {
 } bl_column;
 
 /* Free a column's arrays and zero it (safe on a zeroed column). */
-void bl_column_clear(bl_column *c);
+BL_API void bl_column_clear(bl_column *c);
 
 typedef struct bl_table bl_table;
 
-bl_status bl_table_open(const char *path, bl_table_format format, bl_table **out, bl_error *err);
-void bl_table_close(bl_table *t);
+BL_API bl_status bl_table_open(const char *path, bl_table_format format, bl_table **out, bl_error *err);
+BL_API void bl_table_close(bl_table *t);
 
-const char *bl_table_path(const bl_table *t);
-bl_table_format bl_table_format_of(const bl_table *t);
-size_t bl_table_n_columns(const bl_table *t);
-const char *bl_table_column_name(const bl_table *t, size_t i);
+BL_API const char *bl_table_path(const bl_table *t);
+BL_API bl_table_format bl_table_format_of(const bl_table *t);
+BL_API size_t bl_table_n_columns(const bl_table *t);
+BL_API const char *bl_table_column_name(const bl_table *t, size_t i);
 /* The type a column reads as (CSV: BL_COL_STRING for every column; convert
  * with the `want` argument of bl_table_next). */
-bl_col_type bl_table_column_type(const bl_table *t, size_t i);
+BL_API bl_col_type bl_table_column_type(const bl_table *t, size_t i);
 /* Rows in the file when the format says so (Parquet footer, Arrow file
  * footer blocks); UINT64_MAX when unknown until read (CSV, Arrow stream). */
-uint64_t bl_table_n_rows(const bl_table *t);
+BL_API uint64_t bl_table_n_rows(const bl_table *t);
 /* The column called name, or an error naming the file and the column (and
  * the columns the file has). */
-bl_status bl_table_find(const bl_table *t, const char *name, size_t *index, bl_error *err);
+BL_API bl_status bl_table_find(const bl_table *t, const char *name, size_t *index, bl_error *err);
 
 /* Read the next batch of the n columns cols[0..n-1] into out[0..n-1]
  * (cleared first). want[i] is the type the caller needs for column i, or 0
@@ -79,13 +80,13 @@ bl_status bl_table_find(const bl_table *t, const char *name, size_t *index, bl_e
  * only when exact. A value that does not convert is an error naming file,
  * column and row. *rows is the batch's row count; 0 means the end (out left
  * empty). Every out[i] has the same n. */
-bl_status bl_table_next(bl_table *t, const size_t *cols, const bl_col_type *want, size_t n,
-                        bl_column *out, uint64_t *rows, bl_error *err);
+BL_API bl_status bl_table_next(bl_table *t, const size_t *cols, const bl_col_type *want, size_t n,
+                               bl_column *out, uint64_t *rows, bl_error *err);
 
 /* Convenience: read every remaining batch of the columns named names[0..n-1]
  * and concatenate them into out[0..n-1]. */
-bl_status bl_table_read_all(bl_table *t, const char *const *names, const bl_col_type *want, size_t n,
-                            bl_column *out, bl_error *err);
+BL_API bl_status bl_table_read_all(bl_table *t, const char *const *names, const bl_col_type *want, size_t n,
+                                   bl_column *out, bl_error *err);
 
 /* Writing Parquet (the spike tables of the Python package, test fixtures):
  * one row group per call of bl_parquet_writer_write; PLAIN encoding for
@@ -96,13 +97,13 @@ typedef struct bl_parquet_column_spec {
     bl_col_type type;  /* BL_COL_INT64, BL_COL_DOUBLE, BL_COL_STRING, BL_COL_BOOL */
     int nullable;
 } bl_parquet_column_spec;
-bl_status bl_parquet_writer_create(const char *path, const bl_parquet_column_spec *columns, size_t n,
-                                   const char *codec, bl_parquet_writer **out, bl_error *err);
+BL_API bl_status bl_parquet_writer_create(const char *path, const bl_parquet_column_spec *columns, size_t n,
+                                          const char *codec, bl_parquet_writer **out, bl_error *err);
 /* columns[i].n must all be equal; types must match the spec. */
-bl_status bl_parquet_writer_write(bl_parquet_writer *w, const bl_column *columns, bl_error *err);
+BL_API bl_status bl_parquet_writer_write(bl_parquet_writer *w, const bl_column *columns, bl_error *err);
 /* Writes the footer and closes the file; destroys w whatever happens. */
-bl_status bl_parquet_writer_finish(bl_parquet_writer *w, bl_error *err);
-void bl_parquet_writer_abort(bl_parquet_writer *w); /* removes the partial file */
+BL_API bl_status bl_parquet_writer_finish(bl_parquet_writer *w, bl_error *err);
+BL_API void bl_parquet_writer_abort(bl_parquet_writer *w); /* removes the partial file */
 
 #ifdef __cplusplus
 }

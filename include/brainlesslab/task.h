@@ -10,6 +10,7 @@
 #ifndef BRAINLESSLAB_TASK_H
 #define BRAINLESSLAB_TASK_H
 
+#include "brainlesslab/export.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,8 +34,8 @@ typedef enum bl_cue_mode {
     BL_CUE_PERSISTENT = 1, /* ... for the whole trial */
     BL_CUE_HIDDEN = 2      /* never shown */
 } bl_cue_mode;
-const char *bl_cue_mode_name(bl_cue_mode mode);
-int bl_cue_mode_parse(const char *name, bl_cue_mode *out); /* 0 or -1 */
+BL_API const char *bl_cue_mode_name(bl_cue_mode mode);
+BL_API int bl_cue_mode_parse(const char *name, bl_cue_mode *out); /* 0 or -1 */
 
 typedef struct bl_dc_options {
     uint32_t cue_ticks;      /* 8 */
@@ -44,10 +45,10 @@ typedef struct bl_dc_options {
     bl_cue_mode cue_mode;    /* transient */
 } bl_dc_options;
 
-void bl_dc_defaults(bl_dc_options *o);
-bl_status bl_dc_validate(const bl_dc_options *o, bl_error *err);
+BL_API void bl_dc_defaults(bl_dc_options *o);
+BL_API bl_status bl_dc_validate(const bl_dc_options *o, bl_error *err);
 /* The longest trial: cue_ticks + max(delays) + response_ticks. */
-uint32_t bl_dc_horizon(const bl_dc_options *o);
+BL_API uint32_t bl_dc_horizon(const bl_dc_options *o);
 
 typedef struct bl_dc_world {
     uint32_t label;          /* 1 or 2 */
@@ -59,16 +60,16 @@ typedef struct bl_dc_world {
 
 /* From the world seed: label = 1 + (u0 >= 0.5), delay = delays[floor(u1 n)],
  * u0 = uniform(world, 0, 0, 1, 0), u1 = uniform(world, 0, 0, 2, 0). */
-void bl_dc_world_draw(const bl_dc_options *o, uint64_t world_seed, bl_dc_world *w);
+BL_API void bl_dc_world_draw(const bl_dc_options *o, uint64_t world_seed, bl_dc_world *w);
 /* The observation at tick t (0-based): three channels, 0 or 1. */
-void bl_dc_stimulus(const bl_dc_options *o, const bl_dc_world *w, uint32_t tick, double out[BL_DC_INPUTS]);
+BL_API void bl_dc_stimulus(const bl_dc_options *o, const bl_dc_world *w, uint32_t tick, double out[BL_DC_INPUTS]);
 
 typedef enum bl_trial_status {
     BL_TRIAL_COMPLETED = 0,
     BL_TRIAL_FAILED = 1,    /* a non-finite or out-of-range value */
     BL_TRIAL_INCOMPLETE = 2 /* the horizon ended first (cannot happen with a valid plan) */
 } bl_trial_status;
-const char *bl_trial_status_name(bl_trial_status s);
+BL_API const char *bl_trial_status_name(bl_trial_status s);
 
 /* Native scoring: evidence[e] += effector[e] over [response_start,
  * response_end); at its end decision = 2 if evidence[1] > evidence[0] else 1
@@ -83,11 +84,11 @@ typedef struct bl_dc_score {
     int failed;     /* an effector was non-finite or outside [0, 1] */
 } bl_dc_score;
 
-void bl_dc_score_init(bl_dc_score *s);
+BL_API void bl_dc_score_init(bl_dc_score *s);
 /* Account the effectors emitted on tick `tick` (after the node's frame for
  * that tick). Returns 1 when the trial is over (done or failed). */
-int bl_dc_score_tick(bl_dc_score *s, const bl_dc_world *w, uint32_t tick,
-                     const double effectors[BL_DC_EFFECTORS]);
+BL_API int bl_dc_score_tick(bl_dc_score *s, const bl_dc_world *w, uint32_t tick,
+                            const double effectors[BL_DC_EFFECTORS]);
 
 /* Controllers: the reservoir, and controls that replace it. Which controls a
  * task defines: bl_task_controller_allowed. */
@@ -106,8 +107,8 @@ typedef enum bl_controller {
     BL_CTRL_FIXED_MAPPING = 11  /* reversal_adaptation: never reverses */
 } bl_controller;
 #define BL_CTRL_COUNT 12
-const char *bl_controller_name(bl_controller c);
-int bl_controller_parse(const char *name, bl_controller *out); /* 0 or -1 */
+BL_API const char *bl_controller_name(bl_controller c);
+BL_API int bl_controller_parse(const char *name, bl_controller *out); /* 0 or -1 */
 
 typedef struct bl_dc_control {
     bl_controller kind;
@@ -116,9 +117,9 @@ typedef struct bl_dc_control {
 } bl_dc_control;
 
 /* reference_null: coin = 2 if uniform(control seed, 0, 0, 1, 0) >= 0.5 else 1. */
-void bl_dc_control_init(bl_dc_control *c, bl_controller kind, uint64_t control_seed);
+BL_API void bl_dc_control_init(bl_dc_control *c, bl_controller kind, uint64_t control_seed);
 /* One tick: observe, emit one-hot effectors of the choice. */
-void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double eff[BL_DC_EFFECTORS]);
+BL_API void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double eff[BL_DC_EFFECTORS]);
 
 /* ---- the task table (every task; docs/reservoir.md, "Tasks") ---- */
 
@@ -137,8 +138,8 @@ typedef enum bl_task_kind {
 #define BL_TASK_COUNT 10
 #define BL_TASK_MAX_OFFSETS 32
 
-const char *bl_task_name(bl_task_kind kind);
-int bl_task_parse(const char *name, bl_task_kind *out); /* 0 or -1 */
+BL_API const char *bl_task_name(bl_task_kind kind);
+BL_API int bl_task_parse(const char *name, bl_task_kind *out); /* 0 or -1 */
 
 typedef enum bl_distractor_mode { BL_DISTRACT_RANDOM, BL_DISTRACT_MATCHED, BL_DISTRACT_OPPOSITE, BL_DISTRACT_ABSENT } bl_distractor_mode;
 typedef enum bl_congruency { BL_CONG_MIXED, BL_CONG_CONGRUENT, BL_CONG_CONFLICTING } bl_congruency;
@@ -181,12 +182,12 @@ typedef struct bl_task_value {
     size_t n, width;
 } bl_task_value;
 
-void bl_task_defaults(bl_task_kind kind, bl_task_options *o);
+BL_API void bl_task_defaults(bl_task_kind kind, bl_task_options *o);
 /* Set one option by name (an unknown name or a bad value: BL_ERR_INVALID). */
-bl_status bl_task_set_option(bl_task_options *o, const char *name, const bl_task_value *v, bl_error *err);
-bl_status bl_task_validate(const bl_task_options *o, bl_error *err);
+BL_API bl_status bl_task_set_option(bl_task_options *o, const char *name, const bl_task_value *v, bl_error *err);
+BL_API bl_status bl_task_validate(const bl_task_options *o, bl_error *err);
 /* The option names of a task, NULL-terminated, in canonical order. */
-const char *const *bl_task_option_names(bl_task_kind kind);
+BL_API const char *const *bl_task_option_names(bl_task_kind kind);
 
 typedef struct bl_task_definition {
     uint32_t n_inputs, n_effectors;
@@ -198,9 +199,9 @@ typedef struct bl_task_definition {
     double chance;            /* NaN when the task has none */
     int episode;              /* 1: ends by itself, warmup 0; 0: continuing, runs to the horizon */
 } bl_task_definition;
-void bl_task_definition_of(const bl_task_options *o, bl_task_definition *d);
+BL_API void bl_task_definition_of(const bl_task_options *o, bl_task_definition *d);
 /* 1 when the control is defined for the task (the reservoir always is). */
-int bl_task_controller_allowed(bl_task_kind kind, bl_controller c);
+BL_API int bl_task_controller_allowed(bl_task_kind kind, bl_controller c);
 
 /* ---- one trial, traced (tests, the NumPy oracle, `brainlesslab reservoir task`) ---- */
 
@@ -224,10 +225,10 @@ typedef struct bl_task_trace {
 /* Run one trial of a task without a node: effectors from the control
  * `controller` (never the reservoir), or, when tape is not NULL, from tape
  * ([tape_rows][2], one row per frame; the trial stops when it runs out). */
-bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
+BL_API bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
                             uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
                             size_t tape_rows, bl_task_trace **out, bl_error *err);
-void bl_task_trace_destroy(bl_task_trace *t);
+BL_API void bl_task_trace_destroy(bl_task_trace *t);
 
 /* ---- profile plans ---- */
 
@@ -235,22 +236,22 @@ typedef struct bl_res_plan bl_res_plan;
 
 /* Load, validate and resolve a plan with operation "profile" (the same checks
  * and messages as bl_plan_load, which calls the same parser once wired). */
-bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err);
-void bl_res_plan_destroy(bl_res_plan *plan);
-const char *bl_res_plan_id(const bl_res_plan *plan);
-const char *bl_res_plan_path(const bl_res_plan *plan);
-const char *bl_res_plan_json(const bl_res_plan *plan); /* canonical */
-const char *bl_res_plan_hash(const bl_res_plan *plan);
+BL_API bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err);
+BL_API void bl_res_plan_destroy(bl_res_plan *plan);
+BL_API const char *bl_res_plan_id(const bl_res_plan *plan);
+BL_API const char *bl_res_plan_path(const bl_res_plan *plan);
+BL_API const char *bl_res_plan_json(const bl_res_plan *plan); /* canonical */
+BL_API const char *bl_res_plan_hash(const bl_res_plan *plan);
 /* Indented JSON (malloc'd; NULL when out of memory). */
-char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
+BL_API char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
 /* Shorter runs of a written plan (blocks, trials: 0 keeps the plan's) and
  * the seed scheme that replaces the plan's (NULL keeps it; only
  * "bl-philox-v1" runs): the resolved plan, its hash and the record say what
  * was written and what ran. */
-bl_status bl_res_plan_override(bl_res_plan *plan, uint32_t blocks, uint32_t trials, const char *rng,
-                               bl_error *err);
+BL_API bl_status bl_res_plan_override(bl_res_plan *plan, uint32_t blocks, uint32_t trials, const char *rng,
+                                      bl_error *err);
 /* 0 when the plan names a seed scheme this build cannot run (philox-host-v1). */
-int bl_res_plan_runnable(const bl_res_plan *plan);
+BL_API int bl_res_plan_runnable(const bl_res_plan *plan);
 
 /* ---- evaluation ---- */
 
@@ -287,14 +288,14 @@ typedef struct bl_res_evaluation bl_res_evaluation;
 
 /* Run every trial in memory. threads < 0 / batch <= 0: the plan's. Results do
  * not depend on threads or batch. */
-bl_status bl_res_evaluate(const bl_res_plan *plan, int threads, int batch, bl_res_evaluation **out,
-                          bl_error *err);
-void bl_res_evaluation_destroy(bl_res_evaluation *ev);
-size_t bl_res_evaluation_n_trials(const bl_res_evaluation *ev);
-const bl_res_trial *bl_res_evaluation_trial(const bl_res_evaluation *ev, size_t i);
-const bl_res_summary *bl_res_evaluation_summary(const bl_res_evaluation *ev, size_t target);
+BL_API bl_status bl_res_evaluate(const bl_res_plan *plan, int threads, int batch, bl_res_evaluation **out,
+                                 bl_error *err);
+BL_API void bl_res_evaluation_destroy(bl_res_evaluation *ev);
+BL_API size_t bl_res_evaluation_n_trials(const bl_res_evaluation *ev);
+BL_API const bl_res_trial *bl_res_evaluation_trial(const bl_res_evaluation *ev, size_t i);
+BL_API const bl_res_summary *bl_res_evaluation_summary(const bl_res_evaluation *ev, size_t target);
 /* Block means of a target (blocks values; NaN for a block with a failed trial). */
-const double *bl_res_evaluation_block_means(const bl_res_evaluation *ev, size_t target);
+BL_API const double *bl_res_evaluation_block_means(const bl_res_evaluation *ev, size_t target);
 
 /* ---- runs into records ---- */
 
@@ -310,11 +311,11 @@ typedef struct bl_res_run bl_res_run;
 
 /* Reserve a new record under root, evaluate, write trials.csv, outcomes.npy,
  * summary.json, seal. A failure after the reservation leaves a FAILED record. */
-bl_status bl_res_run_plan(const bl_res_plan *plan, const bl_res_run_options *opt, bl_res_run **out,
-                          bl_error *err);
-void bl_res_run_destroy(bl_res_run *run);
-const char *bl_res_run_record_dir(const bl_res_run *run);
-void bl_res_run_print(const bl_res_run *run, FILE *out);
+BL_API bl_status bl_res_run_plan(const bl_res_plan *plan, const bl_res_run_options *opt, bl_res_run **out,
+                                 bl_error *err);
+BL_API void bl_res_run_destroy(bl_res_run *run);
+BL_API const char *bl_res_run_record_dir(const bl_res_run *run);
+BL_API void bl_res_run_print(const bl_res_run *run, FILE *out);
 
 #ifdef __cplusplus
 }

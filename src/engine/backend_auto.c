@@ -31,7 +31,7 @@ static int same_result(const bl_result *a, const bl_result *b)
            !memcmp(bl_result_final_g(a), bl_result_final_g(b), cells * sz);
 }
 
-bl_status bl_backend_auto_choose(const bl_network *target, int threads, const char **chosen,
+bl_status bl_backend_auto_choose(bl_context *ctx, const bl_network *target, int threads, const char **chosen,
                                  char *report, size_t report_size, bl_error *err)
 {
     bl_synth_params sp;
@@ -63,7 +63,7 @@ bl_status bl_backend_auto_choose(const bl_network *target, int threads, const ch
     for (int b = 0; !st && names[b]; b++) {
         bl_engine *e = NULL;
         bl_result *r = NULL;
-        st = bl_engine_create(net, names[b], &e, err);
+        st = bl_engine_create(ctx, net, names[b], &e, err);
         if (!st)
             st = bl_engine_set_threads(e, threads, err);
         /* The best of three runs, so that a busy machine rarely decides. */

@@ -1,27 +1,22 @@
 /* Backend table and dispatch. */
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine_impl.h"
-#ifdef BL_HAVE_MPI
-#include "engine/engine_mpi.h"
-#endif
+#include "mpi/mpi_job.h"
 
-static const bl_backend *const backends[] = {&bl_backend_reference, &bl_backend_cpu,
-#ifdef BL_HAVE_MPI
-                                             &bl_backend_mpi,
-#endif
-};
-#ifdef BL_HAVE_MPI
-#define KNOWN_BACKENDS "reference, cpu, mpi, auto"
-#else
-#define KNOWN_BACKENDS "reference, cpu, auto"
-#endif
-enum { N_BACKENDS = sizeof backends / sizeof backends[0] };
+/* The backends, in the order "auto" tries them; the mpi backend exists only in
+ * builds with MPI (src/mpi/ says which). */
+static const bl_backend *backend_at(int i)
+{
+    const bl_backend *const all[] = {&bl_backend_reference, &bl_backend_cpu, bl_backend_mpi_or_null};
+    return i < 3 ? all[i] : NULL;
+}
+enum { N_BACKENDS = 3 };
 
 struct bl_engine {
+    bl_context *ctx;
     const bl_network *net;
     const bl_backend *backend;
     void *state;
@@ -33,33 +28,32 @@ const char *const *bl_engine_backends(void)
 {
     /* "mpi" is a job-level backend (chosen by launching under mpirun, or by
      * name), never a candidate for "auto": listing it would start MPI. */
-    static const char *names[N_BACKENDS + 1];
-    int k = 0;
-    for (int i = 0; i < N_BACKENDS; i++)
-        if (strcmp(backends[i]->name, "mpi"))
-            names[k++] = backends[i]->name;
-    names[k] = NULL;
+    static const char *const names[] = {"reference", "cpu", NULL};
     return names;
 }
 
-bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine **out, bl_error *err)
+bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *backend, bl_engine **out,
+                           bl_error *err)
 {
     *out = NULL;
+    if (!(ctx = bl_context_resolve(ctx)))
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the default context");
     const char *name = backend ? backend : "reference";
     char report[1024] = "";
     if (!strcmp(name, "auto") && bl_connectome_parts(net->connectome) > 1)
         name = "mpi"; /* the only backend that runs a part (below) */
     if (!strcmp(name, "auto")) {
-        bl_status st = bl_backend_auto_choose(net, 0, &name, report, sizeof report, err);
+        bl_status st = bl_backend_auto_choose(ctx, net, 0, &name, report, sizeof report, err);
         if (st)
             return st;
     }
     const bl_backend *b = NULL;
     for (int i = 0; i < N_BACKENDS; i++)
-        if (!strcmp(backends[i]->name, name))
-            b = backends[i];
+        if (backend_at(i) && !strcmp(backend_at(i)->name, name))
+            b = backend_at(i);
     if (!b)
-        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: " KNOWN_BACKENDS ")", name);
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference, cpu, %sauto)", name,
+                       bl_mpi_available() ? "mpi, " : "");
     /* A part holds only the edges into one rank's neurons: only the mpi
      * backend, on that rank, can step it. */
     if (bl_connectome_parts(net->connectome) > 1 && strcmp(name, "mpi"))
@@ -69,11 +63,12 @@ bl_status bl_engine_create(const bl_network *net, const char *backend, bl_engine
     bl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");
+    e->ctx = ctx;
     e->net = net;
     e->backend = b;
     e->threads = 1;
     memcpy(e->auto_report, report, sizeof report);
-    bl_status st = b->create(net, &e->state, err);
+    bl_status st = b->create(ctx, net, &e->state, err);
     if (st) {
         free(e);
         return st;
@@ -120,57 +115,8 @@ bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, u
     return e->backend->run(e->state, first_trial, n_trials, n_steps, result, err);
 }
 
-bl_status bl_mpi_job(int *rank, int *ranks, bl_error *err)
-{
-    *rank = 0;
-    *ranks = 1;
-#ifdef BL_HAVE_MPI
-    if (!bl_mpi_launched())
-        return BL_OK;
-    bl_status st = bl_mpi_init(err);
-    if (st)
-        return st;
-    *rank = bl_mpi_rank();
-    *ranks = bl_mpi_size();
-#else
-    (void)err;
-#endif
-    return BL_OK;
-}
-
-void bl_mpi_job_abort(const char *message)
-{
-#ifdef BL_HAVE_MPI
-    bl_mpi_abort(message);
-#else
-    if (message && *message)
-        fprintf(stderr, "brainlesslab: %s\n", message);
-    exit(1);
-#endif
-}
-
-bl_status bl_mpi_job_replicas(int replicas, int *part, int *parts, bl_error *err)
-{
-    *part = 0;
-    *parts = 1;
-#ifdef BL_HAVE_MPI
-    bl_status st = bl_mpi_set_replicas(replicas, err);
-    if (!st)
-        bl_mpi_part(part, parts);
-    return st;
-#else
-    return replicas == 1 ? BL_OK
-                         : bl_fail(err, BL_ERR_UNSUPPORTED, "%d replica groups need the mpi backend, not in this build",
-                                   replicas);
-#endif
-}
-
 int bl_engine_trials_at_once(const bl_engine *e)
 {
-    int groups = 1;
-#ifdef BL_HAVE_MPI
-    if (!strcmp(e->backend->name, "mpi"))
-        groups = bl_mpi_replicas();
-#endif
+    int groups = strcmp(e->backend->name, "mpi") ? 1 : bl_mpi_job_replica_groups(e->ctx);
     return (e->threads > 0 ? e->threads : 1) * groups;
 }

@@ -23,6 +23,7 @@
  * Why it is fast: neurons away from rest live in dense "active" slots
  * (structure of arrays), so the per-step update is a branch-free loop that
  * the compiler vectorises; everything else is driven by spikes. */
+#include <assert.h>
 #include <inttypes.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -126,6 +127,7 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
         }
         bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[step - s0]);
     }
+    assert(p->failed || bl_partition_sane(p));
 }
 
 /* A whole trial on one runner; its partitions run in parallel when there are
@@ -168,7 +170,7 @@ static bl_status publish(const runner *r, const bl_network *net, uint32_t trial,
     bl_status st = bl_result_append_pairs(res, trial, r->out.v, r->out.n / 2, err);
     if (st)
         return st;
-    size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(net->model);
     for (int q = 0; q < r->n_parts; q++) {
         const partition *p = &r->parts[q];
         size_t n = (size_t)(p->hi - p->lo);
@@ -198,17 +200,17 @@ static int cpu_set_threads(void *v, int threads)
     return s->threads;
 }
 
-static bl_status cpu_create(const bl_network *net, void **out, bl_error *err)
+static bl_status cpu_create(bl_context *ctx, const bl_network *net, void **out, bl_error *err)
 {
     cpu_state *s = calloc(1, sizeof *s);
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
     s->net = net;
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
-    /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 to split even small graphs. */
-    const char *env = getenv("BL_CPU_PARTITION_MIN_EDGES");
-    long long min_edges = env ? atoll(env) : 0;
-    s->min_edges_per_partition = min_edges > 0 ? (uint64_t)min_edges : UINT64_C(1) << 20;
+    /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 (read into the context) to
+     * split even small graphs. */
+    uint64_t min_edges = bl_context_cpu_partition_min_edges(ctx);
+    s->min_edges_per_partition = min_edges > 0 ? min_edges : UINT64_C(1) << 20;
     s->threads = 1;
     *out = s;
     return BL_OK;

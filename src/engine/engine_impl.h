@@ -4,12 +4,14 @@
 #ifndef BL_ENGINE_IMPL_H
 #define BL_ENGINE_IMPL_H
 
+#include "core/context_impl.h"
 #include "engine/network_impl.h"
 
 typedef struct bl_backend {
     const char *name;
-    /* Prepare per-engine state (buffers sized for the network). */
-    bl_status (*create)(const bl_network *net, void **state, bl_error *err);
+    /* Prepare per-engine state (buffers sized for the network). ctx is never
+     * NULL (bl_engine_create resolves the default) and outlives the state. */
+    bl_status (*create)(bl_context *ctx, const bl_network *net, void **state, bl_error *err);
     /* Run trials [first, first + n) for n_steps each; append spikes in
      * (trial, step, neuron) order and write counts and final state. */
     bl_status (*run)(void *state, uint32_t first_trial, uint32_t n_trials, uint64_t n_steps,
@@ -23,8 +25,7 @@ typedef struct bl_backend {
 
 extern const bl_backend bl_backend_reference;
 extern const bl_backend bl_backend_cpu;
-#ifdef BL_HAVE_MPI
-extern const bl_backend bl_backend_mpi; /* engine_mpi.c, built with -DBL_MPI=ON */
-#endif
+/* engine_mpi.c, built with -DBL_MPI=ON; NULL in builds without it (engine.c). */
+extern const bl_backend *const bl_backend_mpi_or_null;
 
 #endif

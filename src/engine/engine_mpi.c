@@ -6,7 +6,8 @@
  *
  *   MPI_Allgather  per rank: its spike count for every (trial, step) of the
  *                  window, plus a failure flag (so every rank stops together);
- *   MPI_Allgatherv the spiking neurons' global ids.
+ *   MPI_Allgatherv the spiking neurons' global ids
+ * (the two collectives are src/mpi/exchange_mpi.c).
  *
  * Why it is exact for any rank count: rank order is neuron order, so the
  * concatenation over ranks keeps every step's spikers ascending, which is the
@@ -21,7 +22,9 @@
  * per trial, the bank's windows exchanged in the same two collectives);
  * otherwise one trial's range is split into `threads` partitions.
  *
- * MPI calls are made by the main thread only (MPI_THREAD_FUNNELED). */
+ * MPI calls are made by the main thread only (MPI_THREAD_FUNNELED). The job
+ * (MPI initialisation, its communicator, replica groups, aborting) lives in
+ * src/mpi/; this file is only the stepping backend over it. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -36,173 +39,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "engine/engine_mpi.h"
+#include "engine/engine_impl.h"
 #include "engine/partition.h"
-
-/* ---- the job ---- */
-
-static void finalize_at_exit(void)
-{
-    int init = 0, fin = 0;
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
-    if (init && !fin)
-        MPI_Finalize();
-}
-
-bl_status bl_mpi_init(bl_error *err)
-{
-    int init = 0;
-    MPI_Initialized(&init);
-    if (init)
-        return BL_OK;
-    int provided = 0;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "mpi backend: MPI_Init_thread failed");
-    atexit(finalize_at_exit);
-    if (provided < MPI_THREAD_FUNNELED)
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "mpi backend: MPI provides thread level %d, FUNNELED (%d) needed",
-                       provided, MPI_THREAD_FUNNELED);
-    return BL_OK;
-}
-
-int bl_mpi_launched(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
-}
-
-int bl_mpi_rank(void)
-{
-    int init = 0, r = 0;
-    MPI_Initialized(&init);
-    if (init)
-        MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-
-int bl_mpi_size(void)
-{
-    int init = 0, n = 1;
-    MPI_Initialized(&init);
-    if (init)
-        MPI_Comm_size(MPI_COMM_WORLD, &n);
-    return n;
-}
-
-/* Replicate banks: the job's ranks in `job_replicas` groups of equal size;
- * each group runs a share of the trials, its ranks splitting the neurons. */
-static int job_replicas = 1;
-
-bl_status bl_mpi_set_replicas(int replicas, bl_error *err)
-{
-    int size = bl_mpi_size();
-    if (replicas < 1 || size % replicas)
-        return bl_fail(err, BL_ERR_INVALID, "mpi: %d replica group(s) do not divide the job's %d rank(s) evenly",
-                       replicas, size);
-    job_replicas = replicas;
-    return BL_OK;
-}
-
-int bl_mpi_replicas(void) { return job_replicas; }
-
-void bl_mpi_part(int *part, int *parts)
-{
-    int per_group = bl_mpi_size() / job_replicas;
-    *parts = per_group;
-    *part = bl_mpi_rank() % per_group;
-}
-
-_Noreturn void bl_mpi_abort(const char *message)
-{
-    if (message && *message)
-        fprintf(stderr, "brainlesslab (rank %d of %d): %s; aborting the MPI job\n", bl_mpi_rank(), bl_mpi_size(),
-                message);
-    fflush(NULL);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    _exit(1);
-}
-
-bl_status bl_mpi_bcast_string(char *buf, size_t cap, bl_error *err)
-{
-    if (cap > INT_MAX || MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return bl_fail(err, BL_ERR_IO, "mpi: MPI_Bcast of %zu bytes failed", cap);
-    buf[cap - 1] = '\0';
-    return BL_OK;
-}
-
-bl_status bl_mpi_allreduce_max_i32(int32_t *v, uint64_t n, bl_error *err)
-{
-    /* In chunks: an MPI count is an int. */
-    for (uint64_t a = 0; a < n; a += (uint64_t)INT_MAX) {
-        int k = (int)(n - a < (uint64_t)INT_MAX ? n - a : (uint64_t)INT_MAX);
-        if (MPI_Allreduce(MPI_IN_PLACE, v + a, k, MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-            return bl_fail(err, BL_ERR_IO, "mpi: MPI_Allreduce of %d int32 failed", k);
-    }
-    return BL_OK;
-}
-
-/* The watchdog: the signal handler only writes the signal number to a pipe
- * (async-signal-safe); a thread reads it and does the real work. */
-static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static int watch_pipe[2] = {-1, -1};
-static void (*watch_fn)(void *, int);
-static void *watch_arg;
-
-static void watch_handler(int sig)
-{
-    unsigned char b = (unsigned char)sig;
-    ssize_t k = write(watch_pipe[1], &b, 1);
-    (void)k;
-}
-
-static void *watch_thread(void *unused)
-{
-    (void)unused;
-    unsigned char b = 0;
-    ssize_t k;
-    do
-        k = read(watch_pipe[0], &b, 1);
-    while (k < 0 && errno == EINTR);
-    if (k != 1)
-        return NULL;
-    pthread_mutex_lock(&watch_lock);
-    if (watch_fn)
-        watch_fn(watch_arg, (int)b);
-    fflush(NULL);
-    _exit(1);
-}
-
-bl_status bl_mpi_watchdog_start(void (*on_signal)(void *, int), void *arg, bl_error *err)
-{
-    if (watch_pipe[0] >= 0) {
-        pthread_mutex_lock(&watch_lock);
-        watch_fn = on_signal;
-        watch_arg = arg;
-        pthread_mutex_unlock(&watch_lock);
-        return BL_OK;
-    }
-    if (pipe(watch_pipe) != 0)
-        return bl_fail(err, BL_ERR_IO, "mpi watchdog: pipe: %s", strerror(errno));
-    watch_fn = on_signal;
-    watch_arg = arg;
-    pthread_t t;
-    if (pthread_create(&t, NULL, watch_thread, NULL) != 0)
-        return bl_fail(err, BL_ERR_IO, "mpi watchdog: cannot start its thread");
-    pthread_detach(t);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = watch_handler;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
-        if (sigaction(sigs[k], &sa, NULL) != 0)
-            return bl_fail(err, BL_ERR_IO, "mpi watchdog: sigaction(%d): %s", sigs[k], strerror(errno));
-    return BL_OK;
-}
-
-void bl_mpi_watchdog_lock(void) { pthread_mutex_lock(&watch_lock); }
-void bl_mpi_watchdog_unlock(void) { pthread_mutex_unlock(&watch_lock); }
+#include "mpi/mpi_comm.h"
 
 /* ---- the backend ---- */
 
@@ -222,6 +61,7 @@ typedef struct mpi_trial {
 
 typedef struct mpi_state {
     const bl_network *net;
+    bl_context *ctx; /* the job: communicator, replica groups, stats prefix */
     /* rank and size within this rank's replica group (comm), which splits
      * the neurons; group of groups, which split the trials */
     int rank, size, threads, skip_ok;
@@ -284,7 +124,7 @@ static void mpi_destroy(void *v)
     mpi_state *s = v;
     if (!s)
         return;
-    const char *stats = getenv("BL_MPI_STATS");
+    const char *stats = bl_context_mpi_stats_prefix(s->ctx);
     if (stats && *stats && s->bounds) {
         char path[4096];
         snprintf(path, sizeof path, "%s.rank%d.json", stats, s->world_rank);
@@ -327,10 +167,11 @@ static int mpi_set_threads(void *v, int threads)
     return s->threads;
 }
 
-static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
+static bl_status mpi_create(bl_context *ctx, const bl_network *net, void **out, bl_error *err)
 {
     *out = NULL;
-    bl_status st = bl_mpi_init(err);
+    /* Created by name outside mpirun: a job of one rank (a singleton). */
+    bl_status st = bl_mpi_job_join(ctx, 1, err);
     if (st)
         return st;
     if (net->n_neurons > INT32_MAX)
@@ -339,14 +180,16 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "mpi backend: cannot allocate");
     s->net = net;
-    MPI_Comm_rank(MPI_COMM_WORLD, &s->world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &s->world_size);
-    s->groups = job_replicas;
+    s->ctx = ctx;
+    MPI_Comm job = bl_mpi_job_comm(ctx);
+    MPI_Comm_rank(job, &s->world_rank);
+    MPI_Comm_size(job, &s->world_size);
+    s->groups = bl_mpi_job_replica_groups(ctx);
     s->size = s->world_size / s->groups;
     s->group = s->world_rank / s->size;
     s->rank = s->world_rank % s->size;
     s->comm = MPI_COMM_NULL;
-    if (MPI_Comm_split(MPI_COMM_WORLD, s->group, s->world_rank, &s->comm) != MPI_SUCCESS) {
+    if (MPI_Comm_split(job, s->group, s->world_rank, &s->comm) != MPI_SUCCESS) {
         int groups = s->groups;
         free(s);
         return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Comm_split into %d replica group(s) failed", groups);
@@ -377,8 +220,7 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
         mpi_destroy(s);
         return bl_fail(err, BL_ERR_INVALID, "mpi backend: the connectome was loaded as part %d of %d, but this is "
                        "rank %d of %d ranks splitting the neurons (%d replica group(s) of the job's %d)", part, parts,
-                       bl_mpi_rank() % (bl_mpi_size() / job_replicas), bl_mpi_size() / job_replicas, job_replicas,
-                       bl_mpi_size());
+                       s->rank, s->size, s->groups, s->world_size);
     }
     if (parts > 1)
         memcpy(s->indegree, bl_connectome_in_degree(c), net->n_neurons * sizeof *s->indegree);
@@ -387,7 +229,7 @@ static bl_status mpi_create(const bl_network *net, void **out, bl_error *err)
             s->indegree[net->targets[e]]++;
     bl_split_by_work(s->indegree, 0, (int32_t)net->n_neurons, s->size, s->bounds);
     assert(parts == 1 || !memcmp(s->bounds, bl_connectome_part_bounds(c), ((size_t)s->size + 1) * sizeof *s->bounds));
-    size_t sz = net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(net->model);
     for (int q = 0; q < s->size; q++) {
         uint64_t bytes = (uint64_t)(s->bounds[q + 1] - s->bounds[q]) * sz;
         if (bytes > INT_MAX) {
@@ -483,34 +325,23 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     }
     s->send_counts[per - 1] = failed;
     double t0 = wall();
-    if (MPI_Allgather(s->send_counts, per, MPI_INT, s->all_counts, per, MPI_INT, s->comm) != MPI_SUCCESS) {
-        *why = "MPI_Allgather of spike counts failed";
-        return 0;
-    }
     uint64_t total = 0;
-    for (int r = 0; r < s->size; r++) {
-        const int *c = s->all_counts + (size_t)r * (size_t)per;
-        uint64_t n = 0;
-        for (int k = 0; k < per - 1; k++)
-            n += (uint64_t)c[k];
-        failed |= c[per - 1];
-        s->displs[r] = (int)(total > INT_MAX ? 0 : total);
-        s->recv_counts[r] = (int)(n > INT_MAX ? 0 : n);
-        total += n;
-    }
+    if (!bl_mpi_exchange_counts(s->comm, s->size, s->send_counts, per, s->all_counts, s->recv_counts, s->displs,
+                                &total, &failed, why))
+        return 0;
     if (failed) { /* every rank sees the same flags: all stop at this window */
         *why = "a rank ran out of memory for its active neurons or spikes";
         return 0;
     }
     /* A window's ids that do not fit in memory here: this rank alone knows, so
      * it ends the job (mpirun then stops every rank; rank 0 fails the record). */
-    if (total > INT_MAX || !bl_list_reserve(&s->recv, total ? total : 1))
-        bl_mpi_abort("mpi backend: out of memory for one window's spikes");
-    if (MPI_Allgatherv(s->send.v, (int)n_send, MPI_INT32_T, s->recv.v, s->recv_counts, s->displs, MPI_INT32_T,
-                       s->comm) != MPI_SUCCESS) {
-        *why = "MPI_Allgatherv of spike ids failed";
-        return 0;
+    if (total > INT_MAX || !bl_list_reserve(&s->recv, total ? total : 1)) {
+        *why = "out of memory for one window's spikes";
+        bl_mpi_job_abort(s->ctx, "mpi backend: out of memory for one window's spikes", NULL);
+        return 0; /* a job of one rank: nobody waits, the run fails */
     }
+    if (!bl_mpi_exchange_ids(s->comm, s->send.v, (int)n_send, s->recv.v, s->recv_counts, s->displs, why))
+        return 0;
     s->wall_exchange += wall() - t0;
     s->windows++;
     s->spikes_local += n_send;
@@ -528,8 +359,11 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
         for (int r = 0; r < s->size; r++)
             for (int64_t j = 0; j < steps_in_window; j++)
                 need += (uint64_t)s->all_counts[(size_t)r * (size_t)per + (size_t)(b * delay + j)];
-        if (!bl_list_reserve(&m->all, need ? need : 1) || !bl_list_reserve(&t->out, t->out.n + 2 * need))
-            bl_mpi_abort("mpi backend: out of memory for a trial's spikes");
+        if (!bl_list_reserve(&m->all, need ? need : 1) || !bl_list_reserve(&t->out, t->out.n + 2 * need)) {
+            *why = "out of memory for a trial's spikes";
+            bl_mpi_job_abort(s->ctx, "mpi backend: out of memory for a trial's spikes", NULL);
+            return 0;
+        }
         for (int64_t j = 0; j < steps_in_window; j++) {
             m->start[j] = m->all.n;
             int32_t step = (int32_t)(w * delay + j);
@@ -590,7 +424,7 @@ static bl_status publish(mpi_state *s, const mpi_trial *t, uint32_t trial, bl_re
     bl_status st = bl_result_append_pairs(res, trial, t->out.v, t->out.n / 2, err);
     if (st)
         return st;
-    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(s->net->model);
     void *rows[2] = {bl_result_v_row(res, trial), bl_result_g_row(res, trial)};
     for (int k = 0; k < 2; k++) {
         for (int q = 0; q < t->n_parts; q++) {
@@ -646,7 +480,7 @@ static uint32_t group_first(uint32_t n, int g, int groups)
 static bl_status share_trial(mpi_state *s, int root, const bl_result *mine, uint64_t *cursor, uint32_t trial,
                              bl_result *res, bl_error *err)
 {
-    size_t sz = s->net->params.preset == BL_PRESET_SHIU2024 ? sizeof(double) : sizeof(float);
+    size_t sz = bl_model_state_size(s->net->model);
     uint64_t n = s->net->n_neurons, n_pairs = 0;
     int32_t *pairs = NULL;
     if (s->world_rank == root) {
@@ -663,16 +497,17 @@ static bl_status share_trial(mpi_state *s, int root, const bl_result *mine, uint
         }
         *cursor = a;
         if (!pairs) /* this rank alone knows: end the job (rank 0 fails the record) */
-            bl_mpi_abort("mpi backend: out of memory sharing a trial between replica groups");
+            return bl_mpi_job_abort(s->ctx, "mpi backend: out of memory sharing a trial between replica groups", err);
     }
-    if (MPI_Bcast(&n_pairs, 1, MPI_UINT64_T, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+    if (MPI_Bcast(&n_pairs, 1, MPI_UINT64_T, root, bl_mpi_job_comm(s->ctx)) != MPI_SUCCESS)
         return bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Bcast of trial %" PRIu32 " failed", trial);
     if (s->world_rank != root && !(pairs = malloc((n_pairs ? n_pairs : 1) * 2 * sizeof *pairs)))
-        bl_mpi_abort("mpi backend: out of memory receiving a trial from another replica group");
+        return bl_mpi_job_abort(s->ctx, "mpi backend: out of memory receiving a trial from another replica group",
+                                err);
     bl_status st = BL_OK;
     for (uint64_t a = 0; !st && a < 2 * n_pairs; a += (uint64_t)INT_MAX) {
         int k = (int)(2 * n_pairs - a < (uint64_t)INT_MAX ? 2 * n_pairs - a : (uint64_t)INT_MAX);
-        if (MPI_Bcast(pairs + a, k, MPI_INT32_T, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+        if (MPI_Bcast(pairs + a, k, MPI_INT32_T, root, bl_mpi_job_comm(s->ctx)) != MPI_SUCCESS)
             st = bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Bcast of trial %" PRIu32 "'s spikes failed", trial);
     }
     if (!st)
@@ -690,7 +525,7 @@ static bl_status share_trial(mpi_state *s, int root, const bl_result *mine, uint
     for (int k = 0; !st && k < 2; k++)
         for (uint64_t a = 0; !st && a < n * sz; a += (uint64_t)INT_MAX) {
             int m = (int)(n * sz - a < (uint64_t)INT_MAX ? n * sz - a : (uint64_t)INT_MAX);
-            if (MPI_Bcast((char *)dst[k] + a, m, MPI_BYTE, root, MPI_COMM_WORLD) != MPI_SUCCESS)
+            if (MPI_Bcast((char *)dst[k] + a, m, MPI_BYTE, root, bl_mpi_job_comm(s->ctx)) != MPI_SUCCESS)
                 st = bl_fail(err, BL_ERR_IO, "mpi backend: MPI_Bcast of trial %" PRIu32 "'s final state failed", trial);
         }
     if (s->world_rank != root)
@@ -715,7 +550,7 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
         st = run_group(s, first_trial + lo, hi - lo, n_steps, mine, err);
     /* Every group must have succeeded before any trial is shared. */
     int bad = st != BL_OK, any_bad = 0;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, bl_mpi_job_comm(s->ctx));
     if (any_bad) {
         bl_result_destroy(mine);
         return st ? st : bl_fail(err, BL_ERR_NOMEM, "mpi backend: another replica group failed");
@@ -728,4 +563,5 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     return st;
 }
 
-const bl_backend bl_backend_mpi = {"mpi", mpi_create, mpi_run, mpi_destroy, mpi_set_threads};
+static const bl_backend backend_mpi = {"mpi", mpi_create, mpi_run, mpi_destroy, mpi_set_threads};
+const bl_backend *const bl_backend_mpi_or_null = &backend_mpi;

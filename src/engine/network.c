@@ -1,5 +1,6 @@
 /* Network resolution: model constants, per-neuron refractory periods, stimulus windows
  * and thresholds are computed once here, so backends only iterate. */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,12 +25,14 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
     bl_status st = bl_lif_params_validate(params, err);
     if (st)
         return st;
+    assert(bl_connectome_sane(c));
     bl_network *net = calloc(1, sizeof *net);
     if (!net)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a network");
     /* For a connectome part (an MPI rank's share) only the stored edges. */
     uint64_t n = bl_connectome_n_neurons(c), e = bl_connectome_n_stored_edges(c);
     net->connectome = c;
+    net->model = bl_model_of(params->preset); /* validated above: never NULL */
     net->params = *params;
     net->n_neurons = n;
     net->n_edges = e;
@@ -107,10 +110,14 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
 
     net->counts = bl_connectome_counts(c);
     net->counts16 = bl_connectome_counts16(c);
-    if (params->preset == BL_PRESET_SHIU2024)
-        net->shiu = bl_shiu_consts_make(params);
-    else
-        net->p4c = bl_p4c_consts_make(params);
+    /* The model's row is chosen here, once; its constants are computed once. */
+    void *consts = calloc(1, net->model->consts_size ? net->model->consts_size : 1);
+    if (!consts) {
+        bl_network_destroy(net);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the constants of model '%s'", net->model->name);
+    }
+    net->model->make_consts(params, consts);
+    net->consts = consts;
     *out = net;
     return BL_OK;
 }
@@ -120,6 +127,7 @@ void bl_network_destroy(bl_network *net)
     if (!net)
         return;
     free(net->refractory_steps);
+    free((void *)net->consts);
     free(net->populations);
     free(net->silenced);
     free(net);

@@ -4,8 +4,7 @@
 #define BL_NETWORK_IMPL_H
 
 #include "brainlesslab/engine.h"
-#include "models/lif_phase4c.h"
-#include "models/lif_shiu2024.h"
+#include "engine/model_table.h"
 
 typedef struct bl_net_population {
     const int32_t *neurons; /* sorted, unique, < n_neurons (borrowed from the stimulus) */
@@ -22,9 +21,9 @@ struct bl_network {
     const int32_t *targets;
     const int32_t *counts;   /* signed synapse counts (borrowed from the connectome) */
     const int16_t *counts16; /* or these, for a connectome part that stores them narrow */
-    bl_shiu_consts shiu;
-    bl_p4c_consts p4c;
-    int32_t *refractory_steps; /* shiu2024: per neuron (0 for stimulated when the rule is on) */
+    const bl_model *model;     /* the preset's row of the model table */
+    const void *consts;        /* its constants (model->make_consts), model->consts_size bytes */
+    int32_t *refractory_steps; /* per neuron (0 for stimulated when poisson_refractory_zero is on) */
     int64_t delay_steps;
     uint64_t seed;
     bl_net_population *populations;
@@ -57,19 +56,6 @@ static inline bl_net_fanout bl_net_fanout_of(const bl_network *net, int32_t src)
 static inline int32_t bl_net_fanout_count(const bl_net_fanout *f, int64_t e)
 {
     return f->silenced ? 0 : f->c16 ? (int32_t)f->c16[e] : f->c32[e];
-}
-
-/* The reference engine's per-edge form. */
-static inline double bl_net_weight64(const bl_network *net, int32_t src, int64_t e)
-{
-    bl_net_fanout f = bl_net_fanout_of(net, src);
-    return bl_shiu_edge_weight(&net->shiu, bl_net_fanout_count(&f, e));
-}
-
-static inline float bl_net_weight32(const bl_network *net, int32_t src, int64_t e)
-{
-    bl_net_fanout f = bl_net_fanout_of(net, src);
-    return bl_p4c_edge_weight(&net->p4c, bl_net_fanout_count(&f, e));
 }
 
 /* Internal result writers used by backends. */

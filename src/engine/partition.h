@@ -3,9 +3,15 @@
  * backend runs partitions in threads and merges their spikes in memory; an MPI
  * backend runs one per rank and merges with MPI_Allgatherv. Either way a
  * partition steps one window of `delay` steps at a time, needing only the
- * merged spikes of the previous window. */
+ * merged spikes of the previous window.
+ *
+ * The partition is model-agnostic: its per-neuron state is the fields the
+ * model's partition kernel declares (bl_part_kernel in model_table.h), and
+ * each step is the kernel's. */
 #ifndef BL_ENGINE_PARTITION_H
 #define BL_ENGINE_PARTITION_H
+
+#include <string.h>
 
 #include "engine/engine_impl.h"
 
@@ -19,30 +25,31 @@ int bl_list_push(i32_list *l, int32_t x);
 int bl_list_reserve(i32_list *l, uint64_t n);
 
 /* The resting state lives in range arrays (index i - lo); neurons away from
- * rest live in dense "active" slots (slot_of[i - lo] >= 0). */
-typedef struct partition {
+ * rest live in dense "active" slots (slot_of[i - lo] >= 0). Invariants
+ * (bl_partition_sane): act_neuron[a] is owned and slot_of maps it back to a
+ * for every a < n_active; every other owned neuron has slot_of -1; n_active
+ * <= act_cap; each window list is ascending and owned. */
+struct partition {
     int32_t lo, hi;
-    int shiu;
-    void *v, *g;            /* [hi - lo], double or float */
-    int64_t *ready;         /* shiu2024: first step the neuron is not refractory */
+    const bl_part_kernel *k;
+    void *v, *g;                     /* rng[0], rng[1]: the final state after settle */
+    void *rng[BL_PART_MAX_FIELDS];   /* [hi - lo] per range field (NULL otherwise) */
+    void *act[BL_PART_MAX_FIELDS];   /* [act_cap] per slot field (NULL otherwise) */
     int32_t *slot_of;       /* [hi - lo], -1 when resting */
-    uint8_t *spiked;        /* phase4c [hi - lo]: dedupes natural and forced spikes */
     size_t *pop_first, *pop_last; /* per population: its neurons inside [lo, hi) */
     int32_t *act_neuron;    /* active slots (global neuron ids) */
-    void *act_v, *act_g;
-    int64_t *act_ready;     /* shiu2024 */
-    int32_t *act_ref;       /* phase4c: remaining refractory steps */
-    float *act_arrival;     /* phase4c: this step's summed input */
-    uint8_t *act_flag;
+    uint8_t *act_flag;      /* a byte per slot, for the kernel's use */
     uint64_t n_active, act_cap;
     i32_list *window;       /* spikers of each step of the current window, ascending */
+    int64_t delay;
     int failed;
-} partition;
+};
 
 /* Split the neurons into n_parts contiguous ranges with about equal work (one
  * unit per neuron plus one per incoming edge); bounds has n_parts + 1 entries. */
 int bl_partition_split(const bl_network *net, int n_parts, int32_t *bounds);
-/* Is the rest state an exact fixed point (skipping resting neurons is exact)? */
+/* Is the rest state an exact fixed point (skipping resting neurons is exact)?
+ * The model's predicate. */
 int bl_partition_rest_is_fixed_point(const bl_network *net);
 
 int bl_partition_alloc(partition *p, const bl_network *net, int32_t lo, int32_t hi);
@@ -55,5 +62,62 @@ void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_
                        const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
 /* End a trial: the final state of every owned neuron in p->v, p->g. */
 void bl_partition_settle(partition *p);
+/* The invariants above, checked in full (O(hi - lo)); 1 when they hold.
+ * Used inside assert() once per window; tests call it directly. */
+int bl_partition_sane(const partition *p);
+
+/* Room for one more active slot. On failure the trial is marked failed and
+ * slot 0 (which always exists) absorbs writes until the window ends. */
+int bl_partition_grow(partition *p);
+
+/* ---- for the model kernels (kernel_<model>.c) ----
+ * K is the kernel's own static const bl_part_kernel, so that after inlining
+ * the field loops below unroll with constant sizes. */
+
+/* The slot of neuron i (owned), waking it from rest if needed. */
+static inline int32_t bl_part_wake(partition *p, const bl_part_kernel *K, int32_t i)
+{
+    int32_t r = i - p->lo;
+    if (p->slot_of[r] >= 0)
+        return p->slot_of[r];
+    if (!bl_partition_grow(p))
+        return 0;
+    int32_t a = (int32_t)p->n_active++;
+    p->act_neuron[a] = i;
+    p->slot_of[r] = a;
+    for (int f = 0; f < K->n_fields; f++) {
+        size_t sz = K->field[f].size;
+        if (!(K->field[f].where & BL_PART_SLOT))
+            continue;
+        if (K->field[f].where & BL_PART_RANGE)
+            memcpy((char *)p->act[f] + (size_t)a * sz, (const char *)p->rng[f] + (size_t)r * sz, sz);
+        else
+            memset((char *)p->act[f] + (size_t)a * sz, 0, sz);
+    }
+    return a;
+}
+
+/* Slot a back to rest: fields kept in both places return to the range
+ * arrays; the last slot fills the hole (so a scan that removes must run
+ * descending). */
+static inline void bl_part_rest(partition *p, const bl_part_kernel *K, int32_t a)
+{
+    int32_t r = p->act_neuron[a] - p->lo, b = (int32_t)--p->n_active;
+    for (int f = 0; f < K->n_fields; f++)
+        if (K->field[f].where == BL_PART_BOTH) {
+            size_t sz = K->field[f].size;
+            memcpy((char *)p->rng[f] + (size_t)r * sz, (const char *)p->act[f] + (size_t)a * sz, sz);
+        }
+    p->slot_of[r] = -1;
+    if (a == b)
+        return;
+    p->act_neuron[a] = p->act_neuron[b];
+    for (int f = 0; f < K->n_fields; f++)
+        if (K->field[f].where & BL_PART_SLOT) {
+            size_t sz = K->field[f].size;
+            memcpy((char *)p->act[f] + (size_t)a * sz, (const char *)p->act[f] + (size_t)b * sz, sz);
+        }
+    p->slot_of[p->act_neuron[a] - p->lo] = a;
+}
 
 #endif

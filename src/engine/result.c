@@ -32,7 +32,7 @@ bl_status bl_result_create(const bl_network *net, uint32_t first_trial, uint32_t
     r->first_trial = first_trial;
     r->n_trials = n_trials;
     r->n_neurons = net->n_neurons;
-    r->state_dtype = net->params.preset == BL_PRESET_SHIU2024 ? BL_DTYPE_FLOAT64 : BL_DTYPE_FLOAT32;
+    r->state_dtype = net->model->state_dtype;
     size_t sz = bl_dtype_size(r->state_dtype);
     r->counts = calloc(cells ? cells : 1, sizeof *r->counts);
     r->v = calloc(cells ? cells : 1, sz);

@@ -1,4 +1,5 @@
 /* Connectome experiments: plan -> network -> engine -> artifacts -> sealed record. */
+#define _GNU_SOURCE /* qsort_r */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,9 +14,7 @@
 #include "brainlesslab/npy.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/sonata.h"
-#ifdef BL_HAVE_MPI
-#include "engine/engine_mpi.h"
-#endif
+#include "mpi/mpi_job.h"
 
 #define TOP_GROUPS 64
 
@@ -51,6 +50,7 @@ static double now(void)
 
 /* The per-run working set, freed in one place. */
 typedef struct run_ctx {
+    bl_context *ctx; /* the caller's (or the default): MPI job, sinks */
     const bl_plan *plan;
     const bl_connectome *c;
     bl_record *rec;
@@ -249,10 +249,11 @@ static bl_status build_groups(bl_experiment *xp, run_ctx *x, bl_error *err)
     return BL_OK;
 }
 
-static const double *sort_rates;
-static int cmp_by_rate(const void *a, const void *b)
+/* qsort_r (glibc): the rates travel with the call (no file-scope state). */
+static int cmp_by_rate(const void *a, const void *b, void *rates_v)
 {
-    double x = sort_rates[*(const int32_t *)a], y = sort_rates[*(const int32_t *)b];
+    const double *rates = rates_v;
+    double x = rates[*(const int32_t *)a], y = rates[*(const int32_t *)b];
     if (x != y)
         return x < y ? 1 : -1;
     return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
@@ -286,9 +287,7 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     if (order) {
         for (uint64_t i = 0; i < n; i++)
             order[i] = (int32_t)i;
-        sort_rates = x->mean;
-        qsort(order, n, sizeof *order, cmp_by_rate);
-        sort_rates = NULL;
+        qsort_r(order, n, sizeof *order, cmp_by_rate, x->mean);
         for (uint64_t k = 0; k < n && k < (uint64_t)top && x->mean[order[k]] > 0; k++) {
             int32_t i = order[k];
             cJSON *e = cJSON_CreateObject();
@@ -321,13 +320,10 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     return write_json(x->rec, "summary.json", o, err);
 }
 
-#ifdef BL_HAVE_MPI
 static bl_status merge_depths_mpi(int32_t *depth, uint64_t n, void *user, bl_error *err)
 {
-    (void)user;
-    return bl_mpi_allreduce_max_i32(depth, n, err);
+    return bl_mpi_job_allreduce_max_i32(user, depth, n, err);
 }
-#endif
 
 /* Shortest-path depth of every neuron from the stimulated set (x->depth).
  * For a connectome part, collective over the MPI job. */
@@ -353,12 +349,8 @@ static bl_status compute_depths(run_ctx *x, bl_error *err)
     bl_status st;
     if (bl_connectome_parts(x->c) == 1)
         st = bl_shortest_depths(x->c, sources, n_sources, x->depth, err);
-    else
-#ifdef BL_HAVE_MPI
-        st = bl_shortest_depths_merged(x->c, sources, n_sources, x->depth, merge_depths_mpi, NULL, err);
-#else
-        st = bl_fail(err, BL_ERR_UNSUPPORTED, "a connectome part needs the mpi backend, not in this build");
-#endif
+    else /* a part exists only in an MPI job (bl_plan_load_part) */
+        st = bl_shortest_depths_merged(x->c, sources, n_sources, x->depth, merge_depths_mpi, x->ctx, err);
     free(sources);
     return st;
 }
@@ -378,7 +370,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     if (!st)
         st = bl_network_create(c, bl_plan_lif_params(plan), x->stim, sil, n_sil, bl_plan_seed(plan), &x->net, err);
     if (!st)
-        st = bl_engine_create(x->net, backend, &x->eng, err);
+        st = bl_engine_create(x->ctx, x->net, backend, &x->eng, err);
     if (!st)
         st = bl_engine_set_threads(x->eng, threads, err);
     if (!st)
@@ -395,15 +387,10 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     for (uint32_t first = 0; !st && first < trials; first += wave) {
         uint32_t k = trials - first < wave ? trials - first : wave;
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
-        if (!st && opt->progress && xp->mpi_rank == 0) {
-            double el = now() - t1, sim = (first + k) * xp->duration_ms / 1000.0;
-            fprintf(opt->progress, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   ", first + k, trials, sim,
-                    el > 0 ? sim / el : 0.0);
-            fflush(opt->progress);
-        }
+        if (!st && x->ctx->progress && xp->mpi_rank == 0)
+            x->ctx->progress(x->ctx->progress_user, first + k, trials, (first + k) * xp->duration_ms / 1000.0,
+                             now() - t1);
     }
-    if (opt->progress && xp->mpi_rank == 0)
-        fputc('\n', opt->progress);
     xp->wall_run = now() - t1;
     if (st)
         return st;
@@ -500,9 +487,7 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddNumberToObject(run, "threads", xp->threads);
     if (!strcmp(xp->backend, "mpi")) {
         cJSON_AddNumberToObject(run, "mpi_ranks", xp->mpi_ranks);
-#ifdef BL_HAVE_MPI
-        cJSON_AddNumberToObject(run, "mpi_replica_groups", bl_mpi_replicas());
-#endif
+        cJSON_AddNumberToObject(run, "mpi_replica_groups", bl_mpi_job_replica_groups(x->ctx));
         cJSON_AddNumberToObject(run, "threads_per_rank", xp->threads);
     }
     cJSON_AddNumberToObject(run, "trials", xp->trials);
@@ -517,10 +502,10 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     return st;
 }
 
-#ifdef BL_HAVE_MPI
 /* Rank 0's watchdog: mpirun stops the survivors with SIGTERM when a rank dies
  * or aborts; the record then becomes FAILED instead of staying half-written. */
 typedef struct mpi_guard {
+    const bl_context *ctx;
     bl_record *rec;
     int open;
     char dir[4096];
@@ -536,13 +521,11 @@ static void on_mpi_signal(void *arg, int signo)
              "failed, was killed or aborted (see mpirun's message for which)", signo);
     bl_error e = {0};
     if (bl_record_fail(g->rec, msg, &e))
-        fprintf(stderr, "brainlesslab run (rank 0): %s; and the FAILED record could not be written (%s)\n", msg,
-                e.message);
+        bl_context_log(g->ctx, "rank 0: %s; and the FAILED record could not be written (%s)", msg, e.message);
     else
-        fprintf(stderr, "brainlesslab run (rank 0): %s; record %s FAILED\n", msg, g->dir);
+        bl_context_log(g->ctx, "rank 0: %s; record %s FAILED", msg, g->dir);
     g->open = 0;
 }
-#endif
 
 bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *opt, bl_experiment **out,
                             bl_error *err)
@@ -551,48 +534,43 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     bl_experiment *xp = calloc(1, sizeof *xp);
     if (!xp)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an experiment");
-    run_ctx x = {.plan = plan, .c = bl_plan_connectome(plan)};
+    run_ctx x = {.ctx = bl_context_resolve(opt->context), .plan = plan, .c = bl_plan_connectome(plan)};
+    if (!x.ctx) {
+        free(xp);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the default context");
+    }
     xp->trials = bl_plan_trials(plan);
     xp->duration_ms = bl_plan_duration_ms(plan);
     xp->n_neurons = bl_connectome_n_neurons(x.c);
     xp->mpi_ranks = 1;
     snprintf(xp->plan_id, sizeof xp->plan_id, "%s", bl_plan_id(plan));
     bl_status st = BL_OK;
-#ifdef BL_HAVE_MPI
     /* Under mpirun every rank runs this function: rank 0 reserves, writes and
      * seals the record; the others only step their neurons. An error that
-     * not every rank shares ends the job (bl_mpi_abort), so no rank waits
+     * not every rank shares ends the job (bl_mpi_job_abort), so no rank waits
      * forever; rank 0 fails the record first, or its watchdog does. */
-    static mpi_guard guard;
+    mpi_guard guard = {.ctx = x.ctx};
     const char *requested = opt->backend ? opt->backend : bl_plan_backend(plan);
     int wants_mpi = requested && !strcmp(requested, "mpi");
-    if (bl_mpi_launched() || wants_mpi) {
-        if ((st = bl_mpi_init(err))) {
-            free(xp);
-            return st;
-        }
-        xp->mpi_rank = bl_mpi_rank();
-        xp->mpi_ranks = bl_mpi_size();
-        if (xp->mpi_ranks > 1 || wants_mpi)
-            x.backend_forced = "mpi";
+    if ((st = bl_mpi_job_join(x.ctx, wants_mpi, err))) {
+        free(xp);
+        return st;
     }
+    xp->mpi_rank = bl_mpi_job_rank(x.ctx);
+    xp->mpi_ranks = bl_mpi_job_ranks(x.ctx);
+    if (xp->mpi_ranks > 1 || wants_mpi)
+        x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
-#else
-    const int multi = 0;
-#endif
     if (xp->mpi_rank == 0)
         st = reserve(plan, opt->root, &x.rec, err);
     if (st) {
-#ifdef BL_HAVE_MPI
-        if (multi)
-            bl_mpi_abort(err->message);
-#endif
+        if (multi) /* does not return */
+            bl_mpi_job_abort(x.ctx, err->message, NULL);
         free(xp);
         return st;
     }
     if (x.rec)
         snprintf(xp->record_dir, sizeof xp->record_dir, "%s", bl_record_dir(x.rec));
-#ifdef BL_HAVE_MPI
     if (multi) {
         if (xp->mpi_rank == 0) {
             guard.rec = x.rec;
@@ -601,9 +579,8 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
             st = bl_mpi_watchdog_start(on_mpi_signal, &guard, err);
         }
         if (!st)
-            st = bl_mpi_bcast_string(xp->record_dir, sizeof xp->record_dir, err);
+            st = bl_mpi_job_bcast_string(x.ctx, xp->record_dir, sizeof xp->record_dir, err);
     }
-#endif
     for (size_t i = 0; x.rec && !st && i < bl_plan_n_inputs(plan); i++) {
         const bl_plan_input *in = bl_plan_input_at(plan, i);
         st = bl_record_add_input(x.rec, in->role, in->path, err);
@@ -618,18 +595,14 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
                  bl_plan_seed(plan));
         st = bl_record_set_json(x.rec, "seeds", seeds, err);
     }
-#ifdef BL_HAVE_MPI
     if (multi && st) /* the other ranks may already wait in a collective */
-        bl_mpi_abort(err->message);
-#endif
+        bl_mpi_job_abort(x.ctx, err->message, NULL);
     if (!st)
         st = run_and_write(xp, &x, opt, err);
-#ifdef BL_HAVE_MPI
     if (multi && st && xp->mpi_rank > 0)
-        bl_mpi_abort(err->message);
+        bl_mpi_job_abort(x.ctx, err->message, NULL);
     if (multi && xp->mpi_rank == 0)
         bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
-#endif
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
     if (x.rec && !st)
@@ -640,15 +613,13 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
             bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
         bl_fail_context(err, "record %s FAILED", xp->record_dir);
     }
-#ifdef BL_HAVE_MPI
     if (multi && xp->mpi_rank == 0) {
         guard.open = 0;
         bl_mpi_watchdog_unlock();
+        bl_mpi_watchdog_stop(); /* guard lives on this stack */
         if (st)
-            bl_mpi_abort(err->message);
+            bl_mpi_job_abort(x.ctx, err->message, NULL);
     }
-#endif
-    (void)multi;
     bl_record_destroy(x.rec);
     ctx_free(&x);
     if (st) {

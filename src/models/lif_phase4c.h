@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "brainlesslab/model.h"
+#include "models/bl_hd.h"
 
 typedef struct bl_p4c_consts {
     float gd;      /* 1 - dt/tau_syn */
@@ -30,14 +31,14 @@ static inline bl_p4c_consts bl_p4c_consts_make(const bl_lif_params *p)
 }
 
 /* Step 1: g = g*gd + arrival (all neurons, refractory or not). */
-static inline float bl_p4c_synapse(const bl_p4c_consts *k, float g, float arrival)
+static inline BL_HD float bl_p4c_synapse(const bl_p4c_consts *k, float g, float arrival)
 {
     float decayed = g * k->gd;
     return decayed + arrival;
 }
 
 /* Step 2: count the refractory period down; returns 1 when available. */
-static inline int bl_p4c_available(int32_t *refractory)
+static inline BL_HD int bl_p4c_available(int32_t *refractory)
 {
     int32_t r = *refractory > 1 ? *refractory : 1;
     *refractory = r - 1;
@@ -45,7 +46,7 @@ static inline int bl_p4c_available(int32_t *refractory)
 }
 
 /* Step 3: v + alpha*(g - (v - v_rest)) when available, else v_reset. */
-static inline float bl_p4c_membrane(const bl_p4c_consts *k, float v, float g, int available)
+static inline BL_HD float bl_p4c_membrane(const bl_p4c_consts *k, float v, float g, int available)
 {
     if (!available)
         return k->v_reset;
@@ -56,10 +57,10 @@ static inline float bl_p4c_membrane(const bl_p4c_consts *k, float v, float g, in
 }
 
 /* Step 4: natural spike (>=, unlike shiu2024). */
-static inline int bl_p4c_crosses(const bl_p4c_consts *k, float v) { return v >= k->v_th; }
+static inline BL_HD int bl_p4c_crosses(const bl_p4c_consts *k, float v) { return v >= k->v_th; }
 
 /* Step 6. */
-static inline void bl_p4c_reset(const bl_p4c_consts *k, float *v, int32_t *refractory)
+static inline BL_HD void bl_p4c_reset(const bl_p4c_consts *k, float *v, int32_t *refractory)
 {
     *v = k->v_reset;
     *refractory = k->refractory_steps;
@@ -67,7 +68,7 @@ static inline void bl_p4c_reset(const bl_p4c_consts *k, float *v, int32_t *refra
 
 /* The seed computes (float32(count) * sign) * float32(w_syn); with the sign
  * already in the count, float32(signed count) * w_syn is the same value. */
-static inline float bl_p4c_edge_weight(const bl_p4c_consts *k, int32_t signed_count)
+static inline BL_HD float bl_p4c_edge_weight(const bl_p4c_consts *k, int32_t signed_count)
 {
     return (float)signed_count * k->w_syn;
 }

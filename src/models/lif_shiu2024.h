@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "brainlesslab/model.h"
+#include "models/bl_hd.h"
 
 typedef struct bl_shiu_consts {
     double L2, L8, L9, L10; /* Brian2's loop-invariant constants */
@@ -36,7 +37,7 @@ static inline bl_shiu_consts bl_shiu_consts_make(const bl_lif_params *p)
 }
 
 /* Step 1 for a non-refractory neuron: exact linear update from the old v, g. */
-static inline void bl_shiu_integrate(const bl_shiu_consts *k, double *v, double *g)
+static inline BL_HD void bl_shiu_integrate(const bl_shiu_consts *k, double *v, double *g)
 {
     double g0 = *g, v0 = *v;
     *g = k->L2 * g0;
@@ -44,17 +45,17 @@ static inline void bl_shiu_integrate(const bl_shiu_consts *k, double *v, double 
 }
 
 /* Step 2: strict threshold. */
-static inline int bl_shiu_crosses(const bl_shiu_consts *k, double v) { return v > k->v_th; }
+static inline BL_HD int bl_shiu_crosses(const bl_shiu_consts *k, double v) { return v > k->v_th; }
 
 /* Step 5. */
-static inline void bl_shiu_reset(const bl_shiu_consts *k, double *v, double *g)
+static inline BL_HD void bl_shiu_reset(const bl_shiu_consts *k, double *v, double *g)
 {
     *v = k->v_rst;
     *g = 0.0;
 }
 
 /* Weight of one edge: Brian2 computes (signed count) * w_syn in float64. */
-static inline double bl_shiu_edge_weight(const bl_shiu_consts *k, int32_t signed_count)
+static inline BL_HD double bl_shiu_edge_weight(const bl_shiu_consts *k, int32_t signed_count)
 {
     return (double)signed_count * k->w_syn;
 }

@@ -1,5 +1,6 @@
 /* Presets and parameter overrides for the connectome LIF models. */
 #include "brainlesslab/model.h"
+#include "engine/model_table.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -7,29 +8,21 @@
 
 const char *bl_preset_name(bl_preset preset)
 {
-    return preset == BL_PRESET_PHASE4C ? "phase4c" : "shiu2024";
+    const bl_model *m = bl_model_of(preset);
+    return m ? m->name : "unknown";
 }
 
+/* Each preset's parameters are its row of the model table. */
 bl_status bl_lif_params_preset(const char *name, bl_lif_params *p, bl_error *err)
 {
-    /* Both presets share the published constants (Shiu et al. 2024, model.py);
-     * they differ in precision, update order and the Poisson refractory rule. */
-    bl_lif_params base = {
-        .dt_ms = 0.1, .v_rest_mv = -52.0, .v_reset_mv = -52.0, .v_th_mv = -45.0,
-        .tau_m_ms = 20.0, .tau_syn_ms = 5.0, .refractory_ms = 2.2, .delay_ms = 1.8,
-        .w_syn_mv = 0.275, .f_poi = 250.0,
-    };
-    if (!strcmp(name, "shiu2024")) {
-        base.preset = BL_PRESET_SHIU2024;
-        base.poisson_refractory_zero = 1;
-    } else if (!strcmp(name, "phase4c")) {
-        base.preset = BL_PRESET_PHASE4C;
-        base.poisson_refractory_zero = 0;
-    } else {
-        return bl_fail(err, BL_ERR_INVALID, "unknown model preset '%s' (known: shiu2024, phase4c)", name);
-    }
-    *p = base;
-    return BL_OK;
+    const bl_model *m;
+    for (int i = 0; (m = bl_model_of((bl_preset)i)) != NULL; i++)
+        if (!strcmp(m->name, name)) {
+            *p = m->defaults;
+            p->preset = (bl_preset)i;
+            return BL_OK;
+        }
+    return bl_fail(err, BL_ERR_INVALID, "unknown model preset '%s' (known: %s)", name, bl_model_names());
 }
 
 typedef struct param_field {
@@ -102,9 +95,9 @@ bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err)
         return bl_fail(err, BL_ERR_INVALID, "model parameter 'dt_ms': %g outside (0, 10]", p->dt_ms);
     if (!(p->tau_m_ms > 0) || !(p->tau_syn_ms > 0))
         return bl_fail(err, BL_ERR_INVALID, "model parameters 'tau_m_ms' and 'tau_syn_ms' must be > 0");
-    if (p->preset == BL_PRESET_SHIU2024 && p->tau_m_ms == p->tau_syn_ms)
-        return bl_fail(err, BL_ERR_INVALID, "model parameters 'tau_m_ms' and 'tau_syn_ms' must differ "
-                       "(shiu2024's exact linear solution divides by t_mbr - tau)");
+    const bl_model *m = bl_model_of(p->preset);
+    if (!m)
+        return bl_fail(err, BL_ERR_INVALID, "model preset %d is not in the model table", (int)p->preset);
     if (!(p->v_th_mv > p->v_reset_mv))
         return bl_fail(err, BL_ERR_INVALID, "model parameter 'v_th_mv' (%g) must exceed 'v_reset_mv' (%g)",
                        p->v_th_mv, p->v_reset_mv);
@@ -118,7 +111,7 @@ bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err)
         return bl_fail(err, BL_ERR_INVALID, "model parameter 'delay_ms': %g is too long", p->delay_ms);
     if (!(p->f_poi >= 0) || !(p->w_syn_mv >= 0))
         return bl_fail(err, BL_ERR_INVALID, "model parameters 'w_syn_mv' and 'f_poi' must be >= 0");
-    return BL_OK;
+    return m->validate ? m->validate(p, err) : BL_OK;
 }
 
 int64_t bl_lif_refractory_steps(const bl_lif_params *p)

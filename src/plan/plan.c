@@ -69,12 +69,13 @@ static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_
         (st = bl_pk_string(ctx, root, "", "description", 0, &description, NULL)))
         return st;
     bl_rp_operation rop;
-    if (strcmp(operation, "connectome") && bl_rp_operation_parse(operation, &rop)) {
+    if (strcmp(operation, "connectome") && strcmp(operation, "audit") && strcmp(operation, "screen") &&
+        bl_rp_operation_parse(operation, &rop)) {
         const bl_toml_node *node = bl_toml_table_get(root, "operation");
         bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
         return bl_pk_fail(ctx, BL_ERR_INVALID, node, "operation",
-                          "unknown operation \"%s\" (supported: connectome, profile, sweep, ablate, benchmark, "
-                          "calibrate)", shown);
+                          "unknown operation \"%s\" (supported: connectome, audit, screen, profile, sweep, ablate, "
+                          "benchmark, calibrate)", shown);
     }
     plan->id = bl_pk_strdup(id);
     plan->operation = bl_pk_strdup(operation);
@@ -137,7 +138,9 @@ static bl_status load(const char *path, bl_plan *plan, bl_error *err)
     else
         slash[slash == dir ? 1 : 0] = '\0';
     if (!st && !(st = read_header(&ctx, root, plan)))
-        st = strcmp(plan->operation, "connectome") ? bl_pk_load_reservoir_plan(&ctx, root, plan, &plan->reservoir)
+        st = !bl_rp_operation_parse(plan->operation, &(bl_rp_operation){0})
+                 ? bl_pk_load_reservoir_plan(&ctx, root, plan, &plan->reservoir)
+             : !strcmp(plan->operation, "audit") ? bl_pk_load_audit_plan(&ctx, root, dir, plan)
                                                  : bl_pk_load_connectome_plan(&ctx, root, dir, plan);
     free(dir);
     bl_toml_destroy(doc);
@@ -196,6 +199,12 @@ void bl_plan_destroy(bl_plan *plan)
     bl_connectome_destroy(plan->connectome);
     free(plan->connectome_path);
     free(plan->preset);
+    bl_pk_free_screen(plan);
+    free(plan->audit_pops);
+    for (size_t i = 0; plan->audit_columns && i < plan->audit.n_columns; i++)
+        free(plan->audit_columns[i]);
+    free(plan->audit_columns);
+    free_populations(plan->named, plan->n_named);
     free_populations(plan->stimuli, plan->n_stimuli);
     free_populations(plan->silences, plan->n_silences);
     free(plan->silenced);
@@ -217,6 +226,15 @@ const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
 const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
 const bl_res_plan *bl_plan_reservoir(const bl_plan *plan) { return plan->reservoir; }
 bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan) { return plan->reservoir; }
+size_t bl_plan_n_axes(const bl_plan *plan) { return plan->n_axes; }
+const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_axes ? &plan->axes[i] : NULL;
+}
+const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan)
+{
+    return strcmp(plan->operation, "audit") ? NULL : &plan->audit;
+}
 
 char *bl_plan_render(const bl_plan *plan, int full)
 {
@@ -233,6 +251,21 @@ size_t bl_plan_n_populations(const bl_plan *plan) { return plan->n_stimuli; }
 const bl_plan_population *bl_plan_population_at(const bl_plan *plan, size_t i)
 {
     return i < plan->n_stimuli ? &plan->stimuli[i].view : NULL;
+}
+
+size_t bl_plan_n_named_populations(const bl_plan *plan) { return plan->n_named; }
+
+const bl_plan_population *bl_plan_named_population_at(const bl_plan *plan, size_t i)
+{
+    return i < plan->n_named ? &plan->named[i].view : NULL;
+}
+
+const bl_plan_population *bl_plan_find_population(const bl_plan *plan, const char *name)
+{
+    for (size_t i = 0; name && i < plan->n_named; i++)
+        if (!strcmp(plan->named[i].name, name))
+            return &plan->named[i].view;
+    return NULL;
 }
 
 size_t bl_plan_n_silences(const bl_plan *plan) { return plan->n_silences; }

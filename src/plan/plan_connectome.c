@@ -3,6 +3,7 @@
  *     [connectome] path = "dir"            relative to the plan file
  *     [model] preset = "shiu2024"          or "phase4c"
  *     [model.parameters] name = number     overrides (bl_lif_param_names)
+ *     [[population]] name, selector criteria (plan_population.c)
  *     [[stimulus]] name, selector, rate_hz, start_ms = 0, stop_ms = end of trial
  *     [[silence]] name, selector
  *     [run] trials = 1, duration_ms, seed, backend = "auto", threads = 0
@@ -24,16 +25,19 @@
 #include "brainlesslab/hash.h"
 
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description",
-                                       "connectome", "model", "stimulus", "silence", "run",
-                                       "outputs", NULL};
+                                       "connectome", "model", "population", "stimulus", "silence",
+                                       "run", "outputs", NULL};
+static const char *const screen_top_keys[] = {"format", "format_version", "id", "operation", "description",
+                                              "connectome", "model", "population", "stimulus", "silence",
+                                              "run", "outputs", "screen", NULL};
 static const char *const connectome_keys[] = {"path", NULL};
 static const char *const model_keys[] = {"preset", "parameters", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
                                           "top_responders", NULL};
-static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "rate_hz",
-                                            "start_ms", "stop_ms", NULL};
-static const char *const silence_keys[] = {"name", "neurons", "ids", "select", NULL};
+static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "population",
+                                            "rate_hz", "start_ms", "stop_ms", NULL};
+static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "population", NULL};
 
 static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
 {
@@ -128,6 +132,7 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
     }
     plan->trials = (uint32_t)trials;
     plan->seed = (uint64_t)seed;
+    plan->has_seed = 1;
     plan->threads = (int)threads;
     plan->backend = bl_pk_strdup(backend);
     return plan->backend ? BL_OK : bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the backend name");
@@ -313,7 +318,7 @@ static char *read_text(const char *path, size_t max, size_t *len)
 }
 
 /* Resolve, load and fingerprint the connectome. */
-static bl_status load_connectome(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
                                  bl_plan *plan)
 {
     const bl_toml_node *table;
@@ -434,27 +439,30 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
                                      const char *plan_dir, bl_plan *plan)
 {
     const bl_toml_node *stim, *sil;
-    bl_status st = bl_pk_check_keys(ctx, root, "", top_keys);
+    int screen = !strcmp(plan->operation, "screen");
+    bl_status st = bl_pk_check_keys(ctx, root, "", screen ? screen_top_keys : top_keys);
     if (st || (st = read_model(ctx, root, plan)) || (st = read_run(ctx, root, plan)) ||
-        (st = read_outputs(ctx, root, plan)) ||
+        (st = read_outputs(ctx, root, plan)) || (st = bl_pk_read_named(ctx, root, plan)) ||
         (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
         (st = read_populations(ctx, root, "silence", 0, plan, &sil)) ||
         (st = unique_names(ctx, plan, stim, sil)) ||
-        (st = load_connectome(ctx, root, plan_dir, plan)))
+        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)))
         return st;
     for (size_t i = 0; i < plan->n_stimuli && !st; i++) {
         char where[BL_PK_PATH_MAX];
         bl_pk_index(where, sizeof where, "stimulus", i);
-        st = bl_pk_resolve_selector(ctx, plan->connectome, bl_toml_array_at(stim, i), where,
+        st = bl_pk_resolve_selector(ctx, plan, bl_toml_array_at(stim, i), where,
                                     &plan->stimuli[i]);
         publish(&plan->stimuli[i]);
     }
     for (size_t i = 0; i < plan->n_silences && !st; i++) {
         char where[BL_PK_PATH_MAX];
         bl_pk_index(where, sizeof where, "silence", i);
-        st = bl_pk_resolve_selector(ctx, plan->connectome, bl_toml_array_at(sil, i), where,
+        st = bl_pk_resolve_selector(ctx, plan, bl_toml_array_at(sil, i), where,
                                     &plan->silences[i]);
         publish(&plan->silences[i]);
     }
-    return st ? st : silenced_union(plan, ctx->err);
+    if (!st)
+        st = silenced_union(plan, ctx->err);
+    return st || !screen ? st : bl_pk_read_screen(ctx, root, plan);
 }

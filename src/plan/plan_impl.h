@@ -21,6 +21,7 @@ typedef struct bl_pk_population {
     char *name;
     char *selector;
     int32_t *neurons;
+    int64_t expect_count; /* [[population]] only: -1 when not given */
 } bl_pk_population;
 
 struct bl_plan {
@@ -36,7 +37,9 @@ struct bl_plan {
     char manifest_sha256[65];
     bl_lif_params params;
     char *preset;
-    /* populations */
+    /* populations: named [[population]] tables, then stimuli and silences */
+    bl_pk_population *named;
+    size_t n_named;
     bl_pk_population *stimuli;
     size_t n_stimuli;
     bl_pk_population *silences;
@@ -48,6 +51,7 @@ struct bl_plan {
     double duration_ms;
     uint64_t steps;
     uint64_t seed;
+    int has_seed; /* the plan gives [run] seed (an audit plan need not) */
     char *backend;
     int threads;
     /* outputs */
@@ -59,6 +63,13 @@ struct bl_plan {
     size_t n_inputs;
     char *json;
     char hash[65];
+    /* operation "audit" (plan_audit.c) */
+    bl_plan_audit audit;
+    const bl_plan_population **audit_pops; /* storage behind audit.populations */
+    char **audit_columns;                   /* storage behind audit.columns */
+    /* operation "screen" (plan_screen.c) */
+    bl_plan_axis *axes;
+    size_t n_axes;
     /* operation "profile": the resolved reservoir plan (plan_reservoir.c) */
     struct bl_res_plan *reservoir;
 };
@@ -120,17 +131,44 @@ char *bl_pk_strdup(const char *s);
  * so that canonical JSON and messages show 0.1 as 0.1. */
 void bl_pk_number(char *dst, size_t size, double x);
 
-/* Resolve the selector of population table `node` (at path `where`) against
- * the connectome: exactly one of neurons = [...], ids = [...] or
- * select = {column = value(s)}. Fills pop->neurons (sorted, unique, non-empty)
- * and pop->selector (compact JSON of the selector as written). */
-bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_connectome *c,
+/* Resolve the selector of a [[stimulus]] or [[silence]] table `node` (at path
+ * `where`) against the plan's connectome: exactly one of neurons = [...],
+ * ids = [...], select = {column = value(s)} or population = "NAME" (a
+ * [[population]] table). Fills pop->neurons (sorted, unique, non-empty) and
+ * pop->selector (compact JSON of the selector as written). */
+bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_plan *plan,
                                  const bl_toml_node *node, const char *where,
                                  bl_pk_population *pop);
+/* One basic selector value `v` (at `path`): kind 0 neurons, 1 ids, 2 select. */
+bl_status bl_pk_select_basic(const bl_pk_ctx *ctx, const bl_connectome *c, int kind,
+                             const bl_toml_node *v, const char *path, bl_pk_population *pop);
+
+/* [[population]] tables (plan_population.c). Read names and keys before the
+ * connectome is loaded (so typos fail fast), then resolve them in order after:
+ * a population may refer only to populations defined above it. */
+bl_status bl_pk_read_named(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan);
+bl_status bl_pk_resolve_named(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan);
+/* The named population whose name is the string node `v` (at `path`), among
+ * the first `visible` of the plan's [[population]] tables. */
+bl_status bl_pk_find_named(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *v,
+                           const char *path, size_t visible, const bl_pk_population **out);
 
 /* Append an input file (strings are copied). */
 bl_status bl_pk_add_input(bl_plan *plan, const char *role, const char *path, const char *sha256,
                           uint64_t bytes, bl_error *err);
+
+/* [connectome] path: resolve (relative to plan_dir), load, fingerprint, and
+ * list the manifest and data files as inputs. */
+bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+                                    bl_plan *plan);
+/* The audit operation (plan_audit.c). */
+bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
+                                bl_plan *plan);
+
+/* The [screen] table of operation "screen" (plan_screen.c), read after the
+ * rest of the connectome plan is resolved. */
+bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan);
+void bl_pk_free_screen(bl_plan *plan);
 
 /* The connectome operation: everything after the header keys. */
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,

@@ -74,7 +74,8 @@ static void add_neurons(builder *b, cJSON *o, const char *key, const int32_t *ne
     }
 }
 
-static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, int stimulus, int full)
+static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, int stimulus, int full,
+                           int named)
 {
     cJSON *o = check(b, cJSON_CreateObject());
     if (!o)
@@ -103,11 +104,83 @@ static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, in
         add_num(b, o, "start_ms", p->view.start_ms);
         add_num(b, o, "stop_ms", p->view.stop_ms);
     }
+    if (named && p->expect_count >= 0)
+        add_int(b, o, "expect_count", p->expect_count);
     add_uint(b, o, "count", p->view.n_neurons);
     if (full || p->view.n_neurons <= ABRIDGED_NEURONS)
         add_neurons(b, o, "neurons", p->neurons, p->view.n_neurons);
     else
         add_neurons(b, o, "first_neurons", p->neurons, ABRIDGED_NEURONS);
+}
+
+static void add_screen(builder *b, cJSON *root, const bl_plan *plan)
+{
+    static const char *const kinds[] = {"silence", "stimulate", "rate", "parameter"};
+    cJSON *axes = check(b, cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "screen"), "axis"));
+    for (size_t i = 0; axes && b->ok && i < plan->n_axes; i++) {
+        const bl_plan_axis *ax = &plan->axes[i];
+        cJSON *o = check(b, cJSON_CreateObject());
+        if (!o || !cJSON_AddItemToArray(axes, o)) {
+            cJSON_Delete(o);
+            b->ok = 0;
+            return;
+        }
+        add_str(b, o, "kind", kinds[ax->kind]);
+        add_str(b, o, "name", ax->name);
+        cJSON *levels = check(b, cJSON_AddArrayToObject(o, "levels"));
+        for (size_t k = 0; levels && k < ax->n_levels; k++) {
+            cJSON *item;
+            if (ax->kind <= BL_AXIS_STIMULATE) {
+                item = check(b, cJSON_CreateString(ax->populations[k] ? ax->populations[k]->name : ""));
+            } else {
+                char text[40];
+                bl_pk_number(text, sizeof text, ax->values[k]);
+                item = check(b, cJSON_CreateRaw(text));
+            }
+            if (item && !cJSON_AddItemToArray(levels, item)) {
+                cJSON_Delete(item);
+                b->ok = 0;
+            }
+        }
+        if (ax->kind == BL_AXIS_STIMULATE) {
+            add_num(b, o, "rate_hz", ax->rate_hz);
+            add_num(b, o, "start_ms", ax->start_ms);
+            add_num(b, o, "stop_ms", ax->stop_ms);
+        }
+        if (ax->kind == BL_AXIS_RATE)
+            add_str(b, o, "stimulus", plan->stimuli[ax->stimulus].name);
+    }
+}
+
+static void add_audit(builder *b, cJSON *root, const bl_plan *plan, int full)
+{
+    cJSON *named = check(b, cJSON_AddArrayToObject(root, "population"));
+    for (size_t i = 0; named && b->ok && i < plan->n_named; i++)
+        add_population(b, named, &plan->named[i], 0, full, 1);
+    cJSON *a = check(b, cJSON_AddObjectToObject(root, "audit"));
+    if (!a)
+        return;
+    cJSON *pops = check(b, cJSON_AddArrayToObject(a, "populations"));
+    for (size_t i = 0; pops && i < plan->audit.n_populations; i++) {
+        cJSON *s = check(b, cJSON_CreateString(plan->audit.populations[i]->name));
+        if (s && !cJSON_AddItemToArray(pops, s)) {
+            cJSON_Delete(s);
+            b->ok = 0;
+        }
+    }
+    add_str(b, a, "source", plan->audit.source ? plan->audit.source->name : "");
+    add_str(b, a, "split_higher", plan->audit.split ? plan->audit.split->name : "");
+    cJSON *cols = check(b, cJSON_AddArrayToObject(a, "columns"));
+    for (size_t i = 0; cols && i < plan->audit.n_columns; i++) {
+        cJSON *s = check(b, cJSON_CreateString(plan->audit.columns[i]));
+        if (s && !cJSON_AddItemToArray(cols, s)) {
+            cJSON_Delete(s);
+            b->ok = 0;
+        }
+    }
+    add_str(b, a, "type_column", plan->audit.type_column);
+    if (plan->has_seed)
+        add_uint(b, a, "seed", plan->seed);
 }
 
 /* The canonical (hashed) form leaves the connectome's location out: the
@@ -134,6 +207,15 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_uint(&b, c, "n_edges", bl_connectome_n_edges(plan->connectome));
     }
 
+    if (plan->audit_pops) { /* operation "audit": populations and the audit table only */
+        add_audit(&b, root, plan, full);
+        if (!b.ok) {
+            cJSON_Delete(root);
+            return NULL;
+        }
+        return root;
+    }
+
     cJSON *m = check(&b, cJSON_AddObjectToObject(root, "model"));
     if (m) {
         add_str(&b, m, "preset", plan->preset);
@@ -142,12 +224,19 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
             add_num(&b, p, *n, bl_lif_params_get(&plan->params, *n));
     }
 
+    /* Only present when given, so that plans without named populations keep
+     * the hash they had before [[population]] existed. */
+    if (plan->n_named) {
+        cJSON *named = check(&b, cJSON_AddArrayToObject(root, "population"));
+        for (size_t i = 0; named && b.ok && i < plan->n_named; i++)
+            add_population(&b, named, &plan->named[i], 0, full, 1);
+    }
     cJSON *stim = check(&b, cJSON_AddArrayToObject(root, "stimulus"));
     for (size_t i = 0; stim && b.ok && i < plan->n_stimuli; i++)
-        add_population(&b, stim, &plan->stimuli[i], 1, full);
+        add_population(&b, stim, &plan->stimuli[i], 1, full, 0);
     cJSON *sil = check(&b, cJSON_AddArrayToObject(root, "silence"));
     for (size_t i = 0; sil && b.ok && i < plan->n_silences; i++)
-        add_population(&b, sil, &plan->silences[i], 0, full);
+        add_population(&b, sil, &plan->silences[i], 0, full, 0);
 
     cJSON *run = check(&b, cJSON_AddObjectToObject(root, "run"));
     if (run) {
@@ -158,6 +247,9 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_str(&b, run, "backend", plan->backend);
         add_int(&b, run, "threads", plan->threads);
     }
+
+    if (plan->n_axes)
+        add_screen(&b, root, plan);
 
     cJSON *out = check(&b, cJSON_AddObjectToObject(root, "outputs"));
     if (out) {

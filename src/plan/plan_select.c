@@ -11,6 +11,8 @@
 #include "plan/plan_impl.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,12 +194,26 @@ static bl_status by_id(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_to
     return BL_OK;
 }
 
-/* One column of a metadata query: its values, sorted for bsearch. */
+/* One column of a metadata query. A column takes
+ *     "value" or ["v1", "v2"]          any of these (exact, or a glob: fnmatch
+ *                                      patterns with * ? [..], e.g. "T4*")
+ *     { not = "v" or [..] }            none of these (exact or glob)
+ *     { min = a, max = b }             a numeric range, both ends inclusive and
+ *                                      either optional; the column must be
+ *                                      numeric (every non-empty value a number);
+ *                                      empty values never match
+ * Exact values are kept sorted for bsearch; globs are tried one by one. */
+enum { COND_ANY, COND_NOT, COND_RANGE };
+
 typedef struct condition {
     int column;
     const char *name;
+    int kind;
     char **values;
     size_t n;
+    int has_glob;
+    int has_min, has_max;
+    double min, max;
 } condition;
 
 static void free_conditions(condition *conds, size_t n)
@@ -215,25 +231,29 @@ static int cmp_condition(const void *a, const void *b)
     return strcmp(((const condition *)a)->name, ((const condition *)b)->name);
 }
 
-static bl_status read_condition(const bl_pk_ctx *ctx, const bl_connectome *c,
-                                const bl_toml_node *sel, size_t k, const char *path, condition *cond)
+static int is_glob(const char *s)
 {
-    size_t klen;
-    const char *key = bl_toml_table_key(sel, k, &klen);
-    const bl_toml_node *v = bl_toml_table_value(sel, k);
-    char kpath[BL_PK_PATH_MAX];
-    bl_pk_join(kpath, sizeof kpath, path, key, klen);
-    cond->name = key;
-    cond->column = strlen(key) == klen ? bl_connectome_column(c, key) : -1;
-    if (cond->column < 0) {
-        char list[512] = "";
-        size_t o = 0, nc = bl_connectome_n_columns(c);
-        for (size_t j = 0; j < nc && o < sizeof list; j++)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
-                                  bl_connectome_column_name(c, j));
-        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "unknown metadata column (%s%s)",
-                          nc ? "available: " : "the connectome has no metadata columns", list);
-    }
+    return strpbrk(s, "*?[") != NULL;
+}
+
+/* A whole-string number (strtod), for numeric ranges. */
+static int parse_number(const char *s, double *out)
+{
+    if (!*s)
+        return 0;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (*end || errno || x != x)
+        return 0;
+    *out = x;
+    return 1;
+}
+
+/* The values (one or a list) of `v` into cond->values, sorted, no repeats. */
+static bl_status read_values(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *kpath,
+                             condition *cond)
+{
     int is_list = bl_toml_type_of(v) == BL_TOML_ARRAY;
     size_t n = is_list ? bl_toml_array_size(v) : 1;
     if (n == 0)
@@ -255,6 +275,7 @@ static bl_status read_condition(const bl_pk_ctx *ctx, const bl_connectome *c,
         if (!(cond->values[j] = bl_pk_strdup(text)))
             return bl_pk_fail(ctx, BL_ERR_NOMEM, e, epath, "cannot copy a value");
         cond->n = j + 1;
+        cond->has_glob |= is_glob(text);
     }
     qsort(cond->values, n, sizeof *cond->values, cmp_str);
     for (size_t j = 1; j < n; j++)
@@ -264,6 +285,130 @@ static bl_status read_condition(const bl_pk_ctx *ctx, const bl_connectome *c,
             return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "value \"%s\" is listed twice", shown);
         }
     return BL_OK;
+}
+
+static bl_status read_range(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_toml_node *v,
+                            const char *kpath, condition *cond)
+{
+    static const char *const keys[] = {"min", "max", NULL};
+    bl_status st = bl_pk_check_keys(ctx, v, kpath, keys);
+    if (st || (st = bl_pk_double(ctx, v, kpath, "min", 0, &cond->min, &cond->has_min)) ||
+        (st = bl_pk_double(ctx, v, kpath, "max", 0, &cond->max, &cond->has_max)))
+        return st;
+    if (cond->has_min && cond->has_max && cond->min > cond->max)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "min %g is above max %g", cond->min, cond->max);
+    /* A range on a text column is a mistake, not an empty selection. */
+    uint64_t nn = bl_connectome_n_neurons(c);
+    for (uint64_t i = 0; i < nn; i++) {
+        const char *value = bl_connectome_value(c, (size_t)cond->column, i);
+        double x;
+        if (*value && !parse_number(value, &x)) {
+            char shown[128];
+            bl_pk_printable(shown, sizeof shown, value, strlen(value));
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath,
+                              "column '%s' is not numeric (neuron %" PRIu64 " has \"%s\"): a range needs numbers",
+                              cond->name, i, shown);
+        }
+    }
+    return BL_OK;
+}
+
+static bl_status read_condition(const bl_pk_ctx *ctx, const bl_connectome *c,
+                                const bl_toml_node *sel, size_t k, const char *path, condition *cond)
+{
+    size_t klen;
+    const char *key = bl_toml_table_key(sel, k, &klen);
+    const bl_toml_node *v = bl_toml_table_value(sel, k);
+    char kpath[BL_PK_PATH_MAX];
+    bl_pk_join(kpath, sizeof kpath, path, key, klen);
+    cond->name = key;
+    cond->column = strlen(key) == klen ? bl_connectome_column(c, key) : -1;
+    if (cond->column < 0) {
+        char list[512] = "";
+        size_t o = 0, nc = bl_connectome_n_columns(c);
+        for (size_t j = 0; j < nc && o < sizeof list; j++)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
+                                  bl_connectome_column_name(c, j));
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "unknown metadata column (%s%s)",
+                          nc ? "available: " : "the connectome has no metadata columns", list);
+    }
+    if (bl_toml_type_of(v) != BL_TOML_TABLE) {
+        cond->kind = COND_ANY;
+        return read_values(ctx, v, kpath, cond);
+    }
+    const bl_toml_node *neg = bl_toml_table_get(v, "not");
+    if (neg) {
+        static const char *const keys[] = {"not", NULL};
+        bl_status st = bl_pk_check_keys(ctx, v, kpath, keys);
+        if (st)
+            return st;
+        char npath[BL_PK_PATH_MAX];
+        bl_pk_join(npath, sizeof npath, kpath, "not", 3);
+        cond->kind = COND_NOT;
+        return read_values(ctx, neg, npath, cond);
+    }
+    if (bl_toml_table_size(v) == 0)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath,
+                          "empty condition: give values, { not = ... } or { min = ..., max = ... }");
+    cond->kind = COND_RANGE;
+    return read_range(ctx, c, v, kpath, cond);
+}
+
+static int match_values(const condition *cond, const char *value)
+{
+    if (!cond->has_glob)
+        return bsearch(&value, cond->values, cond->n, sizeof(char *), cmp_str) != NULL;
+    for (size_t j = 0; j < cond->n; j++)
+        if (is_glob(cond->values[j]) ? fnmatch(cond->values[j], value, 0) == 0
+                                     : strcmp(cond->values[j], value) == 0)
+            return 1;
+    return 0;
+}
+
+static int match(const condition *cond, const char *value)
+{
+    double x;
+    switch (cond->kind) {
+    case COND_ANY:
+        return match_values(cond, value);
+    case COND_NOT:
+        return !match_values(cond, value);
+    default:
+        return parse_number(value, &x) && (!cond->has_min || x >= cond->min) &&
+               (!cond->has_max || x <= cond->max);
+    }
+}
+
+static cJSON *condition_json(const condition *cond)
+{
+    if (cond->kind == COND_RANGE) {
+        cJSON *o = cJSON_CreateObject();
+        char text[40];
+        if (o && cond->has_min) {
+            bl_pk_number(text, sizeof text, cond->min);
+            if (!cJSON_AddRawToObject(o, "min", text))
+                return cJSON_Delete(o), NULL;
+        }
+        if (o && cond->has_max) {
+            bl_pk_number(text, sizeof text, cond->max);
+            if (!cJSON_AddRawToObject(o, "max", text))
+                return cJSON_Delete(o), NULL;
+        }
+        return o;
+    }
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t j = 0; arr && j < cond->n; j++)
+        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(cond->values[j])))
+            return cJSON_Delete(arr), NULL;
+    if (!arr || cond->kind == COND_ANY)
+        return arr;
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToObject(o, "not", arr)) {
+        cJSON_Delete(o);
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    return o;
 }
 
 static bl_status by_query(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_toml_node *sel,
@@ -298,12 +443,10 @@ static bl_status by_query(const bl_pk_ctx *ctx, const bl_connectome *c, const bl
         return bl_pk_fail(ctx, BL_ERR_NOMEM, sel, path, "cannot allocate the selection");
     }
     for (uint64_t i = 0; i < nn; i++) {
-        int match = 1;
-        for (size_t k = 0; k < nk && match; k++) {
-            const char *value = bl_connectome_value(c, (size_t)conds[k].column, i);
-            match = bsearch(&value, conds[k].values, conds[k].n, sizeof(char *), cmp_str) != NULL;
-        }
-        if (match)
+        int ok = 1;
+        for (size_t k = 0; k < nk && ok; k++)
+            ok = match(&conds[k], bl_connectome_value(c, (size_t)conds[k].column, i));
+        if (ok)
             neurons[count++] = (int32_t)i;
     }
     if (count == 0) {
@@ -316,12 +459,11 @@ static bl_status by_query(const bl_pk_ctx *ctx, const bl_connectome *c, const bl
     cJSON *json = cJSON_CreateObject();
     cJSON *query = json ? cJSON_AddObjectToObject(json, "select") : NULL;
     for (size_t k = 0; query && k < nk; k++) {
-        cJSON *arr = cJSON_AddArrayToObject(query, conds[k].name);
-        for (size_t j = 0; arr && j < conds[k].n; j++)
-            if (!cJSON_AddItemToArray(arr, cJSON_CreateString(conds[k].values[j])))
-                arr = NULL;
-        if (!arr)
+        cJSON *item = condition_json(&conds[k]);
+        if (!item || !cJSON_AddItemToObject(query, conds[k].name, item)) {
+            cJSON_Delete(item);
             query = NULL;
+        }
     }
     free_conditions(conds, nk);
     pop->selector = query ? print_selector(json) : (cJSON_Delete(json), NULL);
@@ -334,14 +476,45 @@ static bl_status by_query(const bl_pk_ctx *ctx, const bl_connectome *c, const bl
     return BL_OK;
 }
 
-bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_connectome *c,
+bl_status bl_pk_select_basic(const bl_pk_ctx *ctx, const bl_connectome *c, int kind,
+                             const bl_toml_node *v, const char *path, bl_pk_population *pop)
+{
+    if (kind == 0)
+        return by_index(ctx, c, v, path, pop);
+    if (kind == 1)
+        return by_id(ctx, c, v, path, pop);
+    return by_query(ctx, c, v, path, pop);
+}
+
+/* population = "NAME": the neurons of a [[population]] table. */
+static bl_status by_name(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *v,
+                         const char *path, bl_pk_population *pop)
+{
+    const bl_pk_population *named;
+    bl_status st = bl_pk_find_named(ctx, plan, v, path, plan->n_named, &named);
+    if (st)
+        return st;
+    size_t n = named->view.n_neurons;
+    pop->neurons = malloc(n * sizeof *pop->neurons);
+    cJSON *sel = cJSON_CreateObject();
+    if (!pop->neurons || !sel || !cJSON_AddStringToObject(sel, "population", named->name)) {
+        cJSON_Delete(sel);
+        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot copy population \"%s\"", named->name);
+    }
+    memcpy(pop->neurons, named->neurons, n * sizeof *pop->neurons);
+    pop->view.n_neurons = n;
+    pop->selector = print_selector(sel);
+    return pop->selector ? BL_OK : bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot render the selector");
+}
+
+bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_plan *plan,
                                  const bl_toml_node *node, const char *where,
                                  bl_pk_population *pop)
 {
-    static const char *const kinds[] = {"neurons", "ids", "select"};
+    static const char *const kinds[] = {"neurons", "ids", "select", "population"};
     const bl_toml_node *given = NULL;
     int kind = -1;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         const bl_toml_node *v = bl_toml_table_get(node, kinds[k]);
         if (!v)
             continue;
@@ -350,20 +523,18 @@ bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_connectome *c,
             bl_pk_join(path, sizeof path, where, kinds[k], strlen(kinds[k]));
             return bl_pk_fail(ctx, BL_ERR_INVALID, v, path,
                               "a population takes exactly one selector, and '%s' is given too "
-                              "(choose neurons, ids or select)", kinds[kind]);
+                              "(choose neurons, ids, select or population)", kinds[kind]);
         }
         given = v;
         kind = k;
     }
     if (!given)
         return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
-                          "no selector: give exactly one of neurons = [...], ids = [...] or "
-                          "select = { column = value }");
+                          "no selector: give exactly one of neurons = [...], ids = [...], "
+                          "select = { column = value } or population = \"NAME\"");
     char path[BL_PK_PATH_MAX];
     bl_pk_join(path, sizeof path, where, kinds[kind], strlen(kinds[kind]));
-    if (kind == 0)
-        return by_index(ctx, c, given, path, pop);
-    if (kind == 1)
-        return by_id(ctx, c, given, path, pop);
-    return by_query(ctx, c, given, path, pop);
+    if (kind == 3)
+        return by_name(ctx, plan, given, path, pop);
+    return bl_pk_select_basic(ctx, plan->connectome, kind, given, path, pop);
 }

@@ -20,5 +20,12 @@ int bl_cmd_run(int argc, char **argv);
 int bl_cli_report(const char *command, const bl_error *err);
 /* True when argv[i] is -h or --help. */
 int bl_cli_wants_help(int argc, char **argv);
+/* The CLI runs in the library's default context: its log lines go to stderr
+ * as "brainlesslab <command>: <line>"; with progress, finished waves of
+ * trials update one line on stderr. */
+void bl_cli_context_setup(const char *command, int progress);
+/* An error this rank alone has, in an MPI job of several ranks: end the job
+ * (does not return there); in one process just report it. Returns 1. */
+int bl_cli_abort_job(const char *command, const bl_error *err);
 
 #endif

@@ -1,11 +1,12 @@
-/* brainlesslab bench: parse the options, run the library's benchmark
- * (src/bench/), print its progress on stderr and the summary table on stdout. */
+/* brainlesslab bench: parse the options, run the benchmark program's driver
+ * (bench/src/, linked into the CLI, not part of the library), print its
+ * progress on stderr and the summary table on stdout. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "brainlesslab/bench.h"
+#include "bench.h"
 #include "cli.h"
 #include "cli_bench.h"
 

@@ -7,6 +7,7 @@
 
 #include "brainlesslab/engine.h"
 #include "brainlesslab/experiment.h"
+#include "brainlesslab/mpi.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
 #include "cli.h"
@@ -97,16 +98,11 @@ int bl_cmd_run(int argc, char **argv)
      * synapses into its own neurons). A rank that cannot load ends the job:
      * the others would wait for it forever. */
     int rank = 0, ranks = 1, part = 0, parts = 1;
-    if (bl_mpi_job(&rank, &ranks, &err) || bl_mpi_job_replicas(replicas, &part, &parts, &err))
+    bl_cli_context_setup("run", !quiet && isatty(STDERR_FILENO));
+    if (bl_mpi_job(NULL, &rank, &ranks, &err) || bl_mpi_job_replicas(NULL, replicas, &part, &parts, &err))
         return bl_cli_report("run", &err);
-    if (bl_plan_load_part(plan_path, part, parts, &plan, &err)) {
-        if (ranks > 1) {
-            char msg[sizeof err.message + 64];
-            snprintf(msg, sizeof msg, "run: %s", err.message);
-            bl_mpi_job_abort(msg);
-        }
-        return bl_cli_report("run", &err);
-    }
+    if (bl_plan_load_part(plan_path, part, parts, &plan, &err))
+        return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
     if ((blocks || trials || rng || calibration) && !bl_plan_reservoir(plan)) {
         fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
         bl_plan_destroy(plan);
@@ -135,8 +131,34 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return rst ? bl_cli_report("run", &err) : 0;
     }
-    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads,
-                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL};
+    if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
+        bl_audit *a = NULL;
+        bl_status ast = bl_audit_run(plan, &opt, &a, &err);
+        if (!ast && !quiet)
+            bl_audit_print(a, stdout);
+        else if (!ast)
+            printf("%s\n", bl_audit_record_dir(a));
+        bl_audit_destroy(a);
+        bl_plan_destroy(plan);
+        return ast ? bl_cli_report("run", &err) : 0;
+    }
+    if (bl_plan_n_axes(plan)) { /* operation "screen" */
+        if (ranks > 1) {
+            fprintf(stderr, "brainlesslab run: a screen runs in one process, not under mpirun\n");
+            bl_plan_destroy(plan);
+            return 2;
+        }
+        bl_screen *s = NULL;
+        bl_status sst = bl_screen_run(plan, &opt, &s, &err);
+        if (!sst && !quiet)
+            bl_screen_print(s, stdout);
+        else if (!sst)
+            printf("%s\n", bl_screen_record_dir(s));
+        bl_screen_destroy(s);
+        bl_plan_destroy(plan);
+        return sst ? bl_cli_report("run", &err) : 0;
+    }
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
     if (!st && !quiet)

@@ -11,6 +11,7 @@
 
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/engine.h"
+#include "brainlesslab/mpi.h"
 #include "brainlesslab/npy.h"
 #include "cli.h"
 
@@ -279,15 +280,13 @@ int bl_cmd_simulate(int argc, char **argv)
      * graph (the synapses into its own neurons). A rank that cannot load
      * ends the job, since the others would wait for it forever. */
     int rank = 0, ranks = 1, part = 0, parts = 1;
-    if (!st && a.backend && !strcmp(a.backend, "mpi") && !(st = bl_mpi_job(&rank, &ranks, &err)))
-        st = bl_mpi_job_replicas(a.replicas, &part, &parts, &err);
+    bl_cli_context_setup("simulate", 0);
+    if (!st && a.backend && !strcmp(a.backend, "mpi") && !(st = bl_mpi_job(NULL, &rank, &ranks, &err)))
+        st = bl_mpi_job_replicas(NULL, a.replicas, &part, &parts, &err);
     else if (!st && a.replicas != 1)
         st = bl_fail(&err, BL_ERR_INVALID, "--replicas needs --backend mpi");
-    if (!st && (st = bl_connectome_load_part(a.connectome, part, parts, &c, &err)) && ranks > 1) {
-        char msg[sizeof err.message + 64];
-        snprintf(msg, sizeof msg, "simulate: %s", err.message);
-        bl_mpi_job_abort(msg);
-    }
+    if (!st && (st = bl_connectome_load_part(a.connectome, part, parts, &c, &err)) && ranks > 1)
+        bl_cli_abort_job("simulate", &err); /* ends the job */
     t_load = now() - t0;
     if (!st)
         st = bl_stimulus_create(&stim, &err);
@@ -310,7 +309,7 @@ int bl_cmd_simulate(int argc, char **argv)
     if (!st)
         st = bl_network_create(c, &params, stim, sil.data, sil.count, a.seed, &net, &err);
     if (!st)
-        st = bl_engine_create(net, a.backend, &eng, &err);
+        st = bl_engine_create(NULL, net, a.backend, &eng, &err);
     if (!st)
         st = bl_engine_set_threads(eng, a.threads, &err);
     if (!st)

@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "brainlesslab/context.h"
+#include "brainlesslab/mpi.h"
+
 #include "cli.h"
 #include "cli_bench.h"
 #include "cli_plan.h"
@@ -18,8 +21,10 @@ static const command commands[] = {
     {"check", bl_cmd_check, "resolve and validate a plan without running it; print its hash"},
     {"run", bl_cmd_run, "run a plan into a new sealed record"},
     {"verify", bl_cmd_verify, "re-hash a record and report tampering"},
+    {"compare", bl_cmd_compare, "two records: exact verdict on spikes, then per-neuron rate differences"},
+    {"plot", bl_cmd_plot, "draw a record's figures (PNG, SVG, plotted data) into a new derived record"},
     {"bench", bl_cmd_bench, "measure backends and peers by the measurement contract; JSON receipt"},
-    {"import", bl_cmd_import, "build a connectome directory from a shipped real data set"},
+    {"import", bl_cmd_import, "build a connectome directory from a data set (import --list names the importers)"},
     {"synth", bl_cmd_synth, "generate a seeded synthetic connectome (FlyWire scale by default)"},
     {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},
     {"reservoir", bl_cmd_reservoir, "reservoir nodes: construct, replay a bundle with explicit tapes, bench cases"},
@@ -38,6 +43,35 @@ int bl_cli_report(const char *cmd, const bl_error *err)
 {
     fprintf(stderr, "brainlesslab %s: %s\n", cmd, err->message[0] ? err->message : "failed");
     return 1;
+}
+
+static void log_line(void *user, const char *line)
+{
+    fprintf(stderr, "brainlesslab %s: %s\n", (const char *)user, line);
+    fflush(stderr);
+}
+
+static void progress_line(void *user, uint32_t done, uint32_t total, double simulated_s, double wall_s)
+{
+    (void)user;
+    fprintf(stderr, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   %s", done, total, simulated_s,
+            wall_s > 0 ? simulated_s / wall_s : 0.0, done >= total ? "\n" : "");
+    fflush(stderr);
+}
+
+void bl_cli_context_setup(const char *cmd, int progress)
+{
+    bl_context_set_log(NULL, log_line, (void *)cmd);
+    bl_context_set_progress(NULL, progress ? progress_line : NULL, NULL);
+}
+
+int bl_cli_abort_job(const char *cmd, const bl_error *err)
+{
+    char msg[sizeof err->message + 64];
+    snprintf(msg, sizeof msg, "%s: %s", cmd, err->message);
+    bl_error e = {0};
+    bl_mpi_job_abort(NULL, msg, &e); /* returns only in a job of one process */
+    return bl_cli_report(cmd, err);
 }
 
 int bl_cli_wants_help(int argc, char **argv)

@@ -1,0 +1,83 @@
+/* Contrasts between two sets of trials: Welch's t test, Cohen's d and
+ * Benjamini-Hochberg q-values (the statistics of `brainlesslab compare`). The
+ * t distribution is GSL's. */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "brainlesslab/analysis.h"
+
+static void moments(const double *x, size_t n, double *mean, double *var)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    *mean = n ? s / (double)n : NAN;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - *mean) * (x[i] - *mean);
+    *var = n > 1 ? ss / (double)(n - 1) : NAN;
+}
+
+void bl_welch(const double *a, size_t na, const double *b, size_t nb, bl_contrast *out)
+{
+    double va, vb;
+    moments(a, na, &out->mean_a, &va);
+    moments(b, nb, &out->mean_b, &vb);
+    out->diff = out->mean_b - out->mean_a;
+    out->t = out->df = out->p = out->cohen_d = NAN;
+    if (na < 2 || nb < 2)
+        return;
+    double sa = va / (double)na, sb = vb / (double)nb, se2 = sa + sb;
+    double pooled = sqrt(((double)(na - 1) * va + (double)(nb - 1) * vb) / (double)(na + nb - 2));
+    if (se2 == 0) {
+        if (out->diff == 0) /* nothing varies: nothing to test (SciPy's NaN), left out of q */
+            return;
+        out->t = out->cohen_d = copysign(INFINITY, out->diff);
+        out->p = 0.0;
+        out->df = (double)(na + nb - 2);
+        return;
+    }
+    out->t = out->diff / sqrt(se2);
+    out->df = se2 * se2 / (sa * sa / (double)(na - 1) + sb * sb / (double)(nb - 1));
+    out->p = 2.0 * gsl_cdf_tdist_Q(fabs(out->t), out->df);
+    if (out->p > 1.0)
+        out->p = 1.0;
+    out->cohen_d = pooled > 0 ? out->diff / pooled : copysign(INFINITY, out->diff);
+}
+
+typedef struct ranked {
+    double p;
+    size_t i;
+} ranked;
+
+static int cmp_ranked(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+bl_status bl_bh_qvalues(const double *p, size_t n, double *q, bl_error *err)
+{
+    ranked *order = malloc((n ? n : 1) * sizeof *order);
+    size_t m = 0;
+    if (!order)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate q-values for %zu tests", n);
+    for (size_t i = 0; i < n; i++) {
+        q[i] = NAN;
+        if (!isnan(p[i]))
+            order[m++] = (ranked){p[i], i};
+    }
+    qsort(order, m, sizeof *order, cmp_ranked);
+    double running = 1.0;
+    for (size_t k = m; k-- > 0;) {
+        double v = order[k].p * (double)m / (double)(k + 1);
+        if (v < running)
+            running = v;
+        q[order[k].i] = running;
+    }
+    free(order);
+    return BL_OK;
+}

@@ -1,0 +1,324 @@
+/* Preset shiu2024's kernels and its row of the model table: the reference
+ * trial (Brian2's schedule, spec steps 1-5, one neuron at a time) and the
+ * partition step (the same arithmetic over the active slots of a range of
+ * neurons, resting neurons skipped). Both call the equations of
+ * src/models/lif_shiu2024.h; neither restates them. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernel.h"
+#include "models/lif_shiu2024.h"
+
+#define NEVER_SPIKED (-(INT64_C(1) << 40))
+
+static inline const bl_shiu_consts *K_of(const bl_network *net) { return (const bl_shiu_consts *)net->consts; }
+
+static inline double weight(const bl_shiu_consts *k, const bl_net_fanout *f, int64_t e)
+{
+    return bl_shiu_edge_weight(k, bl_net_fanout_count(f, e));
+}
+
+/* ---- the reference trial ---- */
+
+typedef struct ref_ws {
+    uint64_t n;
+    double *v, *g;
+    int64_t *last_spike;     /* step of the last spike */
+    uint8_t *not_refractory;
+    int32_t *ring;           /* spikers of the last delay + 1 steps, [slots][n] */
+    uint64_t *ring_n;        /* number of spikers in each slot */
+    int32_t *spikers;        /* this step's spikers, ascending */
+} ref_ws;
+
+static void ref_free(void *p)
+{
+    ref_ws *s = p;
+    if (!s)
+        return;
+    free(s->v);
+    free(s->g);
+    free(s->last_spike);
+    free(s->not_refractory);
+    free(s->ring);
+    free(s->ring_n);
+    free(s->spikers);
+    free(s);
+}
+
+static void *ref_alloc(const bl_network *net)
+{
+    ref_ws *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    uint64_t n = net->n_neurons ? net->n_neurons : 1, slots = (uint64_t)net->delay_steps + 1;
+    s->n = net->n_neurons;
+    s->v = malloc(n * sizeof *s->v);
+    s->g = malloc(n * sizeof *s->g);
+    s->last_spike = malloc(n * sizeof *s->last_spike);
+    s->not_refractory = malloc(n);
+    s->ring = malloc(slots * n * sizeof *s->ring);
+    s->ring_n = calloc(slots, sizeof *s->ring_n);
+    s->spikers = malloc(n * sizeof *s->spikers);
+    if (!(s->v && s->g && s->last_spike && s->not_refractory && s->ring && s->ring_n && s->spikers)) {
+        ref_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The delay ring holds each slot's spikers ascending, below n, at most n. */
+#ifndef NDEBUG
+static int ref_ring_sane(const ref_ws *s, uint64_t slots)
+{
+    for (uint64_t q = 0; q < slots; q++) {
+        if (s->ring_n[q] > s->n)
+            return 0;
+        const int32_t *r = s->ring + q * s->n;
+        for (uint64_t a = 0; a < s->ring_n[q]; a++)
+            if (r[a] < 0 || (uint64_t)r[a] >= s->n || (a && r[a] <= r[a - 1]))
+                return 0;
+    }
+    return 1;
+}
+#endif
+
+static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint64_t n_steps, bl_result *result,
+                           bl_error *err)
+{
+    ref_ws *s = ws;
+    const bl_shiu_consts *k = K_of(net);
+    const uint64_t n = s->n, slots = (uint64_t)net->delay_steps + 1;
+    double *v = s->v, *g = s->g;
+    for (uint64_t i = 0; i < n; i++) {
+        v[i] = net->params.v_rest_mv * 0.001; /* model.py: neu.v = v_0 (in volts, as Brian2 scales mV) */
+        g[i] = 0.0;
+        s->last_spike[i] = INT64_MIN / 2; /* Brian2: lastspike = -inf, never refractory at start */
+    }
+    memset(s->ring_n, 0, slots * sizeof *s->ring_n);
+    size_t cursor = 0;
+
+    for (int64_t step = 0; step < (int64_t)n_steps; step++) {
+        /* 1. groups: refractoriness from integer steps, then the linear update. */
+        for (uint64_t i = 0; i < n; i++) {
+            s->not_refractory[i] = (step - s->last_spike[i]) >= net->refractory_steps[i];
+            if (s->not_refractory[i])
+                bl_shiu_integrate(k, &v[i], &g[i]);
+        }
+        /* 2. thresholds. */
+        uint64_t n_spikers = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (s->not_refractory[i] && bl_shiu_crosses(k, v[i])) {
+                s->spikers[n_spikers++] = (int32_t)i;
+                s->not_refractory[i] = 0;
+                s->last_spike[i] = step;
+            }
+        /* 3. synapses: deliver the spikes of step - delay, sources ascending,
+         *    each source's edges in CSR order, only into non-refractory targets. */
+        if (step >= net->delay_steps) {
+            uint64_t slot = (uint64_t)(step - net->delay_steps) % slots;
+            const int32_t *src = s->ring + slot * n;
+            for (uint64_t a = 0; a < s->ring_n[slot]; a++) {
+                const bl_net_fanout f = bl_net_fanout_of(net, src[a]);
+                for (int64_t e = net->offsets[src[a]]; e < net->offsets[src[a] + 1]; e++) {
+                    int32_t post = net->targets[e];
+                    if (s->not_refractory[post])
+                        g[post] += weight(k, &f, e);
+                }
+            }
+        }
+        /* 4. Poisson input into v (PoissonInput order 0), then explicit events. */
+        for (size_t p = 0; p < net->n_populations; p++)
+            if (bl_population_on(&net->populations[p], step))
+                for (size_t a = 0; a < net->populations[p].n; a++) {
+                    int32_t i = net->populations[p].neurons[a];
+                    if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step))
+                        v[i] += k->w_poisson;
+                }
+        size_t e0, e1;
+        bl_events_at(net, step, &cursor, &e0, &e1);
+        for (size_t ev = e0; ev < e1; ev++) {
+            int32_t i = net->events[2 * ev + 1];
+            if (s->not_refractory[i])
+                v[i] += k->w_poisson;
+        }
+        /* 5. resets. */
+        for (uint64_t a = 0; a < n_spikers; a++)
+            bl_shiu_reset(k, &v[s->spikers[a]], &g[s->spikers[a]]);
+        /* Remember this step's spikers for delivery delay_steps later. */
+        uint64_t slot = (uint64_t)step % slots;
+        memcpy(s->ring + slot * n, s->spikers, n_spikers * sizeof *s->spikers);
+        s->ring_n[slot] = n_spikers;
+        assert(ref_ring_sane(s, slots));
+        bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
+        if (st)
+            return st;
+    }
+    memcpy(bl_result_v_row(result, trial), v, n * sizeof *v);
+    memcpy(bl_result_g_row(result, trial), g, n * sizeof *g);
+    return BL_OK;
+}
+
+static const bl_ref_kernel shiu_ref = {ref_alloc, ref_free, ref_trial};
+
+/* ---- the partition step ---- */
+
+enum { F_V, F_G, F_READY };
+static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
+                      const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+static void part_initial(const bl_network *net, int f, void *value)
+{
+    double v0 = net->params.v_rest_mv * 0.001, g0 = 0.0;
+    int64_t never = NEVER_SPIKED;
+    memcpy(value, f == F_V ? (const void *)&v0 : f == F_G ? (const void *)&g0 : (const void *)&never, 8);
+}
+
+/* ready: the first step the neuron is not refractory (kept in both places:
+ * deliveries test the range copy, the update the slot copy). */
+static const bl_part_kernel shiu_part = {
+    3, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}}, part_initial, part_step};
+
+/* Steps 1-2 over the active slots, in blocks of 64. The inner loop only
+ * updates state and notes whether any slot of the block might have spiked or
+ * come to rest, so that it vectorises; block_hit[b] marks the blocks that the
+ * exact scalar scan in part_step must visit (usually none or one). */
+#define SHIU_BLOCK 64
+__attribute__((target_clones("avx2", "default")))
+static int shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double *restrict av,
+                      double *restrict ag, const int64_t *restrict ready, double v0,
+                      uint8_t *restrict block_hit)
+{
+    int any = 0;
+    for (uint64_t b0 = 0; b0 < n; b0 += SHIU_BLOCK) {
+        uint64_t end = b0 + SHIU_BLOCK < n ? b0 + SHIU_BLOCK : n;
+        int64_t hit = 0;
+        for (uint64_t a = b0; a < end; a++) {
+            int64_t nr = step >= ready[a];
+            double v = av[a], g = ag[a], v1 = v, g1 = g;
+            bl_shiu_integrate(k, &v1, &g1);
+            v = nr ? v1 : v;
+            g = nr ? g1 : g;
+            av[a] = v;
+            ag[a] = g;
+            hit |= (nr & (v > k->v_th)) | ((v == v0) & (g == 0.0));
+        }
+        block_hit[b0 / SHIU_BLOCK] = hit != 0;
+        any |= hit != 0;
+    }
+    return any;
+}
+
+/* Brian2's not_refractory = (step - last_spike >= rfc), and a neuron that
+ * spikes is not_refractory = False for the rest of its step even when
+ * rfc = 0: both rules are one comparison with ready = last + max(rfc, 1). */
+static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
+                      const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
+{
+    const bl_part_kernel *K = &shiu_part;
+    const bl_shiu_consts *k = K_of(net);
+    const int32_t *rfc = net->refractory_steps;
+    const int64_t lo = p->lo;
+    const double v0 = net->params.v_rest_mv * 0.001;
+    int64_t *ready = p->rng[F_READY];
+    spikers->n = 0;
+    /* act_flag holds one byte per block of slots here (it has a byte per slot). */
+    if (shiu_update(k, step, p->n_active, p->act[F_V], p->act[F_G], p->act[F_READY], v0, p->act_flag)) {
+        const double *av = p->act[F_V], *ag = p->act[F_G];
+        int64_t *aready = p->act[F_READY];
+        /* Descending, so that a removal (the last slot fills the hole) only
+         * moves a slot that was already scanned. */
+        for (uint64_t b = (p->n_active + SHIU_BLOCK - 1) / SHIU_BLOCK; b-- > 0;) {
+            if (!p->act_flag[b])
+                continue;
+            uint64_t end = (b + 1) * SHIU_BLOCK < p->n_active ? (b + 1) * SHIU_BLOCK : p->n_active;
+            for (uint64_t a = end; a-- > b * SHIU_BLOCK;) {
+                /* ready is unchanged by the update, so this is the update's nr */
+                if (step >= aready[a] && bl_shiu_crosses(k, av[a])) {
+                    int32_t i = p->act_neuron[a];
+                    ready[i - lo] = aready[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
+                    p->failed |= !bl_list_push(spikers, i);
+                } else if (skip_ok && bl_bits64(av[a]) == bl_bits64(v0) && ag[a] == 0.0) {
+                    bl_part_rest(p, K, (int32_t)a);
+                }
+            }
+        }
+    }
+    bl_sort_spikers(spikers);
+    /* 3. the spikes of step - delay, sources ascending, into owned targets
+     *    that are not refractory (nor spiking now). */
+    for (uint64_t s = 0; s < n_arrivals; s++) {
+        int64_t e0, e1;
+        bl_owned_edges(net, p, arrivals[s], &e0, &e1);
+        const bl_net_fanout f = bl_net_fanout_of(net, arrivals[s]);
+        for (int64_t e = e0; e < e1; e++) {
+            int32_t post = net->targets[e];
+            if (step >= ready[post - lo]) {
+                int32_t a = bl_part_wake(p, K, post);
+                ((double *)p->act[F_G])[a] += weight(k, &f, e);
+            }
+        }
+    }
+    /* 4. Poisson input, then explicit events. */
+    for (size_t q = 0; q < net->n_populations; q++) {
+        if (!bl_population_on(&net->populations[q], step))
+            continue;
+        for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
+            int32_t i = net->populations[q].neurons[s];
+            if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step)) {
+                int32_t a = bl_part_wake(p, K, i);
+                ((double *)p->act[F_V])[a] += k->w_poisson;
+            }
+        }
+    }
+    size_t ev0, ev1;
+    bl_events_at(net, step, next_event, &ev0, &ev1);
+    for (size_t ev = ev0; ev < ev1; ev++) {
+        int32_t i = net->events[2 * ev + 1];
+        if (i >= p->lo && i < p->hi && step >= ready[i - lo]) {
+            int32_t a = bl_part_wake(p, K, i);
+            ((double *)p->act[F_V])[a] += k->w_poisson;
+        }
+    }
+    /* 5. resets. */
+    for (uint64_t s = 0; s < spikers->n; s++) {
+        int32_t a = p->slot_of[spikers->v[s] - lo];
+        bl_shiu_reset(k, &((double *)p->act[F_V])[a], &((double *)p->act[F_G])[a]);
+    }
+}
+
+/* ---- the row ---- */
+
+static void make_consts(const bl_lif_params *p, void *out) { *(bl_shiu_consts *)out = bl_shiu_consts_make(p); }
+
+static bl_status validate(const bl_lif_params *p, bl_error *err)
+{
+    if (p->tau_m_ms == p->tau_syn_ms)
+        return bl_fail(err, BL_ERR_INVALID, "model parameters 'tau_m_ms' and 'tau_syn_ms' must differ "
+                       "(shiu2024's exact linear solution divides by t_mbr - tau)");
+    return BL_OK;
+}
+
+/* v = v_0, g = 0 is one step's fixed point, bit for bit, below threshold. */
+static int rest_is_fixed_point(const bl_network *net)
+{
+    const bl_shiu_consts *k = K_of(net);
+    double v0 = net->params.v_rest_mv * 0.001, v = v0, g = 0.0;
+    bl_shiu_integrate(k, &v, &g);
+    return bl_bits64(v) == bl_bits64(v0) && g == 0.0 && !bl_shiu_crosses(k, v0);
+}
+
+/* Shiu et al. 2024, model.py: the published constants; every Poisson target
+ * has no refractory period. */
+const bl_model bl_model_shiu2024 = {
+    .name = "shiu2024",
+    .state_dtype = BL_DTYPE_FLOAT64,
+    .defaults = {.preset = BL_PRESET_SHIU2024, .dt_ms = 0.1, .v_rest_mv = -52.0, .v_reset_mv = -52.0,
+                 .v_th_mv = -45.0, .tau_m_ms = 20.0, .tau_syn_ms = 5.0, .refractory_ms = 2.2, .delay_ms = 1.8,
+                 .w_syn_mv = 0.275, .f_poi = 250.0, .poisson_refractory_zero = 1},
+    .consts_size = sizeof(bl_shiu_consts),
+    .make_consts = make_consts,
+    .validate = validate,
+    .rest_is_fixed_point = rest_is_fixed_point,
+    .ref = &shiu_ref,
+    .part = &shiu_part,
+};

@@ -1,0 +1,88 @@
+/* Models as a table: one descriptor (bl_model) per preset, chosen once when
+ * the network is created (bl_network.model); no backend branches on the
+ * preset afterwards. A row says everything the engine needs:
+ *   - its name, the dtype of its state (v, g) and its default parameters;
+ *   - its constants (computed once from the parameters, opaque to the engine);
+ *   - the exact-rest predicate: is the rest state a fixed point of one step,
+ *     bit for bit, that never fires? (if so, the cpu and mpi backends skip
+ *     resting neurons; otherwise they step every neuron);
+ *   - its reference kernel (one trial, the spec's order, kernel_<name>.c);
+ *   - its partition kernel (one step of a range of neurons, used by cpu and mpi).
+ *
+ * Adding a model: its equations in src/models/lif_<name>.h (BL_HD functions),
+ * its two kernels in src/engine/kernel_<name>.c, one row in model_table.c,
+ * and an independent oracle under tests/oracles. docs/models.md walks
+ * through it. */
+#ifndef BL_ENGINE_MODEL_TABLE_H
+#define BL_ENGINE_MODEL_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/engine.h"
+
+typedef struct partition partition;
+typedef struct i32_list i32_list;
+
+/* The reference kernel: the plainest loop over the model's equations. */
+typedef struct bl_ref_kernel {
+    /* Per-engine working memory for one trial at a time (NULL: out of memory). */
+    void *(*alloc)(const bl_network *net);
+    void (*free)(void *ws);
+    /* One trial from the initial state: spikes appended to result in step
+     * order, final state written to the result's rows. */
+    bl_status (*trial)(void *ws, const bl_network *net, uint32_t trial, uint64_t n_steps, bl_result *result,
+                       bl_error *err);
+} bl_ref_kernel;
+
+/* Per-neuron state of a partition, field by field. Fields 0 and 1 are v and g
+ * (the final state); the model adds its own (refractory clocks, input slots).
+ * A field lives in the range arrays (one entry per owned neuron), in the
+ * active slots (one per neuron away from rest), or in both; when a neuron
+ * wakes, a slot field is copied from its range twin or zeroed, and when it
+ * rests, fields kept in both are copied back. */
+enum { BL_PART_RANGE = 1, BL_PART_SLOT = 2, BL_PART_BOTH = 3, BL_PART_MAX_FIELDS = 6 };
+typedef struct bl_part_field {
+    uint8_t size;  /* bytes per entry */
+    uint8_t where; /* BL_PART_RANGE | BL_PART_SLOT */
+} bl_part_field;
+
+typedef struct bl_part_kernel {
+    int n_fields;
+    bl_part_field field[BL_PART_MAX_FIELDS];
+    /* The value of range field f for a neuron at the initial state. */
+    void (*initial)(const bl_network *net, int f, void *value);
+    /* One step of partition p (see bl_partition_step). */
+    void (*step)(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
+                 const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+} bl_part_kernel;
+
+typedef struct bl_model {
+    const char *name;
+    bl_dtype state_dtype;   /* of v and g, in results */
+    bl_lif_params defaults; /* the preset's parameters (its preset field is set by the table) */
+    size_t consts_size;
+    /* Constants from validated parameters into consts_size bytes. */
+    void (*make_consts)(const bl_lif_params *p, void *consts);
+    /* Model-specific parameter checks beyond bl_lif_params_validate's (NULL: none). */
+    bl_status (*validate)(const bl_lif_params *p, bl_error *err);
+    /* The exact-rest predicate (see above). */
+    int (*rest_is_fixed_point)(const bl_network *net);
+    const bl_ref_kernel *ref;
+    const bl_part_kernel *part;
+} bl_model;
+
+/* The row of a preset (NULL when there is none). */
+const bl_model *bl_model_of(bl_preset preset);
+const bl_model *bl_model_by_name(const char *name);
+/* Known preset names, comma-separated, for messages. */
+const char *bl_model_names(void);
+/* Add a row at run time (tests register a toy model this way); *preset is
+ * its id for bl_lif_params. Not thread-safe: register before any network is
+ * created. The row must outlive every network that uses it. */
+bl_status bl_model_register(const bl_model *m, bl_preset *preset, bl_error *err);
+
+/* Byte size of the state dtype. */
+static inline size_t bl_model_state_size(const bl_model *m) { return bl_dtype_size(m->state_dtype); }
+
+#endif

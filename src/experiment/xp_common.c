@@ -1,0 +1,156 @@
+/* Shared by the runners of every operation (see xp_impl.h). */
+#include "experiment/xp_impl.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double bl_xp_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+bl_status bl_xp_reserve(const bl_plan *plan, const char *root, bl_record **rec, bl_error *err)
+{
+    return bl_xp_reserve_named(root, bl_plan_id(plan), bl_plan_hash(plan), rec, err);
+}
+
+bl_status bl_xp_reserve_named(const char *root, const char *id, const char *hash, bl_record **rec, bl_error *err)
+{
+    char stamp[32], name[256];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(name, sizeof name, "%s-%s-%.8s", id, stamp, hash);
+        else
+            snprintf(name, sizeof name, "%s-%s-%.8s-%d", id, stamp, hash, k);
+        bl_status st = bl_record_reserve(root, name, rec, err);
+        if (st != BL_ERR_EXISTS)
+            return st;
+    }
+    return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, id);
+}
+
+/* The plan's bytes, copied as read: a record is then rerunnable from itself. */
+static bl_status copy_plan(const bl_plan *plan, bl_record *rec, bl_error *err)
+{
+    char dst[4096];
+    bl_status st = bl_record_path(rec, "plan.toml", dst, sizeof dst, err);
+    if (st)
+        return st;
+    FILE *in = fopen(bl_plan_path(plan), "rb");
+    if (!in)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot reopen the plan to copy it", bl_plan_path(plan));
+    FILE *out = fopen(dst, "wb");
+    char buf[65536];
+    size_t n;
+    int ok = out != NULL;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    if (out && fclose(out))
+        ok = 0;
+    return ok ? BL_OK : bl_fail(err, BL_ERR_IO, "%s: cannot copy the plan", dst);
+}
+
+bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err)
+{
+    bl_status st = BL_OK;
+    for (size_t i = 0; !st && i < bl_plan_n_inputs(plan); i++) {
+        const bl_plan_input *in = bl_plan_input_at(plan, i);
+        st = bl_record_add_input(rec, in->role, in->path, err);
+    }
+    if (!st)
+        st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
+    if (!st) {
+        char seeds[512];
+        snprintf(seeds, sizeof seeds,
+                 "{\"seed\": %" PRIu64 ", \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
+                 "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\", "
+                 "\"sample\": \"counter (0, neuron, population ordinal, 0xffffffff); smallest word0 kept\"}",
+                 bl_plan_seed(plan));
+        st = bl_record_set_json(rec, "seeds", seeds, err);
+    }
+    return st ? st : copy_plan(plan, rec, err);
+}
+
+bl_status bl_xp_write_json(bl_record *rec, const char *name, cJSON *o, bl_error *err)
+{
+    char path[4096];
+    char *text = o ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    bl_status st = text ? bl_record_path(rec, name, path, sizeof path, err)
+                        : bl_fail(err, BL_ERR_NOMEM, "cannot render %s", name);
+    if (!st) {
+        FILE *f = fopen(path, "w");
+        int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+        if (f && fclose(f))
+            ok = 0;
+        if (!ok)
+            st = bl_fail(err, BL_ERR_IO, "%s: cannot write", path);
+    }
+    free(text);
+    return st;
+}
+
+bl_status bl_xp_write_npy(bl_record *rec, const char *name, bl_dtype dt, int nd, const uint64_t *shape,
+                          const void *data, bl_error *err)
+{
+    char path[4096];
+    static const int64_t empty = 0;
+    bl_status st = bl_record_path(rec, name, path, sizeof path, err);
+    return st ? st : bl_npy_write(path, dt, nd, shape, data ? data : &empty, err);
+}
+
+bl_status bl_xp_finish(bl_record *rec, bl_status st, bl_error *err)
+{
+    if (!st)
+        st = bl_record_seal(rec, err);
+    if (st) {
+        bl_error ferr = {0};
+        if (bl_record_fail(rec, err->message, &ferr))
+            bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
+        bl_fail_context(err, "record %s FAILED", bl_record_dir(rec));
+    }
+    return st;
+}
+
+void bl_xp_log_open(bl_xp_log *log, bl_record *rec)
+{
+    char path[4096];
+    bl_error e = {0};
+    log->t0 = bl_xp_now();
+    log->f = NULL;
+    /* A log that cannot be opened costs the record its log, not the run. */
+    if (!bl_record_path(rec, "run.log", path, sizeof path, &e))
+        log->f = fopen(path, "w");
+}
+
+void bl_xp_logf(bl_xp_log *log, const char *fmt, ...)
+{
+    if (!log || !log->f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(log->f, "%10.3f  ", bl_xp_now() - log->t0);
+    vfprintf(log->f, fmt, ap);
+    fputc('\n', log->f);
+    fflush(log->f);
+    va_end(ap);
+}
+
+void bl_xp_log_close(bl_xp_log *log)
+{
+    if (log && log->f)
+        fclose(log->f);
+    if (log)
+        log->f = NULL;
+}

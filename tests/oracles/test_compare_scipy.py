@@ -1,0 +1,130 @@
+"""`brainlesslab compare` against SciPy / NumPy.
+
+Three larva runs: A, A again (same plan: must be IDENTICAL, exit 0) and B (LNs
+silenced: DIFFERENT, exit 3). For A vs B, every neuron's row of
+rate_differences.csv is recomputed from the two records' counts.npy: means,
+difference, Cohen's d (pooled SD), Welch's t, its degrees of freedom and
+two-sided p (scipy.stats.ttest_ind, equal_var=False) and Benjamini-Hochberg q
+(NumPy). The comparison is itself a sealed record that verifies.
+"""
+import csv
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+import blconn
+
+PLAN = """format = "brainlesslab-plan"
+format_version = 4
+id = "{id}"
+operation = "connectome"
+[connectome]
+path = "{conn}"
+[[stimulus]]
+name = "ORN"
+select = {{ cell_type = "sensory", modality = "olfactory" }}
+rate_hz = 150.0
+{extra}
+[run]
+trials = 8
+duration_ms = 250.0
+seed = 5
+backend = "cpu"
+"""
+
+
+def cli(*args):
+    return subprocess.run([blconn.cli_path(), *map(str, args)], capture_output=True, text=True)
+
+
+def bh(p):
+    q = np.full(len(p), np.nan)
+    idx = np.flatnonzero(~np.isnan(p))
+    order = idx[np.lexsort((idx, p[idx]))]
+    m = len(order)
+    adj = p[order] * m / np.arange(1, m + 1)
+    q[order] = np.minimum(1.0, np.minimum.accumulate(adj[::-1])[::-1])
+    return q
+
+
+def close(a, b, rel=1e-9):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    same_nan = np.isnan(a) == np.isnan(b)
+    fin = ~np.isnan(a) & ~np.isnan(b)
+    return bool(np.all(same_nan) and np.all(np.abs(a[fin] - b[fin]) <= rel * np.maximum(1e-300, np.abs(b[fin]))
+                                             + 1e-15))
+
+
+def main():
+    t0 = time.perf_counter()
+    _, conn, standin = blconn.shipped_connectome("larva")
+    if standin:
+        print("SKIP: the shipped larva connectome is absent")
+        return 77
+    ok = []
+    with blconn.TempDir() as tmp:
+        recs = {}
+        for name, extra in (("a", ""), ("a2", ""), ("b", '[[silence]]\nname = "LN"\nselect = { cell_type = "LN" }')):
+            p = tmp / f"{name}.toml"
+            p.write_text(PLAN.format(id=name, conn=conn, extra=extra))
+            r = cli("run", p, "--root", tmp / "rec", "--quiet")
+            assert r.returncode == 0, r.stderr
+            recs[name] = Path(r.stdout.strip())
+        same = cli("compare", recs["a"], recs["a2"], "--root", tmp / "cmp")
+        ok.append(same.returncode == 0 and "IDENTICAL" in same.stdout)
+        print(f"{'ok ' if ok[-1] else 'BAD'} A vs A: exit {same.returncode}")
+        diff = cli("compare", recs["a"], recs["b"], "--root", tmp / "cmp", "--quiet")
+        ok.append(diff.returncode == 3)
+        print(f"{'ok ' if ok[-1] else 'BAD'} A vs B: exit {diff.returncode} {diff.stderr.strip()}")
+        rec = Path(diff.stdout.strip())
+        ok.append(cli("verify", rec).returncode == 0)
+        report = json.loads((rec / "compare.json").read_text())
+        ok.append(report["verdict"] == {"spikes_identical": False, "counts_identical": False,
+                                        "final_state_identical": False})
+        ca = np.load(recs["a"] / "counts.npy") / 0.25
+        cb = np.load(recs["b"] / "counts.npy") / 0.25
+        with open(rec / "rate_differences.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        got = {k: np.array([float(r[k]) if r[k] != "" else np.nan for r in rows]) for k in rows[0]}
+        ma, mb = ca.mean(0), cb.mean(0)
+        va, vb = ca.var(0, ddof=1), cb.var(0, ddof=1)
+        na, nb = len(ca), len(cb)
+        pooled = np.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
+        regular = (va + vb) > 0
+        with np.errstate(all="ignore"):
+            t, p = stats.ttest_ind(cb, ca, axis=0, equal_var=False)
+            se2 = va / na + vb / nb
+            df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+            d = (mb - ma) / pooled
+        # degenerate neurons (no variance on either side), by the documented rule
+        deg = ~regular
+        flat = deg & (mb == ma)
+        jump = deg & (mb != ma)
+        t = np.where(flat, np.nan, np.where(jump, np.where(mb > ma, np.inf, -np.inf), t))
+        p = np.where(flat, np.nan, np.where(jump, 0.0, p))
+        d = np.where(deg, t, d)
+        df = np.where(flat, np.nan, np.where(jump, na + nb - 2, df))
+        checks = {"mean_a_hz": ma, "mean_b_hz": mb, "diff_hz": mb - ma, "cohen_d": d, "welch_t": t, "df": df,
+                  "p": p, "q_bh": bh(p)}
+        for k, want in checks.items():
+            good = close(got[k][regular], want[regular]) and np.array_equal(got[k][deg], want[deg], equal_nan=True)
+            print(f"{'ok ' if good else 'BAD'} {k}: {int(regular.sum())} neurons with variance, "
+                  f"{int(deg.sum())} without")
+            ok.append(good)
+        sig = int(np.sum(bh(p) < 0.05))
+        ok.append(report["rates"]["significant_q_below_alpha"] == sig and sig > 0)
+        print(f"{'ok ' if ok[-1] else 'BAD'} significant neurons: {sig}")
+        # A screen record needs a condition; a bad reference is one line.
+        bad = cli("compare", f"{recs['a']}@1", recs["b"], "--root", tmp / "cmp")
+        ok.append(bad.returncode == 1 and "not a screen" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1)
+    print(f"{'PASS' if all(ok) else 'FAIL'}: {sum(ok)}/{len(ok)} in {time.perf_counter() - t0:.1f} s")
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

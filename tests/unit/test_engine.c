@@ -1,0 +1,551 @@
+/* The engine at the C level: bl_engine_* on small networks built in memory,
+ * checked against traces computed by hand from the spec (its hex constants
+ * for shiu2024, float32 arithmetic written out for phase4c), and every
+ * backend against the reference at several thread counts. The toy model of
+ * test_engine_toy.h proves that a new row of the model table is picked up by
+ * the reference and cpu backends alike. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "brainlesslab/engine.h"
+#include "brainlesslab/synth.h"
+#include "connectome/connectome_impl.h"
+#include "engine/partition.h"
+#include "test_engine_toy.h"
+
+/* ---- helpers ---- */
+
+typedef struct edge {
+    int32_t pre, post, count;
+} edge;
+
+/* A connectome from an edge list sorted by (pre, post). */
+static bl_connectome *graph(uint64_t n, const edge *edges, size_t n_edges)
+{
+    int64_t *off = calloc(n + 1, sizeof *off);
+    int32_t *tgt = malloc((n_edges ? n_edges : 1) * sizeof *tgt);
+    int32_t *cnt = malloc((n_edges ? n_edges : 1) * sizeof *cnt);
+    assert_non_null(off);
+    for (size_t k = 0; k < n_edges; k++) {
+        off[edges[k].pre + 1]++;
+        tgt[k] = edges[k].post;
+        cnt[k] = edges[k].count;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        off[i + 1] += off[i];
+    bl_connectome *c = NULL;
+    bl_error err;
+    assert_int_equal(bl_connectome_adopt(n, n_edges, off, tgt, cnt, &c, &err), BL_OK);
+    assert_true(bl_connectome_sane(c));
+    return c;
+}
+
+static bl_lif_params preset(const char *name)
+{
+    bl_lif_params p;
+    assert_int_equal(bl_lif_params_preset(name, &p, NULL), BL_OK);
+    return p;
+}
+
+/* Run n_trials x n_steps on a backend with some threads. */
+static bl_result *run(const bl_network *net, const char *backend, int threads, uint32_t n_trials, uint64_t n_steps)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_error err;
+    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    assert_int_equal(bl_result_create(net, 0, n_trials, &r, &err), BL_OK);
+    if (bl_engine_run(e, 0, n_trials, n_steps, r, &err))
+        fail_msg("%s x%d: %s", backend, threads, err.message);
+    bl_engine_destroy(e);
+    return r;
+}
+
+static void assert_same(const bl_result *a, const bl_result *b)
+{
+    uint64_t ne = bl_result_n_events(a), cells = bl_result_n_trials(a) * bl_result_n_neurons(a);
+    size_t sz = bl_dtype_size(bl_result_state_dtype(a));
+    assert_int_equal(ne, bl_result_n_events(b));
+    assert_memory_equal(bl_result_event_trials(a), bl_result_event_trials(b), ne * sizeof(int32_t));
+    assert_memory_equal(bl_result_event_steps(a), bl_result_event_steps(b), ne * sizeof(int32_t));
+    assert_memory_equal(bl_result_event_neurons(a), bl_result_event_neurons(b), ne * sizeof(int32_t));
+    assert_memory_equal(bl_result_counts(a), bl_result_counts(b), cells * sizeof(int32_t));
+    assert_memory_equal(bl_result_final_v(a), bl_result_final_v(b), cells * sz);
+    assert_memory_equal(bl_result_final_g(a), bl_result_final_g(b), cells * sz);
+}
+
+/* The reference, then cpu at 1..4 threads (partitions forced down to one
+ * edge each, so even these graphs split), all equal; returns the reference. */
+static bl_result *run_all(const bl_network *net, uint32_t n_trials, uint64_t n_steps)
+{
+    bl_result *ref = run(net, "reference", 1, n_trials, n_steps);
+    for (int t = 1; t <= 4; t++) {
+        bl_result *r = run(net, "cpu", t, n_trials, n_steps);
+        assert_same(ref, r);
+        bl_result_destroy(r);
+    }
+    return ref;
+}
+
+/* Steps at which neuron i spiked in trial 0 (up to max). */
+static size_t spikes_of(const bl_result *r, int32_t i, int32_t *steps, size_t max)
+{
+    size_t k = 0;
+    for (uint64_t a = 0; a < bl_result_n_events(r); a++)
+        if (bl_result_event_trials(r)[a] == 0 && bl_result_event_neurons(r)[a] == i && k < max)
+            steps[k++] = bl_result_event_steps(r)[a];
+    return k;
+}
+
+static double v64(const bl_result *r, uint64_t i) { return ((const double *)bl_result_final_v(r))[i]; }
+static double g64(const bl_result *r, uint64_t i) { return ((const double *)bl_result_final_g(r))[i]; }
+static float v32(const bl_result *r, uint64_t i) { return ((const float *)bl_result_final_v(r))[i]; }
+static float g32(const bl_result *r, uint64_t i) { return ((const float *)bl_result_final_g(r))[i]; }
+
+static uint64_t b64(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static uint32_t b32(float x)
+{
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* The spec's constants (shared/spec/connectome-lif.md), SI units. */
+#define L2 0x1.f5dc99badec5bp-1
+#define L10 0x1.fd7246927d28bp-1
+#define L8 (-0x1.0ff306a505980p-12)
+#define L9 0x1.439cce9a65d5bp-8
+static const double V0 = -52 * 0.001, W_SYN = 0.275 * 0.001, W_POI = 0.275 * 0.001 * 250;
+
+/* A network with explicit events (step, neuron) and silenced neurons. */
+static bl_network *network(const bl_connectome *c, const bl_lif_params *p, bl_stimulus **stim, const int32_t *events,
+                           size_t n_events, const int32_t *silenced, size_t n_silenced)
+{
+    bl_error err;
+    bl_network *net = NULL;
+    assert_int_equal(bl_stimulus_create(stim, &err), BL_OK);
+    if (n_events)
+        assert_int_equal(bl_stimulus_add_events(*stim, events, n_events, &err), BL_OK);
+    if (bl_network_create(c, p, *stim, silenced, n_silenced, 7, &net, &err))
+        fail_msg("%s", err.message);
+    return net;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    /* Split even these small graphs into partitions (cpu backend). */
+    return setenv("BL_CPU_PARTITION_MIN_EDGES", "1", 1);
+}
+
+/* ---- shiu2024: hand traces ---- */
+
+/* Neuron 0, kicked by one event at step 0, spikes at step 1; its spike
+ * reaches neuron 1 exactly 18 steps later (step 19), after that step's
+ * update: so g1 is w at the end of step 19 and 0 before, and step 20 is the
+ * first update that sees it. */
+static void shiu_spike_delay(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 1, 100}};
+    bl_connectome *c = graph(2, e, 1);
+    bl_lif_params p = preset("shiu2024");
+    bl_stimulus *stim;
+    int32_t ev[] = {0, 0};
+    bl_network *net = network(c, &p, &stim, ev, 1, NULL, 0);
+    const double w = 100.0 * W_SYN;
+    for (uint64_t n_steps = 1; n_steps <= 22; n_steps++) {
+        bl_result *r = run_all(net, 1, n_steps);
+        int32_t s[4];
+        size_t k0 = spikes_of(r, 0, s, 4);
+        assert_int_equal(k0, n_steps >= 2);
+        if (k0)
+            assert_int_equal(s[0], 1);
+        assert_int_equal(spikes_of(r, 1, s, 4), 0);
+        if (n_steps == 1) /* v0 + the event, not yet integrated */
+            assert_true(b64(v64(r, 0)) == b64(V0 + W_POI));
+        else /* reset, then (Poisson target: no refractory period) the rest point */
+            assert_true(b64(v64(r, 0)) == b64(V0) && g64(r, 0) == 0.0);
+        double g = 0.0, v = V0;
+        if (n_steps >= 20)
+            g = w;
+        if (n_steps >= 21) {
+            v = L8 + ((L9 * w) + (L10 * V0));
+            g = L2 * w;
+        }
+        if (n_steps >= 22) {
+            double g1 = L2 * g;
+            v = L8 + ((L9 * g) + (L10 * v));
+            g = g1;
+        }
+        assert_true(b64(g64(r, 1)) == b64(g));
+        assert_true(b64(v64(r, 1)) == b64(v));
+        bl_result_destroy(r);
+    }
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
+/* Events at every step into one neuron: with the refractory period (22
+ * steps) it spikes at 1, 24, 47, ...; as a Poisson target (spec: no
+ * refractory period) at every other step, since the event on its own spike
+ * step is lost. */
+static void shiu_refractory(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = graph(1, NULL, 0);
+    int32_t ev[200];
+    for (int s = 0; s < 100; s++)
+        ev[2 * s] = s, ev[2 * s + 1] = 0;
+    for (int rule = 0; rule <= 1; rule++) {
+        bl_lif_params p = preset("shiu2024");
+        p.poisson_refractory_zero = rule;
+        bl_stimulus *stim;
+        bl_network *net = network(c, &p, &stim, ev, 100, NULL, 0);
+        bl_result *r = run_all(net, 1, 100);
+        int32_t s[100];
+        size_t k = spikes_of(r, 0, s, 100);
+        int period = rule ? 2 : 23;
+        assert_int_equal(k, rule ? 50 : 5);
+        for (size_t a = 0; a < k; a++)
+            assert_int_equal(s[a], 1 + period * (int)a);
+        bl_result_destroy(r);
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
+/* A silenced neuron still fires; its targets never see it. */
+static void shiu_silencing(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 1, 400}, {0, 2, 400}, {3, 2, 400}};
+    bl_connectome *c = graph(4, e, 3);
+    bl_lif_params p = preset("shiu2024");
+    int32_t ev[] = {0, 0, 0, 3};
+    for (int silence = 0; silence <= 1; silence++) {
+        bl_stimulus *stim;
+        int32_t sil[] = {0};
+        bl_network *net = network(c, &p, &stim, ev, 2, sil, (size_t)silence);
+        bl_result *r = run_all(net, 1, 60);
+        int32_t s[8];
+        assert_int_equal(spikes_of(r, 0, s, 8), 1);
+        assert_int_equal(s[0], 1);
+        if (silence) {
+            assert_int_equal(spikes_of(r, 1, s, 8), 0);
+            assert_true(b64(v64(r, 1)) == b64(V0) && b64(g64(r, 1)) == 0);
+        } else {
+            assert_int_equal(spikes_of(r, 1, s, 8), 1);
+            assert_true(s[0] > 19);
+        }
+        /* neuron 2 hears neuron 3 either way */
+        assert_true(spikes_of(r, 2, s, 8) >= 1);
+        bl_result_destroy(r);
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
+/* ---- phase4c: hand traces in float32 ---- */
+
+/* A forced spike happens on its own step (0); it lands in the arrival slot
+ * of step 18, added to g after the decay: g = 0*gd + w, then the membrane
+ * step sees it at once. */
+static void phase4c_spike_delay(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 1, 100}};
+    bl_connectome *c = graph(2, e, 1);
+    bl_lif_params p = preset("phase4c");
+    bl_stimulus *stim;
+    int32_t ev[] = {0, 0};
+    bl_network *net = network(c, &p, &stim, ev, 1, NULL, 0);
+    const float gd = (float)(1.0 - 0.1 / 5.0), alpha = (float)(0.1 / 20.0), vr = -52.0f;
+    const float w = (float)100 * (float)0.275;
+    for (uint64_t n_steps = 17; n_steps <= 21; n_steps++) {
+        bl_result *r = run_all(net, 1, n_steps);
+        int32_t s[4];
+        assert_int_equal(spikes_of(r, 0, s, 4), 1);
+        assert_int_equal(s[0], 0);
+        float g = 0.0f, v = vr;
+        for (uint64_t step = 18; step < n_steps; step++) {
+            float decayed = g * gd;
+            g = decayed + (step == 18 ? w : 0.0f);
+            float leak = v - vr, drive = g - leak, dv = alpha * drive;
+            v = v + dv;
+        }
+        assert_int_equal(b32(g32(r, 1)), b32(g));
+        assert_int_equal(b32(v32(r, 1)), b32(v));
+        bl_result_destroy(r);
+    }
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
+/* ---- the exact-rest skip ---- */
+
+/* A partition driven by hand: the neuron wakes on its input, and returns to
+ * rest (leaves the active slots) once its state is the rest point again. */
+static void exact_rest_skip(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = graph(3, NULL, 0);
+    int32_t ev[] = {0, 1};
+    const char *names[] = {"shiu2024", "phase4c"};
+    /* shiu2024: event at 0, spike at 1 (reset to rest), back to rest after the
+     * update of step 2. phase4c: forced spike at 0, refractory 22 steps,
+     * available again (and at rest) at step 22. */
+    const uint64_t active_until[] = {2, 22};
+    for (int m = 0; m < 2; m++) {
+        bl_lif_params p = preset(names[m]);
+        bl_stimulus *stim;
+        bl_network *net = network(c, &p, &stim, ev, 1, NULL, 0);
+        assert_true(bl_partition_rest_is_fixed_point(net));
+        partition part;
+        memset(&part, 0, sizeof part);
+        assert_true(bl_partition_alloc(&part, net, 0, 3));
+        bl_partition_reset(&part, net, 1);
+        assert_true(bl_partition_sane(&part));
+        assert_int_equal(part.n_active, 0);
+        size_t cursor = 0;
+        i32_list spikers = {0};
+        for (int64_t step = 0; step < 30; step++) {
+            bl_partition_step(net, 1, &part, 0, step, NULL, 0, &cursor, &spikers);
+            assert_true(bl_partition_sane(&part));
+            assert_int_equal(part.n_active, (uint64_t)step < active_until[m] ? 1 : 0);
+        }
+        bl_partition_settle(&part);
+        /* the neuron is back at the rest point, bit for bit */
+        bl_result *r = run(net, "reference", 1, 1, 30);
+        size_t sz = bl_dtype_size(bl_result_state_dtype(r));
+        assert_memory_equal(part.v, bl_result_final_v(r), 3 * sz);
+        assert_memory_equal(part.g, bl_result_final_g(r), 3 * sz);
+        bl_result_destroy(r);
+        free(spikers.v);
+        bl_partition_free(&part, net->delay_steps);
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
+/* When rest is not a fixed point (v_rest above threshold: every neuron fires
+ * by itself) nothing may be skipped, and cpu still equals the reference. */
+static void no_skip_without_fixed_point(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 1, 3}, {1, 2, -2}, {2, 0, 5}};
+    bl_connectome *c = graph(4, e, 3);
+    const char *names[] = {"shiu2024", "phase4c"};
+    for (int m = 0; m < 2; m++) {
+        bl_lif_params p = preset(names[m]);
+        p.v_rest_mv = -40.0;
+        bl_stimulus *stim;
+        bl_network *net = network(c, &p, &stim, NULL, 0, NULL, 0);
+        assert_false(bl_partition_rest_is_fixed_point(net));
+        bl_result *r = run_all(net, 2, 400);
+        /* all four fire unprompted at step 0 and again after relaxing back */
+        assert_true(bl_result_n_events(r) > 16);
+        bl_result_destroy(r);
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
+/* ---- the delay ring's edges ---- */
+
+/* Delays of 1, 2, 3 and 18 steps; a source spiking at every step it can
+ * (events at every step, no refractory period for it) so that every ring
+ * slot is filled and reused; trials ending just before, at and just after a
+ * delivery and a window boundary. Hand check: the first spike (step 1)
+ * reaches neuron 1 at step 1 + d, so g1 is exactly w at the end of that step. */
+static void delay_ring_edges(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 1, 2}, {2, 1, 1}, {2, 3, 7}};
+    bl_connectome *c = graph(4, e, 3);
+    int32_t ev[2 * 120];
+    for (int s = 0; s < 60; s++) {
+        ev[4 * s] = 2 * s, ev[4 * s + 1] = 0;     /* neuron 0: every even step */
+        ev[4 * s + 2] = 2 * s + 1, ev[4 * s + 3] = 2; /* neuron 2: every odd step */
+    }
+    const int delays[] = {1, 2, 3, 18};
+    for (int m = 0; m < 2; m++)
+        for (size_t di = 0; di < sizeof delays / sizeof delays[0]; di++) {
+            int d = delays[di];
+            bl_lif_params p = preset(m ? "phase4c" : "shiu2024");
+            p.delay_ms = 0.1 * d;
+            bl_stimulus *stim;
+            bl_network *net = network(c, &p, &stim, ev, 120, NULL, 0);
+            assert_int_equal(net->delay_steps, d);
+            uint64_t lengths[] = {1, (uint64_t)d, (uint64_t)d + 1, (uint64_t)d + 2, (uint64_t)d + 3,
+                                  2 * (uint64_t)d, 2 * (uint64_t)d + 1, 3 * (uint64_t)d + 2, 100};
+            for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+                bl_result *r = run_all(net, 2, lengths[li]);
+                if (!m && lengths[li] == (uint64_t)d + 2) {
+                    /* shiu2024: neuron 0 spikes at 1 (event at 0); its spike is the
+                     * only one delivered by the end of step 1 + d */
+                    assert_true(b64(g64(r, 1)) == b64(2.0 * W_SYN));
+                    assert_true(b64(v64(r, 1)) == b64(V0));
+                }
+                bl_result_destroy(r);
+            }
+            bl_network_destroy(net);
+            bl_stimulus_destroy(stim);
+        }
+    bl_connectome_destroy(c);
+}
+
+/* ---- reference against cpu on a random graph ---- */
+
+static void reference_vs_cpu_threads(void **unused)
+{
+    (void)unused;
+    bl_synth_params sp;
+    bl_synth_defaults(&sp);
+    sp.n_neurons = 600;
+    sp.mean_out_degree = 25;
+    sp.seed = 11;
+    bl_connectome *c = NULL;
+    bl_error err;
+    assert_int_equal(bl_synth_generate(&sp, &c, &err), BL_OK);
+    assert_true(bl_connectome_sane(c));
+    int32_t pop[30], sil[] = {5, 17};
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 19;
+    const char *names[] = {"shiu2024", "phase4c"};
+    for (int m = 0; m < 2; m++) {
+        bl_lif_params p = preset(names[m]);
+        bl_stimulus *stim;
+        bl_network *net = NULL;
+        assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_poisson(stim, pop, 30, 300.0, 0.0, 150.0, &err), BL_OK);
+        assert_int_equal(bl_network_create(c, &p, stim, sil, 2, 99, &net, &err), BL_OK);
+        for (uint32_t trials = 1; trials <= 3; trials += 2) {
+            bl_result *r = run_all(net, trials, 2500);
+            assert_true(bl_result_n_events(r) > 100);
+            bl_result_destroy(r);
+        }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
+/* ---- a new model row ---- */
+
+static void toy_model_row(void **unused)
+{
+    (void)unused;
+    bl_preset id;
+    bl_error err;
+    assert_int_equal(bl_model_register(&bl_test_toy_model, &id, &err), BL_OK);
+    assert_int_equal(bl_model_register(&bl_test_toy_model, &id, &err), BL_ERR_EXISTS);
+    bl_lif_params p;
+    assert_int_equal(bl_lif_params_preset("toy", &p, &err), BL_OK);
+    assert_int_equal(p.preset, id);
+    assert_string_equal(bl_preset_name(id), "toy");
+    edge e[] = {{0, 1, 2}, {0, 2, 1}, {1, 2, 1}, {1, 3, -1}, {2, 0, 1}, {2, 3, 3}, {3, 1, 2}};
+    bl_connectome *c = graph(5, e, 7);
+    int32_t ev[] = {0, 0, 3, 4, 40, 0};
+    bl_stimulus *stim;
+    bl_network *net = network(c, &p, &stim, ev, 3, NULL, 0);
+    assert_ptr_equal(net->model, &bl_test_toy_model);
+    bl_result *r = run_all(net, 2, 200);
+    /* hand trace of the toy: neuron 0 is kicked to 4 at step 0, so it spikes
+     * at 0; neuron 4 (no edges) at 3, then rests. */
+    int32_t s[64];
+    assert_true(spikes_of(r, 0, s, 64) >= 2 && s[0] == 0);
+    assert_int_equal(spikes_of(r, 4, s, 64), 1);
+    assert_int_equal(s[0], 3);
+    assert_int_equal(bl_result_state_dtype(r), BL_DTYPE_FLOAT64);
+    bl_result_destroy(r);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
+/* ---- the invariant checkers catch what they promise ---- */
+
+static void sane_checkers(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 1, 2}, {0, 2, 1}, {1, 2, -1}};
+    bl_connectome *c = graph(3, e, 3);
+    assert_true(bl_connectome_sane(c));
+    c->targets[1] = 1; /* not ascending */
+    assert_false(bl_connectome_sane(c));
+    c->targets[1] = 2;
+    c->counts[2] = 0;
+    assert_false(bl_connectome_sane(c));
+    c->counts[2] = -1;
+    c->offsets[3] = 2;
+    assert_false(bl_connectome_sane(c));
+    c->offsets[3] = 3;
+    assert_true(bl_connectome_sane(c));
+
+    bl_lif_params p = preset("shiu2024");
+    bl_stimulus *stim;
+    int32_t ev[] = {0, 0, 0, 2};
+    bl_network *net = network(c, &p, &stim, ev, 2, NULL, 0);
+    partition part;
+    memset(&part, 0, sizeof part);
+    assert_true(bl_partition_alloc(&part, net, 0, 3));
+    bl_partition_reset(&part, net, 1);
+    size_t cursor = 0;
+    bl_partition_step(net, 1, &part, 0, 0, NULL, 0, &cursor, &part.window[0]);
+    assert_int_equal(part.n_active, 2);
+    assert_true(bl_partition_sane(&part));
+    part.slot_of[2] = 0; /* two neurons claim slot 0 */
+    assert_false(bl_partition_sane(&part));
+    part.slot_of[2] = 1;
+    part.act_neuron[1] = 1; /* a slot points at a resting neuron */
+    assert_false(bl_partition_sane(&part));
+    part.act_neuron[1] = 2;
+    assert_true(bl_partition_sane(&part));
+    part.window[1].n = 2;
+    bl_list_reserve(&part.window[1], 2);
+    part.window[1].v[0] = 2, part.window[1].v[1] = 1; /* window not ascending */
+    assert_false(bl_partition_sane(&part));
+    part.window[1].v[0] = 0;
+    assert_true(bl_partition_sane(&part));
+    bl_partition_free(&part, net->delay_steps);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shiu_spike_delay),
+        cmocka_unit_test(shiu_refractory),
+        cmocka_unit_test(shiu_silencing),
+        cmocka_unit_test(phase4c_spike_delay),
+        cmocka_unit_test(exact_rest_skip),
+        cmocka_unit_test(no_skip_without_fixed_point),
+        cmocka_unit_test(delay_ring_edges),
+        cmocka_unit_test(reference_vs_cpu_threads),
+        cmocka_unit_test(toy_model_row),
+        cmocka_unit_test(sane_checkers),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}
