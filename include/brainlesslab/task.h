@@ -198,6 +198,7 @@ typedef struct bl_task_definition {
     double upper_bound;
     double chance;            /* NaN when the task has none */
     int episode;              /* 1: ends by itself, warmup 0; 0: continuing, runs to the horizon */
+    int probe;                /* the seven binary episode tasks: the horizon holds the whole episode */
 } bl_task_definition;
 BL_API void bl_task_definition_of(const bl_task_options *o, bl_task_definition *d);
 /* 1 when the control is defined for the task (the reservoir always is). */

@@ -191,7 +191,7 @@ double bl_res_normalised(const bl_rp_target *t, double raw, const bl_res_calibra
         return NAN;
     }
     double null_mean = NAN, upper = t->def.upper_bound;
-    if (t->def.episode && isfinite(t->def.chance) && t->task.kind != BL_TASK_CARTPOLE_PLANK_EASY) {
+    if (t->def.probe && isfinite(t->def.chance)) {
         null_mean = t->def.chance;
         *status = "null_adjusted_analytic";
     } else if (c) {

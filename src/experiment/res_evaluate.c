@@ -120,8 +120,8 @@ static void slot_close(const bl_rp_target *t, const slot *x, bl_res_trial *tr)
     sc->misses = s->misses;
     sc->longest_rally = s->longest_rally;
     sc->failed = !s->finite;
-    /* Episode tasks complete when they end; continuing ones at the horizon. */
-    sc->done = s->finite && (s->done || (!t->def.episode && s->ticks >= t->horizon));
+    /* Probe tasks complete when their episode ends; the others at the latest at the horizon. */
+    sc->done = s->finite && (s->done || (!t->def.probe && s->ticks >= t->horizon));
     sc->ticks = s->ticks;
 }
 

@@ -265,7 +265,7 @@ bl_status bl_rp_apply_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, 
         const bl_rp_target *t = &rp->targets[i];
         char where[BL_PK_PATH_MAX];
         bl_pk_index(where, sizeof where, "targets", i);
-        if (!rp->diagnostic && !t->def.episode && t->horizon - t->warmup < t->def.minimum_scored)
+        if (!rp->diagnostic && t->horizon - t->warmup < t->def.minimum_scored)
             return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.horizon", "%s requires %u scored ticks "
                               "(horizon - warmup = %u); a shorter run must be diagnostic = true",
                               bl_task_name(t->task.kind), t->def.minimum_scored, t->horizon - t->warmup);

@@ -522,7 +522,7 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     const uint32_t longest = t->def.default_horizon;
     t->warmup = rp->warmup;
     t->horizon = rp->horizon ? rp->horizon : longest;
-    if (t->def.episode && t->horizon < longest)
+    if (t->def.probe && t->horizon < longest)
         return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.horizon",
                           "%u is shorter than %s's longest %s episode (%u ticks): the horizon must contain the "
                           "entire episode", t->horizon, t->id, bl_task_name(t->task.kind), longest);
