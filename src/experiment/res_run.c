@@ -14,6 +14,7 @@
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
 #include "experiment/res_calibration.h"
+#include "experiment/res_probe.h"
 #include "experiment/res_run_impl.h"
 
 struct bl_res_run {
@@ -247,6 +248,25 @@ static bl_status write_calibration(bl_record *rec, const bl_res_plan *rp, const 
     return st;
 }
 
+static bl_status write_probe(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, bl_error *err)
+{
+    if (!rp->probe || !ev->probe_x)
+        return BL_OK;
+    char path[4096];
+    bl_status st = bl_record_path(rec, "probe_events.npy", path, sizeof path, err);
+    const uint64_t shape[5] = {rp->n_targets, rp->blocks, rp->trials_per_block, 3, ev->probe_width};
+    if (!st)
+        st = bl_npy_write(path, BL_DTYPE_FLOAT64, 5, shape, ev->probe_x, err);
+    if (st)
+        return st;
+    char *text = bl_res_probe_json(rp, ev);
+    if (!text)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot render probe.json");
+    st = write_text(rec, "probe.json", text, err);
+    free(text);
+    return st;
+}
+
 static bl_status seeds_section(bl_record *rec, const bl_res_plan *rp, bl_error *err)
 {
     char text[2048];
@@ -325,7 +345,7 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
     }
     if (!st && !(st = write_csv(rec, rp, ev, err)) && !(st = write_outcomes(rec, rp, ev, err)) &&
         !(st = write_summary(rec, rp, ev, wall, cal, err)) && !(st = run_section(rec, opt, rp, ev, wall, err)) &&
-        !(st = write_calibration(rec, rp, ev, err)))
+        !(st = write_calibration(rec, rp, ev, err)) && !(st = write_probe(rec, rp, ev, err)))
         st = bl_record_seal(rec, err);
     if (st) {
         bl_error ferr = {0};

@@ -269,6 +269,17 @@ bl_status bl_rp_apply_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, 
             return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.horizon", "%s requires %u scored ticks "
                               "(horizon - warmup = %u); a shorter run must be diagnostic = true",
                               bl_task_name(t->task.kind), t->def.minimum_scored, t->horizon - t->warmup);
+        if (rp->probe) {
+            const uint32_t want = rp->probe_fit + rp->probe_validation + rp->probe_evaluation;
+            if (!t->def.probe || t->task.kind == BL_TASK_REVERSAL_ADAPTATION || t->controller != BL_CTRL_RESERVOIR)
+                return bl_pk_fail(ctx, BL_ERR_INVALID, list, where, "the probe decodes a reservoir's activity on "
+                                  "delayed_cue, recall_interference, delayed_xor, evidence_accumulation, "
+                                  "context_integration or temporal_order");
+            if (rp->trials_per_block != want || rp->scope != BL_SCOPE_BLOCK)
+                return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "probe", "needs construction_scope = \"block\" and "
+                                  "trials_per_block = fit + validation + evaluation trials (%u; the plan has %u)",
+                                  want, rp->trials_per_block);
+        }
         switch (rp->operation) {
         case BL_OP_ABLATE:
             if (t->controller != BL_CTRL_RESERVOIR)

@@ -33,7 +33,33 @@
 
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description", "question",
                                        "version", "evidence", "diagnostic", "evaluation", "numerics", "execution",
-                                       "targets", "axes", NULL};
+                                       "targets", "axes", "probe", NULL};
+static const char *const probe_keys[] = {"fit_trials", "validation_trials", "evaluation_trials", "split_seed",
+                                         "permutation_seed", NULL};
+
+/* [probe]: read here, checked against the targets in plan_operations.c. */
+static bl_status read_probe(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
+{
+    const bl_toml_node *pr;
+    bl_status st = bl_pk_table(ctx, root, "", "probe", 0, &pr);
+    if (st || !pr)
+        return st;
+    int64_t fit = 256, val = 128, ev = 256, split = 701, perm = 702;
+    if ((st = bl_pk_check_keys(ctx, pr, "probe", probe_keys)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "fit_trials", 0, 2, 100000, &fit, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "validation_trials", 0, 2, 100000, &val, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "evaluation_trials", 0, 2, 100000, &ev, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "split_seed", 0, 0, INT64_MAX, &split, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "permutation_seed", 0, 0, INT64_MAX, &perm, NULL)))
+        return st;
+    rp->probe = 1;
+    rp->probe_fit = (uint32_t)fit;
+    rp->probe_validation = (uint32_t)val;
+    rp->probe_evaluation = (uint32_t)ev;
+    rp->probe_split_seed = (uint64_t)split;
+    rp->probe_permutation_seed = (uint64_t)perm;
+    return BL_OK;
+}
 static const char *const evaluation_keys[] = {"blocks", "trials_per_block", "horizon", "warmup",
                                               "construction_scope", "root_seed", "seed_partition", NULL};
 static const char *const numerics_keys[] = {"dtype", "fast_math", "reduction", "rng", NULL};
@@ -717,6 +743,18 @@ char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
         j_uint(&b, ex, "threads", (uint64_t)rp->threads);
         j_uint(&b, ex, "batch_size", rp->batch_size);
     }
+    if (rp->probe) {
+        cJSON *pr = j_obj(&b, root, "probe");
+        if (pr) {
+            j_uint(&b, pr, "fit_trials", rp->probe_fit);
+            j_uint(&b, pr, "validation_trials", rp->probe_validation);
+            j_uint(&b, pr, "evaluation_trials", rp->probe_evaluation);
+            j_uint(&b, pr, "split_seed", rp->probe_split_seed);
+            j_uint(&b, pr, "permutation_seed", rp->probe_permutation_seed);
+            j_str(&b, pr, "points", "cue_end, delay_end, response");
+            j_str(&b, pr, "lambdas", "1e-4, 1e-2, 1, 100");
+        }
+    }
     cJSON *targets = chk(&b, cJSON_AddArrayToObject(root, "targets"));
     for (size_t i = 0; targets && i < rp->n_targets; i++)
         render_target(&b, targets, &rp->targets[i]);
@@ -747,7 +785,8 @@ static bl_status parse_body(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_r
                           promoted ? "cannot be conferred by a development run" : "is not an evidence state");
     }
     if ((st = read_evaluation(ctx, root, rp)) || (st = read_numerics(ctx, root, rp)) ||
-        (st = read_execution(ctx, root, rp)) || (st = read_targets(ctx, root, rp)) ||
+        (st = read_execution(ctx, root, rp)) || (st = read_probe(ctx, root, rp)) ||
+        (st = read_targets(ctx, root, rp)) ||
         (st = bl_rp_apply_operation(ctx, root, rp)))
         return st;
     rp->json = bl_res_plan_render(rp, 0);

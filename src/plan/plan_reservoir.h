@@ -74,6 +74,10 @@ struct bl_res_plan {
     char *rng;          /* as the plan names it (bl-philox-v1, or philox-host-v1 which only `check` accepts) */
     char *rng_override; /* set by bl_res_plan_override: the scheme that ran instead */
     uint32_t overridden_blocks, overridden_trials; /* 0: as written */
+    /* [probe]: the diagnostic ridge probe on emitted activity (docs/reservoir.md) */
+    int probe;
+    uint32_t probe_fit, probe_validation, probe_evaluation; /* whole trials per block: 256, 128, 256 */
+    uint64_t probe_split_seed, probe_permutation_seed;       /* 701, 702 */
     int diagnostic;
     uint32_t blocks, trials_per_block;
     uint32_t horizon; /* as given; 0 when the plan gives none */
