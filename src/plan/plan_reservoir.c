@@ -287,6 +287,21 @@ static bl_status read_node(const bl_pk_ctx *ctx, const bl_toml_node *comp, const
                       : bl_res_params_set(&t->node, name, b, &perr);
         else if (bl_toml_get_string(v, &s, NULL))
             pst = bl_res_params_set_string(&t->node, name, s, &perr);
+        else if (bl_toml_type_of(v) == BL_TOML_ARRAY && !strcmp(name, "input_link_p")) {
+            double buf[BL_RES_MAX_LINK_P];
+            size_t n = bl_toml_array_size(v);
+            pst = n > BL_RES_MAX_LINK_P ? bl_fail(&perr, BL_ERR_INVALID, "at most %d probabilities", BL_RES_MAX_LINK_P)
+                                        : BL_OK;
+            for (size_t q = 0; !pst && q < n; q++) {
+                const bl_toml_node *item = bl_toml_array_at(v, q);
+                if (bl_toml_type_of(item) != BL_TOML_INTEGER && bl_toml_type_of(item) != BL_TOML_FLOAT)
+                    pst = bl_fail(&perr, BL_ERR_INVALID, "input_link_p[%zu] is not a number", q);
+                else
+                    bl_toml_get_double(item, &buf[q]);
+            }
+            if (!pst)
+                pst = bl_res_params_set_input_link_p(&t->node, buf, n, &perr);
+        }
         else if (bl_toml_type_of(v) == BL_TOML_INTEGER || bl_toml_type_of(v) == BL_TOML_FLOAT) {
             bl_toml_get_double(v, &x);
             pst = bl_res_param_is_bool(k, name)
@@ -542,6 +557,9 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
                           "\"%s\" is not a control defined for %s", bl_controller_name(t->controller),
                           bl_task_name(t->task.kind));
     }
+    if (t->node.n_input_link_p && t->node.n_input_link_p != t->def.n_inputs)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, at, "node.parameters.input_link_p: %u probabilities, but %s has "
+                          "%u receptors", t->node.n_input_link_p, bl_task_name(t->task.kind), t->def.n_inputs);
     if (t->def.n_inputs > BL_TASK_MAX_INPUTS)
         return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, at, "%s: %u inputs is more than %d", bl_task_name(t->task.kind),
                           t->def.n_inputs, BL_TASK_MAX_INPUTS);
@@ -657,8 +675,23 @@ static void render_target(jb *b, cJSON *arr, const bl_rp_target *t)
         else
             j_num(b, params, *n, v);
     }
-    if (params && t->node.kind == BL_RES_FALANDAYS)
+    if (params && t->node.kind == BL_RES_FALANDAYS) {
         j_str(b, params, "weight_init_mode", bl_res_weight_init_mode_name(t->node.weight_init_mode));
+        if (!t->node.n_input_link_p) {
+            chk(b, cJSON_AddNullToObject(params, "input_link_p"));
+        } else {
+            cJSON *a = chk(b, cJSON_AddArrayToObject(params, "input_link_p"));
+            for (uint32_t k = 0; a && k < t->node.n_input_link_p; k++) {
+                char text[40];
+                bl_pk_number(text, sizeof text, t->node.input_link_p[k]);
+                cJSON *item = chk(b, cJSON_CreateRaw(text));
+                if (item && !cJSON_AddItemToArray(a, item)) {
+                    cJSON_Delete(item);
+                    b->ok = 0;
+                }
+            }
+        }
+    }
     cJSON *task = j_obj(b, comp, "task");
     if (task) {
         j_str(b, task, "kind", bl_task_name(t->task.kind));

@@ -192,6 +192,22 @@ bl_status bl_res_params_set_string(bl_res_params *p, const char *name, const cha
     return bl_res_params_set(p, name, 0.0, err); /* the unknown-name message */
 }
 
+bl_status bl_res_params_set_input_link_p(bl_res_params *p, const double *values, size_t n, bl_error *err)
+{
+    if (p->kind != BL_RES_FALANDAYS)
+        return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: a Falandays parameter");
+    if (n < 1 || n > BL_RES_MAX_LINK_P)
+        return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: needs 1..%d probabilities, got %zu",
+                       BL_RES_MAX_LINK_P, n);
+    for (size_t k = 0; k < n; k++) {
+        if (!(values[k] >= 0.0 && values[k] <= 1.0))
+            return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p[%zu]: %.17g is not in [0, 1]", k, values[k]);
+        p->input_link_p[k] = values[k];
+    }
+    p->n_input_link_p = (uint32_t)n;
+    return BL_OK;
+}
+
 const char *bl_res_weight_init_mode_name(int mode)
 {
     static const char *const modes[] = {"excitatory", "pong_mixed", "legacy_normal"};

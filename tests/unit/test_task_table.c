@@ -15,6 +15,7 @@
 
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
+#include "reservoir/res_impl.h"
 #include "tasks/task_ops.h"
 
 #include "test_support.h"
@@ -270,6 +271,65 @@ static void test_evaluation_every_task(void **state)
     }
 }
 
+/* Falandays construction options: weight_init_mode, weight_init_std, repair_masks, input_link_p. */
+static void test_construction_options(void **state)
+{
+    (void)state;
+    bl_res_params p;
+    bl_error err = {0};
+    bl_res_params_default(BL_RES_FALANDAYS, &p);
+    assert_int_equal(bl_res_params_set_string(&p, "weight_init_mode", "pong_mixed", &err), BL_OK);
+    bl_res_state *s = NULL;
+    assert_int_equal(bl_res_state_construct(&p, 200, 3, 2, 11, &s, &err), BL_OK);
+    size_t neg = 0, links = 0;
+    for (uint32_t i = 0; i < s->rows; i++)
+        for (uint64_t k = s->row_start[i]; k < s->row_start[i] + s->row_len[i]; k++, links++)
+            neg += s->w[k] < -0.5; /* inhibitory links: -1 + 0.1 N */
+    assert_true(links > 3000 && neg > links / 6 && neg < links / 3);
+    bl_res_state_destroy(s);
+    assert_int_equal(bl_res_params_set_string(&p, "weight_init_mode", "legacy_normal", &err), BL_OK);
+    assert_int_equal(bl_res_params_set(&p, "weight_init_std", 0.0, &err), BL_OK);
+    assert_int_equal(bl_res_state_construct(&p, 50, 3, 2, 11, &s, &err), BL_OK);
+    for (uint32_t i = 0; i < s->rows; i++)
+        for (uint64_t k = s->row_start[i]; k < s->row_start[i] + s->row_len[i]; k++)
+            assert_true(s->w[k] == 0.0);
+    bl_res_state_destroy(s);
+    assert_int_equal(bl_res_params_set_string(&p, "weight_init_mode", "loud", &err), BL_ERR_INVALID);
+    /* repair: sparse links leave units and pools empty unless repaired */
+    bl_res_params_default(BL_RES_FALANDAYS, &p);
+    assert_int_equal(bl_res_params_set(&p, "link_p", 0.01, &err), BL_OK);
+    assert_int_equal(bl_res_params_set(&p, "repair_masks", 1, &err), BL_OK);
+    assert_int_equal(bl_res_state_construct(&p, 40, 3, 4, 5, &s, &err), BL_OK);
+    for (uint32_t i = 0; i < s->n; i++) {
+        int linked = s->row_len[i] > 0;
+        for (uint32_t q = 0; q < 3; q++)
+            linked |= s->w_in[i * 3 + q] != 0.0;
+        assert_true(linked);
+    }
+    for (uint32_t e = 0; e < 4; e++) {
+        double pool = 0.0;
+        for (uint32_t i = 0; i < s->n; i++)
+            pool += s->w_out[e * s->n + i];
+        assert_true(pool >= 1.0);
+    }
+    bl_res_state_destroy(s);
+    /* input_link_p: receptor 0 always, receptor 1 never, receptor 2 with link_p */
+    bl_res_params_default(BL_RES_FALANDAYS, &p);
+    const double lp[3] = {1.0, 0.0, 0.5};
+    assert_int_equal(bl_res_params_set_input_link_p(&p, lp, 3, &err), BL_OK);
+    assert_int_equal(bl_res_state_construct(&p, 100, 3, 2, 5, &s, &err), BL_OK);
+    size_t third = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        assert_true(s->w_in[i * 3] == p.input_weight && s->w_in[i * 3 + 1] == 0.0);
+        third += s->w_in[i * 3 + 2] != 0.0;
+    }
+    assert_true(third > 30 && third < 70);
+    bl_res_state_destroy(s);
+    assert_int_equal(bl_res_state_construct(&p, 100, 4, 2, 5, &s, &err), BL_ERR_INVALID); /* 3 for 4 receptors */
+    const double bad[1] = {1.5};
+    assert_int_equal(bl_res_params_set_input_link_p(&p, bad, 1, &err), BL_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_reversal_handmade),
         cmocka_unit_test(test_reference_null),
         cmocka_unit_test(test_evaluation_every_task),
+        cmocka_unit_test(test_construction_options),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
