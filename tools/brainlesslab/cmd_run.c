@@ -14,6 +14,7 @@
 
 static const char usage_text[] =
     "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--replicas K] [--quiet]\n"
+    "                        [--sign-key KEY.pem] [--force]\n"
     "                        [--blocks N] [--trials N] [--rng SCHEME] [--calibration RECORD]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
     "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, spikes.h5 (SONATA),\n"
@@ -21,6 +22,10 @@ static const char usage_text[] =
     "Progress goes to stderr when it is a terminal. Check a record with `brainlesslab verify`.\n"
     "Under mpirun the ranks split the neurons, each holding only its part of the connectome;\n"
     "--replicas K splits them into K groups that share out the trials (K divides the ranks).\n"
+    "--sign-key KEY signs the record with an Ed25519 key (brainlesslab keygen); check it with\n"
+    "`brainlesslab verify --key KEY.pub`. A plan whose estimate (see `check`) exceeds this\n"
+    "machine's memory or the root's free disk is refused unless --force is given.\n"
+    "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n"
     "Reservoir plans (profile, sweep, ablate, benchmark, calibrate; docs/reservoir.md):\n"
     "  --blocks N / --trials N  run fewer (or more) blocks / trials per block than written (recorded)\n"
     "  --rng bl-philox-v1       run a plan written for philox-host-v1 on this build's seeds (recorded)\n"
@@ -33,12 +38,20 @@ int bl_cmd_run(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    const char *plan_path = NULL, *root = NULL, *backend = NULL, *rng = NULL, *calibration = NULL;
-    int threads = -1, quiet = 0, replicas = 1;
+    const char *plan_path = NULL, *root = NULL, *backend = NULL, *sign_key = NULL, *rng = NULL, *calibration = NULL;
+    int threads = -1, quiet = 0, replicas = 1, force = 0;
     long blocks = 0, trials = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(argv[i], "--force")) {
+            force = 1;
+        } else if (!strcmp(argv[i], "--sign-key")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "brainlesslab run: --sign-key needs a value\n%s", usage_text);
+                return 2;
+            }
+            sign_key = argv[++i];
         } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads") ||
                    !strcmp(argv[i], "--replicas") || !strcmp(argv[i], "--blocks") || !strcmp(argv[i], "--trials") ||
                    !strcmp(argv[i], "--rng") || !strcmp(argv[i], "--calibration")) {
@@ -131,7 +144,8 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return rst ? bl_cli_report("run", &err) : 0;
     }
-    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL};
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL,
+                                 .sign_key = sign_key};
     if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
         bl_audit *a = NULL;
         bl_status ast = bl_audit_run(plan, &opt, &a, &err);
@@ -158,6 +172,12 @@ int bl_cmd_run(int argc, char **argv)
         bl_screen_destroy(s);
         bl_plan_destroy(plan);
         return sst ? bl_cli_report("run", &err) : 0;
+    }
+    /* Only a plain connectome run is estimated: audits simulate nothing, and a
+     * screen's runs are estimated one by one as they come. */
+    if (!force && bl_plan_fits_machine(plan, root, &err)) {
+        bl_plan_destroy(plan);
+        return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
     }
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);
