@@ -82,6 +82,8 @@ int bl_cmd_run(int argc, char **argv)
         return bl_cli_report("run", &err);
     if (bl_plan_load_part(plan_path, part, parts, &plan, &err))
         return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
+    if (!bl_plan_reservoir(plan))
+        bl_cli_progress_trial_seconds(bl_plan_duration_ms(plan) / 1000.0);
     if (bl_plan_reservoir(plan)) { /* operation "profile": a reservoir evaluation */
         if (backend) {
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
