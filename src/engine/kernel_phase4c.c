@@ -123,6 +123,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
             for (int64_t e = net->offsets[i]; e < net->offsets[i + 1]; e++)
                 future[net->targets[e]] += weight(k, &f, e);
         }
+        bl_result_probe_arrays(result, trial, step, v, g);
         bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
         if (st)
             return st;

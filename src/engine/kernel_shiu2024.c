@@ -175,6 +175,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         memcpy(s->ring + slot * n, s->spikers, n_spikers * sizeof *s->spikers);
         s->ring_n[slot] = n_spikers;
         assert(ref_ring_sane(s, slots));
+        bl_result_probe_arrays(result, trial, step, v, g);
         bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
         if (st)
             return st;
