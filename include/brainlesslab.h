@@ -27,6 +27,7 @@
 #include "brainlesslab/plan.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/reservoir.h"
+#include "brainlesslab/seed.h"
 #include "brainlesslab/task.h"
 
 #endif

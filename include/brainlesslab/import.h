@@ -53,6 +53,44 @@ BL_API bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *
 BL_API bl_status bl_sign_policy_default_larva(bl_sign_policy **out, bl_error *err);
 BL_API bl_status bl_sign_policy_default_celegans(bl_sign_policy **out, bl_error *err);
 
+/* ---- the importer table (`brainlesslab import KIND ... --out DIR`) ----
+ *
+ * Every importer is one row: its name, a one-line summary, the options it
+ * takes and a run function. The CLI checks the options against the row
+ * (unknown, repeated, missing required) before running, so an importer only
+ * reads the values. Every importer validates ids (unknown, duplicate), drops
+ * nothing silently (what it dropped, and why, is in its report and in the
+ * manifest's description), hashes its inputs and records its sign policy in
+ * the manifest, keeps the external ids, and is deterministic. */
+typedef struct bl_import_option {
+    const char *name;  /* "--neurons" */
+    const char *value; /* what the value is ("FILE", "N"); NULL for a flag without value */
+    int required;
+    const char *help;
+} bl_import_option;
+
+typedef struct bl_import_args {
+    size_t n;
+    const char *const *names;  /* option names as given ("--neurons") */
+    const char *const *values; /* their values ("" for a flag) */
+} bl_import_args;
+
+/* The value of option name, or NULL when it was not given. */
+BL_API const char *bl_import_arg(const bl_import_args *args, const char *name);
+
+typedef struct bl_importer {
+    const char *name;
+    const char *summary;
+    const bl_import_option *options; /* ends with a row whose name is NULL */
+    /* Build the connectome; *report (malloc'd, may stay NULL) says, one line
+     * each, what was dropped or merged and why. */
+    bl_status (*run)(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err);
+} bl_importer;
+
+BL_API size_t bl_importer_count(void);
+BL_API const bl_importer *bl_importer_at(size_t i);
+BL_API const bl_importer *bl_importer_find(const char *name); /* NULL when absent */
+
 #ifdef __cplusplus
 }
 #endif

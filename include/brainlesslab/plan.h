@@ -51,6 +51,7 @@ extern "C" {
 #define BL_PLAN_MAX_TOP_RESPONDERS 10000
 #define BL_PLAN_MAX_THREADS 65536
 #define BL_PLAN_MAX_POPULATIONS 10000 /* per kind: stimulus, silence */
+#define BL_PLAN_MAX_SELECTED 2000000  /* neurons over all populations: the resolved plan stays listable */
 #define BL_PLAN_MAX_NAME 128          /* id and population names */
 
 typedef struct bl_plan bl_plan;
@@ -121,6 +122,20 @@ typedef struct bl_plan_input {
 } bl_plan_input;
 
 BL_API bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
+
+/* What a connectome plan will take (plan_sense.c): peak memory, disk for the
+ * record, and time on one core, from the graph's size, trials, steps and the
+ * stimulus's own spikes (times a response factor). An estimate, not a bound. */
+typedef struct bl_plan_estimate_t {
+    double memory_bytes, disk_bytes, seconds_one_core, spikes;
+} bl_plan_estimate_t;
+BL_API void bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *out);
+/* "memory ~1.2 GiB, disk ~300.0 MiB, time ~4 s on one core (~1e+06 spikes)" */
+BL_API void bl_plan_estimate_text(const bl_plan_estimate_t *e, char *buf, size_t size);
+/* BL_ERR_INVALID (with the estimate) when the plan needs more memory than
+ * the machine has, or, with ROOT given, more disk than ROOT's file system has
+ * free. `check` and `run` both call it; `--force` skips it. */
+BL_API bl_status bl_plan_fits_machine(const bl_plan *plan, const char *root, bl_error *err);
 /* bl_plan_load for rank `part` of an MPI job of `parts` ranks: the connectome
  * is loaded as that part (bl_connectome_load_part: only the synapses into the
  * rank's neurons), so the graph's memory is divided by the ranks. The resolved

@@ -245,39 +245,6 @@ BL_API double bl_res_uniform(uint64_t seed, uint32_t a, uint32_t b, uint32_t dom
 /* The Oosawa noise tape of a drive seed: xi for (frame, unit). */
 BL_API double bl_res_noise(uint64_t drive_seed, uint64_t frame, uint32_t unit);
 
-/* ---- benchmark case ---------------------------------------------------- */
-
-/* One timed reservoir case for `brainlesslab bench`: a node of n units with
- * the default parameters of its kind, built from seed (3 inputs, 2 effectors);
- * batch slots that all start from it, fed a Philox input tape
- * (inputs[t][b][r] = 1 with probability 1/2, else 0; no noise), advanced
- * `frames` frames with `threads` threads (0 = all cores). The trajectory hash
- * (SHA-256, defined in res_bench.c and docs/reservoir.md) covers every frame's
- * spikes and the final state, so that the NumPy peer
- * (tests/oracles/reservoir_numpy.py bench) can prove the same bits. With
- * export_dir (created if missing), the initial bundle and the tape are written
- * there first: bundle/ and inputs.npy [T, B, 3]. `repeats` (0..64) more runs
- * from the reset batch give warm samples; every run must reproduce the hash. */
-#define BL_RES_BENCH_MAX_WARM 64
-
-typedef struct bl_res_bench_result {
-    double wall_construct_s; /* construction of the node and the batch copies */
-    double wall_tapes_s;     /* generating the input and noise tapes */
-    double wall_run_s;       /* all frames, the first time in this process (cold) */
-    double wall_warm_s[BL_RES_BENCH_MAX_WARM]; /* the same frames again, from a reset batch */
-    uint32_t warm;           /* how many warm samples (the `repeats` asked for) */
-    uint64_t frames, batch, units;
-    uint64_t unit_updates;   /* frames * batch * units */
-    uint64_t synaptic_events; /* recurrent terms summed (spiking sources x links) */
-    uint64_t spikes;
-    int threads;             /* used */
-    char hash[65];
-} bl_res_bench_result;
-
-BL_API bl_status bl_res_bench_case(bl_res_kind kind, uint32_t n_units, uint32_t batch, uint32_t frames,
-                                   int threads, uint64_t seed, uint32_t repeats, const char *export_dir,
-                                   bl_res_bench_result *out, bl_error *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -16,32 +16,11 @@
 
 #include "brainlesslab/error.h"
 #include "brainlesslab/reservoir.h"
+#include "brainlesslab/seed.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- seeds ---- */
-
-typedef enum bl_seed_purpose {
-    BL_SEED_WORLD = 1,        /* the task's random world (cue label, delay) */
-    BL_SEED_CONSTRUCTION = 2, /* the node's wiring and initial state */
-    BL_SEED_DRIVE = 3,        /* the node's noise tape (Oosawa drive) */
-    BL_SEED_CONTROL = 4,      /* the reference_null control's coin */
-    BL_SEED_BOOTSTRAP = 5     /* the summary's bootstrap (block = target index) */
-} bl_seed_purpose;
-
-/* Stands for "every block" / "every trial" in a broader construction scope. */
-#define BL_SEED_ANY UINT32_C(0xFFFFFFFF)
-#define BL_SEED_SCHEME "bl-philox-v1"
-
-/* The first four bytes of SHA-256(partition), little-endian: disjoint seed
- * banks ("development", "calibration", ...) from one root seed. */
-BL_API uint32_t bl_seed_partition_word(const char *partition);
-/* Philox4x32-10, key (root lo, root hi), counter (block, trial, purpose,
- * partition word); the seed is word 0 | word 1 << 32. */
-BL_API uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose,
-                               uint32_t block, uint32_t trial);
 
 /* ---- the delayed-cue task ---- */
 
@@ -111,14 +90,23 @@ BL_API void bl_dc_score_init(bl_dc_score *s);
 BL_API int bl_dc_score_tick(bl_dc_score *s, const bl_dc_world *w, uint32_t tick,
                             const double effectors[BL_DC_EFFECTORS]);
 
-/* Controllers: the reservoir, and controls that replace it. */
+/* Controllers: the reservoir, and controls that replace it. Which controls a
+ * task defines: bl_task_controller_allowed. */
 typedef enum bl_controller {
     BL_CTRL_RESERVOIR = 0,
-    BL_CTRL_ORACLE = 1,         /* answers the first cue it observed (1 when none) */
+    BL_CTRL_ORACLE = 1,         /* the task's reference policy from the observations (delayed cue: the first cue) */
     BL_CTRL_CONSTANT_LEFT = 2,  /* always effector 1 */
     BL_CTRL_CONSTANT_RIGHT = 3, /* always effector 2 */
-    BL_CTRL_REFERENCE_NULL = 4  /* one fair coin per trial from the control seed */
+    BL_CTRL_REFERENCE_NULL = 4, /* a fair coin per round (per tick for continuing tasks) from the control seed */
+    BL_CTRL_MEMORYLESS = 5,     /* answers what it sees now (delayed_xor: the XOR of what it sees now) */
+    BL_CTRL_LAST = 6,           /* the last cue or pulse it saw */
+    BL_CTRL_FIRST = 7,          /* the first cue or pulse it saw */
+    BL_CTRL_CONTEXT_BLIND = 8,  /* context_integration: integrates stream 1 whatever the context */
+    BL_CTRL_IRRELEVANT = 9,     /* context_integration: integrates the stream the context rules out */
+    BL_CTRL_BAG = 10,           /* temporal_order: counts cues, ignores their order */
+    BL_CTRL_FIXED_MAPPING = 11  /* reversal_adaptation: never reverses */
 } bl_controller;
+#define BL_CTRL_COUNT 12
 BL_API const char *bl_controller_name(bl_controller c);
 BL_API int bl_controller_parse(const char *name, bl_controller *out); /* 0 or -1 */
 
@@ -132,6 +120,88 @@ typedef struct bl_dc_control {
 BL_API void bl_dc_control_init(bl_dc_control *c, bl_controller kind, uint64_t control_seed);
 /* One tick: observe, emit one-hot effectors of the choice. */
 BL_API void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double eff[BL_DC_EFFECTORS]);
+
+/* ---- the task table (every task; docs/reservoir.md, "Tasks") ---- */
+
+typedef enum bl_task_kind {
+    BL_TASK_TRACKING = 0,
+    BL_TASK_PONG = 1,
+    BL_TASK_CARTPOLE_PLANK_EASY = 2,
+    BL_TASK_DELAYED_CUE = 3,
+    BL_TASK_RECALL_INTERFERENCE = 4,
+    BL_TASK_DELAYED_XOR = 5,
+    BL_TASK_EVIDENCE_ACCUMULATION = 6,
+    BL_TASK_CONTEXT_INTEGRATION = 7,
+    BL_TASK_TEMPORAL_ORDER = 8,
+    BL_TASK_REVERSAL_ADAPTATION = 9
+} bl_task_kind;
+#define BL_TASK_COUNT 10
+#define BL_TASK_MAX_OFFSETS 32
+
+BL_API const char *bl_task_name(bl_task_kind kind);
+BL_API int bl_task_parse(const char *name, bl_task_kind *out); /* 0 or -1 */
+
+typedef enum bl_distractor_mode { BL_DISTRACT_RANDOM, BL_DISTRACT_MATCHED, BL_DISTRACT_OPPOSITE, BL_DISTRACT_ABSENT } bl_distractor_mode;
+typedef enum bl_congruency { BL_CONG_MIXED, BL_CONG_CONGRUENT, BL_CONG_CONFLICTING } bl_congruency;
+
+/* Every task's options (each task reads its own; defaults by bl_task_defaults). */
+typedef struct bl_task_options {
+    bl_task_kind kind;
+    uint32_t cue_ticks, response_ticks;
+    uint32_t n_delays, delays[BL_DC_MAX_DELAYS]; /* delayed_cue */
+    bl_cue_mode cue_mode;                        /* delayed_cue, recall_interference, delayed_xor */
+    uint32_t delay, distractors, distractor_ticks; /* recall_interference */
+    bl_distractor_mode distractor_mode;
+    uint32_t gap;                                /* delayed_xor, temporal_order */
+    uint32_t pulse_count, pulse_ticks;           /* evidence_accumulation, context_integration */
+    double evidence_fraction;
+    int input_visible;                           /* input_mode visible (1) or hidden (0) */
+    bl_cue_mode context_mode;
+    bl_congruency congruency;
+    uint32_t terminal_ticks;                     /* temporal_order */
+    uint32_t rounds, feedback_ticks, reversal_lo, reversal_hi; /* reversal_adaptation */
+    int feedback_visible;
+    double stim_speed_rad, movement_amp, eye_offset_deg, sensory_gain; /* tracking (gain: pong too) */
+    uint32_t n_offsets;
+    double sensor_offsets_deg[BL_TASK_MAX_OFFSETS];
+    int randomize_start;
+    int has_theta0, has_phi0, has_direction0;
+    double theta0, phi0, direction0;
+    double initial_ranges[4][2];                 /* cartpole_plank_easy: x, x_dot, theta, theta_dot */
+} bl_task_options;
+
+/* An option's value as a plan gives it. */
+typedef enum bl_task_value_type { BL_TV_NUMBER, BL_TV_BOOL, BL_TV_STRING, BL_TV_LIST } bl_task_value_type;
+typedef struct bl_task_value {
+    bl_task_value_type type;
+    double number;
+    int integer;          /* the number was written as an integer */
+    int boolean;
+    const char *string;
+    const double *list;   /* BL_TV_LIST: n values, rows of `width` (pairs: width 2) */
+    size_t n, width;
+} bl_task_value;
+
+BL_API void bl_task_defaults(bl_task_kind kind, bl_task_options *o);
+/* Set one option by name (an unknown name or a bad value: BL_ERR_INVALID). */
+BL_API bl_status bl_task_set_option(bl_task_options *o, const char *name, const bl_task_value *v, bl_error *err);
+BL_API bl_status bl_task_validate(const bl_task_options *o, bl_error *err);
+/* The option names of a task, NULL-terminated, in canonical order. */
+BL_API const char *const *bl_task_option_names(bl_task_kind kind);
+
+typedef struct bl_task_definition {
+    uint32_t n_inputs, n_effectors;
+    uint32_t neural_frames;   /* node frames per world tick (cartpole_plank_easy: 24) */
+    uint32_t default_horizon; /* episode tasks: the longest episode */
+    uint32_t minimum_scored;  /* continuing tasks: scored ticks the horizon must leave after warmup */
+    const char *outcome_key;  /* recall_accuracy, probe_accuracy, adaptation_accuracy, track_score, hit_rate, fitness */
+    double upper_bound;
+    double chance;            /* NaN when the task has none */
+    int episode;              /* 1: ends by itself, warmup 0; 0: continuing, runs to the horizon */
+} bl_task_definition;
+BL_API void bl_task_definition_of(const bl_task_options *o, bl_task_definition *d);
+/* 1 when the control is defined for the task (the reservoir always is). */
+BL_API int bl_task_controller_allowed(bl_task_kind kind, bl_controller c);
 
 /* ---- profile plans ---- */
 
@@ -150,17 +220,30 @@ BL_API char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
 
 /* ---- evaluation ---- */
 
+/* A trial's outcome: episode tasks decide (decision, tie of the first round;
+ * reversal_adaptation: the 16 rounds from the reversal); continuing tasks
+ * score every tick after warmup. */
+typedef struct bl_trial_score {
+    double outcome;       /* the task's outcome_key value */
+    double evidence[2];   /* episode: first round's evidence */
+    int decision, tie;    /* episode: first round */
+    uint32_t ties;        /* ties over every round */
+    uint32_t scored, hits, misses, longest_rally;
+    int done, failed;
+    uint32_t ticks;
+} bl_trial_score;
+
 typedef struct bl_res_trial {
     uint32_t target, block, trial;
-    bl_dc_world world;
-    bl_dc_score score;
+    bl_dc_world world;    /* first round: label, delay (delayed_cue), length, response window */
+    bl_trial_score score;
     bl_trial_status status;
     uint32_t ticks;
-    uint64_t seed_world, seed_construction, seed_drive, seed_control;
+    uint64_t seed_world, seed_construction, seed_drive, seed_control, seed_intervention;
 } bl_res_trial;
 
 typedef struct bl_res_summary {
-    double accuracy;     /* recall_accuracy: mean of the block means; NaN when a trial failed */
+    double accuracy;     /* the outcome key: mean of the block means; NaN when a trial failed */
     double low, high;    /* 95% bootstrap interval over block means; NaN with < 2 blocks */
     uint32_t completed, failed, ties;
     uint32_t blocks;     /* blocks with every trial completed */

@@ -1,5 +1,6 @@
 /* The in-memory connectome: CSR graph, neuron table, descriptive info.
  * Loading and saving directories lives in connectome_dir.c. */
+#define _GNU_SOURCE /* qsort_r */
 #include "connectome/connectome_impl.h"
 
 #include <assert.h>
@@ -148,16 +149,18 @@ static int pack_strings(const char *const *src, uint64_t n, char ***ptrs, char *
 }
 
 /* intern: equal values share one copy (metadata repeats a few cell types
- * across all neurons). Sorted with the file-scope base below. */
+ * across all neurons). */
 static int cmp_value_plain(const char *x, const char *y)
 {
     return strcmp(x ? x : "", y ? y : "");
 }
 
-static const char *const *sort_values_base;
-static int cmp_value(const void *a, const void *b)
+/* qsort_r (glibc): the base travels with the call, so concurrent loads in
+ * one process never share a sort (no file-scope state). */
+static int cmp_value(const void *a, const void *b, void *base)
 {
-    const char *x = sort_values_base[*(const int32_t *)a], *y = sort_values_base[*(const int32_t *)b];
+    const char *const *values = base;
+    const char *x = values[*(const int32_t *)a], *y = values[*(const int32_t *)b];
     return strcmp(x ? x : "", y ? y : "");
 }
 
@@ -173,9 +176,7 @@ static int intern_strings(const char *const *src, uint64_t n, char ***ptrs, char
     }
     for (uint64_t i = 0; i < n; i++)
         order[i] = (int32_t)i;
-    sort_values_base = src;
-    qsort(order, n, sizeof *order, cmp_value);
-    sort_values_base = NULL;
+    qsort_r(order, n, sizeof *order, cmp_value, (void *)src);
     size_t total = 1;
     for (uint64_t k = 0; k < n; k++)
         if (k == 0 || cmp_value_plain(src[order[k]], src[order[k - 1]]))
@@ -202,13 +203,10 @@ static int intern_strings(const char *const *src, uint64_t n, char ***ptrs, char
     return 1;
 }
 
-/* qsort has no context argument in C11; ids are sorted through a small
- * file-scope pointer set only for the duration of the sort. Not thread-safe,
- * so id setting is documented as not concurrent (it is construction-time only). */
-static char **sort_ids_base;
-static int cmp_id(const void *a, const void *b)
+static int cmp_id(const void *a, const void *b, void *base)
 {
-    return strcmp(sort_ids_base[*(const int32_t *)a], sort_ids_base[*(const int32_t *)b]);
+    char **ids = base;
+    return strcmp(ids[*(const int32_t *)a], ids[*(const int32_t *)b]);
 }
 
 static bl_status index_ids(bl_connectome *c, bl_error *err)
@@ -218,9 +216,7 @@ static bl_status index_ids(bl_connectome *c, bl_error *err)
         return bl_fail(err, BL_ERR_NOMEM, "cannot index %" PRIu64 " neuron ids", c->n_neurons);
     for (uint64_t i = 0; i < c->n_neurons; i++)
         c->id_sorted[i] = (int32_t)i;
-    sort_ids_base = c->ids;
-    qsort(c->id_sorted, c->n_neurons, sizeof *c->id_sorted, cmp_id);
-    sort_ids_base = NULL;
+    qsort_r(c->id_sorted, c->n_neurons, sizeof *c->id_sorted, cmp_id, c->ids);
     for (uint64_t i = 1; i < c->n_neurons; i++) {
         int32_t a = c->id_sorted[i - 1], b = c->id_sorted[i];
         if (!strcmp(c->ids[a], c->ids[b]))

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "brainlesslab/csv.h"
-#include "connectome/import_common.h"
+#include "connectome/import/import_common.h"
 
 typedef struct entry {
     char *key; /* normalized */

@@ -6,7 +6,8 @@
  *
  *   MPI_Allgather  per rank: its spike count for every (trial, step) of the
  *                  window, plus a failure flag (so every rank stops together);
- *   MPI_Allgatherv the spiking neurons' global ids.
+ *   MPI_Allgatherv the spiking neurons' global ids
+ * (the two collectives are src/mpi/exchange_mpi.c).
  *
  * Why it is exact for any rank count: rank order is neuron order, so the
  * concatenation over ranks keeps every step's spikers ascending, which is the
@@ -324,21 +325,10 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     }
     s->send_counts[per - 1] = failed;
     double t0 = wall();
-    if (MPI_Allgather(s->send_counts, per, MPI_INT, s->all_counts, per, MPI_INT, s->comm) != MPI_SUCCESS) {
-        *why = "MPI_Allgather of spike counts failed";
-        return 0;
-    }
     uint64_t total = 0;
-    for (int r = 0; r < s->size; r++) {
-        const int *c = s->all_counts + (size_t)r * (size_t)per;
-        uint64_t n = 0;
-        for (int k = 0; k < per - 1; k++)
-            n += (uint64_t)c[k];
-        failed |= c[per - 1];
-        s->displs[r] = (int)(total > INT_MAX ? 0 : total);
-        s->recv_counts[r] = (int)(n > INT_MAX ? 0 : n);
-        total += n;
-    }
+    if (!bl_mpi_exchange_counts(s->comm, s->size, s->send_counts, per, s->all_counts, s->recv_counts, s->displs,
+                                &total, &failed, why))
+        return 0;
     if (failed) { /* every rank sees the same flags: all stop at this window */
         *why = "a rank ran out of memory for its active neurons or spikes";
         return 0;
@@ -350,11 +340,8 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
         bl_mpi_job_abort(s->ctx, "mpi backend: out of memory for one window's spikes", NULL);
         return 0; /* a job of one rank: nobody waits, the run fails */
     }
-    if (MPI_Allgatherv(s->send.v, (int)n_send, MPI_INT32_T, s->recv.v, s->recv_counts, s->displs, MPI_INT32_T,
-                       s->comm) != MPI_SUCCESS) {
-        *why = "MPI_Allgatherv of spike ids failed";
+    if (!bl_mpi_exchange_ids(s->comm, s->send.v, (int)n_send, s->recv.v, s->recv_counts, s->displs, why))
         return 0;
-    }
     s->wall_exchange += wall() - t0;
     s->windows++;
     s->spikes_local += n_send;

@@ -1,6 +1,9 @@
 /* Connectome experiments: plan -> network -> engine -> artifacts -> sealed record. */
+#define _GNU_SOURCE /* qsort_r */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,10 +332,11 @@ static bl_status build_groups(bl_experiment *xp, run_ctx *x, bl_error *err)
     return BL_OK;
 }
 
-static const double *sort_rates;
-static int cmp_by_rate(const void *a, const void *b)
+/* qsort_r (glibc): the rates travel with the call (no file-scope state). */
+static int cmp_by_rate(const void *a, const void *b, void *rates_v)
 {
-    double x = sort_rates[*(const int32_t *)a], y = sort_rates[*(const int32_t *)b];
+    const double *rates = rates_v;
+    double x = rates[*(const int32_t *)a], y = rates[*(const int32_t *)b];
     if (x != y)
         return x < y ? 1 : -1;
     return (*(const int32_t *)a > *(const int32_t *)b) - (*(const int32_t *)a < *(const int32_t *)b);
@@ -374,9 +378,7 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     if (order) {
         for (uint64_t i = 0; i < n; i++)
             order[i] = (int32_t)i;
-        sort_rates = x->mean;
-        qsort(order, n, sizeof *order, cmp_by_rate);
-        sort_rates = NULL;
+        qsort_r(order, n, sizeof *order, cmp_by_rate, x->mean);
         for (uint64_t k = 0; k < n && k < (uint64_t)top && x->mean[order[k]] > 0; k++) {
             int32_t i = order[k];
             cJSON *e = cJSON_CreateObject();
@@ -444,6 +446,30 @@ static bl_status compute_depths(run_ctx *x, bl_error *err)
     return st;
 }
 
+/* Degenerate parameters can drive the state to NaN or infinity while every
+ * step "succeeds"; such a run describes nothing and must not be sealed DONE. */
+static bl_status check_finite(run_ctx *x, bl_error *err)
+{
+    uint64_t n = bl_connectome_n_neurons(x->c) * (uint64_t)bl_result_n_trials(x->res);
+    const void *vs[2] = {bl_result_final_v(x->res), bl_result_final_g(x->res)};
+    const char *names[2] = {"v", "g"};
+    int f32 = bl_result_state_dtype(x->res) == BL_DTYPE_FLOAT32;
+    uint64_t nn = bl_connectome_n_neurons(x->c);
+    for (int k = 0; k < 2; k++) {
+        if (!vs[k])
+            continue;
+        for (uint64_t i = 0; i < n; i++) {
+            double v = f32 ? (double)((const float *)vs[k])[i] : ((const double *)vs[k])[i];
+            if (!isfinite(v))
+                return bl_fail(err, BL_ERR_INVALID,
+                               "the state turned non-finite: final %s of neuron %" PRIu64 " in trial %" PRIu64
+                               " is %g (check the model parameters)",
+                               names[k], nn ? i % nn : 0, nn ? i / nn : 0, v);
+        }
+    }
+    return BL_OK;
+}
+
 static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experiment_options *opt, bl_error *err)
 {
     const bl_plan *plan = x->plan;
@@ -495,6 +521,10 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         return st;
     snprintf(xp->backend, sizeof xp->backend, "%s", bl_engine_backend(x->eng));
     xp->threads = bl_engine_threads(x->eng);
+    /* Trials run in parallel, one per thread: with fewer trials than
+     * threads only that many ran, and the record says what ran. */
+    if (x->backend_forced == NULL && (uint32_t)xp->threads > trials && trials > 0)
+        xp->threads = (int)trials;
     xp->wall_prepare = now() - t0;
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
@@ -519,6 +549,8 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     if (st)
         return st;
     xp->spikes = bl_result_n_events(x->res);
+    if ((st = check_finite(x, err)))
+        return st;
     /* Depths need the whole graph: with a connectome part every rank takes
      * part in the search; otherwise rank 0 has it all. */
     if (bl_connectome_parts(c) > 1 && (st = compute_depths(x, err)))
@@ -645,14 +677,28 @@ static void on_mpi_signal(void *arg, int signo)
     if (!g->open)
         return;
     char msg[512];
-    snprintf(msg, sizeof msg, "the MPI job was stopped (signal %d) before the record was sealed: another rank "
-             "failed, was killed or aborted (see mpirun's message for which)", signo);
+    const char *name = signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : signo == SIGHUP ? "SIGHUP" : "signal";
+    snprintf(msg, sizeof msg, "the MPI job was stopped by %s (%d) before the record was sealed: it was "
+             "interrupted, or another rank failed, was killed or aborted (see mpirun's message)", name, signo);
     bl_error e = {0};
     if (bl_record_fail(g->rec, msg, &e))
         bl_context_log(g->ctx, "rank 0: %s; and the FAILED record could not be written (%s)", msg, e.message);
     else
         bl_context_log(g->ctx, "rank 0: %s; record %s FAILED", msg, g->dir);
     g->open = 0;
+}
+
+/* Ranks other than 0: mpirun delivers its SIGTERM to every rank, and the
+ * first rank to die makes it kill the rest at once, rank 0 included, often
+ * before rank 0 has written FAILED (1 of 7 records failed in the audit).
+ * So the other ranks wait for rank 0 (up to 5 s) before they end. */
+static void on_mpi_signal_other(void *arg, int signo)
+{
+    (void)arg;
+    (void)signo;
+    struct timespec t = {5, 0};
+    while (nanosleep(&t, &t) != 0)
+        ;
 }
 
 bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *opt, bl_experiment **out,
@@ -705,14 +751,42 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
             guard.open = 1;
             snprintf(guard.dir, sizeof guard.dir, "%s", xp->record_dir);
             st = bl_mpi_watchdog_start(on_mpi_signal, &guard, err);
+        } else {
+            st = bl_mpi_watchdog_start(on_mpi_signal_other, NULL, err);
         }
         if (!st)
             st = bl_mpi_job_bcast_string(x.ctx, xp->record_dir, sizeof xp->record_dir, err);
     }
+    /* The plan and connectome were hashed in the pass that read them: the
+     * record names those digests, never a second reading of the files. */
     for (size_t i = 0; x.rec && !st && i < bl_plan_n_inputs(plan); i++) {
         const bl_plan_input *in = bl_plan_input_at(plan, i);
-        st = bl_record_add_input(x.rec, in->role, in->path, err);
+        st = bl_record_add_input_digest(x.rec, in->role, in->path, in->sha256, in->bytes, err);
     }
+    if (x.rec && !st) {
+        const char *required[8];
+        size_t n_req = 0;
+        required[n_req++] = "summary.json";
+        if (bl_plan_output_spikes(plan)) /* one file per trial; every run has trial 0 */
+            required[n_req++] = "spikes/trial-0000.h5";
+        if (bl_plan_output_counts(plan)) {
+            required[n_req++] = "counts.npy";
+            required[n_req++] = "rates.csv";
+        }
+        if (bl_plan_output_state(plan)) {
+            required[n_req++] = "final_v.npy";
+            required[n_req++] = "final_g.npy";
+        }
+        if (bl_plan_output_propagation(plan))
+            required[n_req++] = "propagation.json";
+        st = bl_record_bind(x.rec, bl_plan_hash(plan), required, n_req, err);
+    }
+    if (x.rec && !st && opt->sign_key)
+        st = bl_record_sign_with(x.rec, opt->sign_key, err);
+    /* SIGINT, SIGTERM, SIGHUP: FAILED naming the signal. An MPI job of
+     * several ranks has its own watchdog on rank 0 (above). */
+    if (x.rec && !st && !multi)
+        st = bl_record_guard_signals(x.rec, err);
     if (x.rec && !st)
         st = bl_record_set_json(x.rec, "plan", bl_plan_resolved_json(plan), err);
     if (x.rec && !st) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,6 +179,39 @@ static herr_t write_sorting_attr(hid_t group, int sort, char *detail)
     return rc;
 }
 
+/* Write the finished image to PATH (created exclusively), flushed to disk. */
+static bl_status write_image(const char *path, const void *image, size_t len, bool *created,
+                             bl_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return bl_fail(err, errno == EEXIST ? BL_ERR_EXISTS : BL_ERR_IO, "%s: cannot create: %s", path,
+                       strerror(errno));
+    *created = true;
+    const unsigned char *p = image;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            close(fd);
+            return bl_fail(err, BL_ERR_IO, "%s: write failed after %zu of %zu bytes: %s", path, done, len,
+                           strerror(e));
+        }
+        done += (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL) {
+        int e = errno;
+        close(fd);
+        return bl_fail(err, BL_ERR_IO, "%s: cannot flush to disk: %s", path, strerror(e));
+    }
+    if (close(fd) != 0)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot close: %s", path, strerror(errno));
+    return BL_OK;
+}
+
 bl_status bl_sonata_write_spikes(const char *path, const char *population, uint64_t n,
                                  const double *timestamps_ms, const uint64_t *node_ids,
                                  const uint32_t *trials, const char *sorting, bl_error *err)
@@ -218,15 +252,16 @@ bl_status bl_sonata_write_spikes(const char *path, const char *population, uint6
     quiet_begin(&q);
     bl_status st = BL_OK;
     bool created = false;
-    hid_t fcpl = H5I_INVALID_HID, ocpl = H5I_INVALID_HID, file = H5I_INVALID_HID;
+    hid_t fcpl = H5I_INVALID_HID, ocpl = H5I_INVALID_HID, file = H5I_INVALID_HID, fapl = H5I_INVALID_HID;
     hid_t spikes = H5I_INVALID_HID, group = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    hid_t gcpl = H5I_INVALID_HID;
     char object[300], detail[H5_DETAIL_MAX] = "";
     snprintf(object, sizeof object, "/spikes/%s", population);
 
     /* No modification times in object headers: equal spikes, equal bytes. */
     fcpl = H5Pcreate(H5P_FILE_CREATE);
     ocpl = H5Pcreate(H5P_DATASET_CREATE);
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    gcpl = H5Pcreate(H5P_GROUP_CREATE);
     if (fcpl < 0 || ocpl < 0 || gcpl < 0 || H5Pset_obj_track_times(fcpl, 0) < 0 ||
         H5Pset_obj_track_times(ocpl, 0) < 0 || H5Pset_obj_track_times(gcpl, 0) < 0) {
         h5_capture(detail);
@@ -235,14 +270,25 @@ bl_status bl_sonata_write_spikes(const char *path, const char *population, uint6
                      detail);
         goto out;
     }
-    file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
+    /* The file is built in memory (HDF5's core driver, no backing store) and
+     * written out by write_image below: a full disk or a size limit then
+     * fails one ordinary write() with errno, instead of failing inside HDF5's
+     * own flush, which left the file half-closed and crashed the process at
+     * exit (issue 16, finding 4). */
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0) {
+        h5_capture(detail);
+        h5_close(&gcpl);
+        st = h5_fail(err, BL_ERR_INTERNAL, path, "cannot set up the in-memory file for", object, detail);
+        goto out;
+    }
+    file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl);
     if (file < 0) {
         h5_capture(detail);
         h5_close(&gcpl);
         st = h5_fail(err, BL_ERR_IO, path, "cannot create HDF5 file for", object, detail);
         goto out;
     }
-    created = true;
     spikes = H5Gcreate2(file, "/spikes", H5P_DEFAULT, gcpl, H5P_DEFAULT);
     if (spikes >= 0)
         group = H5Gcreate2(spikes, population, H5P_DEFAULT, gcpl, H5P_DEFAULT);
@@ -286,15 +332,38 @@ bl_status bl_sonata_write_spikes(const char *path, const char *population, uint6
     }
     h5_close(&group);
     h5_close(&spikes);
+    h5_close(&gcpl);
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) {
+        h5_capture(detail);
+        st = h5_fail(err, BL_ERR_IO, path, "cannot flush HDF5 image holding", object, detail);
+        goto out;
+    }
+    ssize_t image_len = H5Fget_file_image(file, NULL, 0);
+    void *image = image_len > 0 ? malloc((size_t)image_len) : NULL;
+    if (!image || H5Fget_file_image(file, image, (size_t)image_len) != image_len) {
+        h5_capture(detail);
+        free(image);
+        st = h5_fail(err, image ? BL_ERR_IO : BL_ERR_NOMEM, path, "cannot take the HDF5 image holding", object,
+                     detail);
+        goto out;
+    }
     herr_t rc = H5Fclose(file);
     file = H5I_INVALID_HID;
-    if (rc < 0)
-        st = h5_fail(err, BL_ERR_IO, path, "cannot flush and close HDF5 file holding", object, detail);
+    if (rc < 0) {
+        free(image);
+        h5_capture(detail);
+        st = h5_fail(err, BL_ERR_IO, path, "cannot close HDF5 image holding", object, detail);
+        goto out;
+    }
+    st = write_image(path, image, (size_t)image_len, &created, err);
+    free(image);
 out:
     h5_close(&ds);
     h5_close(&group);
     h5_close(&spikes);
     h5_close(&file);
+    h5_close(&gcpl);
+    h5_close(&fapl);
     h5_close(&ocpl);
     h5_close(&fcpl);
     if (st && created)

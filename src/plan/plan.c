@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "core/file.h"
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
 
@@ -23,24 +24,23 @@ static const char *const later_operations[] = {"sweep", "ablate", "benchmark", "
 
 static bl_status read_file(const char *path, char **text, size_t *len, bl_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = malloc(BL_TOML_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, BL_TOML_MAX_BYTES + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf)
-        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a read buffer", path);
-    if (bad || n > BL_TOML_MAX_BYTES) {
-        free(buf);
-        return bad ? bl_fail(err, BL_ERR_IO, "%s: read error (is it a directory?)", path)
-                   : bl_fail(err, BL_ERR_FORMAT, "%s: larger than the %zu-byte limit for a plan",
-                             path, BL_TOML_MAX_BYTES);
+    /* bl_read_small refuses FIFOs and devices (which would block or never
+     * end) and anything over the plan size limit before reading it. */
+    bl_status st = bl_read_small(path, BL_TOML_MAX_BYTES, text, len, err);
+    if (st == BL_ERR_FORMAT)
+        return bl_fail(err, BL_ERR_FORMAT, "%s: larger than the %zu-byte limit for a plan", path,
+                       BL_TOML_MAX_BYTES);
+    if (st)
+        return st;
+    /* toml++ would report a byte-order mark as a confusing syntax error at
+     * line 1; say what it is. */
+    if (*len >= 3 && !memcmp(*text, "\xEF\xBB\xBF", 3)) {
+        free(*text);
+        *text = NULL;
+        return bl_fail(err, BL_ERR_FORMAT,
+                       "%s: starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); save the plan "
+                       "as UTF-8 without a BOM", path);
     }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
     return BL_OK;
 }
 
@@ -68,7 +68,7 @@ static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_
     if (!bl_pk_valid_name(id, strlen(id))) {
         bl_pk_printable(shown, sizeof shown, id, strlen(id));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(root, "id"), "id",
-                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown,
                           BL_PLAN_MAX_NAME);
     }
     if ((st = bl_pk_string(ctx, root, "", "operation", 1, &operation, NULL)) ||

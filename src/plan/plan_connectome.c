@@ -95,7 +95,8 @@ static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
     if (bl_lif_params_validate(&plan->params, &e))
         return bl_pk_fail(ctx, e.status, params ? params : model, params ? "model.parameters" : "model",
                           "%s", e.message);
-    return BL_OK;
+    return bl_pk_sense_params(ctx, params ? params : model, params ? "model.parameters" : "model",
+                              &plan->params);
 }
 
 static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
@@ -136,7 +137,9 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
     plan->has_seed = 1;
     plan->threads = (int)threads;
     plan->backend = bl_pk_strdup(backend);
-    return plan->backend ? BL_OK : bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the backend name");
+    if (!plan->backend)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the backend name");
+    return bl_pk_sense_run(ctx, run, plan);
 }
 
 static bl_status read_outputs(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
@@ -292,7 +295,7 @@ static bl_status read_population(const bl_pk_ctx *ctx, const bl_toml_node *node,
         char shown[160];
         bl_pk_printable(shown, sizeof shown, name, strlen(name));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "name"), path,
-                          "\"%s\" is not a valid name (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          "\"%s\" is not a valid name (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown,
                           BL_PLAN_MAX_NAME);
     }
     if (!(pop->name = bl_pk_strdup(name)))
@@ -357,24 +360,6 @@ static bl_status unique_names(const bl_pk_ctx *ctx, const bl_plan *plan, const b
 }
 
 
-static char *read_text(const char *path, size_t max, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = malloc(max + 1);
-    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad || n > max) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* Resolve, load and fingerprint the connectome. */
 bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
                                  bl_plan *plan)
@@ -412,48 +397,27 @@ bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *ro
         return bl_pk_fail(ctx, lerr.status, node, "connectome.path", "\"%s\" does not load: %s", shown,
                           lerr.message);
 
-    /* The manifest pins every data file by SHA-256 and load has checked the
-     * bytes against it, so its own hash identifies the whole connectome. */
-    size_t mpath_len = strlen(abs) + sizeof "/manifest.json";
-    char *mpath = malloc(mpath_len), *text = NULL;
-    size_t len = 0;
-    if (mpath) {
-        snprintf(mpath, mpath_len, "%s/manifest.json", abs);
-        text = read_text(mpath, 1 << 20, &len);
-    }
-    if (!text) {
-        st = bl_pk_fail(ctx, BL_ERR_IO, node, "connectome.path", "\"%s\": cannot read manifest.json",
-                        shown);
-        free(mpath);
-        return st;
-    }
-    bl_sha256_buffer(text, len, plan->manifest_sha256);
-    st = bl_pk_add_input(plan, "connectome manifest", mpath, plan->manifest_sha256, len, ctx->err);
-    cJSON *m = st ? NULL : cJSON_ParseWithLength(text, len);
-    /* Only the data files that bl_connectome_load checks against the manifest. */
-    static const char *const data_files[] = {"offsets.npy", "targets.npy", "counts.npy", "neurons.csv"};
-    const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "files");
-    for (size_t k = 0; !st && k < sizeof data_files / sizeof *data_files; k++) {
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(files, data_files[k]);
-        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(f, "sha256");
-        const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(f, "bytes");
-        size_t plen = strlen(abs) + strlen(data_files[k]) + 2;
-        char *fpath = malloc(plen);
-        if (!fpath || !cJSON_IsString(sha) || !cJSON_IsNumber(bytes) ||
-            !(bytes->valuedouble >= 0 && bytes->valuedouble < 1e18)) {
-            free(fpath);
-            st = bl_pk_fail(ctx, BL_ERR_FORMAT, node, "connectome.path",
-                            "\"%s\": manifest.json gives no size or SHA-256 for %s", shown, data_files[k]);
+    /* The manifest pins every data file by SHA-256, and load hashed each file
+     * in the same pass that read it (bl_connectome_source): the inputs listed
+     * here are exactly the bytes that will be simulated, never a second
+     * reading of files that may have changed since. */
+    for (size_t k = 0; !st; k++) {
+        const char *name = NULL;
+        uint64_t bytes = 0;
+        const char *sha = bl_connectome_source(plan->connectome, k, &name, &bytes);
+        if (!sha)
             break;
-        }
-        snprintf(fpath, plen, "%s/%s", abs, data_files[k]);
-        st = bl_pk_add_input(plan, "connectome data", fpath, sha->valuestring,
-                             (uint64_t)bytes->valuedouble, ctx->err);
+        size_t plen = strlen(abs) + strlen(name) + 2;
+        char *fpath = malloc(plen);
+        if (!fpath)
+            return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate a path");
+        snprintf(fpath, plen, "%s/%s", abs, name);
+        if (k == 0)
+            snprintf(plan->manifest_sha256, sizeof plan->manifest_sha256, "%s", sha);
+        st = bl_pk_add_input(plan, k == 0 ? "connectome manifest" : "connectome data", fpath, sha, bytes,
+                             ctx->err);
         free(fpath);
     }
-    cJSON_Delete(m);
-    free(text);
-    free(mpath);
     return st;
 }
 
@@ -509,6 +473,10 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)) ||
         (st = resolve_outputs(ctx, root, plan)))
         return st;
+    /* The resolved neurons are listed in the plan, hence in the record's
+     * manifest: their total is bounded so that every sealed record stays
+     * within what verify reads. */
+    size_t selected = 0;
     for (size_t i = 0; i < plan->n_stimuli && !st; i++) {
         char where[BL_PK_PATH_MAX];
         bl_pk_index(where, sizeof where, "stimulus", i);
@@ -517,6 +485,10 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         if (!st)
             st = bl_pk_check_schedule(ctx, bl_toml_array_at(stim, i), where, &plan->stimuli[i]);
         publish(&plan->stimuli[i]);
+        if (!st && (selected += plan->stimuli[i].view.n_neurons) > BL_PLAN_MAX_SELECTED)
+            st = bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_array_at(stim, i), where,
+                            "the populations select %zu neurons in all, more than the %d a plan may list",
+                            selected, BL_PLAN_MAX_SELECTED);
     }
     for (size_t i = 0; i < plan->n_silences && !st; i++) {
         char where[BL_PK_PATH_MAX];
@@ -524,6 +496,10 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         st = bl_pk_resolve_selector(ctx, plan, bl_toml_array_at(sil, i), where,
                                     &plan->silences[i]);
         publish(&plan->silences[i]);
+        if (!st && (selected += plan->silences[i].view.n_neurons) > BL_PLAN_MAX_SELECTED)
+            st = bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_array_at(sil, i), where,
+                            "the populations select %zu neurons in all, more than the %d a plan may list",
+                            selected, BL_PLAN_MAX_SELECTED);
     }
     if (!st)
         st = silenced_union(plan, ctx->err);

@@ -29,6 +29,7 @@
 
 #include "brainlesslab/hash.h"
 #include "brainlesslab/plan.h"
+#include "tasks/task_ops.h"
 
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description", "question",
                                        "version", "evidence", "diagnostic", "evaluation", "numerics", "execution",
@@ -41,23 +42,14 @@ static const char *const target_keys[] = {"id", "label", "controller", "composit
 static const char *const composition_keys[] = {"count", "input_gain", "node", "task", NULL};
 static const char *const node_keys[] = {"kind", "preset", "parameters", NULL};
 static const char *const task_keys[] = {"kind", "options", NULL};
-static const char *const options_keys[] = {"cue_ticks", "delays", "response_ticks", "cue_mode", NULL};
 static const char *const intervention_keys[] = {"tick", "verb", NULL};
 static const char *const evidence_states[] = {"planned", "exploratory", "tuned", "frozen", "retired", NULL};
-/* The Python project's other task families, named so that a plan using one
- * is told it is not implemented here rather than that it is a typo. */
-static const char *const python_tasks[] = {"tracking", "pong", "cartpole_plank_easy", "recall_interference",
-                                           "delayed_xor", "evidence_accumulation", "context_integration",
-                                           "temporal_order", "reversal_adaptation", NULL};
-
-const char *bl_rp_scope_name(bl_rp_scope scope)
-{
-    return scope == BL_SCOPE_EVALUATION ? "evaluation" : scope == BL_SCOPE_BLOCK ? "block" : "trial";
-}
+const char *bl_rp_scope_name(bl_rp_scope scope) { return bl_seed_scope_name(scope); }
 
 const char *bl_rp_verb_name(bl_rp_verb verb)
 {
-    return verb == BL_VERB_FREEZE_WEIGHTS ? "freeze_weights" : "freeze_plasticity";
+    static const char *const verbs[] = {"freeze_weights", "freeze_plasticity", "blind_input", "shuffle_input"};
+    return verbs[verb];
 }
 
 static int in_list(const char *s, const char *const *list)
@@ -112,9 +104,10 @@ static bl_status read_evaluation(const bl_pk_ctx *ctx, const bl_toml_node *root,
         (st = bl_pk_int(ctx, ev, "evaluation", "warmup", 0, 0, INT64_MAX, &warmup, NULL)) ||
         (st = bl_pk_int(ctx, ev, "evaluation", "root_seed", 1, 0, INT64_MAX, &seed, NULL)))
         return st;
-    if (warmup != 0)
+    if (warmup > BL_DC_MAX_TICKS)
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "warmup"), "evaluation.warmup",
-                          "%" PRId64 ": episode tasks (delayed_cue) require warmup = 0", warmup);
+                          "%" PRId64 " is more than %d ticks", warmup, BL_DC_MAX_TICKS);
+    rp->warmup = (uint32_t)warmup;
     if (blocks * trials > BL_RP_MAX_TRIALS)
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "trials_per_block"), "evaluation",
                           "%" PRId64 " blocks x %" PRId64 " trials is more than %d trials", blocks, trials,
@@ -142,7 +135,7 @@ static bl_status read_evaluation(const bl_pk_ctx *ctx, const bl_toml_node *root,
     if (!bl_pk_valid_name(partition, strlen(partition))) {
         bl_pk_printable(shown, sizeof shown, partition, strlen(partition));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "seed_partition"), "evaluation.seed_partition",
-                          "\"%s\" must name a seed bank (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          "\"%s\" must name a seed bank (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown,
                           BL_PLAN_MAX_NAME);
     }
     rp->partition_word = bl_seed_partition_word(partition);
@@ -268,6 +261,58 @@ static bl_status read_node(const bl_pk_ctx *ctx, const bl_toml_node *comp, const
     return BL_OK;
 }
 
+/* A TOML option value as the task table takes it (numbers, booleans,
+ * strings, arrays of numbers and arrays of [low, high] pairs). */
+static int option_value(const bl_toml_node *v, double *buf, size_t cap, bl_task_value *out)
+{
+    memset(out, 0, sizeof *out);
+    int b;
+    const char *s;
+    int64_t i;
+    if (bl_toml_get_bool(v, &b)) {
+        out->type = BL_TV_BOOL;
+        out->boolean = b;
+        return 0;
+    }
+    if (bl_toml_get_string(v, &s, NULL)) {
+        out->type = BL_TV_STRING;
+        out->string = s;
+        return 0;
+    }
+    if (bl_toml_type_of(v) == BL_TOML_INTEGER || bl_toml_type_of(v) == BL_TOML_FLOAT) {
+        out->type = BL_TV_NUMBER;
+        out->integer = bl_toml_get_int(v, &i) != 0;
+        bl_toml_get_double(v, &out->number);
+        return 0;
+    }
+    if (bl_toml_type_of(v) != BL_TOML_ARRAY)
+        return -1;
+    size_t n = bl_toml_array_size(v), used = 0, width = 1;
+    for (size_t k = 0; k < n; k++) {
+        const bl_toml_node *x = bl_toml_array_at(v, k);
+        size_t m = bl_toml_type_of(x) == BL_TOML_ARRAY ? bl_toml_array_size(x) : 0;
+        if (m) {
+            if (k == 0)
+                width = m;
+            else if (width != m)
+                return -1;
+        } else if (width != 1) {
+            return -1;
+        }
+        for (size_t j = 0; j < (m ? m : 1); j++) {
+            const bl_toml_node *y = m ? bl_toml_array_at(x, j) : x;
+            if (used >= cap || (bl_toml_type_of(y) != BL_TOML_INTEGER && bl_toml_type_of(y) != BL_TOML_FLOAT))
+                return -1;
+            bl_toml_get_double(y, &buf[used++]);
+        }
+    }
+    out->type = BL_TV_LIST;
+    out->list = buf;
+    out->n = used;
+    out->width = width;
+    return 0;
+}
+
 static bl_status read_task(const bl_pk_ctx *ctx, const bl_toml_node *comp, const char *where, bl_rp_target *t)
 {
     char at[BL_PK_PATH_MAX], key[BL_PK_PATH_MAX], shown[160];
@@ -281,65 +326,40 @@ static bl_status read_task(const bl_pk_ctx *ctx, const bl_toml_node *comp, const
     if (st)
         return st;
     bl_pk_join(key, sizeof key, at, "kind", 4);
-    if (strcmp(kind, "delayed_cue")) {
+    bl_task_kind k;
+    if (bl_task_parse(kind, &k)) {
         bl_pk_printable(shown, sizeof shown, kind, strlen(kind));
-        return bl_pk_fail(ctx, in_list(kind, python_tasks) ? BL_ERR_UNSUPPORTED : BL_ERR_INVALID,
-                          bl_toml_table_get(task, "kind"), key, "\"%s\" is %s (supported: delayed_cue)", shown,
-                          in_list(kind, python_tasks) ? "not implemented by this build" : "not a task");
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(task, "kind"), key,
+                          "\"%s\" is not a task (known: tracking, pong, cartpole_plank_easy, delayed_cue, "
+                          "recall_interference, delayed_xor, evidence_accumulation, context_integration, "
+                          "temporal_order, reversal_adaptation)", shown);
     }
-    bl_dc_defaults(&t->task);
-    if (!opts)
-        return BL_OK;
+    bl_task_defaults(k, &t->task);
     char task_at[BL_PK_PATH_MAX];
     snprintf(task_at, sizeof task_at, "%s", at);
     bl_pk_join(at, sizeof at, task_at, "options", 7); /* never join into the parent's own buffer */
-    int64_t cue = t->task.cue_ticks, resp = t->task.response_ticks;
-    const char *mode = "transient";
-    if ((st = bl_pk_check_keys(ctx, opts, at, options_keys)) ||
-        (st = bl_pk_int(ctx, opts, at, "cue_ticks", 0, 1, BL_DC_MAX_TICKS, &cue, NULL)) ||
-        (st = bl_pk_int(ctx, opts, at, "response_ticks", 0, 1, BL_DC_MAX_TICKS, &resp, NULL)) ||
-        (st = bl_pk_string(ctx, opts, at, "cue_mode", 0, &mode, NULL)))
-        return st;
-    t->task.cue_ticks = (uint32_t)cue;
-    t->task.response_ticks = (uint32_t)resp;
-    if (bl_cue_mode_parse(mode, &t->task.cue_mode)) {
-        bl_pk_printable(shown, sizeof shown, mode, strlen(mode));
-        bl_pk_join(key, sizeof key, at, "cue_mode", 8);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(opts, "cue_mode"), key,
-                          "\"%s\" is not transient, persistent or hidden", shown);
-    }
-    const bl_toml_node *delays = bl_toml_table_get(opts, "delays");
-    bl_pk_join(key, sizeof key, at, "delays", 6);
-    if (delays) {
-        size_t n = bl_toml_array_size(delays);
-        if (bl_toml_type_of(delays) != BL_TOML_ARRAY || n < 1 || n > BL_DC_MAX_DELAYS) {
-            char got[160];
-            bl_pk_describe(delays, got, sizeof got);
-            return bl_pk_fail(ctx, BL_ERR_INVALID, delays, key, "expected an array of 1..%d distinct integers, got %s",
-                              BL_DC_MAX_DELAYS, got);
-        }
-        t->task.n_delays = (uint32_t)n;
-        for (size_t i = 0; i < n; i++) {
-            const bl_toml_node *v = bl_toml_array_at(delays, i);
-            int64_t d;
-            char item[BL_PK_PATH_MAX];
-            bl_pk_index(item, sizeof item, key, i);
-            if (!bl_toml_get_int(v, &d) || d < 0 || d > BL_DC_MAX_TICKS) {
-                char got[160];
-                bl_pk_describe(v, got, sizeof got);
-                return bl_pk_fail(ctx, BL_ERR_INVALID, v, item, "expected an integer in 0..%d, got %s",
-                                  BL_DC_MAX_TICKS, got);
-            }
-            for (size_t m = 0; m < i; m++)
-                if (t->task.delays[m] == (uint32_t)d)
-                    return bl_pk_fail(ctx, BL_ERR_INVALID, v, item, "%" PRId64 " repeats %s[%zu] (delays must be "
-                                      "distinct)", d, key, m);
-            t->task.delays[i] = (uint32_t)d;
-        }
-    }
     bl_error terr = {0};
-    if (bl_dc_validate(&t->task, &terr))
-        return bl_pk_fail(ctx, BL_ERR_INVALID, opts, at, "%s", terr.message);
+    for (size_t i = 0; i < bl_toml_table_size(opts); i++) {
+        size_t len;
+        const char *name = bl_toml_table_key(opts, i, &len);
+        const bl_toml_node *v = bl_toml_table_value(opts, i);
+        bl_pk_join(key, sizeof key, at, name, len);
+        double buf[2 * BL_DC_MAX_DELAYS];
+        bl_task_value tv;
+        if (strlen(name) != len)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, key, "an option name holds a NUL character");
+        if (option_value(v, buf, sizeof buf / sizeof *buf, &tv)) {
+            char got[160];
+            bl_pk_describe(v, got, sizeof got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, key, "expected a number, boolean, string or array of numbers "
+                              "or pairs, got %s", got);
+        }
+        if (bl_task_set_option(&t->task, name, &tv, &terr))
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, key, "%s", terr.message);
+    }
+    if (bl_task_validate(&t->task, &terr))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, opts ? opts : task, at, "%s", terr.message);
+    bl_task_definition_of(&t->task, &t->def);
     return BL_OK;
 }
 
@@ -382,14 +402,17 @@ static bl_status read_interventions(const bl_pk_ctx *ctx, const bl_toml_node *tt
             v = BL_VERB_FREEZE_WEIGHTS;
         else if (!strcmp(verb, "freeze_plasticity"))
             v = BL_VERB_FREEZE_PLASTICITY;
+        else if (!strcmp(verb, "blind_input"))
+            v = BL_VERB_BLIND_INPUT;
+        else if (!strcmp(verb, "shuffle_input"))
+            v = BL_VERB_SHUFFLE_INPUT;
         else {
-            int later = !strcmp(verb, "blind_input") || !strcmp(verb, "shuffle_input");
             bl_pk_printable(shown, sizeof shown, verb, strlen(verb));
             char vk[BL_PK_PATH_MAX];
             bl_pk_join(vk, sizeof vk, at, "verb", 4);
-            return bl_pk_fail(ctx, later ? BL_ERR_UNSUPPORTED : BL_ERR_INVALID, bl_toml_table_get(it, "verb"), vk,
-                              "\"%s\" is %s (supported: freeze_weights, freeze_plasticity)", shown,
-                              later ? "not implemented by this build" : "not an intervention");
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(it, "verb"), vk,
+                              "\"%s\" is not an intervention (known: freeze_weights, freeze_plasticity, "
+                              "blind_input, shuffle_input)", shown);
         }
         for (size_t m = 0; m < i; m++)
             if (t->interventions[m].tick == (uint32_t)tick && t->interventions[m].verb == v)
@@ -416,7 +439,7 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     if (!bl_pk_valid_name(id, strlen(id))) {
         bl_pk_printable(shown, sizeof shown, id, strlen(id));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "id"), key,
-                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown, BL_PLAN_MAX_NAME);
+                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown, BL_PLAN_MAX_NAME);
     }
     for (size_t m = 0; rp->targets + m < t; m++)
         if (!strcmp(rp->targets[m].id, id))
@@ -428,8 +451,9 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
         bl_pk_printable(shown, sizeof shown, controller, strlen(controller));
         bl_pk_join(key, sizeof key, where, "controller", 10);
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "controller"), key,
-                          "\"%s\" is not a controller for delayed_cue (known: reservoir, oracle, constant_left, "
-                          "constant_right, reference_null)", shown);
+                          "\"%s\" is not a controller (known: reservoir, oracle, constant_left, constant_right, "
+                          "reference_null, memoryless, last, first, context_blind, irrelevant, bag, fixed_mapping)",
+                          shown);
     }
     const bl_toml_node *comp;
     char at[BL_PK_PATH_MAX];
@@ -450,12 +474,26 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     t->input_gain = gain;
     if ((st = read_node(ctx, comp, at, t)) || (st = read_task(ctx, comp, at, t)))
         return st;
-    uint32_t longest = bl_dc_horizon(&t->task);
+    if (!bl_task_controller_allowed(t->task.kind, t->controller)) {
+        bl_pk_join(key, sizeof key, where, "controller", 10);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "controller"), key,
+                          "\"%s\" is not a control defined for %s", bl_controller_name(t->controller),
+                          bl_task_name(t->task.kind));
+    }
+    if (t->def.n_inputs > BL_TASK_MAX_INPUTS)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, at, "%s: %u inputs is more than %d", bl_task_name(t->task.kind),
+                          t->def.n_inputs, BL_TASK_MAX_INPUTS);
+    const uint32_t longest = t->def.default_horizon;
+    t->warmup = rp->warmup;
     t->horizon = rp->horizon ? rp->horizon : longest;
-    if (t->horizon < longest)
+    if (t->def.episode && t->horizon < longest)
         return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.horizon",
-                          "%u is shorter than %s's longest delayed_cue trial (%u ticks = cue_ticks + max(delays) + "
-                          "response_ticks): the horizon must contain the entire episode", t->horizon, t->id, longest);
+                          "%u is shorter than %s's longest %s episode (%u ticks): the horizon must contain the "
+                          "entire episode", t->horizon, t->id, bl_task_name(t->task.kind), longest);
+    if (rp->warmup && (t->def.episode || rp->warmup >= t->horizon))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.warmup",
+                          "%u: %s", rp->warmup, t->def.episode ? "episode tasks (and cartpole_plank_easy) require "
+                          "warmup = 0" : "warmup must leave scored ticks before the horizon");
     return read_interventions(ctx, tt, where, t);
 }
 
@@ -556,27 +594,24 @@ static void render_target(jb *b, cJSON *arr, const bl_rp_target *t)
     }
     cJSON *task = j_obj(b, comp, "task");
     if (task) {
-        j_str(b, task, "kind", "delayed_cue");
+        j_str(b, task, "kind", bl_task_name(t->task.kind));
         cJSON *opt = j_obj(b, task, "options");
-        if (opt) {
-            j_uint(b, opt, "cue_ticks", t->task.cue_ticks);
-            cJSON *d = chk(b, cJSON_AddArrayToObject(opt, "delays"));
-            for (uint32_t k = 0; d && k < t->task.n_delays; k++) {
-                char text[16];
-                snprintf(text, sizeof text, "%u", t->task.delays[k]);
-                cJSON *item = chk(b, cJSON_CreateRaw(text));
-                if (item && !cJSON_AddItemToArray(d, item)) {
-                    cJSON_Delete(item);
-                    b->ok = 0;
-                }
+        for (const char *const *n = bl_task_option_names(t->task.kind); opt && *n; n++) {
+            char text[4096];
+            cJSON *item = bl_task_option_json(&t->task, *n, text, sizeof text) ? NULL : chk(b, cJSON_CreateRaw(text));
+            if (!item || !cJSON_AddItemToObject(opt, *n, item)) {
+                cJSON_Delete(item);
+                b->ok = 0;
             }
-            j_uint(b, opt, "response_ticks", t->task.response_ticks);
-            j_str(b, opt, "cue_mode", bl_cue_mode_name(t->task.cue_mode));
         }
-        j_uint(b, task, "n_inputs", BL_DC_INPUTS);
-        j_uint(b, task, "n_effectors", BL_DC_EFFECTORS);
-        j_str(b, task, "outcome_key", "recall_accuracy");
-        j_num(b, task, "chance", 0.5);
+        j_uint(b, task, "n_inputs", t->def.n_inputs);
+        j_uint(b, task, "n_effectors", t->def.n_effectors);
+        j_uint(b, task, "neural_frames", t->def.neural_frames);
+        j_str(b, task, "outcome_key", t->def.outcome_key);
+        if (isfinite(t->def.chance))
+            j_num(b, task, "chance", t->def.chance);
+        else
+            chk(b, cJSON_AddNullToObject(task, "chance"));
     }
     cJSON *iv = chk(b, cJSON_AddArrayToObject(o, "interventions"));
     for (size_t k = 0; iv && k < t->n_interventions; k++) {
@@ -614,7 +649,7 @@ char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
             j_uint(&b, ev, "horizon", rp->horizon);
         else
             chk(&b, cJSON_AddNullToObject(ev, "horizon"));
-        j_uint(&b, ev, "warmup", 0);
+        j_uint(&b, ev, "warmup", rp->warmup);
         j_str(&b, ev, "construction_scope", bl_rp_scope_name(rp->scope));
         j_uint(&b, ev, "root_seed", rp->root_seed);
         j_str(&b, ev, "seed_partition", rp->partition);
@@ -775,7 +810,7 @@ bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
     if (!st && !(st = bl_pk_string(&ctx, root, "", "id", 1, &id, NULL)) && !bl_pk_valid_name(id, strlen(id))) {
         bl_pk_printable(shown, sizeof shown, id, strlen(id));
         st = bl_pk_fail(&ctx, BL_ERR_INVALID, bl_toml_table_get(root, "id"), "id",
-                        "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown, BL_PLAN_MAX_NAME);
+                        "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown, BL_PLAN_MAX_NAME);
     }
     if (!st && !(st = bl_pk_string(&ctx, root, "", "operation", 1, &operation, NULL)) &&
         !(st = bl_pk_string(&ctx, root, "", "description", 0, &description, NULL)) && strcmp(operation, "profile")) {

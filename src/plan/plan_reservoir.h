@@ -1,5 +1,5 @@
 /* Reservoir plans (operation "profile"), private to the library: the resolved
- * plan that src/tasks/evaluation.c runs, and the parser entry that plan.c
+ * plan that src/experiment/res_evaluate.c runs, and the parser entry that plan.c
  * calls for operation "profile" (the header keys are read by plan.c). */
 #ifndef BL_PLAN_PLAN_RESERVOIR_H
 #define BL_PLAN_PLAN_RESERVOIR_H
@@ -16,15 +16,13 @@
 #define BL_RP_MAX_TARGETS 1000
 #define BL_RP_MAX_INTERVENTIONS 64
 
-typedef enum bl_rp_scope {
-    BL_SCOPE_EVALUATION = 0, /* one wiring for the whole evaluation */
-    BL_SCOPE_BLOCK = 1,      /* one per block */
-    BL_SCOPE_TRIAL = 2       /* one per trial */
-} bl_rp_scope;
+typedef bl_seed_scope bl_rp_scope;
 
 typedef enum bl_rp_verb {
     BL_VERB_FREEZE_WEIGHTS = 0,
-    BL_VERB_FREEZE_PLASTICITY = 1
+    BL_VERB_FREEZE_PLASTICITY = 1,
+    BL_VERB_BLIND_INPUT = 2,  /* from this tick on the node sees zeros */
+    BL_VERB_SHUFFLE_INPUT = 3 /* from this tick on the node sees the channels permuted (one permutation per trial) */
 } bl_rp_verb;
 
 typedef struct bl_rp_intervention {
@@ -40,8 +38,10 @@ typedef struct bl_rp_target {
     double input_gain;
     char *preset;
     bl_res_params node;
-    bl_dc_options task;
+    bl_task_options task;
+    bl_task_definition def;
     uint32_t horizon; /* resolved: the plan's or the task's longest trial */
+    uint32_t warmup;  /* the plan's (continuing tasks) */
     bl_rp_intervention interventions[BL_RP_MAX_INTERVENTIONS];
     size_t n_interventions;
 } bl_rp_target;
@@ -54,6 +54,7 @@ struct bl_res_plan {
     int diagnostic;
     uint32_t blocks, trials_per_block;
     uint32_t horizon; /* as given; 0 when the plan gives none */
+    uint32_t warmup;  /* continuing tasks: ticks before scoring starts */
     bl_rp_scope scope;
     uint64_t root_seed;
     char *partition;

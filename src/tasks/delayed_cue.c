@@ -1,41 +1,12 @@
-/* The delayed-cue task: worlds, observations, native scoring and controls,
- * and the seed derivation shared by every evaluation
- * (../shared/spec/reservoir-models.md, "Delayed-cue task"). */
+/* The delayed-cue task (../shared/spec/reservoir-models.md, "Delayed-cue
+ * task"): its row of the task table, and the bl_dc_* functions that predate
+ * the table (one trial's world, observation, scoring and controls). Input
+ * width 3: the two cue channels and the response indicator. */
 #include <math.h>
 #include <string.h>
 
-#include "brainlesslab/hash.h"
 #include "brainlesslab/task.h"
-#include "core/philox.h"
-#include "reservoir/res_impl.h"
-
-/* ---- seeds ---- */
-
-uint32_t bl_seed_partition_word(const char *partition)
-{
-    char hex[BL_SHA256_HEX_LEN + 1];
-    bl_sha256_buffer(partition, strlen(partition), hex);
-    uint32_t w = 0;
-    for (int byte = 3; byte >= 0; byte--) { /* bytes 0..3 of the digest, little-endian */
-        unsigned v = 0;
-        for (int k = 0; k < 2; k++) {
-            char c = hex[2 * byte + k];
-            v = v * 16 + (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
-        }
-        w = (w << 8) | v;
-    }
-    return w;
-}
-
-uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose, uint32_t block,
-                        uint32_t trial)
-{
-    const uint32_t counter[4] = {block, trial, (uint32_t)purpose, partition_word};
-    const uint32_t key[2] = {(uint32_t)root_seed, (uint32_t)(root_seed >> 32)};
-    uint32_t out[4];
-    bl_philox4x32(counter, key, out);
-    return (uint64_t)out[0] | ((uint64_t)out[1] << 32);
-}
+#include "tasks/task_ops.h"
 
 /* ---- options ---- */
 
@@ -98,8 +69,8 @@ bl_status bl_dc_validate(const bl_dc_options *o, bl_error *err)
 
 void bl_dc_world_draw(const bl_dc_options *o, uint64_t world_seed, bl_dc_world *w)
 {
-    double u0 = bl_res_uniform(world_seed, 0, 0, 1, 0);
-    double u1 = bl_res_uniform(world_seed, 0, 0, 2, 0);
+    double u0 = bl_stream_uniform(world_seed, 0, 1);
+    double u1 = bl_stream_uniform(world_seed, 0, 2);
     uint32_t k = (uint32_t)(u1 * (double)o->n_delays);
     if (k >= o->n_delays)
         k = o->n_delays - 1;
@@ -113,7 +84,11 @@ void bl_dc_world_draw(const bl_dc_options *o, uint64_t world_seed, bl_dc_world *
 void bl_dc_stimulus(const bl_dc_options *o, const bl_dc_world *w, uint32_t tick, double out[BL_DC_INPUTS])
 {
     out[0] = out[1] = out[2] = 0.0;
-    if (tick >= w->length || o->cue_mode == BL_CUE_HIDDEN)
+    if (tick >= w->length)
+        return;
+    if (tick >= w->response_start && tick < w->response_end)
+        out[2] = 1.0; /* the response indicator */
+    if (o->cue_mode == BL_CUE_HIDDEN)
         return;
     if (o->cue_mode == BL_CUE_PERSISTENT || tick < o->cue_ticks)
         out[w->label - 1] = 1.0;
@@ -155,26 +130,11 @@ int bl_dc_score_tick(bl_dc_score *s, const bl_dc_world *w, uint32_t tick, const 
 
 /* ---- controls ---- */
 
-static const char *const controllers[] = {"reservoir", "oracle", "constant_left", "constant_right",
-                                          "reference_null"};
-
-const char *bl_controller_name(bl_controller c) { return controllers[c]; }
-
-int bl_controller_parse(const char *name, bl_controller *out)
-{
-    for (int k = 0; k < 5; k++)
-        if (!strcmp(name, controllers[k])) {
-            *out = (bl_controller)k;
-            return 0;
-        }
-    return -1;
-}
-
 void bl_dc_control_init(bl_dc_control *c, bl_controller kind, uint64_t control_seed)
 {
     c->kind = kind;
     c->first = 0;
-    c->coin = bl_res_uniform(control_seed, 0, 0, 1, 0) >= 0.5 ? 2 : 1;
+    c->coin = bl_stream_uniform(control_seed, 0, 1) >= 0.5 ? 2 : 1;
 }
 
 void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double eff[BL_DC_EFFECTORS])
@@ -194,3 +154,73 @@ void bl_dc_control_tick(bl_dc_control *c, const double obs[BL_DC_INPUTS], double
     eff[0] = choice == 1 ? 1.0 : 0.0;
     eff[1] = choice == 2 ? 1.0 : 0.0;
 }
+
+/* ---- the table row ---- */
+
+static const char *const names[] = {"cue_ticks", "delays", "response_ticks", "cue_mode", NULL};
+
+static void to_dc(const bl_task_options *o, bl_dc_options *d)
+{
+    memset(d, 0, sizeof *d);
+    d->cue_ticks = o->cue_ticks;
+    d->response_ticks = o->response_ticks;
+    d->n_delays = o->n_delays;
+    memcpy(d->delays, o->delays, sizeof d->delays);
+    d->cue_mode = o->cue_mode;
+}
+
+static void defaults(bl_task_options *o)
+{
+    bl_dc_options d;
+    bl_dc_defaults(&d);
+    o->cue_ticks = d.cue_ticks;
+    o->response_ticks = d.response_ticks;
+    o->n_delays = d.n_delays;
+    memcpy(o->delays, d.delays, sizeof o->delays);
+    o->cue_mode = d.cue_mode;
+}
+
+static bl_status validate(const bl_task_options *o, bl_error *err)
+{
+    bl_dc_options d;
+    to_dc(o, &d);
+    return bl_dc_validate(&d, err);
+}
+
+static void definition(const bl_task_options *o, bl_task_definition *d)
+{
+    bl_dc_options x;
+    to_dc(o, &x);
+    d->n_inputs = BL_DC_INPUTS;
+    d->default_horizon = bl_dc_horizon(&x);
+    d->minimum_scored = 1;
+    d->outcome_key = "recall_accuracy";
+    d->chance = 0.5;
+    d->episode = 1;
+}
+
+static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+{
+    (void)horizon;
+    bl_dc_options x;
+    bl_dc_world dw;
+    to_dc(o, &x);
+    bl_dc_world_draw(&x, seed, &dw);
+    bl_status st = bl_task_world_alloc(w, dw.length, BL_DC_INPUTS, 1, err);
+    if (st)
+        return st;
+    for (uint32_t t = 0; t < dw.length; t++)
+        bl_dc_stimulus(&x, &dw, t, bl_task_stim(w, t));
+    w->starts[0] = dw.response_start;
+    w->ends[0] = dw.response_end;
+    w->cue_ends[0] = o->cue_ticks;
+    w->labels[0] = dw.label;
+    w->meta[0] = (int)dw.label;
+    w->meta[1] = (int)dw.delay;
+    return BL_OK;
+}
+
+const bl_task_ops bl_task_delayed_cue = {
+    "delayed_cue", BL_TASK_DELAYED_CUE, names, defaults, validate, definition, world,
+    bl_task_episode_encode, bl_task_episode_advance, BL_TASK_CONTROLS_BASE | BL_TASK_CONTROLS_MEMORY,
+};

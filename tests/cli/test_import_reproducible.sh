@@ -72,7 +72,7 @@ expect_fail() {
     grep -qF -- "$needle" "$work/stderr" || fail "'$*': stderr lacks '$needle': $(cat "$work/stderr")"
 }
 expect_fail 2 "no data set given" import
-expect_fail 2 "must be larva or celegans" import fly --out "$work/x"
+expect_fail 2 "unknown importer 'fly'" import fly --out "$work/x"
 expect_fail 2 "--out is required" import larva
 expect_fail 1 "refusing to overwrite" import larva --data "$BL_SOURCE_DIR/data/drosophila-larva-winding2023" \
     --out "$work/larva"

@@ -72,7 +72,7 @@ echo "ok   mpirun -np 4 run --replicas 2: record equals the single-process recor
 
 # A rank killed mid-run: the job ends within seconds, the record is FAILED.
 sed -i -e "s|^trials = .*|trials = 100000|" "$plan"
-mpirun -np 2 "$BL_CLI" run "$plan" --root "$tmp/killed" --threads 1 > "$tmp/k.out" 2> "$tmp/k.err" &
+mpirun -np 2 "$BL_CLI" run "$plan" --root "$tmp/killed" --threads 1 --force > "$tmp/k.out" 2> "$tmp/k.err" &
 job=$!
 rank1=
 for _ in $(seq 1 300); do

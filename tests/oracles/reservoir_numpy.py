@@ -23,7 +23,7 @@ Command line (also the benchmark peer):
     reservoir_numpy.py bench EXPORT_DIR [--frames T] [--repeat K]
         EXPORT_DIR from `brainlesslab reservoir bench-case --export`; prints JSON
         {wall_run_s, trajectory_sha256, ...} with the hash defined in
-        src/reservoir/res_bench.c.
+        bench/src/res_case.c.
 """
 
 import hashlib
@@ -354,7 +354,7 @@ def replay(bundle, inputs, noise=None, freeze_weights_at=0, freeze_plasticity_at
 
 
 def trajectory_hash(kind, spikes, node):
-    """The bench hash of src/reservoir/res_bench.c: spikes [T, B, N] as bytes,
+    """The bench hash of bench/src/res_case.c: spikes [T, B, N] as bytes,
     then per slot thresholds, (Falandays) acts, dense weights, float64 LE."""
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(spikes, dtype=np.uint8).tobytes())

@@ -18,6 +18,7 @@
 
 #include "brainlesslab/npy.h"
 #include "brainlesslab/reservoir.h"
+#include "bench.h" /* bl_res_bench_case lives in the benchmark program (bench/src/) */
 #include "reservoir/res_impl.h"
 
 #include "test_support.h"

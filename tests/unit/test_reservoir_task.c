@@ -243,7 +243,8 @@ static void test_plan_errors(void **state)
     expect_plan_error("notargets", EV, "targets");
     expect_plan_error("dupid", EV T1 T1, "repeats targets[0].id");
     expect_plan_error("badid", EV "[[targets]]\nid = \"a b\"\n", "targets[0].id");
-    expect_plan_error("ctrl", EV T1 "controller = \"memoryless\"\n", "targets[0].controller");
+    expect_plan_error("ctrl", EV T1 "controller = \"bag\"\n", "not a control defined for delayed_cue");
+    expect_plan_error("ctrl2", EV T1 "controller = \"psychic\"\n", "targets[0].controller");
     expect_plan_error("count", EV T1 "[targets.composition]\ncount = 0\n", "targets[0].composition.count");
     expect_plan_error("gain", EV T1 "[targets.composition]\ninput_gain = -1\n", "input_gain");
     expect_plan_error("node", EV T1 "[targets.composition.node]\nkind = \"lsm\"\n", "targets[0].composition.node.kind");
@@ -253,13 +254,23 @@ static void test_plan_errors(void **state)
                       "expected a boolean");
     expect_plan_error("paramrange", EV T1 "[targets.composition.node]\nparameters = { leak = 2 }\n", "leak");
     expect_plan_error("preset", EV T1 "[targets.composition.node]\nkind = \"sorn\"\npreset = \"x\"\n", "preset");
-    expect_plan_error("task", EV T1 "[targets.composition.task]\nkind = \"pong\"\n", "not implemented");
+    expect_plan_error("task", EV T1 "[targets.composition.task]\nkind = \"snake\"\n", "not a task");
+    expect_plan_error("taskopt", EV T1 "[targets.composition.task]\nkind = \"pong\"\noptions = { delays = [1] }\n",
+                      "not an option of pong");
+    expect_plan_error("riopt", EV T1 "[targets.composition.task]\nkind = \"recall_interference\"\n"
+                      "options = { delay = 8 }\n", "delay >= 32");
+    expect_plan_error("eaopt", EV T1 "[targets.composition.task]\nkind = \"evidence_accumulation\"\n"
+                      "options = { pulse_count = 5 }\n", "pulse_count");
+    expect_plan_error("raopt", EV T1 "[targets.composition.task]\nkind = \"reversal_adaptation\"\n"
+                      "options = { rounds = 48, reversal_range = [32, 40] }\n", "sixteen");
+    expect_plan_error("warmup_ep", "[evaluation]\nroot_seed = 1\nwarmup = 3\n" T1
+                      "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n", "warmup = 0");
     expect_plan_error("mode", EV T1 "[targets.composition.task.options]\ncue_mode = \"loud\"\n", "cue_mode");
     expect_plan_error("delays", EV T1 "[targets.composition.task.options]\ndelays = [8, 8]\n", "delays[1]");
     expect_plan_error("delays0", EV T1 "[targets.composition.task.options]\ndelays = []\n", "delays");
     expect_plan_error("cue0", EV T1 "[targets.composition.task.options]\ncue_ticks = 0\n", "cue_ticks");
     expect_plan_error("horizon", "[evaluation]\nroot_seed = 1\nhorizon = 100\n" T1, "entire episode");
-    expect_plan_error("verb", EV T1 "[[targets.interventions]]\ntick = 1\nverb = \"blind_input\"\n", "not implemented");
+    expect_plan_error("verb", EV T1 "[[targets.interventions]]\ntick = 1\nverb = \"melt\"\n", "not an intervention");
     expect_plan_error("tick", EV T1 "[[targets.interventions]]\ntick = 1000\nverb = \"freeze_weights\"\n", "tick");
     expect_plan_error("ivctl", EV T1 "controller = \"oracle\"\n[[targets.interventions]]\ntick = 1\nverb = "
                       "\"freeze_weights\"\n", "act on a reservoir");

@@ -1,11 +1,12 @@
-/* brainlesslab bench: parse the options, run the library's benchmark
- * (src/bench/), print its progress on stderr and the summary table on stdout. */
+/* brainlesslab bench: parse the options, run the benchmark program's driver
+ * (bench/src/, linked into the CLI, not part of the library), print its
+ * progress on stderr and the summary table on stdout. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "brainlesslab/bench.h"
+#include "bench.h"
 #include "cli.h"
 #include "cli_bench.h"
 
@@ -18,7 +19,9 @@ static const char usage_text[] =
     "  --workloads LIST  w1 (FlyWire-scale synthetic, sugar-like input), w2 (same graph, runaway\n"
     "                    activity), w3 (larva, ORNs, 30 trials); default all three. Reservoirs:\n"
     "                    r1 (SORN and Falandays, N 64/256/1024 x batch 1/8/32/128, against the\n"
-    "                    NumPy oracle), r1-sorn, r1-falandays (one node); never by default\n"
+    "                    NumPy oracle), r1-sorn, r1-falandays (one node); never by default.\n"
+    "                    Imports: import-flywire, import-malecns (generated FlyWire / male CNS scale\n"
+    "                    inputs, once, by bench/make_import_inputs.py; never by default)\n"
     "  --repetitions R   fresh-process repetitions per case (>= 3; default 3)\n"
     "  --timeout-s S     bound on every worker process; later killed and censored (default 600)\n"
     "  --work DIR        cached inputs (generated graphs) and run files (default bench-work)\n"

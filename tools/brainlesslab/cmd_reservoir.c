@@ -17,6 +17,7 @@
 
 #include "brainlesslab/hash.h"
 #include "brainlesslab/reservoir.h"
+#include "bench.h" /* bl_res_bench_case: the benchmark's reservoir worker */
 #include "cli.h"
 #include "cli_reservoir.h"
 

@@ -1,0 +1,146 @@
+/* One worker process of the benchmark: the command line of a case (ours or a
+ * peer), spawned fresh, bounded in time, its timing report read back. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "bench_case.h"
+#include "reservoir_sweep.h"
+#include "brainlesslab/engine.h"
+#include "brainlesslab/model.h"
+#include "build_flags.h"
+#include "build_info.h"
+
+/* ---- one worker ------------------------------------------------------------ */
+
+typedef struct argv_buf {
+    char *argv[48];
+    int n;
+    char text[16][64];
+    int nt;
+} argv_buf;
+
+static void arg(argv_buf *a, const char *s)
+{
+    if (a->n < 47)
+        a->argv[a->n++] = (char *)s;
+    a->argv[a->n] = NULL;
+}
+
+static const char *num(argv_buf *a, const char *fmt, double x)
+{
+    char *t = a->text[a->nt < 15 ? a->nt++ : 15];
+    snprintf(t, 64, fmt, x);
+    return t;
+}
+
+bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                              const bl_bench_case_def *c, const char *dir, bl_bench_worker *wo, bl_error *err)
+{
+    return bl_bench_run_worker_launched(ctx, w, in, c, dir, NULL, NULL, wo, err);
+}
+
+bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
+                                       const bl_bench_inputs *in, const bl_bench_case_def *c, const char *dir,
+                                       const char *const *launcher, const char *const *launcher_env,
+                                       bl_bench_worker *wo, bl_error *err)
+{
+    memset(wo, 0, sizeof *wo);
+    bl_status st = bl_bench_rmtree(dir, err);
+    if (!st)
+        st = bl_bench_mkdirs(dir, err);
+    if (st)
+        return st;
+    char timing[4200], log[4200], build[4200], script[4200];
+    snprintf(wo->out_dir, sizeof wo->out_dir, "%s/out", dir);
+    snprintf(timing, sizeof timing, "%s/timing.json", dir);
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(build, sizeof build, "%s/brian2-build", dir);
+    snprintf(wo->log_path, sizeof wo->log_path, "%s", log);
+    argv_buf a = {0};
+    const char *py_env[] = {"PYTHONDONTWRITEBYTECODE=1", NULL};
+    const char *const *env = NULL;
+    const char *threads = num(&a, "%.0f", c->single_thread ? 1 : ctx->threads);
+    const char *trials = num(&a, "%.0f", w->trials);
+    const char *steps = num(&a, "%.0f", (double)in->steps);
+    if (c->kind == BL_BENCH_OURS) {
+        for (const char *const *l = launcher; l && *l; l++)
+            arg(&a, *l);
+        env = launcher_env;
+        arg(&a, ctx->self_exe);
+        arg(&a, "simulate");
+        arg(&a, "--connectome"), arg(&a, in->graph_dir);
+        arg(&a, "--preset"), arg(&a, c->preset);
+        arg(&a, "--duration-ms"), arg(&a, num(&a, "%.17g", w->duration_ms));
+        arg(&a, "--trials"), arg(&a, trials);
+        arg(&a, "--seed"), arg(&a, num(&a, "%.0f", (double)w->seed));
+        arg(&a, "--backend"), arg(&a, c->backend);
+        arg(&a, "--threads"), arg(&a, threads);
+        arg(&a, "--schedule"), arg(&a, in->events_path);
+        if (!strcmp(c->preset, "shiu2024"))
+            arg(&a, "--poisson-targets"), arg(&a, in->targets_path);
+        arg(&a, "--timing"), arg(&a, timing);
+        arg(&a, "--out"), arg(&a, wo->out_dir);
+    } else {
+        env = py_env;
+        int brian = c->kind != BL_BENCH_TORCH;
+        snprintf(script, sizeof script, "%s/bench/peers/%s", ctx->source_dir,
+                 brian ? "brian2_shiu2024.py" : "torch_phase4c.py");
+        arg(&a, ctx->python);
+        arg(&a, script);
+        arg(&a, "--connectome"), arg(&a, in->graph_dir);
+        arg(&a, "--events"), arg(&a, in->events_path);
+        if (brian) {
+            arg(&a, "--targets"), arg(&a, in->targets_path);
+            arg(&a, "--target"), arg(&a, c->kind == BL_BENCH_BRIAN2_CPP ? "cpp_standalone" : "numpy");
+            arg(&a, "--build-dir"), arg(&a, build);
+        }
+        arg(&a, "--n-steps"), arg(&a, steps);
+        arg(&a, "--trials"), arg(&a, trials);
+        arg(&a, "--threads"), arg(&a, threads);
+        arg(&a, "--timing"), arg(&a, timing);
+        arg(&a, "--out"), arg(&a, wo->out_dir);
+    }
+    st = bl_bench_spawn(a.argv, env, log, ctx->o->timeout_s, &wo->proc, err);
+    if (st)
+        return st;
+    if (!wo->proc.exited || wo->proc.exit_status != 0) {
+        char how[128], tail[700];
+        bl_bench_proc_describe(&wo->proc, ctx->o->timeout_s, how, sizeof how);
+        bl_bench_log_tail(log, tail, sizeof tail);
+        snprintf(wo->reason, sizeof wo->reason, "%s%s%s", how, tail[0] && !wo->proc.timed_out ? ": " : "",
+                 wo->proc.timed_out ? "" : tail);
+    } else {
+        char *text = NULL;
+        bl_error e2 = {0};
+        if (bl_bench_read_text(timing, &text, &e2)) {
+            snprintf(wo->reason, sizeof wo->reason, "no timing report: %s", e2.message);
+        } else {
+            wo->timing = cJSON_Parse(text);
+            free(text);
+            const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wo->timing, "trial_s");
+            if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) != w->trials)
+                snprintf(wo->reason, sizeof wo->reason, "timing report without %d trial_s values", w->trials);
+            else
+                wo->ok = 1;
+        }
+    }
+    if (!ctx->o->keep_outputs) {
+        bl_error ignore = {0};
+        bl_bench_rmtree(build, &ignore);
+    }
+    return BL_OK;
+}
+
+void bl_bench_worker_free(bl_bench_worker *wo)
+{
+    cJSON_Delete(wo->timing);
+    wo->timing = NULL;
+}

@@ -1,0 +1,37 @@
+/* Shared declarations of the extension module's C files (_core.c: module,
+ * errors, connectomes, simulation; _core_record.c: records, plans, tables). */
+#ifndef BRAINLESSLAB_PY_CORE_H
+#define BRAINLESSLAB_PY_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL bl_py_ARRAY_API
+#ifndef BL_PY_MAIN_FILE
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "brainlesslab/error.h"
+
+/* brainlesslab.Error: carries the library's message; .status is the
+ * bl_status name ("BL_ERR_INVALID", ...). */
+extern PyObject *bl_py_error;
+
+/* Raise brainlesslab.Error from a failed call; returns NULL. */
+PyObject *bl_py_raise(const bl_error *err);
+
+/* A NumPy array viewing `data` (n elements of typenum) whose base is `owner`
+ * (a new reference is taken), so the memory lives as long as any view. */
+PyObject *bl_py_view(PyObject *owner, int nd, const npy_intp *shape, int typenum, const void *data,
+                     int writeable);
+
+PyObject *bl_py_record_writer_new(PyObject *self, PyObject *args);
+PyObject *bl_py_verify(PyObject *self, PyObject *args);
+PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *bl_py_read_table(PyObject *self, PyObject *args);
+PyObject *bl_py_plan_populations(PyObject *self, PyObject *args);
+PyObject *bl_py_write_parquet(PyObject *self, PyObject *args);
+int bl_py_record_init(PyObject *module);
+
+#endif

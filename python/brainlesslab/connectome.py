@@ -1,0 +1,257 @@
+"""Connectomes and simulation from Python.
+
+`Connectome.load(path)` loads and fully validates a connectome directory with
+the library (bl_connectome_load); the CSR arrays are read-only views of the
+library's memory. `select(...)` resolves a population exactly as a plan's
+selector does: neurons = [indices], ids = [external ids], or a metadata query
+select = {column: value or [values]} (AND over columns, OR over values).
+
+`simulate(...)` builds a network and runs it on a backend; its arrays are
+views of the library's result (no copies).
+"""
+
+import json
+import os
+import re
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["Connectome", "SimulationResult", "simulate"]
+
+
+class Connectome:
+    """A loaded connectome: n_neurons, n_edges, offsets (int64 [N+1]),
+    targets (int32 [E]), counts (int32 [E], signed synapse counts),
+    external_ids (list of str), columns ({name: list of str}), info (manifest
+    fields), neurons (the neuron table as {column: values})."""
+
+    def __init__(self, raw, path):
+        self._raw = raw
+        self.path = path
+        self.n_neurons = raw["n_neurons"]
+        self.offsets = raw["offsets"]
+        self.targets = raw["targets"]
+        self.counts = raw["counts"]
+        self.external_ids = raw["external_ids"]
+        self.columns = raw["columns"]
+        self.info = raw["info"]
+        self._index_of = None
+
+    @classmethod
+    def load(cls, path):
+        import os
+
+        path = os.path.abspath(os.fspath(path))
+        return cls(_core.load_connectome(path), path)
+
+    @staticmethod
+    def save(path, offsets, targets, counts, external_ids=None, columns=None, info=None):
+        """Write a connectome directory from CSR arrays (offsets int64 [N+1],
+        targets int32 [E] ascending per row, counts int32 [E] signed, never 0),
+        external ids (default: the indices), metadata columns {name: [str]}
+        and manifest info {key: str} (name, source, licence, ...); the library
+        validates everything. Returns the loaded Connectome."""
+        import os
+
+        n = len(offsets) - 1
+        ids = [str(i) for i in (external_ids if external_ids is not None else range(n))]
+        cols = {k: [str(x) for x in v] for k, v in (columns or {}).items()}
+        arrays = [np.asarray(offsets, dtype=np.int64)]
+        for name, a in (("targets", targets), ("counts", counts)):
+            a = np.asarray(a)
+            if a.size and (a.min() < -2**31 or a.max() >= 2**31):
+                raise ValueError("%s: values must fit int32" % name)
+            arrays.append(a.astype(np.int32))
+        _core.save_connectome(os.fspath(path), *arrays, ids, cols, dict(info or {}))
+        return Connectome.load(path)
+
+    @property
+    def n_edges(self):
+        return len(self.targets)
+
+    @property
+    def neurons(self):
+        table = {"index": np.arange(self.n_neurons, dtype=np.int64), "external_id": self.external_ids}
+        table.update(self.columns)
+        return table
+
+    def __repr__(self):
+        return "Connectome(%r, %d neurons, %d edges)" % (self.info.get("name", self.path), self.n_neurons, self.n_edges)
+
+    def index_of(self, external_id):
+        """Neuron index of an external id (str or int)."""
+        if self._index_of is None:
+            self._index_of = {e: i for i, e in enumerate(self.external_ids)}
+        key = str(external_id)
+        if key not in self._index_of:
+            raise KeyError("%s: unknown neuron id %s" % (self.path, key))
+        return self._index_of[key]
+
+    def select(self, neurons=None, ids=None, select=None, **criteria):
+        """Sorted int32 neuron indices of one population, resolved by the
+        library exactly as a plan's [[population]] is: neurons=[indices],
+        ids=[external ids], select={column: value, glob ("PN*"), list,
+        {"not": ...} or {"min":, "max":}}, from_="POP"/depth=, union=,
+        intersect=, exclude=, sample=, expect_count= (see docs/python.md).
+        Column criteria may also be given as keywords: select(cell_type="PN")."""
+        spec = {}
+        if neurons is not None:
+            spec["neurons"] = [int(i) for i in np.asarray(neurons).ravel()]
+        if ids is not None:
+            spec["ids"] = [str(i) for i in ids]
+        keys = {"from_", "from", "depth", "union", "intersect", "exclude", "sample", "expect_count", "population"}
+        columns = {k: v for k, v in criteria.items() if k not in keys}
+        if columns:
+            if select is not None:
+                raise ValueError("give the metadata query either as select={...} or as keywords, not both")
+            select = columns
+        if select is not None:
+            spec["select"] = select
+        for k in keys & set(criteria):
+            spec["from" if k == "from_" else k] = criteria[k]
+        return self.select_many({"selection": spec})["selection"]
+
+    def select_many(self, populations):
+        """{name: int32 indices} for several populations at once
+        ({name: {criteria}}), which may refer to each other by name
+        (population = "NAME", from = "NAME", union = [...]). One plan is
+        resolved by the library, so the connectome is read once more."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="bl-select-") as tmp:
+            path = os.path.join(tmp, "select.toml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(_selection_plan(self.path, populations))
+            try:
+                return _core.plan_populations(path)
+            except _core.Error as e:
+                # Name the population, not the temporary plan it was written into.
+                names = list(populations)
+                text = re.sub(r"^.*?select\.toml(:\d+:\d+)?: population\[(\d+)\]",
+                              lambda m: "population %r" % (names[int(m.group(2))] if int(m.group(2)) < len(names)
+                                                           else m.group(2)), str(e))
+                err = _core.Error(text.replace(path, "<selection>"))
+                err.status = getattr(e, "status", None)
+                raise err from None
+
+
+def _toml(value):
+    """A Python value as a TOML value (inline tables and arrays)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    if isinstance(value, dict):
+        return "{ %s }" % ", ".join("%s = %s" % (json.dumps(str(k)), _toml(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[%s]" % ", ".join(_toml(v) for v in value)
+    raise TypeError("cannot put %r (%s) in a selector" % (value, type(value).__name__))
+
+
+def _selection_plan(connectome_path, populations):
+    lines = ['format = "brainlesslab-plan"', "format_version = 4", 'id = "python-select"', 'operation = "audit"',
+             "[connectome]", "path = %s" % json.dumps(connectome_path)]
+    for name, spec in populations.items():
+        if not isinstance(spec, dict):
+            raise TypeError("population %r: expected a dict of criteria" % name)
+        lines += ["[[population]]", "name = %s" % json.dumps(name)]
+        lines += ["%s = %s" % (json.dumps(k), _toml(v)) for k, v in spec.items()]
+    return "\n".join(lines) + "\n"
+
+
+class SimulationResult:
+    """Spikes as events ordered by (trial, step, neuron): event_trials,
+    event_steps, event_neurons (int32), times_ms; counts [trials, neurons];
+    rates_hz [trials, neurons]; final_v, final_g [trials, neurons] (float64
+    volts for shiu2024, float32 mV for phase4c); backend and threads that ran."""
+
+    def __init__(self, raw, dt_ms, duration_ms):
+        self.event_trials = raw["event_trials"]
+        self.event_steps = raw["event_steps"]
+        self.event_neurons = raw["event_neurons"]
+        self.counts = raw["counts"]
+        self.final_v = raw["final_v"]
+        self.final_g = raw["final_g"]
+        self.n_steps = raw["n_steps"]
+        self.backend = raw["backend"]
+        self.threads = raw["threads"]
+        self.dt_ms = dt_ms
+        self.duration_ms = duration_ms
+
+    @property
+    def times_ms(self):
+        return self.event_steps.astype(np.float64) * self.dt_ms
+
+    @property
+    def rates_hz(self):
+        return self.counts / (self.duration_ms / 1000.0)
+
+    @property
+    def n_spikes(self):
+        return len(self.event_neurons)
+
+    def __repr__(self):
+        return "SimulationResult(%d trials, %d spikes, backend=%s)" % (self.counts.shape[0], self.n_spikes, self.backend)
+
+
+_POP_KEYS = {"neurons", "ids", "select", "population", "from", "from_", "depth", "union", "intersect", "exclude",
+             "sample", "expect_count"}
+
+
+def _criteria(spec, kind):
+    """(criteria for the library, the entry) of a stimulus or silence entry:
+    a dict with selector criteria (plus rate_hz, start_ms, stop_ms, name), or
+    a plain list / array of neuron indices."""
+    if isinstance(spec, dict):
+        extra = set(spec) - _POP_KEYS - {"name", "rate_hz", "start_ms", "stop_ms"}
+        if extra:
+            raise ValueError("%s: unknown key(s) %s" % (kind, ", ".join(sorted(extra))))
+        crit = {("from" if k == "from_" else k): v for k, v in spec.items() if k in _POP_KEYS}
+        if "neurons" in crit:
+            crit["neurons"] = [int(i) for i in np.asarray(crit["neurons"]).ravel()]
+        if "ids" in crit:
+            crit["ids"] = [str(i) for i in crit["ids"]]
+        return crit, spec
+    return {"neurons": [int(i) for i in np.asarray(spec).ravel()]}, {}
+
+
+def simulate(connectome, preset="shiu2024", stimulus=(), silence=(), trials=1, duration_ms=1000.0, seed=0,
+             backend="auto", threads=0, params=None):
+    """Run `trials` trials of `duration_ms` on a connectome.
+
+    stimulus: list of Poisson populations, each a dict with one selector
+    (neurons=, ids= or select=) and rate_hz (start_ms, stop_ms optional).
+    silence: list of populations (dicts with a selector, or index lists) whose
+    outgoing synapses carry nothing. params: model parameter overrides
+    ({name: number}, see preset_params). Returns a SimulationResult.
+    """
+    if not isinstance(connectome, Connectome):
+        raise TypeError("connectome must be a brainlesslab.Connectome (Connectome.load(path))")
+    wanted, entries = {}, []
+    for kind, group in (("stimulus", stimulus), ("silence", silence)):
+        for i, spec in enumerate(group):
+            crit, entry = _criteria(spec, "%s[%d]" % (kind, i))
+            if kind == "stimulus" and "rate_hz" not in entry:
+                raise ValueError("stimulus[%d]: rate_hz is required" % i)
+            wanted["%s-%d" % (kind, i)] = crit
+            entries.append((kind, i, entry))
+    resolved = connectome.select_many(wanted) if wanted else {}
+    stim = [(resolved["stimulus-%d" % i], float(e["rate_hz"]), float(e.get("start_ms", 0.0)),
+             float(e.get("stop_ms", -1.0))) for kind, i, e in entries if kind == "stimulus"]
+    sil = [resolved["silence-%d" % i] for kind, i, e in entries if kind == "silence"]
+    silenced = np.unique(np.concatenate(sil)).astype(np.int32) if sil else np.zeros(0, dtype=np.int32)
+    raw = _core.simulate(connectome._raw["handle"], preset, dict(params or {}), stim, silenced, int(trials),
+                         float(duration_ms), int(seed), backend, int(threads))
+    dt = (params or {}).get("dt_ms", _core.preset_params(preset)["dt_ms"])
+    return SimulationResult(raw, float(dt), float(duration_ms))
+
+
+def preset_params(name="shiu2024"):
+    """The parameters of a model preset, {name: value}."""
+    return _core.preset_params(name)

@@ -1,0 +1,367 @@
+/* Reservoir plans into sealed records (beside connectome_run.c): reserve, evaluate, write the per-trial
+ * CSV, the outcome array and the summary, seal (or fail). The record
+ * machinery is the connectome work's (record.h); nothing here restates it. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "brainlesslab/npy.h"
+#include "brainlesslab/record.h"
+#include "brainlesslab/task.h"
+#include "plan/plan_reservoir.h"
+#include "experiment/res_run_impl.h"
+
+struct bl_res_run {
+    char record_dir[4096];
+    char plan_id[160];
+    uint32_t blocks, trials_per_block;
+    size_t n_targets;
+    char (*target_id)[160];
+    char (*target_desc)[160];
+    char (*task)[32];
+    char (*key)[32];
+    bl_res_summary *summaries;
+    int threads;
+    uint32_t batch;
+    double wall_s;
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static bl_status reserve(const bl_res_plan *rp, const char *root, bl_record **rec, bl_error *err)
+{
+    char stamp[32], name[256];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    /* A new name for every run: an existing record is never reused. */
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(name, sizeof name, "%s-%s-%.8s", rp->id, stamp, rp->hash);
+        else
+            snprintf(name, sizeof name, "%s-%s-%.8s-%d", rp->id, stamp, rp->hash, k);
+        bl_status st = bl_record_reserve(root, name, rec, err);
+        if (st != BL_ERR_EXISTS)
+            return st;
+    }
+    return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, rp->id);
+}
+
+static void hex16(char *buf, uint64_t v) { snprintf(buf, 17, "%016" PRIx64, v); }
+
+static bl_status write_csv(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, bl_error *err)
+{
+    char path[4096];
+    bl_status st = bl_record_path(rec, "trials.csv", path, sizeof path, err);
+    if (st)
+        return st;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot create", path);
+    fprintf(f, "target,block,trial,controller,task,node,units,label,delay,length,decision,tie,evidence_left,"
+               "evidence_right,outcome,ties,scored,hits,misses,status,ticks,world_seed,construction_seed,drive_seed,"
+               "control_seed\n");
+    for (size_t i = 0; i < ev->n_trials; i++) {
+        const bl_res_trial *tr = &ev->trials[i];
+        const bl_rp_target *t = &rp->targets[tr->target];
+        const int res = t->controller == BL_CTRL_RESERVOIR;
+        const int done = tr->status == BL_TRIAL_COMPLETED;
+        char w[17], c[17] = "", d[17] = "", k[17] = "", units[16] = "";
+        hex16(w, tr->seed_world);
+        if (res) {
+            hex16(c, tr->seed_construction);
+            if (t->node.kind == BL_RES_FALANDAYS && t->node.oosawa)
+                hex16(d, tr->seed_drive);
+            snprintf(units, sizeof units, "%u", t->count);
+        }
+        if (t->controller == BL_CTRL_REFERENCE_NULL)
+            hex16(k, tr->seed_control);
+        char dec[8] = "", tie[4] = "", out[32] = "";
+        if (tr->score.decision) {
+            snprintf(dec, sizeof dec, "%d", tr->score.decision);
+            snprintf(tie, sizeof tie, "%d", tr->score.tie);
+        }
+        if (done)
+            snprintf(out, sizeof out, "%.17g", tr->score.outcome);
+        fprintf(f, "%s,%u,%u,%s,%s,%s,%s,%u,%u,%u,%s,%s,%.17g,%.17g,%s,%u,%u,%u,%u,%s,%u,%s,%s,%s,%s\n", t->id,
+                tr->block, tr->trial, bl_controller_name(t->controller), bl_task_name(t->task.kind),
+                res ? bl_res_kind_name(t->node.kind) : "", units, tr->world.label, tr->world.delay, tr->world.length,
+                dec, tie, tr->score.evidence[0], tr->score.evidence[1], out, tr->score.ties, tr->score.scored,
+                tr->score.hits, tr->score.misses, bl_trial_status_name(tr->status), tr->ticks, w, c, d, k);
+    }
+    if (ferror(f)) {
+        fclose(f);
+        return bl_fail(err, BL_ERR_IO, "%s: write error", path);
+    }
+    if (fclose(f))
+        return bl_fail(err, BL_ERR_IO, "%s: write error", path);
+    return BL_OK;
+}
+
+static bl_status write_outcomes(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, bl_error *err)
+{
+    char path[4096];
+    bl_status st = bl_record_path(rec, "outcomes.npy", path, sizeof path, err);
+    if (st)
+        return st;
+    double *v = malloc(ev->n_trials * sizeof *v);
+    if (!v)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %zu outcomes", ev->n_trials);
+    for (size_t i = 0; i < ev->n_trials; i++)
+        v[i] = ev->trials[i].status == BL_TRIAL_COMPLETED ? ev->trials[i].score.outcome : NAN;
+    const uint64_t shape[3] = {rp->n_targets, rp->blocks, rp->trials_per_block};
+    st = bl_npy_write(path, BL_DTYPE_FLOAT64, 3, shape, v, err);
+    free(v);
+    return st;
+}
+
+static void add_number_or_null(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static const char *independent_unit(bl_rp_scope scope)
+{
+    return scope == BL_SCOPE_EVALUATION ? "world_blocks_conditional_on_fixed_wiring"
+           : scope == BL_SCOPE_BLOCK    ? "independent_wiring_blocks"
+                                        : "independent_randomised_blocks";
+}
+
+static bl_status write_text(bl_record *rec, const char *name, const char *text, bl_error *err)
+{
+    char path[4096];
+    bl_status st = bl_record_path(rec, name, path, sizeof path, err);
+    if (st)
+        return st;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot create", path);
+    int bad = fprintf(f, "%s\n", text) < 0;
+    bad |= fclose(f) != 0;
+    return bad ? bl_fail(err, BL_ERR_IO, "%s: write error", path) : BL_OK;
+}
+
+static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, double wall,
+                               bl_error *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "plan_id", rp->id);
+    cJSON_AddStringToObject(root, "plan_hash", rp->hash);
+    cJSON_AddStringToObject(root, "operation", "profile");
+    /* The first target's task names the key; targets of other tasks carry their own. */
+    const bl_rp_target *t0 = &rp->targets[0];
+    cJSON_AddStringToObject(root, "task", bl_task_name(t0->task.kind));
+    cJSON_AddStringToObject(root, "key", t0->def.outcome_key);
+    add_number_or_null(root, "chance", t0->def.chance);
+    cJSON *e = cJSON_AddObjectToObject(root, "evaluation");
+    cJSON_AddNumberToObject(e, "blocks", rp->blocks);
+    cJSON_AddNumberToObject(e, "trials_per_block", rp->trials_per_block);
+    cJSON_AddStringToObject(e, "construction_scope", bl_rp_scope_name(rp->scope));
+    char seed[24];
+    snprintf(seed, sizeof seed, "%" PRIu64, rp->root_seed);
+    cJSON_AddRawToObject(e, "root_seed", seed);
+    cJSON_AddStringToObject(e, "seed_partition", rp->partition);
+    cJSON *targets = cJSON_AddArrayToObject(root, "targets");
+    for (size_t ti = 0; ti < rp->n_targets; ti++) {
+        const bl_rp_target *t = &rp->targets[ti];
+        const bl_res_summary *s = &ev->summaries[ti];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(targets, o);
+        cJSON_AddStringToObject(o, "id", t->id);
+        cJSON_AddStringToObject(o, "label", t->label);
+        cJSON_AddStringToObject(o, "controller", bl_controller_name(t->controller));
+        if (t->controller == BL_CTRL_RESERVOIR) {
+            cJSON_AddStringToObject(o, "node", bl_res_kind_name(t->node.kind));
+            cJSON_AddNumberToObject(o, "units", t->count);
+        }
+        cJSON_AddStringToObject(o, "task", bl_task_name(t->task.kind));
+        cJSON_AddStringToObject(o, "key", t->def.outcome_key);
+        add_number_or_null(o, t->def.outcome_key, s->accuracy);
+        add_number_or_null(o, "value", s->accuracy);
+        if (isfinite(s->low)) {
+            cJSON *iv = cJSON_AddObjectToObject(o, "interval");
+            cJSON_AddNumberToObject(iv, "level", 0.95);
+            cJSON_AddNumberToObject(iv, "low", s->low);
+            cJSON_AddNumberToObject(iv, "high", s->high);
+            cJSON_AddStringToObject(iv, "method", "percentile bootstrap over block means");
+            cJSON_AddNumberToObject(iv, "resamples", 2000);
+        } else {
+            cJSON_AddNullToObject(o, "interval");
+        }
+        cJSON *bm = cJSON_AddArrayToObject(o, "block_means");
+        for (uint32_t b = 0; b < rp->blocks; b++) {
+            double v = ev->block_means[ti * rp->blocks + b];
+            cJSON_AddItemToArray(bm, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+        }
+        cJSON_AddNumberToObject(o, "trials", (double)rp->blocks * rp->trials_per_block);
+        cJSON_AddNumberToObject(o, "completed", s->completed);
+        cJSON_AddNumberToObject(o, "failed", s->failed);
+        cJSON_AddNumberToObject(o, "ties", s->ties);
+        cJSON_AddNumberToObject(o, "independent_blocks", s->blocks);
+        cJSON_AddStringToObject(o, "independent_unit", independent_unit(rp->scope));
+    }
+    cJSON *w = cJSON_AddObjectToObject(root, "wall_s");
+    cJSON_AddNumberToObject(w, "evaluate", wall);
+    cJSON_AddNumberToObject(root, "threads", ev->threads);
+    cJSON_AddNumberToObject(root, "batch_size", ev->batch);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot render summary.json");
+    bl_status st = write_text(rec, "summary.json", text, err);
+    free(text);
+    return st;
+}
+
+static bl_status seeds_section(bl_record *rec, const bl_res_plan *rp, bl_error *err)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"scheme\": \"%s\", \"root_seed\": %" PRIu64 ", \"seed_partition\": \"%s\", \"partition_word\": %u, "
+             "\"construction_scope\": \"%s\", "
+             "\"derivation\": \"Philox4x32-10, key (root_seed lo, root_seed hi), counter (block, trial, purpose, "
+             "partition_word); seed = word0 | word1 << 32; purpose 1 world, 2 construction, 3 drive, 4 control, "
+             "5 bootstrap, 6 intervention; 0xffffffff stands for every block / trial of a broader construction scope\", "
+             "\"per_trial\": \"trials.csv (world_seed, construction_seed, drive_seed, control_seed, 16 hex digits)\"}",
+             BL_SEED_SCHEME, rp->root_seed, rp->partition, rp->partition_word, bl_rp_scope_name(rp->scope));
+    return bl_record_set_json(rec, "seeds", text, err);
+}
+
+static bl_status run_section(bl_record *rec, const bl_res_run_options *opt, const bl_res_plan *rp,
+                             const bl_res_evaluation *ev, double wall, bl_error *err)
+{
+    cJSON *run = cJSON_CreateObject();
+    cJSON_AddNumberToObject(run, "threads_requested", opt->threads >= 0 ? opt->threads : rp->threads);
+    cJSON_AddNumberToObject(run, "threads", ev->threads);
+    cJSON_AddNumberToObject(run, "batch_size", ev->batch);
+    cJSON_AddNumberToObject(run, "trials", (double)ev->n_trials);
+    cJSON_AddNumberToObject(run, "wall_evaluate_s", wall);
+    cJSON_AddStringToObject(run, "numerics", "float64, ordered destination-owned sums, no FMA, no fast-math");
+    char *text = cJSON_PrintUnformatted(run);
+    cJSON_Delete(run);
+    bl_status st = text ? bl_record_set_json(rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
+    free(text);
+    return st;
+}
+
+bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, bl_res_run **out, bl_error *err)
+{
+    *out = NULL;
+    if (!opt || !opt->root)
+        return bl_fail(err, BL_ERR_INVALID, "a record root is required");
+    bl_res_run *run = calloc(1, sizeof *run);
+    if (run) {
+        run->target_id = calloc(rp->n_targets, sizeof *run->target_id);
+        run->target_desc = calloc(rp->n_targets, sizeof *run->target_desc);
+        run->summaries = calloc(rp->n_targets, sizeof *run->summaries);
+        run->task = calloc(rp->n_targets, sizeof *run->task);
+        run->key = calloc(rp->n_targets, sizeof *run->key);
+    }
+    if (!run || !run->target_id || !run->target_desc || !run->summaries || !run->task || !run->key) {
+        bl_res_run_destroy(run);
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a run");
+    }
+    bl_record *rec = NULL;
+    bl_status st = reserve(rp, opt->root, &rec, err);
+    if (st) {
+        bl_res_run_destroy(run);
+        return st;
+    }
+    snprintf(run->record_dir, sizeof run->record_dir, "%s", bl_record_dir(rec));
+    snprintf(run->plan_id, sizeof run->plan_id, "%s", rp->id);
+    bl_res_evaluation *ev = NULL;
+    double wall = 0.0;
+    if (!(st = bl_record_add_input(rec, "plan", rp->path, err)) &&
+        !(st = bl_record_set_json(rec, "plan", rp->json, err)) && !(st = seeds_section(rec, rp, err))) {
+        double t0 = now();
+        st = bl_res_evaluate_progress(rp, opt->threads, opt->batch, opt->progress, &ev, err);
+        wall = now() - t0;
+    }
+    if (!st && !(st = write_csv(rec, rp, ev, err)) && !(st = write_outcomes(rec, rp, ev, err)) &&
+        !(st = write_summary(rec, rp, ev, wall, err)) && !(st = run_section(rec, opt, rp, ev, wall, err)))
+        st = bl_record_seal(rec, err);
+    if (st) {
+        bl_error ferr = {0};
+        if (bl_record_fail(rec, err->message, &ferr))
+            bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
+        bl_fail_context(err, "record %s FAILED", run->record_dir);
+    }
+    bl_record_destroy(rec);
+    if (!st) {
+        run->blocks = rp->blocks;
+        run->trials_per_block = rp->trials_per_block;
+        run->n_targets = rp->n_targets;
+        run->threads = ev->threads;
+        run->batch = ev->batch;
+        run->wall_s = wall;
+        for (size_t ti = 0; ti < rp->n_targets; ti++) {
+            const bl_rp_target *t = &rp->targets[ti];
+            snprintf(run->target_id[ti], sizeof run->target_id[ti], "%s", t->id);
+            snprintf(run->task[ti], sizeof run->task[ti], "%s", bl_task_name(t->task.kind));
+            snprintf(run->key[ti], sizeof run->key[ti], "%s", t->def.outcome_key);
+            if (t->controller == BL_CTRL_RESERVOIR)
+                snprintf(run->target_desc[ti], sizeof run->target_desc[ti], "%-15s %-10s %6u", "reservoir",
+                         bl_res_kind_name(t->node.kind), t->count);
+            else
+                snprintf(run->target_desc[ti], sizeof run->target_desc[ti], "%-15s %-10s %6s",
+                         bl_controller_name(t->controller), "-", "-");
+            run->summaries[ti] = ev->summaries[ti];
+        }
+    }
+    bl_res_evaluation_destroy(ev);
+    if (st) {
+        bl_res_run_destroy(run);
+        return st;
+    }
+    *out = run;
+    return BL_OK;
+}
+
+void bl_res_run_destroy(bl_res_run *run)
+{
+    if (!run)
+        return;
+    free(run->target_id);
+    free(run->target_desc);
+    free(run->summaries);
+    free(run->task);
+    free(run->key);
+    free(run);
+}
+
+const char *bl_res_run_record_dir(const bl_res_run *run) { return run->record_dir; }
+
+void bl_res_run_print(const bl_res_run *run, FILE *out)
+{
+    fprintf(out, "%s: %zu target(s) x %u block(s) x %u trial(s), %d thread(s), batch %u, %.2f s\n", run->plan_id,
+            run->n_targets, run->blocks, run->trials_per_block, run->threads, run->batch, run->wall_s);
+    fprintf(out, "  %-16s %-15s %-10s %6s  %-21s %-19s %-17s %5s %6s\n", "target", "controller", "node", "units",
+            "task", "key", "95% interval", "ties", "failed");
+    for (size_t ti = 0; ti < run->n_targets; ti++) {
+        const bl_res_summary *s = &run->summaries[ti];
+        char acc[96] = "n/a", iv[48] = "n/a";
+        if (isfinite(s->accuracy))
+            snprintf(acc, sizeof acc, "%s %.3f", run->key[ti], s->accuracy);
+        else
+            snprintf(acc, sizeof acc, "%s n/a", run->key[ti]);
+        if (isfinite(s->low))
+            snprintf(iv, sizeof iv, "[%.3f, %.3f]", s->low, s->high);
+        fprintf(out, "  %-16s %s  %-21s %-19s %-17s %5u %6u\n", run->target_id[ti], run->target_desc[ti],
+                run->task[ti], acc, iv, s->ties, s->failed);
+    }
+    fprintf(out, "  episode tasks: chance = 0.5, ties go to effector 1 and are counted; record: %s\n",
+            run->record_dir);
+}

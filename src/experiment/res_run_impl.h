@@ -1,0 +1,25 @@
+/* Reservoir evaluation internals shared by res_evaluate.c and the record
+ * writer res_run.c (private to src/experiment). */
+#ifndef BL_EXPERIMENT_RES_RUN_IMPL_H
+#define BL_EXPERIMENT_RES_RUN_IMPL_H
+
+#include <stdio.h>
+
+#include "brainlesslab/task.h"
+
+struct bl_res_evaluation {
+    size_t n_trials;
+    bl_res_trial *trials; /* [targets][blocks][trials_per_block] */
+    size_t n_targets;
+    bl_res_summary *summaries;
+    double *block_means; /* [targets][blocks] */
+    uint32_t blocks;
+    int threads;    /* used */
+    uint32_t batch; /* used */
+};
+
+/* bl_res_evaluate with a progress line on `progress` (may be NULL). */
+bl_status bl_res_evaluate_progress(const bl_res_plan *plan, int threads, int batch, FILE *progress,
+                                   bl_res_evaluation **out, bl_error *err);
+
+#endif
