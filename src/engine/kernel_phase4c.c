@@ -154,7 +154,7 @@ static void part_initial(const bl_network *net, int f, void *value)
  * waking); spiked (dedupes natural and forced spikes) in the range only. */
 static const bl_part_kernel p4c_part = {
     5, {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE}},
-    part_initial, part_step, NULL};
+    part_initial, part_step, NULL, NULL};
 
 /* Steps 1-4 over the active slots in blocks, as shiu_update: the loop only
  * updates state and marks blocks that may hold a natural spike or a neuron

@@ -257,12 +257,13 @@ static void part_initial(const bl_network *net, int f, void *value)
 }
 
 static void part_settle(const bl_network *net, partition *p);
+static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
 /* ready: the first step the neuron is not refractory (kept in both places:
  * deliveries test the range copy, the update the slot copy). since: the step
  * whose update produced a retired neuron's g (range only, see retire()). */
 static const bl_part_kernel shiu_part = {
     4, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_RANGE}}, part_initial, part_step,
-    part_settle};
+    part_settle, part_peek};
 
 /* Retirement (docs/retirement.md). A slot whose state is inert leaves the
  * active set: v, g, ready go back to the range arrays, and since = step. No
@@ -303,6 +304,25 @@ static inline int32_t shiu_wake(const bl_shiu_consts *k, partition *p, int32_t i
             *g = bl_shiu_g_after(k, *g, missed_updates(p, r, step));
     }
     return a;
+}
+
+/* A probe's v and g after `step`: a retired neuron's g is reconstructed
+ * exactly as a wake would (its v does not move while retired). */
+static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g)
+{
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    double vv, gg;
+    if (a >= 0) {
+        vv = ((const double *)p->act[F_V])[a];
+        gg = ((const double *)p->act[F_G])[a];
+    } else {
+        vv = ((const double *)p->rng[F_V])[r];
+        gg = ((const double *)p->rng[F_G])[r];
+        if (gg != 0.0)
+            gg = bl_shiu_g_after(K_of(net), gg, missed_updates(p, r, step));
+    }
+    memcpy(v, &vv, sizeof vv);
+    memcpy(g, &gg, sizeof gg);
 }
 
 /* The final g of every retired neuron (the active slots were copied back). */
@@ -389,7 +409,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
             int32_t i = net->populations[q].neurons[s];
             if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step)) {
-                int32_t a = bl_part_wake(p, K, i);
+                int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
                 ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
                 p->failed |= !bl_list_push(spikers, i);
             }
@@ -400,7 +420,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     for (size_t ev = f0; ev < f1; ev++) {
         int32_t i = net->forced[2 * ev + 1];
         if (i >= p->lo && i < p->hi && step >= ready[i - lo]) {
-            int32_t a = bl_part_wake(p, K, i);
+            int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
             ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
             p->failed |= !bl_list_push(spikers, i);
         }
