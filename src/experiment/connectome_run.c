@@ -764,22 +764,35 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         st = bl_record_add_input_digest(x.rec, in->role, in->path, in->sha256, in->bytes, err);
     }
     if (x.rec && !st) {
-        const char *required[8];
-        size_t n_req = 0;
-        required[n_req++] = "summary.json";
-        if (bl_plan_output_spikes(plan)) /* one file per trial; every run has trial 0 */
-            required[n_req++] = "spikes/trial-0000.h5";
-        if (bl_plan_output_counts(plan)) {
-            required[n_req++] = "counts.npy";
-            required[n_req++] = "rates.csv";
+        /* The artifacts the plan's outputs promise: a DONE record without
+         * one of them is refused at sealing (and by verify). Spikes stream
+         * into one SONATA file per trial (spike_stream.c). */
+        uint32_t n_trials = bl_plan_output_spikes(plan) ? bl_plan_trials(plan) : 0;
+        size_t n_req = 0, cap = 7 + (size_t)n_trials;
+        const char **required = calloc(cap, sizeof *required);
+        char (*names)[32] = n_trials ? calloc(n_trials, sizeof *names) : NULL;
+        if (!required || (n_trials && !names)) {
+            st = bl_fail(err, BL_ERR_NOMEM, "out of memory listing the promised artifacts");
+        } else {
+            required[n_req++] = "summary.json";
+            for (uint32_t t = 0; t < n_trials; t++) {
+                snprintf(names[t], sizeof names[t], "spikes/trial-%04" PRIu32 ".h5", t);
+                required[n_req++] = names[t];
+            }
+            if (bl_plan_output_counts(plan)) {
+                required[n_req++] = "counts.npy";
+                required[n_req++] = "rates.csv";
+            }
+            if (bl_plan_output_state(plan)) {
+                required[n_req++] = "final_v.npy";
+                required[n_req++] = "final_g.npy";
+            }
+            if (bl_plan_output_propagation(plan))
+                required[n_req++] = "propagation.json";
+            st = bl_record_bind(x.rec, bl_plan_hash(plan), required, n_req, err);
         }
-        if (bl_plan_output_state(plan)) {
-            required[n_req++] = "final_v.npy";
-            required[n_req++] = "final_g.npy";
-        }
-        if (bl_plan_output_propagation(plan))
-            required[n_req++] = "propagation.json";
-        st = bl_record_bind(x.rec, bl_plan_hash(plan), required, n_req, err);
+        free(required);
+        free(names);
     }
     if (x.rec && !st && opt->sign_key)
         st = bl_record_sign_with(x.rec, opt->sign_key, err);
