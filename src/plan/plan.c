@@ -297,6 +297,12 @@ int bl_plan_output_state(const bl_plan *plan) { return plan->out_state; }
 int bl_plan_output_propagation(const bl_plan *plan) { return plan->out_propagation; }
 int bl_plan_top_responders(const bl_plan *plan) { return plan->top_responders; }
 const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan) { return plan->spikes_subset; }
+const bl_plan_population *bl_plan_probes(const bl_plan *plan, uint64_t *every_steps)
+{
+    *every_steps = plan->probe_every_steps;
+    return plan->probe_pop;
+}
+
 size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps)
 {
     *pops = plan->psth_pops;

@@ -121,6 +121,8 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return 2;
     }
+    if (!bl_plan_reservoir(plan))
+        bl_cli_progress_trial_seconds(bl_plan_duration_ms(plan) / 1000.0);
     if (bl_plan_reservoir(plan)) { /* a reservoir operation */
         if (backend) {
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
