@@ -206,6 +206,10 @@ class RecordTest(TempDirCase):
         plan = small_larva_plan(self.tmp)
         rec = bl.run_plan(plan, root=os.path.join(self.tmp, "rec"), backend="cpu", threads=2)
         self.assertIsInstance(rec, bl.Record)
+        # After a run, Ctrl-C is Python's again (KeyboardInterrupt), not a signal that ends the process.
+        with self.assertRaises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            threading.Event().wait(5.0)
         self.assertEqual(rec.status, "DONE")
         self.assertEqual(rec.plan["id"], "larva-orn-150hz")
         self.assertEqual(rec.run["backend"], "cpu")
