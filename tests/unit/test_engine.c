@@ -577,7 +577,8 @@ static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_
         static int32_t held[16]; /* the step's spikers, before this step overwrites them */
         if (j >= 0) {
             n_arr = w->n;
-            memcpy(held, w->v, n_arr * sizeof *held);
+            if (n_arr)
+                memcpy(held, w->v, n_arr * sizeof *held);
             arr = held;
         }
         bl_partition_step(net, 1, &part, 0, step, arr, n_arr, &cursor, w);
