@@ -112,6 +112,14 @@ BL_API void bl_split_by_work(const int32_t *in_degree, int32_t lo, int32_t hi, i
 BL_API bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out,
                                          bl_error *err);
 
+/* The files a directory load read (manifest.json, offsets.npy, targets.npy,
+ * counts.npy, neurons.csv: k = 0..4), each hashed in the same pass that read
+ * it, so a record naming these digests names exactly the bytes simulated.
+ * Returns the SHA-256 (64 hex digits) and sets *name and *bytes, or NULL for
+ * k out of range or a connectome not loaded from a directory. */
+BL_API const char *bl_connectome_source(const bl_connectome *c, size_t k, const char **name,
+                                 uint64_t *bytes);
+
 /* 1 for a whole connectome. For a part, n_edges and n_synapses above stay the
  * whole graph's; offsets/targets/counts hold the stored edges only. */
 BL_API int bl_connectome_parts(const bl_connectome *c);

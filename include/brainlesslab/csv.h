@@ -1,6 +1,7 @@
-/* CSV tables, read through libcsv (quoting per RFC 4180) and zlib (a .gz file
- * is decompressed transparently; a plain file is read as is). Rows are pulled
- * one at a time so that large edge lists stream. Messages name path:line. */
+/* CSV tables, read through libcsv (quoting per RFC 4180) and zlib (a file
+ * named *.gz is decompressed, with its inflation bounded; any other file is
+ * read as is). Rows are pulled one at a time so that large edge lists stream.
+ * Messages name path:line. Only regular files are opened. */
 #ifndef BRAINLESSLAB_CSV_H
 #define BRAINLESSLAB_CSV_H
 
@@ -18,6 +19,11 @@ extern "C" {
 typedef struct bl_csv bl_csv;
 
 BL_API bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err);
+/* A table already in memory (DATA, LEN bytes, not copied: it must outlive the
+ * reader), never decompressed; NAME is used in messages. Loaders that hash
+ * the bytes they read parse that very buffer. */
+BL_API bl_status bl_csv_open_memory(const char *name, const void *data, size_t len, bl_csv **out,
+                                    bl_error *err);
 BL_API void bl_csv_close(bl_csv *csv);
 
 /* Read the next row: returns 1 when a row was read, 0 at end of file, -1 on

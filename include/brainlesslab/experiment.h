@@ -27,6 +27,7 @@ typedef struct bl_experiment_options {
     int threads;          /* < 0: the plan's */
     bl_context *context;  /* the MPI job, the progress sink (called once per finished wave of trials)
                              and the log sink; NULL: the default context (context.h) */
+    const char *sign_key; /* NULL: unsigned; else an Ed25519 private key (PEM) that signs the record */
 } bl_experiment_options;
 
 /* A neuron is a responder when its firing rate, averaged over trials,

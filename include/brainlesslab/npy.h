@@ -50,6 +50,24 @@ BL_API bl_status bl_npy_read_expect(const char *path, bl_dtype dtype, int ndim, 
 
 BL_API void bl_npy_free(bl_npy_array *array);
 
+/* The preamble and header of a .npy file held in memory: PREFIX is the first
+ * LEN bytes of a file of FILE_SIZE bytes, with LEN at least
+ * min(FILE_SIZE, BL_NPY_PREFIX_BYTES). Checked exactly as bl_npy_read checks
+ * a file (including that FILE_SIZE holds exactly the data the shape needs);
+ * the data begin at byte data_offset. For readers that read (and hash) the
+ * bytes themselves, so that what is parsed is what was hashed. */
+#define BL_NPY_PREFIX_BYTES ((size_t)12 + 65536)
+typedef struct bl_npy_header {
+    bl_dtype dtype;
+    int ndim;
+    uint64_t shape[BL_NPY_MAX_DIMS];
+    uint64_t count;       /* elements */
+    uint64_t data_offset; /* first data byte */
+    uint64_t data_bytes;  /* count * itemsize */
+} bl_npy_header;
+BL_API bl_status bl_npy_parse_header(const char *path, const void *prefix, size_t len, uint64_t file_size,
+                              bl_npy_header *out, bl_error *err);
+
 /* Streaming reader for arrays too large to hold whole (a rank keeping only
  * part of a graph): the header is validated as bl_npy_read does and must have
  * the given dtype and number of dimensions (ndim < 0: any); elements are then

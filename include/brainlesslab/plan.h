@@ -51,6 +51,7 @@ extern "C" {
 #define BL_PLAN_MAX_TOP_RESPONDERS 10000
 #define BL_PLAN_MAX_THREADS 65536
 #define BL_PLAN_MAX_POPULATIONS 10000 /* per kind: stimulus, silence */
+#define BL_PLAN_MAX_SELECTED 2000000  /* neurons over all populations: the resolved plan stays listable */
 #define BL_PLAN_MAX_NAME 128          /* id and population names */
 
 typedef struct bl_plan bl_plan;
@@ -68,6 +69,12 @@ typedef struct bl_plan_population {
     double rate_hz;         /* stimulus only (0 for silence) */
     double start_ms;        /* stimulus only: window [start_ms, stop_ms) */
     double stop_ms;         /* resolved: the trial's end when the plan gives none */
+    /* Stimulus protocols (docs/stimulus-protocols.md): */
+    int force;              /* mode = "force": forced spikes, not input */
+    size_t n_segments;      /* a rate table: segments[3k..3k+2] = start_ms, stop_ms, rate_hz, */
+    const double *segments; /* one Poisson population (stream index) each; 0: rate_hz over the window */
+    size_t n_schedule;      /* schedule = "file.npy": explicit (step, neuron) pairs, */
+    const int32_t *schedule; /* no Poisson draw (0: none) */
 } bl_plan_population;
 
 /* Operation "audit": what to break down and where the hierarchy starts. */
@@ -115,6 +122,20 @@ typedef struct bl_plan_input {
 } bl_plan_input;
 
 BL_API bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
+
+/* What a connectome plan will take (plan_sense.c): peak memory, disk for the
+ * record, and time on one core, from the graph's size, trials, steps and the
+ * stimulus's own spikes (times a response factor). An estimate, not a bound. */
+typedef struct bl_plan_estimate_t {
+    double memory_bytes, disk_bytes, seconds_one_core, spikes;
+} bl_plan_estimate_t;
+BL_API void bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *out);
+/* "memory ~1.2 GiB, disk ~300.0 MiB, time ~4 s on one core (~1e+06 spikes)" */
+BL_API void bl_plan_estimate_text(const bl_plan_estimate_t *e, char *buf, size_t size);
+/* BL_ERR_INVALID (with the estimate) when the plan needs more memory than
+ * the machine has, or, with ROOT given, more disk than ROOT's file system has
+ * free. `check` and `run` both call it; `--force` skips it. */
+BL_API bl_status bl_plan_fits_machine(const bl_plan *plan, const char *root, bl_error *err);
 /* bl_plan_load for rank `part` of an MPI job of `parts` ranks: the connectome
  * is loaded as that part (bl_connectome_load_part: only the synapses into the
  * rank's neurons), so the graph's memory is divided by the ranks. The resolved
@@ -180,12 +201,23 @@ BL_API int bl_plan_output_counts(const bl_plan *plan);
 BL_API int bl_plan_output_state(const bl_plan *plan);
 BL_API int bl_plan_output_propagation(const bl_plan *plan);
 BL_API int bl_plan_top_responders(const bl_plan *plan);
+/* outputs.spikes = "NAME": only that named population's spikes are written
+ * (NULL: every neuron's, when bl_plan_output_spikes). */
+BL_API const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan);
+/* outputs.psth: the populations binned and the bin in steps; returns how many (0: none). */
+BL_API size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps);
 
 /* Inputs, for the record. */
 BL_API size_t bl_plan_n_inputs(const bl_plan *plan);
 BL_API const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i);
 
-/* A stimulus with one Poisson population per [[stimulus]], in plan order. */
+/* Add one [[stimulus]]'s protocol to s: its Poisson population (or one per
+ * segment of its rate table, in order), or its schedule (input events, or
+ * forced spikes), forced when its mode is "force". rate_hz (not NaN)
+ * replaces every rate (screens). Population (stream) indices continue s's. */
+BL_API bl_status bl_plan_add_stimulus(const bl_plan *plan, const bl_plan_population *p, double rate_hz,
+                                      bl_stimulus *s, bl_error *err);
+/* A stimulus with every [[stimulus]], in plan order (bl_plan_add_stimulus). */
 BL_API bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err);
 
 #ifdef __cplusplus

@@ -18,14 +18,23 @@
  * live at the top of the record and are not artifacts. Every other regular
  * file is an artifact; symlinks and special files are refused.
  *
- * bl_record_verify re-reads a record and reports tampering. It does not make
- * a record unforgeable (there is no signature): it detects accidents and
- * careless edits, and it refuses paths that escape the record. */
+ * bl_record_verify re-reads a record and reports tampering. Unsigned, it
+ * detects accidents and careless edits (and refuses paths that escape the
+ * record) but not a forger who rewrites artifacts, manifest and checksums
+ * together. A record sealed with an Ed25519 key (bl_record_sign_with) carries
+ * SIGNATURE over checksums.sha256, which names the manifest's hash, so
+ * verifying with the public key (bl_record_verify_with) detects any change.
+ *
+ * Format versions: 1 (the first); 2 adds record_name, plan_sha256 and
+ * required_artifacts (the record's binding to its plan) and the optional
+ * signature. verify reads both; the binding checks apply to version 2. */
 #ifndef BRAINLESSLAB_RECORD_H
 #define BRAINLESSLAB_RECORD_H
 
+#include <stdbool.h>
 #include "brainlesslab/export.h"
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "brainlesslab/error.h"
@@ -35,7 +44,8 @@ extern "C" {
 #endif
 
 #define BL_RECORD_FORMAT "brainlesslab-record"
-#define BL_RECORD_FORMAT_VERSION 1
+#define BL_RECORD_FORMAT_VERSION 2
+#define BL_RECORD_FORMAT_VERSION_MIN 1 /* oldest that verify reads */
 
 typedef struct bl_record bl_record;
 
@@ -58,6 +68,42 @@ BL_API bl_status bl_record_path(bl_record *r, const char *relname, char *buf, si
  * path order, each as its own entry (symlinks to files are followed, symlinks
  * to directories are refused so that a cycle cannot loop). */
 BL_API bl_status bl_record_add_input(bl_record *r, const char *role, const char *path, bl_error *err);
+
+/* An input whose bytes the caller has already read and hashed in the pass
+ * that used them (a connectome load, a plan parse): recorded as given, never
+ * re-read, so the record names exactly the bytes used even if the file has
+ * changed since. SHA256 is 64 lowercase hex digits. */
+BL_API bl_status bl_record_add_input_digest(bl_record *r, const char *role, const char *path,
+                                     const char *sha256, uint64_t bytes, bl_error *err);
+
+/* Bind the record to the plan it runs: the manifest stores PLAN_SHA256 and
+ * the record's own name (verify requires the name to be unchanged and to
+ * carry the hash's first 8 digits), and REQUIRED lists the artifacts the
+ * plan's outputs promise: sealing DONE without one of them fails, and verify
+ * reports one that is missing. */
+BL_API bl_status bl_record_bind(bl_record *r, const char *plan_sha256, const char *const *required,
+                         size_t n_required, bl_error *err);
+
+/* Sign the record when it is sealed (DONE or FAILED) with the Ed25519 private
+ * key in KEY_PATH (PEM, as bl_record_keygen writes it). The key is loaded now,
+ * so a bad key fails before any work. */
+BL_API bl_status bl_record_sign_with(bl_record *r, const char *key_path, bl_error *err);
+
+/* Write a new Ed25519 key pair: PRIVATE_PATH (PEM PKCS#8, mode 0600) and
+ * PUBLIC_PATH (PEM SubjectPublicKeyInfo). Neither may exist already. */
+BL_API bl_status bl_record_keygen(const char *private_path, const char *public_path, bl_error *err);
+
+/* Until the record is sealed, failed or destroyed, SIGINT, SIGTERM and SIGHUP
+ * mark it FAILED ("stopped by signal SIGTERM ...") and then end the process
+ * by the same signal. Sealing and failing are serialised with the handler, so
+ * a signal during seal waits for it (and then finds nothing to do). One
+ * record at a time per process. */
+BL_API bl_status bl_record_guard_signals(bl_record *r, bl_error *err);
+
+/* Invariant checker for asserts: the handle's state agrees with the markers
+ * on disk (open: .RESERVED and neither DONE nor FAILED; sealed: DONE, no
+ * FAILED; failed: FAILED, no DONE). */
+BL_API bool bl_record_sane(const bl_record *r);
 
 /* A top-level manifest section, e.g. "plan", "seeds", "run". KEY is
  * [A-Za-z0-9_-]+, set at most once, and not one of the record's own keys
@@ -83,6 +129,16 @@ BL_API void bl_record_destroy(bl_record *r);
  * FAILED or never-sealed record is never verified. On success *artifacts
  * (may be NULL) is the number of artifacts re-hashed. */
 BL_API bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_error *err);
+
+typedef struct bl_verify_options {
+    const char *public_key; /* PEM path: require a valid SIGNATURE by this key; NULL: unsigned checks */
+} bl_verify_options;
+
+/* bl_record_verify with options. Every line it prints, and the summary, has
+ * non-printable bytes escaped (\xNN), so a crafted manifest cannot forge
+ * output lines or terminal sequences. */
+BL_API bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, FILE *report,
+                                size_t *artifacts, bl_error *err);
 
 /* Software and host identity as compact JSON objects, malloc'd (free()).
  * NULL only when out of memory.

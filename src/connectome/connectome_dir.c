@@ -15,6 +15,7 @@
 #include "brainlesslab/csv.h"
 #include "brainlesslab/hash.h"
 #include "brainlesslab/npy.h"
+#include "core/file.h"
 
 #define MANIFEST "manifest.json"
 #define MANIFEST_MAX_BYTES (1 << 20)
@@ -132,25 +133,6 @@ bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *
 
 /* ---- loading ---- */
 
-static bl_status read_small_file(const char *path, size_t max, char **out, bl_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = malloc(max + 1);
-    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
-    fclose(f);
-    if (!buf)
-        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
-    if (n > max) {
-        free(buf);
-        return bl_fail(err, BL_ERR_FORMAT, "%s: larger than %zu bytes", path, max);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    return BL_OK;
-}
-
 static bl_status json_count(const cJSON *m, const char *path, const char *key, uint64_t max,
                             uint64_t *out, bl_error *err)
 {
@@ -165,32 +147,23 @@ static bl_status json_count(const cJSON *m, const char *path, const char *key, u
     return BL_OK;
 }
 
-/* Check one data file against its manifest entry (size and SHA-256). */
-static bl_status check_file(const char *dir, const cJSON *files, const char *mpath,
-                            const char *name, bl_error *err)
+/* The manifest's promise for one data file: size and SHA-256. */
+static bl_status expected_file(const cJSON *files, const char *mpath, const char *name,
+                               bl_src_digest *want, bl_error *err)
 {
     const cJSON *entry = cJSON_GetObjectItemCaseSensitive(files, name);
     const cJSON *sha = entry ? cJSON_GetObjectItemCaseSensitive(entry, "sha256") : NULL;
-    uint64_t bytes_expected = 0;
     if (!cJSON_IsObject(entry) || !cJSON_IsString(sha))
         return bl_fail(err, BL_ERR_FORMAT, "%s: files.%s: missing entry or sha256", mpath, name);
+    const char *h = sha->valuestring;
+    size_t len = strlen(h);
+    if (len != BL_SHA256_HEX_LEN || strspn(h, "0123456789abcdef") != len)
+        return bl_fail(err, BL_ERR_FORMAT, "%s: files.%s.sha256 is not 64 lowercase hex digits",
+                       mpath, name);
+    memcpy(want->sha256, h, BL_SHA256_HEX_LEN + 1);
     char epath[4096];
     snprintf(epath, sizeof epath, "%s: files.%s", mpath, name);
-    bl_status st = json_count(entry, epath, "bytes", UINT64_MAX / 2, &bytes_expected, err);
-    if (st)
-        return st;
-    char path[4096], hex[BL_SHA256_HEX_LEN + 1];
-    uint64_t bytes;
-    join(path, sizeof path, dir, name);
-    if ((st = bl_sha256_file(path, hex, &bytes, err)))
-        return st;
-    if (bytes != bytes_expected)
-        return bl_fail(err, BL_ERR_INVALID, "%s: size %" PRIu64 " bytes, manifest says %" PRIu64,
-                       path, bytes, bytes_expected);
-    if (strcmp(hex, sha->valuestring))
-        return bl_fail(err, BL_ERR_INVALID, "%s: SHA-256 %s differs from the manifest's %s", path,
-                       hex, sha->valuestring);
-    return BL_OK;
+    return json_count(entry, epath, "bytes", UINT64_MAX / 2, &want->bytes, err);
 }
 
 /* One column of neurons.csv while it is read: the values back to back in
@@ -229,10 +202,11 @@ static const char **text_values(const text_column *t, uint64_t n)
     return v;
 }
 
-static bl_status load_neurons(bl_connectome *c, const char *path, bl_error *err)
+static bl_status load_neurons(bl_connectome *c, const char *path, const char *text, size_t len,
+                              bl_error *err)
 {
     bl_csv *csv;
-    bl_status st = bl_csv_open(path, &csv, err);
+    bl_status st = bl_csv_open_memory(path, text, len, &csv, err);
     if (st)
         return st;
     int r = bl_csv_next(csv, err);
@@ -322,28 +296,126 @@ bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err
     return bl_connectome_load_part(dir, 0, 1, out, err);
 }
 
+/* neurons.csv read whole and hashed from the buffer that is then parsed. */
+static bl_status read_neurons_text(const char *path, const bl_src_digest *want, char **text,
+                                   bl_src_digest *got, bl_error *err)
+{
+    size_t len = 0;
+    if (want->bytes > ((uint64_t)1 << 40))
+        return bl_fail(err, BL_ERR_INVALID, "%s: manifest size %" PRIu64 " bytes is not plausible",
+                       path, want->bytes);
+    bl_status st = bl_read_small(path, (size_t)want->bytes, text, &len, err);
+    if (st)
+        return st;
+    if (len != want->bytes) {
+        free(*text);
+        *text = NULL;
+        return bl_fail(err, BL_ERR_INVALID, "%s: size %zu bytes, manifest says %" PRIu64, path, len,
+                       want->bytes);
+    }
+    got->bytes = len;
+    bl_sha256_buffer(*text, len, got->sha256);
+    if (strcmp(got->sha256, want->sha256)) {
+        free(*text);
+        *text = NULL;
+        return bl_fail(err, BL_ERR_INVALID, "%s: SHA-256 %s differs from the manifest's %s", path,
+                       got->sha256, want->sha256);
+    }
+    return BL_OK;
+}
+
+/* One whole .npy array of N elements, read and hashed in one pass. */
+static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtype dtype,
+                            uint64_t n, const char *what, void **data, bl_src_digest *got,
+                            bl_error *err)
+{
+    *data = NULL;
+    bl_npy_stream s;
+    bl_status st = bl_npy_stream_open(path, want, dtype, &s, err);
+    if (st)
+        return st;
+    bl_error ignored;
+    if (s.header.count != n) {
+        bl_npy_stream_close(&s, NULL, NULL, &ignored);
+        return bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), %s", path, s.header.count, what);
+    }
+    size_t item = bl_dtype_size(dtype);
+    *data = malloc(n ? (size_t)(n * item) : 1);
+    if (!*data) {
+        bl_npy_stream_close(&s, NULL, NULL, &ignored);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " elements", path, n);
+    }
+    st = bl_npy_stream_read(&s, *data, n, err);
+    if (!st)
+        st = bl_npy_stream_close(&s, want, got, err);
+    else
+        bl_npy_stream_close(&s, NULL, NULL, &ignored);
+    if (st) {
+        free(*data);
+        *data = NULL;
+    }
+    return st;
+}
+
+/* Refuse duplicate keys anywhere in a JSON document: cJSON keeps the first,
+ * Python's json the last, so two readers of one manifest would disagree. */
+static const char *duplicate_key(const cJSON *v)
+{
+    for (const cJSON *a = v ? v->child : NULL; a; a = a->next) {
+        if (cJSON_IsObject(v) && a->string)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (b->string && !strcmp(a->string, b->string))
+                    return a->string;
+        const char *d = duplicate_key(a);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
 bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out, bl_error *err)
 {
     *out = NULL;
     if (parts < 1 || part < 0 || part >= parts)
         return bl_fail(err, BL_ERR_INVALID, "%s: part %d of %d does not exist (parts are 0..%d)", dir, part, parts,
                        parts - 1);
-    char mpath[4096], path[4096];
+    char mpath[4096];
     join(mpath, sizeof mpath, dir, MANIFEST);
     char *text = NULL;
-    bl_status st = read_small_file(mpath, MANIFEST_MAX_BYTES, &text, err);
+    size_t text_len = 0;
+    bl_status st = bl_read_small(mpath, MANIFEST_MAX_BYTES, &text, &text_len, err);
     if (st)
         return st;
-    cJSON *m = cJSON_Parse(text);
+    /* The manifest's digest is of the bytes parsed here, read once. */
+    bl_src_digest got[BL_SRC_COUNT], want[BL_SRC_COUNT];
+    memset(got, 0, sizeof got);
+    memset(want, 0, sizeof want);
+    got[BL_SRC_MANIFEST].bytes = text_len;
+    bl_sha256_buffer(text, text_len, got[BL_SRC_MANIFEST].sha256);
+    /* require_null_terminated: text after the object (or a NUL byte
+     * cutting it short) is refused, not ignored. */
+    const char *end = NULL;
+    cJSON *m = memchr(text, '\0', text_len) ? NULL : cJSON_ParseWithLengthOpts(text, text_len + 1, &end, 1);
     free(text);
     if (!cJSON_IsObject(m)) {
         cJSON_Delete(m);
-        return bl_fail(err, BL_ERR_FORMAT, "%s: not a JSON object", mpath);
+        return bl_fail(err, BL_ERR_FORMAT, "%s: not a single JSON object (invalid JSON or text after it)", mpath);
+    }
+    const char *dup = duplicate_key(m);
+    if (dup) {
+        char shown[80];
+        snprintf(shown, sizeof shown, "%s", dup);
+        for (char *q = shown; *q; q++)
+            if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+                *q = '?';
+        cJSON_Delete(m);
+        return bl_fail(err, BL_ERR_FORMAT, "%s: key '%s' appears twice in one object", mpath, shown);
     }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(m, "format");
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "files");
     uint64_t version = 0, n = 0, e = 0, syn = 0;
-    bl_npy_array off = {0}, tgt = {0}, cnt = {0};
+    void *off = NULL, *tgt = NULL, *cnt = NULL;
+    char *neurons_text = NULL;
     bl_connectome *c = NULL;
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, BL_CONNECTOME_FORMAT))
         st = bl_fail(err, BL_ERR_FORMAT, "%s: key 'format' must be \"%s\"", mpath, BL_CONNECTOME_FORMAT);
@@ -358,44 +430,63 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         ;
     else if (!cJSON_IsObject(files))
         st = bl_fail(err, BL_ERR_FORMAT, "%s: key 'files' missing or not an object", mpath);
-    for (int k = 0; !st && k < N_DATA_FILES; k++)
-        st = check_file(dir, files, mpath, data_files[k], err);
+    for (int k = BL_SRC_OFFSETS; !st && k < BL_SRC_COUNT; k++)
+        st = expected_file(files, mpath, bl_src_names[k], &want[k], err);
     if (!st && parts != 1) {
-        st = bl_connectome_read_part(dir, n, e, part, parts, &c, err);
-    } else if (!st) {
-        join(path, sizeof path, dir, "offsets.npy");
-        st = bl_npy_read_expect(path, BL_DTYPE_INT64, 1, &off, err);
-        if (!st && off.shape[0] != n + 1)
-            st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_neurons %" PRIu64
-                         " needs (%" PRIu64 ",)", path, off.shape[0], n, n + 1);
-    }
-    if (!st && !c) {
-        join(path, sizeof path, dir, "targets.npy");
-        st = bl_npy_read_expect(path, BL_DTYPE_INT32, 1, &tgt, err);
-        if (!st && tgt.shape[0] != e)
-            st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_edges is %" PRIu64,
-                         path, tgt.shape[0], e);
-    }
-    if (!st && !c) {
-        join(path, sizeof path, dir, "counts.npy");
-        st = bl_npy_read_expect(path, BL_DTYPE_INT32, 1, &cnt, err);
-        if (!st && cnt.shape[0] != e)
-            st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_edges is %" PRIu64,
-                         path, cnt.shape[0], e);
-    }
-    if (!st && !c) {
-        st = bl_csr_validate(dir, n, e, off.data, tgt.data, cnt.data, err);
+        st = bl_connectome_read_part(dir, n, e, part, parts, want, &c, err);
         if (!st) {
-            st = bl_connectome_adopt_validated(n, e, off.data, tgt.data, cnt.data, &c, err);
-            off.data = tgt.data = cnt.data = NULL; /* adopted (or freed) */
+            for (int k = BL_SRC_OFFSETS; k < BL_SRC_NEURONS; k++)
+                got[k] = want[k]; /* read_part compared every streamed byte to these */
         }
+    } else if (!st) {
+        /* The four files are independent: read and hash them side by side,
+         * one thread each (the two edge arrays dominate). Each read is one
+         * pass: the bytes land in their final array and are hashed there. */
+        char paths[BL_SRC_COUNT][4096];
+        bl_error errs[BL_SRC_COUNT];
+        bl_status sts[BL_SRC_COUNT] = {0};
+        char what_n[96], what_e[96];
+        snprintf(what_n, sizeof what_n, "manifest n_neurons %" PRIu64 " needs (%" PRIu64 ",)", n, n + 1);
+        snprintf(what_e, sizeof what_e, "manifest n_edges is %" PRIu64, e);
+        for (int k = 0; k < BL_SRC_COUNT; k++) {
+            join(paths[k], sizeof paths[k], dir, bl_src_names[k]);
+            bl_error_clear(&errs[k]);
+        }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(4)
+        for (int k = BL_SRC_OFFSETS; k < BL_SRC_COUNT; k++) {
+            if (k == BL_SRC_OFFSETS)
+                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT64, n + 1, what_n, &off, &got[k], &errs[k]);
+            else if (k == BL_SRC_TARGETS)
+                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &tgt, &got[k], &errs[k]);
+            else if (k == BL_SRC_COUNTS)
+                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &cnt, &got[k], &errs[k]);
+            else
+                sts[k] = read_neurons_text(paths[k], &want[k], &neurons_text, &got[k], &errs[k]);
+        }
+        for (int k = BL_SRC_OFFSETS; !st && k < BL_SRC_COUNT; k++)
+            if (sts[k]) {
+                *err = errs[k];
+                st = sts[k];
+            }
+        if (!st)
+            st = bl_csr_validate(dir, n, e, off, tgt, cnt, err);
+        if (!st) {
+            st = bl_connectome_adopt_validated(n, e, off, tgt, cnt, &c, err);
+            off = tgt = cnt = NULL; /* adopted (or freed) */
+        }
+    }
+    if (!st && parts != 1) {
+        char npath[4096];
+        join(npath, sizeof npath, dir, bl_src_names[BL_SRC_NEURONS]);
+        st = read_neurons_text(npath, &want[BL_SRC_NEURONS], &neurons_text, &got[BL_SRC_NEURONS], err);
     }
     if (!st && c->n_synapses != syn)
         st = bl_fail(err, BL_ERR_INVALID, "%s: n_synapses %" PRIu64 " but counts.npy sums to %" PRIu64,
                      mpath, syn, c->n_synapses);
     if (!st) {
-        join(path, sizeof path, dir, "neurons.csv");
-        st = load_neurons(c, path, err);
+        char npath[4096];
+        join(npath, sizeof npath, dir, bl_src_names[BL_SRC_NEURONS]);
+        st = load_neurons(c, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, err);
     }
     for (int k = 0; !st && k < BL_INFO_COUNT; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, bl_connectome_info_keys[k]);
@@ -413,13 +504,27 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
             bl_connectome_set_synthetic(c, cJSON_IsTrue(s));
     }
     cJSON_Delete(m);
-    bl_npy_free(&off);
-    bl_npy_free(&tgt);
-    bl_npy_free(&cnt);
+    free(off);
+    free(tgt);
+    free(cnt);
+    free(neurons_text);
     if (st) {
         bl_connectome_destroy(c);
         return st;
     }
+    c->has_sources = 1;
+    memcpy(c->sources, got, sizeof got);
     *out = c;
     return BL_OK;
+}
+
+const char *bl_connectome_source(const bl_connectome *c, size_t k, const char **name, uint64_t *bytes)
+{
+    if (!c || !c->has_sources || k >= BL_SRC_COUNT)
+        return NULL;
+    if (name)
+        *name = bl_src_names[k];
+    if (bytes)
+        *bytes = c->sources[k].bytes;
+    return c->sources[k].sha256;
 }

@@ -3,11 +3,46 @@
 #define BL_CONNECTOME_IMPL_H
 
 #include "brainlesslab/connectome.h"
+#include "brainlesslab/hash.h"
+#include "brainlesslab/npy.h"
 
 enum { BL_INFO_NAME, BL_INFO_DESCRIPTION, BL_INFO_SOURCE, BL_INFO_CITATION, BL_INFO_LICENCE,
        BL_INFO_SIGN_POLICY, BL_INFO_GENERATOR, BL_INFO_COUNT };
 
 extern const char *const bl_connectome_info_keys[BL_INFO_COUNT];
+
+/* The files of a connectome directory, in load order. */
+enum { BL_SRC_MANIFEST, BL_SRC_OFFSETS, BL_SRC_TARGETS, BL_SRC_COUNTS, BL_SRC_NEURONS, BL_SRC_COUNT };
+extern const char *const bl_src_names[BL_SRC_COUNT];
+
+/* A file's size and SHA-256: what the manifest promises, or what was read. */
+typedef struct bl_src_digest {
+    uint64_t bytes;
+    char sha256[BL_SHA256_HEX_LEN + 1];
+} bl_src_digest;
+
+/* A .npy file read once, front to back, hashing every byte as it is read:
+ * open checks the size against WANT before reading anything, reads and parses
+ * the header; read hands out elements (copied into the caller's buffer and
+ * hashed from there); close requires every byte consumed and the hash equal
+ * to WANT's. What was parsed is therefore exactly what the manifest vouches
+ * for, even if the file is replaced or rewritten while it is read. */
+typedef struct bl_npy_stream {
+    int fd;
+    const char *path;
+    bl_sha256 *hash;
+    uint64_t size, pos; /* pos: bytes of the file consumed */
+    bl_npy_header header;
+    unsigned char *prefix; /* the first bytes, read with the header */
+    size_t prefix_len;
+} bl_npy_stream;
+
+bl_status bl_npy_stream_open(const char *path, const bl_src_digest *want, bl_dtype dtype,
+                             bl_npy_stream *s, bl_error *err);
+bl_status bl_npy_stream_read(bl_npy_stream *s, void *buf, uint64_t n_elements, bl_error *err);
+/* Frees S whatever happens; OUT (may be NULL) gets the digest read. */
+bl_status bl_npy_stream_close(bl_npy_stream *s, const bl_src_digest *want, bl_src_digest *out,
+                              bl_error *err);
 
 struct bl_connectome {
     uint64_t n_neurons;
@@ -37,6 +72,11 @@ struct bl_connectome {
     int32_t *part_bounds; /* [parts + 1] */
     int32_t *in_degree;   /* [n_neurons], whole graph */
     int16_t *counts16;    /* a part's counts when all fit in int16 (counts is then NULL) */
+
+    /* What a directory load read, hashed as it was read (BL_SRC_*): the
+     * record names these bytes, never a second reading of the files. */
+    int has_sources;
+    bl_src_digest sources[BL_SRC_COUNT];
 };
 
 /* bl_connectome_adopt for a graph the caller has just validated with
@@ -55,6 +95,6 @@ bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const i
  * to split the neurons, then stream targets.npy and counts.npy again keeping
  * the part's edges. Returns a connectome with the default neuron table. */
 bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
-                                  bl_connectome **out, bl_error *err);
+                                  const bl_src_digest *want, bl_connectome **out, bl_error *err);
 
 #endif

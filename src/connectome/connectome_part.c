@@ -19,32 +19,71 @@
 /* Elements per streamed chunk: 4 MiB of int32, small next to any graph worth splitting. */
 #define CHUNK ((uint64_t)1 << 20)
 
-static bl_status open_edges(const char *dir, const char *name, uint64_t e, char *path, size_t size,
-                            bl_npy_reader **r, bl_error *err)
+/* Each pass reads its files once through a bl_npy_stream, which hashes every
+ * byte it hands out and compares the digest with the manifest's at the end:
+ * a file changed between or during the passes fails the load instead of
+ * feeding the part bytes the manifest does not vouch for. */
+static bl_status open_edges(const char *dir, const char *name, uint64_t e, const bl_src_digest *want,
+                            char *path, size_t size, bl_npy_stream *s, bl_error *err)
 {
     snprintf(path, size, "%s/%s", dir, name);
-    bl_status st = bl_npy_reader_open(path, BL_DTYPE_INT32, 1, r, err);
-    if (!st && bl_npy_reader_count(*r) != e) {
+    bl_status st = bl_npy_stream_open(path, want, BL_DTYPE_INT32, s, err);
+    if (!st && s->header.count != e) {
         st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_edges is %" PRIu64, path,
-                     bl_npy_reader_count(*r), e);
-        bl_npy_reader_close(*r);
-        *r = NULL;
+                     s->header.count, e);
+        bl_error ignored;
+        bl_npy_stream_close(s, NULL, NULL, &ignored);
     }
     return st;
 }
 
+/* After a fault found mid-stream (OK false), the rest is still read and
+ * hashed when WANT is given: a file that differs from the manifest is
+ * reported as such (err replaced), which says more than the fault it caused. */
+static bl_status close_edges(bl_npy_stream *s, int ok, const bl_src_digest *want, bl_error *err)
+{
+    if (!ok && want) {
+        int32_t sink[4096];
+        uint64_t left = (s->size - s->pos) / sizeof(int32_t);
+        bl_error ignored;
+        while (left > 0) {
+            uint64_t m = left < 4096 ? left : 4096;
+            if (bl_npy_stream_read(s, sink, m, &ignored))
+                break;
+            left -= m;
+        }
+        bl_error hash_err;
+        if (left == 0 && bl_npy_stream_close(s, want, NULL, &hash_err) == BL_ERR_INVALID &&
+            strstr(hash_err.message, "SHA-256")) {
+            *err = hash_err;
+            return BL_ERR_INVALID;
+        }
+        if (left != 0)
+            bl_npy_stream_close(s, NULL, NULL, &ignored);
+        return BL_OK;
+    }
+    if (!ok) {
+        bl_error ignored;
+        bl_npy_stream_close(s, NULL, NULL, &ignored);
+        return BL_OK;
+    }
+    return bl_npy_stream_close(s, want, NULL, err);
+}
+
 /* Pass 1: every row ascending, unique and in range; in-degrees counted. */
 static bl_status scan_targets(const char *dir, uint64_t n, uint64_t e, const int64_t *off, int32_t *in_degree,
-                              int32_t *buf, bl_error *err)
+                              int32_t *buf, const bl_src_digest *want, bl_error *err)
 {
     char path[4096];
-    bl_npy_reader *r = NULL;
-    bl_status st = open_edges(dir, "targets.npy", e, path, sizeof path, &r, err);
+    bl_npy_stream r;
+    bl_status st = open_edges(dir, "targets.npy", e, &want[BL_SRC_TARGETS], path, sizeof path, &r, err);
+    if (st)
+        return st;
     uint64_t i = 0;
     int32_t prev = 0;
     for (uint64_t k0 = 0; !st && k0 < e; k0 += CHUNK) {
         uint64_t m = e - k0 < CHUNK ? e - k0 : CHUNK;
-        if ((st = bl_npy_reader_read(r, buf, m, err)))
+        if ((st = bl_npy_stream_read(&r, buf, m, err)))
             break;
         for (uint64_t j = 0; j < m; j++) {
             int64_t k = (int64_t)(k0 + j);
@@ -66,8 +105,8 @@ static bl_status scan_targets(const char *dir, uint64_t n, uint64_t e, const int
             in_degree[t]++;
         }
     }
-    bl_npy_reader_close(r);
-    return st;
+    bl_status cst = close_edges(&r, !st, &want[BL_SRC_TARGETS], err);
+    return cst ? cst : st;
 }
 
 /* The part's synapse counts: int16 while every count fits (real connectomes:
@@ -95,17 +134,22 @@ static bl_status widen(kept_counts *kc, uint64_t done, const char *dir, bl_error
  * [lo, hi) copied, row lengths into kept_off[i + 1]. */
 static bl_status keep_edges(const char *dir, uint64_t e, const int64_t *off, int32_t lo, int32_t hi,
                             int64_t *kept_off, int32_t *kept_t, kept_counts *kc, uint64_t *synapses, int32_t *tbuf,
-                            int32_t *cbuf, bl_error *err)
+                            int32_t *cbuf, const bl_src_digest *want, bl_error *err)
 {
     char tpath[4096], cpath[4096];
-    bl_npy_reader *rt = NULL, *rc = NULL;
-    bl_status st = open_edges(dir, "targets.npy", e, tpath, sizeof tpath, &rt, err);
-    if (!st)
-        st = open_edges(dir, "counts.npy", e, cpath, sizeof cpath, &rc, err);
+    bl_npy_stream rt, rc;
+    bl_status st = open_edges(dir, "targets.npy", e, &want[BL_SRC_TARGETS], tpath, sizeof tpath, &rt, err);
+    if (st)
+        return st;
+    st = open_edges(dir, "counts.npy", e, &want[BL_SRC_COUNTS], cpath, sizeof cpath, &rc, err);
+    if (st) {
+        close_edges(&rt, 0, NULL, err);
+        return st;
+    }
     uint64_t i = 0, kept = 0, syn = 0;
     for (uint64_t k0 = 0; !st && k0 < e; k0 += CHUNK) {
         uint64_t m = e - k0 < CHUNK ? e - k0 : CHUNK;
-        if ((st = bl_npy_reader_read(rt, tbuf, m, err)) || (st = bl_npy_reader_read(rc, cbuf, m, err)))
+        if ((st = bl_npy_stream_read(&rt, tbuf, m, err)) || (st = bl_npy_stream_read(&rc, cbuf, m, err)))
             break;
         for (uint64_t j = 0; j < m; j++) {
             int64_t k = (int64_t)(k0 + j);
@@ -133,14 +177,18 @@ static bl_status keep_edges(const char *dir, uint64_t e, const int64_t *off, int
             }
         }
     }
-    bl_npy_reader_close(rt);
-    bl_npy_reader_close(rc);
+    bl_status ct = close_edges(&rt, !st, &want[BL_SRC_TARGETS], err);
+    if (!st)
+        st = ct;
+    bl_status cc = close_edges(&rc, !st, &want[BL_SRC_COUNTS], err);
+    if (!st)
+        st = cc;
     *synapses = syn;
     return st;
 }
 
 bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
-                                  bl_connectome **out, bl_error *err)
+                                  const bl_src_digest *want, bl_connectome **out, bl_error *err)
 {
     *out = NULL;
     if (parts < 1 || part < 0 || part >= parts)
@@ -149,13 +197,26 @@ bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int p
     char path[4096];
     snprintf(path, sizeof path, "%s/offsets.npy", dir);
     bl_npy_array off = {0};
-    bl_status st = bl_npy_read_expect(path, BL_DTYPE_INT64, 1, &off, err);
+    bl_npy_stream os;
+    bl_status st = bl_npy_stream_open(path, &want[BL_SRC_OFFSETS], BL_DTYPE_INT64, &os, err);
     if (st)
         return st;
-    if (off.shape[0] != n + 1) {
-        bl_npy_free(&off);
-        return bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_neurons %" PRIu64
-                       " needs (%" PRIu64 ",)", path, off.shape[0], n, n + 1);
+    if (os.header.count != n + 1) {
+        st = bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), manifest n_neurons %" PRIu64
+                     " needs (%" PRIu64 ",)", path, os.header.count, n, n + 1);
+        close_edges(&os, 0, NULL, err);
+        return st;
+    }
+    off.data = malloc((n + 1) * sizeof(int64_t));
+    if (!off.data) {
+        close_edges(&os, 0, NULL, err);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " offsets", path, n + 1);
+    }
+    st = bl_npy_stream_read(&os, off.data, n + 1, err);
+    bl_status cst = close_edges(&os, !st, &want[BL_SRC_OFFSETS], err);
+    if (st || cst) {
+        free(off.data);
+        return st ? st : cst;
     }
     const int64_t *offsets = off.data;
     int32_t *in_degree = calloc(n ? n : 1, sizeof *in_degree);
@@ -170,7 +231,7 @@ bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int p
     if (!st)
         st = bl_offsets_validate(dir, n, e, offsets, err);
     if (!st)
-        st = scan_targets(dir, n, e, offsets, in_degree, tbuf, err);
+        st = scan_targets(dir, n, e, offsets, in_degree, tbuf, want, err);
     if (!st) {
         bl_split_by_work(in_degree, 0, (int32_t)n, parts, bounds);
         for (int32_t t = bounds[part]; t < bounds[part + 1]; t++)
@@ -184,7 +245,7 @@ bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int p
     }
     if (!st)
         st = keep_edges(dir, e, offsets, bounds[part], bounds[part + 1], kept_off, kept_t, &kc, &synapses, tbuf,
-                        cbuf, err);
+                        cbuf, want, err);
     free(tbuf);
     free(cbuf);
     bl_npy_free(&off);

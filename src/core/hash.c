@@ -1,5 +1,10 @@
 #include "brainlesslab/hash.h"
 
+#include "core/file.h"
+
+#include <errno.h>
+#include <unistd.h>
+
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -61,25 +66,32 @@ void bl_sha256_buffer(const void *data, size_t len, char hex[BL_SHA256_HEX_LEN +
 bl_status bl_sha256_file(const char *path, char hex[BL_SHA256_HEX_LEN + 1], uint64_t *bytes,
                          bl_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1;
+    bl_status st = bl_open_regular(path, &fd, NULL, err); /* never a FIFO or /dev/zero */
+    if (st)
+        return st;
     bl_sha256 *h = bl_sha256_create();
     if (!h) {
-        fclose(f);
+        close(fd);
         return bl_fail(err, BL_ERR_NOMEM, "%s: cannot create a SHA-256 context", path);
     }
     static const size_t chunk = 1 << 20;
     unsigned char *buf = malloc(chunk);
     uint64_t total = 0;
-    size_t n;
-    while (buf && (n = fread(buf, 1, chunk, f)) > 0) {
-        bl_sha256_update(h, buf, n);
-        total += n;
+    int failed = !buf;
+    while (buf) {
+        ssize_t n = read(fd, buf, chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            failed = n < 0;
+            break;
+        }
+        bl_sha256_update(h, buf, (size_t)n);
+        total += (uint64_t)n;
     }
-    int failed = !buf || ferror(f);
     free(buf);
-    fclose(f);
+    close(fd);
     bl_sha256_finish(h, hex);
     if (failed)
         return bl_fail(err, BL_ERR_IO, "%s: read error while hashing", path);

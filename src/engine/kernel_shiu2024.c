@@ -101,7 +101,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         s->last_spike[i] = INT64_MIN / 2; /* Brian2: lastspike = -inf, never refractory at start */
     }
     memset(s->ring_n, 0, slots * sizeof *s->ring_n);
-    size_t cursor = 0;
+    size_t cursor = 0, fcursor = 0;
 
     for (int64_t step = 0; step < (int64_t)n_steps; step++) {
         /* 1. groups: refractoriness from integer steps, then the linear update. */
@@ -118,6 +118,31 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
                 s->not_refractory[i] = 0;
                 s->last_spike[i] = step;
             }
+        /* 2b. forced spikes (docs/forcing.md): a neuron not refractory that did
+         *     not cross threshold spikes now; otherwise the event is dropped. */
+        uint64_t n_natural = n_spikers;
+        for (size_t p = 0; p < net->n_populations; p++)
+            if (net->populations[p].force && bl_population_on(&net->populations[p], step))
+                for (size_t a = 0; a < net->populations[p].n; a++) {
+                    int32_t i = net->populations[p].neurons[a];
+                    if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step)) {
+                        s->spikers[n_spikers++] = i;
+                        s->not_refractory[i] = 0;
+                        s->last_spike[i] = step;
+                    }
+                }
+        size_t f0, f1;
+        bl_forced_at(net, step, &fcursor, &f0, &f1);
+        for (size_t ev = f0; ev < f1; ev++) {
+            int32_t i = net->forced[2 * ev + 1];
+            if (s->not_refractory[i]) {
+                s->spikers[n_spikers++] = i;
+                s->not_refractory[i] = 0;
+                s->last_spike[i] = step;
+            }
+        }
+        if (n_spikers > n_natural) /* delivery is by ascending source */
+            qsort(s->spikers, n_spikers, sizeof *s->spikers, bl_cmp_i32);
         /* 3. synapses: deliver the spikes of step - delay, sources ascending,
          *    each source's edges in CSR order, only into non-refractory targets. */
         if (step >= net->delay_steps) {
@@ -134,7 +159,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         }
         /* 4. Poisson input into v (PoissonInput order 0), then explicit events. */
         for (size_t p = 0; p < net->n_populations; p++)
-            if (bl_population_on(&net->populations[p], step))
+            if (!net->populations[p].force && bl_population_on(&net->populations[p], step))
                 for (size_t a = 0; a < net->populations[p].n; a++) {
                     int32_t i = net->populations[p].neurons[a];
                     if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step))
@@ -357,6 +382,29 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
             }
         }
     }
+    /* 2b. forced spikes (docs/forcing.md), as in the reference trial. */
+    for (size_t q = 0; q < net->n_populations; q++) {
+        if (!net->populations[q].force || !bl_population_on(&net->populations[q], step))
+            continue;
+        for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
+            int32_t i = net->populations[q].neurons[s];
+            if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step)) {
+                int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
+                ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
+                p->failed |= !bl_list_push(spikers, i);
+            }
+        }
+    }
+    size_t f0, f1;
+    bl_forced_at(net, step, &p->next_forced, &f0, &f1);
+    for (size_t ev = f0; ev < f1; ev++) {
+        int32_t i = net->forced[2 * ev + 1];
+        if (i >= p->lo && i < p->hi && step >= ready[i - lo]) {
+            int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
+            ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
+            p->failed |= !bl_list_push(spikers, i);
+        }
+    }
     bl_sort_spikers(spikers);
     /* 3. the spikes of step - delay, sources ascending, into owned targets
      *    that are not refractory (nor spiking now). */
@@ -389,7 +437,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     }
     /* 4. Poisson input, then explicit events. */
     for (size_t q = 0; q < net->n_populations; q++) {
-        if (!bl_population_on(&net->populations[q], step))
+        if (net->populations[q].force || !bl_population_on(&net->populations[q], step))
             continue;
         for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
             int32_t i = net->populations[q].neurons[s];

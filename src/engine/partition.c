@@ -164,6 +164,7 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok)
         p->slot_of[r] = -1;
     p->n_active = 0;
     p->failed = 0;
+    p->next_forced = 0;
     if (!skip_ok) /* no exact fixed point: every neuron is updated every step */
         for (int32_t i = p->lo; i < p->hi; i++)
             bl_part_wake(p, K, i);

@@ -45,6 +45,7 @@ struct partition {
     int64_t delay;
     int64_t step;           /* the last step run */
     int failed;
+    size_t next_forced; /* cursor into net->forced (the kernel's; reset per trial) */
 };
 
 /* Split the neurons into n_parts contiguous ranges with about equal work (one

@@ -13,8 +13,12 @@
  * bl_csv_next. A NUL byte inside a field is an error (it would silently cut
  * the text short for every C consumer).
  *
- * gzip is recognised by its two magic bytes (zlib's rule), so a plain file
- * that happens to begin with 0x1f 0x8b is read as gzip and fails. */
+ * gzip: only a file whose name ends in ".gz" is decompressed, and its
+ * inflation is bounded (CSV_MAX_INFLATION times its size, plus 1 MiB), so a
+ * few megabytes of compressed blank lines cannot stand for gigabytes of
+ * table. A file not named .gz is read byte for byte, whatever it begins with
+ * (zlib's transparent mode once let a gzip stream pass for a plain table).
+ * Every file is opened with bl_open_regular: FIFOs and devices are refused. */
 #include "brainlesslab/csv.h"
 
 #include <csv.h>
@@ -24,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <unistd.h>
+
+#include "core/file.h"
 
 /* Pathological-input guards: real tables are far below all three. The fuzz
  * build (tests/fuzz/run_fuzz.sh) shrinks them, and the read chunk, so that
@@ -43,6 +50,9 @@
 #ifndef CSV_GZ_BUFFER
 #define CSV_GZ_BUFFER (128u << 10)
 #endif
+#ifndef CSV_MAX_INFLATION
+#define CSV_MAX_INFLATION 200u
+#endif
 #ifndef CSV_BLOCK
 #define CSV_BLOCK ((size_t)64 << 10)
 #endif
@@ -53,7 +63,11 @@ static const size_t chunk_size = CSV_CHUNK;
 
 struct bl_csv {
     char *path;
-    gzFile gz;
+    gzFile gz;                  /* a .gz file */
+    int fd;                     /* a plain file (-1 otherwise) */
+    const unsigned char *mem;   /* bl_csv_open_memory: not owned */
+    size_t mem_len, mem_pos;
+    uint64_t inflated, max_inflated; /* bytes produced by gzread, and its bound */
     struct csv_parser parser;
     bool parser_live; /* csv_init succeeded: csv_free is due */
 
@@ -179,16 +193,19 @@ static int fail_next(bl_csv *c, bl_error *err, const bl_error *e)
     return -1;
 }
 
-bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
+static bool ends_with_gz(const char *path)
 {
-    if (!out)
-        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open: out is NULL");
-    *out = NULL;
-    if (!path)
-        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open: path is NULL");
+    size_t n = strlen(path);
+    return n >= 3 && !strcmp(path + n - 3, ".gz");
+}
+
+/* Allocate and initialise everything but the byte source. */
+static bl_status csv_new(const char *path, bl_csv **out, bl_error *err)
+{
     bl_csv *c = calloc(1, sizeof *c);
     if (!c)
         return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
+    c->fd = -1;
     c->path = strdup(path);
     c->chunk = malloc(chunk_size);
     if (!c->path || !c->chunk) {
@@ -206,18 +223,113 @@ bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
     /* libcsv grows its field buffer linearly by this block (default 128
      * bytes), which is quadratic for long fields; the field cap bounds it. */
     csv_set_blk_size(&c->parser, CSV_BLOCK);
-    errno = 0;
-    c->gz = gzopen(path, "rb");
-    if (!c->gz) {
-        bl_status st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path,
-                               errno ? strerror(errno) : "out of memory");
-        bl_csv_close(c);
-        return st;
-    }
-    gzbuffer(c->gz, CSV_GZ_BUFFER);
     c->line = 1;
     *out = c;
     return BL_OK;
+}
+
+bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
+{
+    if (!out)
+        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open: out is NULL");
+    *out = NULL;
+    if (!path)
+        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open: path is NULL");
+    bl_csv *c = NULL;
+    bl_status st = csv_new(path, &c, err);
+    if (st)
+        return st;
+    uint64_t size = 0;
+    if ((st = bl_open_regular(path, &c->fd, &size, err))) {
+        bl_csv_close(c);
+        return st;
+    }
+    if (ends_with_gz(path)) {
+        c->gz = gzdopen(c->fd, "rb");
+        if (!c->gz) {
+            bl_csv_close(c);
+            return bl_fail(err, BL_ERR_NOMEM, "%s: cannot open: out of memory", path);
+        }
+        c->fd = -1; /* owned by gz now */
+        gzbuffer(c->gz, CSV_GZ_BUFFER);
+        c->max_inflated = size * CSV_MAX_INFLATION + ((uint64_t)1 << 20);
+    }
+    *out = c;
+    return BL_OK;
+}
+
+bl_status bl_csv_open_memory(const char *name, const void *data, size_t len, bl_csv **out,
+                             bl_error *err)
+{
+    if (!out)
+        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open_memory: out is NULL");
+    *out = NULL;
+    if (!name || (!data && len))
+        return bl_fail(err, BL_ERR_INTERNAL, "bl_csv_open_memory: name or data is NULL");
+    bl_status st = csv_new(name, out, err);
+    if (st)
+        return st;
+    (*out)->mem = data;
+    (*out)->mem_len = len;
+    return BL_OK;
+}
+
+/* The next raw bytes into c->chunk: > 0 bytes, 0 at the end, -1 on error (E filled). */
+static int read_source(bl_csv *c, bl_error *e)
+{
+    if (c->mem) {
+        size_t n = c->mem_len - c->mem_pos;
+        if (n > chunk_size)
+            n = chunk_size;
+        memcpy(c->chunk, c->mem + c->mem_pos, n);
+        c->mem_pos += n;
+        return (int)n;
+    }
+    if (!c->gz) {
+        if (c->fd < 0)
+            return 0;
+        for (;;) {
+            ssize_t n = read(c->fd, c->chunk, chunk_size);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                bl_fail(e, BL_ERR_IO, "%s:%llu: cannot read: %s", c->path,
+                        (unsigned long long)c->line, strerror(errno));
+                return -1;
+            }
+            return (int)n;
+        }
+    }
+    int got = gzread(c->gz, c->chunk, (unsigned)chunk_size);
+    if (got < 0) {
+        int code;
+        const char *msg = gzerror(c->gz, &code);
+        bl_fail(e, code == Z_MEM_ERROR ? BL_ERR_NOMEM : BL_ERR_FORMAT, "%s:%llu: cannot read: %s",
+                c->path, (unsigned long long)c->line, code == Z_ERRNO ? strerror(errno) : msg);
+        return -1;
+    }
+    if (got > 0) {
+        c->inflated += (uint64_t)got;
+        if (c->inflated > c->max_inflated) {
+            bl_fail(e, BL_ERR_FORMAT,
+                    "%s:%llu: decompresses to more than %llu bytes (over %ux its compressed size); "
+                    "refused as a decompression bomb",
+                    c->path, (unsigned long long)c->line, (unsigned long long)c->max_inflated,
+                    CSV_MAX_INFLATION);
+            return -1;
+        }
+        return got;
+    }
+    /* gzread returns 0 both at a clean end and at a truncated gzip
+     * stream; only gzerror tells them apart. */
+    int code;
+    const char *msg = gzerror(c->gz, &code);
+    if (code != Z_OK && code != Z_STREAM_END) {
+        bl_fail(e, BL_ERR_FORMAT, "%s:%llu: cannot read: %s", c->path, (unsigned long long)c->line,
+                msg);
+        return -1;
+    }
+    return 0;
 }
 
 void bl_csv_close(bl_csv *c)
@@ -226,6 +338,8 @@ void bl_csv_close(bl_csv *c)
         return;
     if (c->gz)
         gzclose(c->gz);
+    if (c->fd >= 0)
+        close(c->fd);
     if (c->parser_live)
         csv_free(&c->parser);
     free(c->path);
@@ -332,30 +446,14 @@ int bl_csv_next(bl_csv *c, bl_error *err)
         if (c->finished)
             return 0;
         if (!c->eof) {
-            int got = gzread(c->gz, c->chunk, (unsigned)chunk_size);
-            if (got < 0) {
-                int code;
-                const char *msg = gzerror(c->gz, &code);
-                bl_error e;
-                bl_fail(&e, code == Z_MEM_ERROR ? BL_ERR_NOMEM : BL_ERR_FORMAT,
-                        "%s:%llu: cannot read: %s", c->path, (unsigned long long)c->line,
-                        code == Z_ERRNO ? strerror(errno) : msg);
+            bl_error e;
+            int got = read_source(c, &e);
+            if (got < 0)
                 return fail_next(c, err, &e);
-            }
             if (got > 0) {
                 c->chunk_len = (size_t)got;
                 c->chunk_pos = 0;
                 continue;
-            }
-            /* gzread returns 0 both at a clean end and at a truncated gzip
-             * stream; only gzerror tells them apart. */
-            int code;
-            const char *msg = gzerror(c->gz, &code);
-            if (code != Z_OK && code != Z_STREAM_END) {
-                bl_error e;
-                bl_fail(&e, BL_ERR_FORMAT, "%s:%llu: cannot read: %s", c->path,
-                        (unsigned long long)c->line, msg);
-                return fail_next(c, err, &e);
             }
             c->eof = true;
         }

@@ -8,6 +8,8 @@
  * header we half-understand is how silently wrong data gets in. */
 #include "brainlesslab/npy.h"
 
+#include "core/file.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -481,6 +483,36 @@ static bl_status read_header(const char *path, FILE *fp, uint64_t file_size, hdr
     return BL_OK;
 }
 
+bl_status bl_npy_parse_header(const char *path, const void *prefix, size_t len, uint64_t file_size,
+                              bl_npy_header *out, bl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (file_size == 0)
+        return bl_fail(err, BL_ERR_FORMAT, "%s: empty file (0 bytes), not a .npy file", path);
+    size_t need = file_size < BL_NPY_PREFIX_BYTES ? (size_t)file_size : BL_NPY_PREFIX_BYTES;
+    if (len < need)
+        return bl_fail(err, BL_ERR_INTERNAL, "%s: bl_npy_parse_header given %zu of the %zu first bytes",
+                       path, len, need);
+    /* read_header reads through a FILE; a memory stream over the prefix lets
+     * the one header parser serve both. */
+    FILE *fp = fmemopen((void *)prefix, len, "rb");
+    if (!fp)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot open a memory stream", path);
+    hdr_fields f;
+    uint64_t count = 0, bytes = 0;
+    bl_status st = read_header(path, fp, file_size, &f, &count, &bytes, err);
+    fclose(fp);
+    if (st)
+        return st;
+    out->dtype = f.dtype;
+    out->ndim = f.ndim;
+    memcpy(out->shape, f.shape, sizeof out->shape);
+    out->count = count;
+    out->data_bytes = bytes;
+    out->data_offset = file_size - bytes;
+    return BL_OK;
+}
+
 /* Bool elements must be 0 or 1 (first is the index of p[0] in the array). */
 static bl_status check_bools(const char *path, const unsigned char *b, uint64_t n, uint64_t first,
                              bl_error *err)
@@ -536,9 +568,15 @@ bl_status bl_npy_read(const char *path, bl_npy_array *out, bl_error *err)
     memset(out, 0, sizeof *out);
     if (!path)
         return bl_fail(err, BL_ERR_INTERNAL, "bl_npy_read: path is NULL");
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1;
+    bl_status ost = bl_open_regular(path, &fd, NULL, err);
+    if (ost)
+        return ost;
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        close(fd);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot open: %s", path, strerror(errno));
+    }
     struct stat sb;
     bl_status st;
     if (fstat(fileno(fp), &sb) != 0)
@@ -607,8 +645,13 @@ bl_status bl_npy_reader_open(const char *path, bl_dtype dtype, int ndim, bl_npy_
     struct stat sb;
     hdr_fields f;
     uint64_t bytes = 0;
-    if (!(r->fp = fopen(path, "rb")))
-        st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1;
+    if ((st = bl_open_regular(path, &fd, NULL, err)))
+        ;
+    else if (!(r->fp = fdopen(fd, "rb"))) {
+        close(fd);
+        st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot open: %s", path, strerror(errno));
+    }
     else if (fstat(fileno(r->fp), &sb) != 0)
         st = bl_fail(err, BL_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))

@@ -277,6 +277,10 @@ int bl_pk_valid_name(const char *s, size_t len)
 {
     if (len == 0 || len > BL_PLAN_MAX_NAME)
         return 0;
+    /* Names become directory names (records): one starting with '.' would be
+     * hidden ("..", ".x"), and one starting with '-' reads as an option. */
+    if (s[0] == '.' || s[0] == '-')
+        return 0;
     for (size_t i = 0; i < len; i++) {
         char c = s[i];
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||

@@ -135,7 +135,7 @@ static bl_status read_evaluation(const bl_pk_ctx *ctx, const bl_toml_node *root,
     if (!bl_pk_valid_name(partition, strlen(partition))) {
         bl_pk_printable(shown, sizeof shown, partition, strlen(partition));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ev, "seed_partition"), "evaluation.seed_partition",
-                          "\"%s\" must name a seed bank (1..%d characters of A-Z a-z 0-9 . _ -)", shown,
+                          "\"%s\" must name a seed bank (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown,
                           BL_PLAN_MAX_NAME);
     }
     rp->partition_word = bl_seed_partition_word(partition);
@@ -439,7 +439,7 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     if (!bl_pk_valid_name(id, strlen(id))) {
         bl_pk_printable(shown, sizeof shown, id, strlen(id));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "id"), key,
-                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown, BL_PLAN_MAX_NAME);
+                          "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown, BL_PLAN_MAX_NAME);
     }
     for (size_t m = 0; rp->targets + m < t; m++)
         if (!strcmp(rp->targets[m].id, id))
@@ -810,7 +810,7 @@ bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
     if (!st && !(st = bl_pk_string(&ctx, root, "", "id", 1, &id, NULL)) && !bl_pk_valid_name(id, strlen(id))) {
         bl_pk_printable(shown, sizeof shown, id, strlen(id));
         st = bl_pk_fail(&ctx, BL_ERR_INVALID, bl_toml_table_get(root, "id"), "id",
-                        "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -)", shown, BL_PLAN_MAX_NAME);
+                        "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown, BL_PLAN_MAX_NAME);
     }
     if (!st && !(st = bl_pk_string(&ctx, root, "", "operation", 1, &operation, NULL)) &&
         !(st = bl_pk_string(&ctx, root, "", "description", 0, &description, NULL)) && strcmp(operation, "profile")) {

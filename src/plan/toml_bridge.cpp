@@ -5,6 +5,7 @@
 // turns all of that into a plain tree and bl_status codes: every entry point
 // catches everything, so no exception ever unwinds into C frames.
 #include "plan/toml_bridge.h"
+#include "core/file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -297,26 +298,14 @@ bl_status bl_toml_parse_file(const char *path, bl_toml_doc **out, bl_error *err)
 {
     *out = nullptr;
     // Read the file here rather than with toml::parse_file, so that a missing
-    // or unreadable file gets the system's reason, and size is capped first.
-    FILE *f = std::fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, std::strerror(errno));
-    char *buf = static_cast<char *>(std::malloc(BL_TOML_MAX_BYTES + 1));
-    if (!buf) {
-        std::fclose(f);
-        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a read buffer", path);
-    }
-    size_t n = std::fread(buf, 1, BL_TOML_MAX_BYTES + 1, f);
-    int bad = std::ferror(f);
-    std::fclose(f);
-    bl_status st;
-    if (bad)
-        st = bl_fail(err, BL_ERR_IO, "%s: read error (is it a directory?)", path);
-    else if (n > BL_TOML_MAX_BYTES)
-        st = bl_fail(err, BL_ERR_FORMAT, "%s: larger than the %zu-byte limit for a plan", path,
-                     BL_TOML_MAX_BYTES);
-    else
-        st = parse_impl(std::string_view(buf, n), path, out, err);
+    // or unreadable file gets the system's reason, a FIFO or device is
+    // refused (bl_open_regular) and size is capped first.
+    char *buf = nullptr;
+    size_t n = 0;
+    bl_status st = bl_read_small(path, BL_TOML_MAX_BYTES, &buf, &n, err);
+    if (st)
+        return st;
+    st = parse_impl(std::string_view(buf, n), path, out, err);
     std::free(buf);
     return st;
 }

@@ -10,6 +10,7 @@
 #include "brainlesslab/hash.h"
 #include "record/record_impl.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,13 +30,18 @@ struct bl_record {
     cJSON *sections; /* object: manifest sections in the order they were set */
     cJSON *inputs;   /* array of {role, path, absolute_path, bytes, sha256} */
     enum record_state state;
+    char *name;                 /* the last path component of dir */
+    char plan_sha256[BL_SHA256_HEX_LEN + 1]; /* "" until bl_record_bind */
+    cJSON *required;            /* array of artifact paths, or NULL */
+    bl_sign_key *key;           /* NULL: unsigned */
 };
 
 /* Keys the record writes itself; a section may not shadow them. */
 static const char *const own_keys[] = {"format",   "format_version", "status",
                                        "message",  "created_utc",    "finished_utc",
                                        "inputs",   "artifacts",      "inventory_problems",
-                                       "software", "host"};
+                                       "software", "host",           "record_name",
+                                       "plan_sha256", "required_artifacts", "signing"};
 
 static char *dup_text(const char *s)
 {
@@ -132,6 +138,12 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
     }
     bool slash = root[strlen(root) - 1] == '/';
     snprintf(r->dir, n, "%s%s%s", root, slash ? "" : "/", name);
+    r->name = dup_text(name);
+    if (!r->name) {
+        free(r->dir);
+        free(r);
+        return bl_fail(err, BL_ERR_NOMEM, "%s/%s: out of memory", root, name);
+    }
     /* mkdir is atomic and exclusive: two runs racing for one name cannot both win. */
     if (mkdir(r->dir, 0777) != 0) {
         int e = errno;
@@ -139,6 +151,7 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
                      e == EEXIST ? "record already exists; records are written once, never reused"
                                  : strerror(e));
         free(r->dir);
+        free(r->name);
         free(r);
         return st;
     }
@@ -171,12 +184,8 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
         return st;
     }
     *out = r;
+    assert(bl_record_sane(r));
     return BL_OK;
-}
-
-const char *bl_record_dir(const bl_record *r)
-{
-    return r->dir;
 }
 
 static bl_status require_open(const bl_record *r, bl_error *err)
@@ -186,6 +195,91 @@ static bl_status require_open(const bl_record *r, bl_error *err)
                        r->state == RECORD_DONE ? "sealed" : "marked FAILED");
     return BL_OK;
 }
+
+/* Is NAME present at the top of DIR (without following a symlink)? */
+static bool has_marker(const char *dir, const char *name)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return false;
+    struct stat sb;
+    bool there = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+    close(dfd);
+    return there;
+}
+
+bool bl_record_sane(const bl_record *r)
+{
+    if (!r || !r->dir || !r->name || !r->sections || !r->inputs)
+        return false;
+    bool done = has_marker(r->dir, BL_RECORD_DONE), failed = has_marker(r->dir, BL_RECORD_FAILED);
+    switch (r->state) {
+    case RECORD_OPEN:
+        return !done && !failed && has_marker(r->dir, BL_RECORD_RESERVED);
+    case RECORD_DONE:
+        return done && !failed && has_marker(r->dir, BL_RECORD_MANIFEST);
+    case RECORD_FAILED:
+        return failed && !done && has_marker(r->dir, BL_RECORD_MANIFEST);
+    }
+    return false;
+}
+
+static bool is_hex64(const char *s)
+{
+    return s && strlen(s) == BL_SHA256_HEX_LEN && strspn(s, "0123456789abcdef") == BL_SHA256_HEX_LEN;
+}
+
+bl_status bl_record_bind(bl_record *r, const char *plan_sha256, const char *const *required,
+                         size_t n_required, bl_error *err)
+{
+    bl_status st = require_open(r, err);
+    if (st)
+        return st;
+    if (!is_hex64(plan_sha256))
+        return bl_fail(err, BL_ERR_INVALID, "%s: plan hash is not 64 lowercase hex digits", r->dir);
+    char prefix[10];
+    snprintf(prefix, sizeof prefix, "-%.8s", plan_sha256);
+    if (!strstr(r->name, prefix))
+        return bl_fail(err, BL_ERR_INVALID, "%s: record name does not carry the plan hash %.8s", r->dir,
+                       plan_sha256);
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; list && i < n_required; i++) {
+        const char *why = bl_record_bad_relpath(required[i]);
+        if (why) {
+            cJSON_Delete(list);
+            return bl_fail(err, BL_ERR_INVALID, "%s: required artifact '%s' %s", r->dir, required[i], why);
+        }
+        if (!cJSON_AddItemToArray(list, cJSON_CreateString(required[i]))) {
+            cJSON_Delete(list);
+            list = NULL;
+        }
+    }
+    if (!list)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", r->dir);
+    cJSON_Delete(r->required);
+    r->required = list;
+    memcpy(r->plan_sha256, plan_sha256, BL_SHA256_HEX_LEN + 1);
+    return BL_OK;
+}
+
+bl_status bl_record_sign_with(bl_record *r, const char *key_path, bl_error *err)
+{
+    bl_status st = require_open(r, err);
+    if (st)
+        return st;
+    bl_sign_key *k = NULL;
+    if ((st = bl_sign_key_load(key_path, &k, err)))
+        return st;
+    bl_sign_key_free(r->key);
+    r->key = k;
+    return BL_OK;
+}
+
+const char *bl_record_dir(const bl_record *r)
+{
+    return r->dir;
+}
+
 
 bl_status bl_record_path(bl_record *r, const char *relname, char *buf, size_t size,
                          bl_error *err)
@@ -232,13 +326,9 @@ bl_status bl_record_path(bl_record *r, const char *relname, char *buf, size_t si
     return BL_OK;
 }
 
-static bl_status add_input_file(bl_record *r, const char *role, const char *path, bl_error *err)
+static bl_status add_input_entry(bl_record *r, const char *role, const char *path, const char *hex,
+                                 uint64_t bytes, bl_error *err)
 {
-    char hex[BL_SHA256_HEX_LEN + 1];
-    uint64_t bytes = 0;
-    bl_status st = bl_sha256_file(path, hex, &bytes, err);
-    if (st)
-        return bl_fail_context(err, "record input '%s'", role);
     char *abs = realpath(path, NULL);
     cJSON *e = cJSON_CreateObject();
     bool ok = e && cJSON_AddStringToObject(e, "role", role) &&
@@ -254,9 +344,33 @@ static bl_status add_input_file(bl_record *r, const char *role, const char *path
     return BL_OK;
 }
 
+bl_status bl_record_add_input_digest(bl_record *r, const char *role, const char *path,
+                                     const char *sha256, uint64_t bytes, bl_error *err)
+{
+    bl_status st = require_open(r, err);
+    if (st)
+        return st;
+    if (!role || !*role || !path || !*path)
+        return bl_fail(err, BL_ERR_INVALID, "%s: record input needs a role and a path", r->dir);
+    if (!is_hex64(sha256))
+        return bl_fail(err, BL_ERR_INVALID, "%s: record input '%s': SHA-256 is not 64 lowercase hex digits",
+                       path, role);
+    return add_input_entry(r, role, path, sha256, bytes, err);
+}
+
 static int compare_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bl_status add_input_file(bl_record *r, const char *role, const char *path, bl_error *err)
+{
+    char hex[BL_SHA256_HEX_LEN + 1];
+    uint64_t bytes = 0;
+    bl_status st = bl_sha256_file(path, hex, &bytes, err);
+    if (st)
+        return bl_fail_context(err, "record input '%s'", role);
+    return add_input_entry(r, role, path, hex, bytes, err);
 }
 
 static bl_status add_input_dir(bl_record *r, const char *role, const char *path, int depth,
@@ -439,7 +553,7 @@ static void free_artifacts(artifact *arts, size_t n)
 
 static cJSON *build_manifest(const bl_record *r, const char *status, const char *message,
                              const char *finished, const artifact *arts, size_t n,
-                             cJSON *problems)
+                             cJSON *problems, bool skip_sections)
 {
     cJSON *m = cJSON_CreateObject();
     if (!m)
@@ -452,8 +566,25 @@ static cJSON *build_manifest(const bl_record *r, const char *status, const char 
     if (ok && message)
         ok = cJSON_AddStringToObject(m, "message", message) != NULL;
     ok = ok && cJSON_AddStringToObject(m, "created_utc", created) &&
-         cJSON_AddStringToObject(m, "finished_utc", finished);
-    for (cJSON *s = r->sections->child; ok && s; s = s->next) {
+         cJSON_AddStringToObject(m, "finished_utc", finished) &&
+         cJSON_AddStringToObject(m, "record_name", r->name);
+    if (ok && r->plan_sha256[0])
+        ok = cJSON_AddStringToObject(m, "plan_sha256", r->plan_sha256) != NULL;
+    if (ok && r->required) {
+        cJSON *copy = cJSON_Duplicate(r->required, 1);
+        ok = copy && cJSON_AddItemToObject(m, "required_artifacts", copy);
+        if (!ok)
+            cJSON_Delete(copy);
+    }
+    if (ok && r->key) {
+        char pub[65];
+        bl_sign_key_public_hex(r->key, pub);
+        cJSON *sg = cJSON_AddObjectToObject(m, "signing");
+        ok = sg && cJSON_AddStringToObject(sg, "algorithm", "ed25519") &&
+             cJSON_AddStringToObject(sg, "public_key", pub) &&
+             cJSON_AddStringToObject(sg, "signature_file", BL_RECORD_SIGNATURE);
+    }
+    for (cJSON *s = skip_sections ? NULL : r->sections->child; ok && s; s = s->next) {
         cJSON *copy = cJSON_Duplicate(s, 1);
         ok = copy && cJSON_AddItemToObject(m, s->string, copy);
         if (!ok)
@@ -513,7 +644,33 @@ static bool append_line(char **buf, size_t *len, size_t *cap, const char *hex, c
     return true;
 }
 
+/* Is every artifact the plan promised in the inventory? NULL, or the first missing. */
+static const char *missing_required(const bl_record *r, const artifact *arts, size_t n)
+{
+    for (const cJSON *q = r->required ? r->required->child : NULL; q; q = q->next) {
+        size_t i = 0;
+        while (i < n && strcmp(arts[i].path, q->valuestring))
+            i++;
+        if (i == n)
+            return q->valuestring;
+    }
+    return NULL;
+}
+
+static bl_status finish_locked(bl_record *r, const char *status, const char *message, bl_error *err);
+
 static bl_status finish(bl_record *r, const char *status, const char *message, bl_error *err)
+{
+    /* Serialised with the signal guard (guard.c): a signal that arrives
+     * while this runs is handled after it, and finds the record closed. */
+    bl_record_lock();
+    bl_status st = finish_locked(r, status, message, err);
+    bl_record_unlock();
+    assert(bl_record_sane(r));
+    return st;
+}
+
+static bl_status finish_locked(bl_record *r, const char *status, const char *message, bl_error *err)
 {
     bl_status st = require_open(r, err);
     if (st)
@@ -528,7 +685,7 @@ static bl_status finish(bl_record *r, const char *status, const char *message, b
     cJSON *manifest = NULL;
     char *manifest_text = NULL, *sums = NULL;
     size_t sums_len = 0, sums_cap = 0;
-    bool wrote_manifest = false, wrote_sums = false;
+    bool wrote_manifest = false, wrote_sums = false, wrote_sig = false;
     if (!problems) {
         st = bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", r->dir);
         goto out;
@@ -536,10 +693,32 @@ static bl_status finish(bl_record *r, const char *status, const char *message, b
     st = inventory(r, rootfd, done, &arts, &n, problems, err);
     if (st)
         goto out;
+    const char *missing = done ? missing_required(r, arts, n) : NULL;
+    if (missing) {
+        st = bl_fail(err, BL_ERR_INVALID, "%s: artifact '%s' promised by the plan's outputs was not written",
+                     r->dir, missing);
+        goto out;
+    }
     char finished[32];
     bl_format_utc(time(NULL), finished);
-    manifest = build_manifest(r, status, message, finished, arts, n, problems);
+    manifest = build_manifest(r, status, message, finished, arts, n, problems, false);
     manifest_text = manifest ? cJSON_Print(manifest) : NULL;
+    /* A sealed record must always verify, and verify reads manifests up to
+     * BL_RECORD_MANIFEST_MAX: a larger DONE is refused (the caller fails the
+     * record instead); a larger FAILED drops the caller's sections. */
+    if (manifest_text && strlen(manifest_text) + 1 > BL_RECORD_MANIFEST_MAX) {
+        if (done) {
+            st = bl_fail(err, BL_ERR_INVALID,
+                         "%s: manifest.json would be %zu bytes, over the %zu-byte limit that verify reads; "
+                         "the plan asks for too much to list inline",
+                         r->dir, strlen(manifest_text) + 1, (size_t)BL_RECORD_MANIFEST_MAX);
+            goto out;
+        }
+        free(manifest_text);
+        cJSON_Delete(manifest);
+        manifest = build_manifest(r, status, message, finished, arts, n, problems, true);
+        manifest_text = manifest ? cJSON_Print(manifest) : NULL;
+    }
     char *text2 = manifest_text ? realloc(manifest_text, strlen(manifest_text) + 2) : NULL;
     if (!text2) {
         st = bl_fail(err, BL_ERR_NOMEM, "%s: out of memory building manifest.json", r->dir);
@@ -567,6 +746,18 @@ static bl_status finish(bl_record *r, const char *status, const char *message, b
     if (st)
         goto out;
     wrote_sums = true;
+    if (r->key) {
+        char *sig = bl_sign_text(r->key, sums, sums_len, BL_RECORD_CHECKSUMS);
+        if (!sig) {
+            st = bl_fail(err, BL_ERR_INTERNAL, "%s: cannot sign checksums.sha256 (libcrypto)", r->dir);
+            goto out;
+        }
+        st = write_text_excl(rootfd, r->dir, BL_RECORD_SIGNATURE, sig, strlen(sig), err);
+        free(sig);
+        if (st)
+            goto out;
+        wrote_sig = true;
+    }
     if (fsync(rootfd) != 0) {
         st = bl_fail(err, BL_ERR_IO, "%s: cannot flush directory: %s", r->dir, strerror(errno));
         goto out;
@@ -593,6 +784,8 @@ static bl_status finish(bl_record *r, const char *status, const char *message, b
         fsync(rootfd);
 out:
     if (st && r->state == RECORD_OPEN) {
+        if (wrote_sig)
+            unlinkat(rootfd, BL_RECORD_SIGNATURE, 0);
         if (wrote_sums)
             unlinkat(rootfd, BL_RECORD_CHECKSUMS, 0);
         if (wrote_manifest)
@@ -621,6 +814,10 @@ void bl_record_destroy(bl_record *r)
 {
     if (!r)
         return;
+    bl_record_guard_forget(r);
+    cJSON_Delete(r->required);
+    bl_sign_key_free(r->key);
+    free(r->name);
     cJSON_Delete(r->sections);
     cJSON_Delete(r->inputs);
     free(r->dir);

@@ -12,6 +12,7 @@
 
 #include "brainlesslab/error.h"
 #include "brainlesslab/hash.h"
+#include "brainlesslab/record.h"
 
 /* Control files: at the top of a record, never artifacts. */
 #define BL_RECORD_MANIFEST "manifest.json"
@@ -19,6 +20,10 @@
 #define BL_RECORD_DONE "DONE"
 #define BL_RECORD_FAILED "FAILED"
 #define BL_RECORD_RESERVED ".RESERVED"
+#define BL_RECORD_SIGNATURE "SIGNATURE"
+
+/* The largest manifest.json that seal writes and verify reads. */
+#define BL_RECORD_MANIFEST_MAX ((size_t)64 << 20)
 
 bool bl_record_is_control_name(const char *name);
 
@@ -66,6 +71,29 @@ const char *bl_record_open_result_text(bl_open_result result);
 
 /* Hash an open file to its end. 0 on success, -1 on a read error. */
 int bl_record_hash_fd(int fd, char hex[BL_SHA256_HEX_LEN + 1], uint64_t *bytes);
+
+/* Serialises sealing and failing with the signal guard (guard.c). */
+void bl_record_lock(void);
+void bl_record_unlock(void);
+/* guard.c: forget R if it is the guarded record (destroy calls it). */
+void bl_record_guard_forget(const bl_record *r);
+
+/* Ed25519 (sign.c). A loaded private key, opaque. */
+typedef struct bl_sign_key bl_sign_key;
+bl_status bl_sign_key_load(const char *path, bl_sign_key **out, bl_error *err);
+void bl_sign_key_free(bl_sign_key *k);
+/* Public key as 64 hex digits. */
+void bl_sign_key_public_hex(const bl_sign_key *k, char hex[65]);
+/* The SIGNATURE file's text for MESSAGE (malloc'd), or NULL. */
+char *bl_sign_text(const bl_sign_key *k, const void *message, size_t len, const char *message_name);
+/* Check a SIGNATURE file's TEXT over MESSAGE. EXPECT_PUB_HEX (may be NULL) is
+ * the public key it must be made with; TRUSTED_PEM (may be NULL) a public key
+ * file it must match. NULL when valid, else why not; *pub_hex gets the key. */
+const char *bl_sign_check(const char *text, size_t text_len, const void *message, size_t len,
+                          const char *expect_pub_hex, const char *trusted_pem, char pub_hex[65]);
+
+/* Copy S into OUT (size > 0) with bytes outside printable ASCII as \xNN. */
+void bl_escape_text(char *out, size_t size, const char *s);
 
 /* Software and host identity as cJSON objects (NULL when out of memory);
  * the caller owns them. */

@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Larger control files are not ours: refuse instead of reading them whole. */
+/* Larger control files are not ours: refuse instead of reading them whole.
+ * Seal never writes a manifest over BL_RECORD_MANIFEST_MAX; older records
+ * may hold up to this. */
 #define CONTROL_MAX_BYTES ((size_t)256 << 20)
 
 typedef struct problems {
@@ -40,6 +42,11 @@ static void add_problem(problems *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    /* Paths and messages come from the record: escape anything that is not
+     * printable ASCII, so a crafted manifest cannot print a line break (and a
+     * forged "OK" line) or a terminal escape sequence. */
+    char shown[sizeof line * 4];
+    bl_escape_text(shown, sizeof shown, line);
     if (p->n == p->cap) {
         size_t ncap = p->cap ? p->cap * 2 : 16;
         char **nv = realloc(p->v, ncap * sizeof *nv);
@@ -50,13 +57,13 @@ static void add_problem(problems *p, const char *fmt, ...)
         p->v = nv;
         p->cap = ncap;
     }
-    size_t len = strlen(line) + 1;
+    size_t len = strlen(shown) + 1;
     char *copy = malloc(len);
     if (!copy) {
         p->oom = true;
         return;
     }
-    memcpy(copy, line, len);
+    memcpy(copy, shown, len);
     p->v[p->n++] = copy;
 }
 
@@ -278,6 +285,29 @@ static size_t dedupe(listed *v, size_t n, const char *source, problems *p)
     return m;
 }
 
+/* DONE (or FAILED) names the manifest's SHA-256: it must be this manifest's. */
+static void check_marker_hash(int rootfd, const char *marker, const char *manifest_hex, problems *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (read_control(rootfd, marker, &text, &len))
+        return; /* reported by check_markers */
+    const char *at = strstr(text, "manifest_sha256 ");
+    char named[BL_SHA256_HEX_LEN + 1] = "";
+    if (at) {
+        at += strlen("manifest_sha256 ");
+        size_t k = strspn(at, "0123456789abcdef");
+        if (k == BL_SHA256_HEX_LEN && (at[k] == '\n' || at[k] == '\0'))
+            memcpy(named, at, BL_SHA256_HEX_LEN + 1), named[BL_SHA256_HEX_LEN] = '\0';
+    }
+    if (!named[0])
+        add_problem(p, "%s: does not name the manifest's SHA-256 (no 'manifest_sha256 <hex>' line)", marker);
+    else if (manifest_hex && strcmp(named, manifest_hex))
+        add_problem(p, "%s: names manifest SHA-256 %.16s... but %s hashes to %.16s... (manifest replaced "
+                    "after sealing)", marker, named, BL_RECORD_MANIFEST, manifest_hex);
+    free(text);
+}
+
 static void check_markers(int rootfd, const cJSON *manifest, problems *p)
 {
     struct stat sb;
@@ -297,6 +327,8 @@ static void check_markers(int rootfd, const cJSON *manifest, problems *p)
         add_problem(p, "%s: is not a regular file", BL_RECORD_DONE);
     if (done && failed)
         add_problem(p, "both DONE and FAILED markers are present");
+    if (done && reserved)
+        add_problem(p, "%s: still present beside DONE (a sealed record never keeps it)", BL_RECORD_RESERVED);
     if (done && manifest && (!cJSON_IsString(status) || strcmp(status->valuestring, "DONE")))
         add_problem(p, "%s: status is not \"DONE\" but the DONE marker is present",
                     BL_RECORD_MANIFEST);
@@ -308,9 +340,69 @@ static void check_format(const cJSON *manifest, problems *p)
     const cJSON *version = cJSON_GetObjectItemCaseSensitive(manifest, "format_version");
     if (!cJSON_IsString(format) || strcmp(format->valuestring, BL_RECORD_FORMAT))
         add_problem(p, "%s: format is not \"%s\"", BL_RECORD_MANIFEST, BL_RECORD_FORMAT);
-    if (!cJSON_IsNumber(version) || version->valuedouble != BL_RECORD_FORMAT_VERSION)
-        add_problem(p, "%s: format_version is not %d", BL_RECORD_MANIFEST,
-                    BL_RECORD_FORMAT_VERSION);
+    if (!cJSON_IsNumber(version) || version->valuedouble < BL_RECORD_FORMAT_VERSION_MIN ||
+        version->valuedouble > BL_RECORD_FORMAT_VERSION || version->valuedouble != (int)version->valuedouble)
+        add_problem(p, "%s: format_version is not %d..%d", BL_RECORD_MANIFEST,
+                    BL_RECORD_FORMAT_VERSION_MIN, BL_RECORD_FORMAT_VERSION);
+}
+
+static int format_version(const cJSON *manifest)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(manifest, "format_version");
+    return cJSON_IsNumber(v) ? (int)v->valuedouble : 0;
+}
+
+/* Duplicate keys in one object: cJSON keeps the first, Python the last, so
+ * two readers of one manifest could see two different records. */
+static const char *duplicate_key(const cJSON *v)
+{
+    for (const cJSON *a = v ? v->child : NULL; a; a = a->next) {
+        if (cJSON_IsObject(v) && a->string)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (b->string && !strcmp(a->string, b->string))
+                    return a->string;
+        const char *d = duplicate_key(a);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+/* Version 2: the record's name, its plan hash and the artifacts its plan's
+ * outputs promise. NAME is the directory's last component. */
+static void check_binding(const cJSON *manifest, const char *name, const listed *a, size_t na, problems *p)
+{
+    const cJSON *rn = cJSON_GetObjectItemCaseSensitive(manifest, "record_name");
+    if (!cJSON_IsString(rn))
+        add_problem(p, "%s: has no record_name", BL_RECORD_MANIFEST);
+    else if (name && strcmp(rn->valuestring, name))
+        add_problem(p, "%s: record_name is '%s' but the record directory is '%s' (renamed, or another "
+                    "record's content)", BL_RECORD_MANIFEST, rn->valuestring, name);
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(manifest, "plan_sha256");
+    if (ph) {
+        char prefix[10];
+        if (!cJSON_IsString(ph) || strlen(ph->valuestring) != BL_SHA256_HEX_LEN ||
+            strspn(ph->valuestring, "0123456789abcdef") != BL_SHA256_HEX_LEN)
+            add_problem(p, "%s: plan_sha256 is not 64 lowercase hex digits", BL_RECORD_MANIFEST);
+        else if (snprintf(prefix, sizeof prefix, "-%.8s", ph->valuestring), name && !strstr(name, prefix))
+            add_problem(p, "%s: the record name does not carry the plan hash %.8s", BL_RECORD_MANIFEST,
+                        ph->valuestring);
+        const cJSON *plan = cJSON_GetObjectItemCaseSensitive(manifest, "plan");
+        const cJSON *plan_hash = plan ? cJSON_GetObjectItemCaseSensitive(plan, "hash") : NULL;
+        if (cJSON_IsString(ph) && cJSON_IsString(plan_hash) && strcmp(plan_hash->valuestring, ph->valuestring))
+            add_problem(p, "%s: plan_sha256 differs from the plan section's hash", BL_RECORD_MANIFEST);
+    }
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(manifest, "required_artifacts");
+    if (req && !cJSON_IsArray(req))
+        add_problem(p, "%s: required_artifacts is not a list", BL_RECORD_MANIFEST);
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(manifest, "status");
+    bool done = cJSON_IsString(status) && !strcmp(status->valuestring, "DONE");
+    for (const cJSON *q = cJSON_IsArray(req) ? req->child : NULL; done && q; q = q->next) {
+        if (!cJSON_IsString(q))
+            add_problem(p, "%s: required_artifacts holds a non-string", BL_RECORD_MANIFEST);
+        else if (!find_listed(a, na, q->valuestring))
+            add_problem(p, "%s: promised by the plan's outputs but not among the artifacts", q->valuestring);
+    }
 }
 
 /* Manifest and checksums must list the same artifacts with the same hashes. */
@@ -354,6 +446,10 @@ static size_t rehash(int rootfd, const listed *a, size_t na, problems *p)
         }
         char hex[BL_SHA256_HEX_LEN + 1];
         uint64_t bytes = 0;
+        struct stat sb;
+        if (fstat(fd, &sb) == 0 && sb.st_nlink > 1)
+            add_problem(p, "%s: has %lu hard links; an artifact must be its own file, not shared with "
+                        "another record or file", a[i].path, (unsigned long)sb.st_nlink);
         int rc = bl_record_hash_fd(fd, hex, &bytes);
         close(fd);
         if (rc != 0)
@@ -383,7 +479,15 @@ static void find_extras(int rootfd, const char *dir, const listed *a, size_t na,
     }
     for (size_t i = 0; i < n; i++) {
         const bl_record_entry *e = &entries[i];
-        if (e->kind == BL_ENTRY_DIR || find_listed(a, na, e->path))
+        if (e->kind == BL_ENTRY_DIR) {
+            /* Sorted by path: a directory's contents follow it as "dir/...".
+             * Seal never leaves an empty directory, so one was added. */
+            size_t len = strlen(e->path);
+            if (i + 1 == n || strncmp(entries[i + 1].path, e->path, len) || entries[i + 1].path[len] != '/')
+                add_problem(p, "%s: empty directory (not part of the sealed record)", e->path);
+            continue;
+        }
+        if (find_listed(a, na, e->path))
             continue; /* listed entries were checked (and reported) by rehash */
         if (e->kind == BL_ENTRY_FILE)
             add_problem(p, "%s: not in %s (added after sealing)", e->path, BL_RECORD_MANIFEST);
@@ -399,10 +503,12 @@ static bl_status summarize(const char *dir, problems *p, FILE *report, bl_error 
 {
     if (p->oom)
         return bl_fail(err, BL_ERR_NOMEM, "record %s: out of memory while verifying", dir);
+    char shown[1024];
+    bl_escape_text(shown, sizeof shown, dir);
     for (size_t i = 0; report && i < p->n; i++)
-        fprintf(report, "%s: %s\n", dir, p->v[i]);
+        fprintf(report, "%s: %s\n", shown, p->v[i]);
     char summary[BL_ERROR_MESSAGE_MAX];
-    size_t len = (size_t)snprintf(summary, sizeof summary, "record %s: %zu problem%s: ", dir, p->n,
+    size_t len = (size_t)snprintf(summary, sizeof summary, "record %s: %zu problem%s: ", shown, p->n,
                                   p->n == 1 ? "" : "s");
     for (size_t i = 0; i < p->n && len < sizeof summary; i++)
         len += (size_t)snprintf(summary + len, sizeof summary - len, "%s%s", i ? "; " : "",
@@ -412,37 +518,116 @@ static bl_status summarize(const char *dir, problems *p, FILE *report, bl_error 
     return bl_fail(err, BL_ERR_INVALID, "%s", summary);
 }
 
+/* The last component of DIR (trailing slashes ignored), malloc'd. */
+static char *record_name_of(const char *dir)
+{
+    char *real = realpath(dir, NULL);
+    const char *base = real ? real : dir;
+    size_t len = strlen(base);
+    while (len > 1 && base[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && base[start - 1] != '/')
+        start--;
+    char *name = malloc(len - start + 1);
+    if (name) {
+        memcpy(name, base + start, len - start);
+        name[len - start] = '\0';
+    }
+    free(real);
+    return name;
+}
+
+/* SIGNATURE against checksums.sha256 (its bytes as read, before parsing). */
+static void check_signature(int rootfd, const cJSON *manifest, const char *sums, size_t sums_len,
+                            const bl_verify_options *opt, problems *p)
+{
+    const cJSON *signing = manifest ? cJSON_GetObjectItemCaseSensitive(manifest, "signing") : NULL;
+    const cJSON *pub = signing ? cJSON_GetObjectItemCaseSensitive(signing, "public_key") : NULL;
+    const char *trusted = opt ? opt->public_key : NULL;
+    struct stat sb;
+    bool present = fstatat(rootfd, BL_RECORD_SIGNATURE, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!signing && !present && !trusted)
+        return; /* an unsigned record, verified as such */
+    if (!present) {
+        add_problem(p, "%s: missing%s", BL_RECORD_SIGNATURE,
+                    trusted ? " (--key asks for a signed record)" : " but the manifest says the record is signed");
+        return;
+    }
+    if (!signing && manifest)
+        add_problem(p, "%s: present but the manifest names no signing key", BL_RECORD_SIGNATURE);
+    if (signing && !cJSON_IsString(pub))
+        add_problem(p, "%s: signing.public_key is not a string", BL_RECORD_MANIFEST);
+    if (!sums)
+        return; /* checksums.sha256 unreadable: reported already */
+    char *text = NULL;
+    size_t len = 0;
+    const char *why = read_control(rootfd, BL_RECORD_SIGNATURE, &text, &len);
+    char key_hex[65];
+    if (!why)
+        why = bl_sign_check(text, len, sums, sums_len, cJSON_IsString(pub) ? pub->valuestring : NULL, trusted,
+                            key_hex);
+    if (why)
+        add_problem(p, "%s: %s", BL_RECORD_SIGNATURE, why);
+    free(text);
+}
+
 bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_error *err)
+{
+    return bl_record_verify_with(dir, NULL, report, artifacts, err);
+}
+
+bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, FILE *report,
+                                size_t *artifacts, bl_error *err)
 {
     if (artifacts)
         *artifacts = 0;
     int rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rootfd < 0)
-        return bl_fail(err, BL_ERR_IO, "record %s: cannot open directory: %s", dir,
-                       strerror(errno));
+    if (rootfd < 0) {
+        char shown[1024];
+        bl_escape_text(shown, sizeof shown, dir);
+        return bl_fail(err, BL_ERR_IO, "record %s: cannot open directory: %s", shown, strerror(errno));
+    }
     problems p = {0};
-    char *mtext = NULL, *ctext = NULL;
+    char *mtext = NULL, *ctext = NULL, *name = record_name_of(dir);
     size_t mlen = 0, clen = 0, na = 0, nc = 0, verified = 0;
     cJSON *manifest = NULL;
     listed *a = NULL, *c = NULL;
+    char manifest_hex[BL_SHA256_HEX_LEN + 1] = "";
 
     const char *why = read_control(rootfd, BL_RECORD_MANIFEST, &mtext, &mlen);
-    if (why)
+    const char *end = NULL;
+    if (why) {
         add_problem(&p, "%s: %s", BL_RECORD_MANIFEST, why);
-    else if (!(manifest = cJSON_ParseWithLength(mtext, mlen)) || !cJSON_IsObject(manifest)) {
-        add_problem(&p, "%s: not a JSON object", BL_RECORD_MANIFEST);
-        cJSON_Delete(manifest);
-        manifest = NULL;
+    } else {
+        bl_sha256_buffer(mtext, mlen, manifest_hex);
+        /* One JSON object and nothing after it: require_null_terminated
+         * refuses trailing text, and a NUL byte would hide it. */
+        if (memchr(mtext, '\0', mlen) ||
+            !(manifest = cJSON_ParseWithLengthOpts(mtext, mlen + 1, &end, 1)) || !cJSON_IsObject(manifest)) {
+            add_problem(&p, "%s: not a single JSON object (invalid JSON, or text after it)", BL_RECORD_MANIFEST);
+            cJSON_Delete(manifest);
+            manifest = NULL;
+        }
     }
+    const char *dup = manifest ? duplicate_key(manifest) : NULL;
+    if (dup)
+        add_problem(&p, "%s: key '%s' appears twice in one object", BL_RECORD_MANIFEST, dup);
     check_markers(rootfd, manifest, &p);
+    struct stat msb;
+    if (fstatat(rootfd, BL_RECORD_DONE, &msb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(msb.st_mode))
+        check_marker_hash(rootfd, BL_RECORD_DONE, manifest_hex[0] ? manifest_hex : NULL, &p);
     if (manifest) {
         check_format(manifest, &p);
         a = manifest_artifacts(manifest, &na, &p);
         na = dedupe(a, na, BL_RECORD_MANIFEST, &p);
+        if (format_version(manifest) >= 2)
+            check_binding(manifest, name, a, na, &p);
     }
 
     why = read_control(rootfd, BL_RECORD_CHECKSUMS, &ctext, &clen);
     const char *manifest_sha = NULL;
+    check_signature(rootfd, manifest, why ? NULL : ctext, clen, opt, &p);
     if (why) {
         add_problem(&p, "%s: %s", BL_RECORD_CHECKSUMS, why);
     } else {
@@ -451,9 +636,7 @@ bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_
         if (!manifest_sha) {
             add_problem(&p, "%s: does not list %s", BL_RECORD_CHECKSUMS, BL_RECORD_MANIFEST);
         } else if (mtext) {
-            char hex[BL_SHA256_HEX_LEN + 1];
-            bl_sha256_buffer(mtext, mlen, hex);
-            if (strcmp(hex, manifest_sha))
+            if (strcmp(manifest_hex, manifest_sha))
                 add_problem(&p, "%s: edited (its SHA-256 does not match %s)", BL_RECORD_MANIFEST,
                             BL_RECORD_CHECKSUMS);
         }
@@ -475,6 +658,7 @@ bl_status bl_record_verify(const char *dir, FILE *report, size_t *artifacts, bl_
     free(p.v);
     free(a);
     free(c);
+    free(name);
     cJSON_Delete(manifest);
     free(mtext);
     free(ctext);

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Build the libFuzzer harnesses (fuzz_npy, fuzz_csv, fuzz_parquet, fuzz_thrift, fuzz_arrow, fuzz_flatbuf) with clang and run each
-# for a bounded time.
+# Build the libFuzzer harnesses with clang and run each for a bounded time.
+#   npy, csv, parquet, thrift, arrow, flatbuf   a reader alone (small limits)
+#   plan, connectome, verify   against the whole library, built with clang into
+#                              $BL_FUZZ_WORK/lib (cmake -DBL_FUZZ=ON, no MPI)
 #   usage: tests/fuzz/run_fuzz.sh [seconds per harness, default 20] [harness...]
+#   BL_FUZZ_RUNS=N: stop each harness after N executions instead of a time; the
+#   documented long run: BL_FUZZ_RUNS=1000000 tests/fuzz/run_fuzz.sh 0 plan connectome verify
 #   env:   BL_FUZZ_WORK  work folder (binaries, grown corpora, crash files);
 #                        default $BL_BUILD_DIR/fuzz, else build/fuzz in the repo
 #          CC_FUZZ       the clang to use (default clang, else clang-14)
@@ -12,7 +16,7 @@ set -euo pipefail
 secs=${1:-20}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy csv parquet thrift arrow flatbuf)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy csv parquet thrift arrow flatbuf plan connectome verify)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=${BL_FUZZ_WORK:-${BL_BUILD_DIR:-$root/build}/fuzz}
@@ -39,31 +43,53 @@ csv_small=(-DCSV_CHUNK=7 -DCSV_MAX_FIELD_BYTES=64 -DCSV_MAX_FIELDS=32 -DCSV_MAX_
 
 # The Parquet reader: rows and string bytes at most 64 per input byte, so that
 # no input of -max_len bytes can justify more than a few MiB.
-pq_srcs=("$root/src/io/table_parquet.c" "$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c"
+pq_srcs=("$root/src/io/table_parquet.c" "$root/src/io/parquet_chunk.c" "$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c"
          "$root/src/io/parquet_codec.c" "$root/src/io/parquet_decode.c")
 pq_libs=(-lsnappy -lz -lzstd -lbrotlidec -llz4)
 
+# The library harnesses: one clang build of the library (no MPI), reused.
+lib_built=
+build_lib() {
+    [ -n "$lib_built" ] && return 0
+    local cxx=${CXX_FUZZ:-$(command -v clang++ || command -v clang++-14)}
+    echo "== building the library with $cc for fuzzing ($work/lib)"
+    CC=$cc CXX=$cxx cmake -S "$root" -B "$work/lib" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBL_FUZZ=ON \
+        -DBL_MPI=OFF >/dev/null
+    cmake --build "$work/lib" -j "$(nproc)" --target fuzz_plan fuzz_connectome fuzz_verify >/dev/null
+    lib_built=1
+}
+
+# One thread per harness: the loaders' OpenMP would only add thread start-up
+# to every execution.
+export OMP_NUM_THREADS=1
 status=0
 for h in "${harnesses[@]}"; do
+    bin=$work/fuzz_$h
     case $h in
-    npy) srcs=("$root/src/io/npy.c") extra=() libs=() ;;
-    csv) srcs=("$root/src/io/csv.c") extra=("${csv_small[@]}") libs=(-lcsv -lz) ;;
+    npy) srcs=("$root/src/io/npy.c" "$root/src/core/file.c") extra=(-I"$root/src") libs=() ;;
+    csv) srcs=("$root/src/io/csv.c" "$root/src/core/file.c") extra=("${csv_small[@]}" -I"$root/src") libs=(-lcsv -lz) ;;
+    plan|connectome|verify) build_lib; bin=$work/lib/fuzz_$h ;;
     parquet) srcs=("${pq_srcs[@]}") extra=(-DPQ_EXPANSION=64u -I"$root/src") libs=("${pq_libs[@]}") ;;
     thrift) srcs=("$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c") extra=(-I"$root/src") libs=() ;;
     arrow) srcs=("$root"/src/io/table_arrow.c "$root"/src/io/arrow_*.c "$root/src/io/column.c") extra=()
            libs=(-llz4 -lzstd) ;;
     flatbuf) srcs=("$root/src/io/arrow_fb.c" "$root/src/io/arrow_meta.c") extra=() libs=() ;;
-    *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf)" >&2; exit 2 ;;
+    *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf, plan, connectome," \
+            "verify)" >&2; exit 2 ;;
     esac
-    bin=$work/fuzz_$h
-    echo "== building $bin"
-    "$cc" "${flags[@]}" "${extra[@]}" -o "$bin" "$root/tests/fuzz/fuzz_$h.c" "${srcs[@]}" \
-        "$root/src/core/error.c" "${libs[@]}"
+    case $h in
+    plan|connectome|verify) ;;
+    *) echo "== building $bin"
+       "$cc" "${flags[@]}" "${extra[@]}" -o "$bin" "$root/tests/fuzz/fuzz_$h.c" "${srcs[@]}" \
+           "$root/src/core/error.c" "${libs[@]}" ;;
+    esac
     corpus=$work/corpus_$h
     mkdir -p "$corpus"
-    echo "== running fuzz_$h for ${secs}s"
+    limit=(-max_total_time="$secs")
+    [ -n "${BL_FUZZ_RUNS:-}" ] && limit=(-runs="$BL_FUZZ_RUNS")
+    echo "== running fuzz_$h (${limit[*]})"
     # -timeout: an input taking over 10 s counts as a hang; -rss_limit_mb: as a leak of memory.
-    if ! (cd "$work" && "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    if ! (cd "$work" && "$bin" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
             -max_len=8192 -print_final_stats=1 -artifact_prefix="$work/crash_${h}_" \
             "$corpus" "$root/tests/fuzz/corpus/$h"); then
         echo "== fuzz_$h FAILED: see $work/crash_${h}_*" >&2

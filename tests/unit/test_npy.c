@@ -504,7 +504,7 @@ static void test_bad_preamble(void **state)
     expect_read_fail(path, "runs past the end of the file");
 
     expect_read_fail(tmp_path("does_not_exist.npy"), "cannot open");
-    expect_read_fail(tmpdir, "not a regular file");
+    expect_read_fail(tmpdir, "only regular files are read");
 }
 
 static void test_bad_header(void **state)

@@ -137,7 +137,7 @@ static void test_round_trip(void **state)
     free(text);
     assert_non_null(m);
     assert_string_equal(cJSON_GetObjectItem(m, "format")->valuestring, "brainlesslab-record");
-    assert_int_equal(cJSON_GetObjectItem(m, "format_version")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(m, "format_version")->valueint, BL_RECORD_FORMAT_VERSION);
     assert_string_equal(cJSON_GetObjectItem(m, "status")->valuestring, "DONE");
     assert_non_null(cJSON_GetObjectItem(m, "created_utc"));
     assert_string_equal(
@@ -516,6 +516,60 @@ static void test_verify_not_a_record(void **state)
     assert_non_null(strstr(err.message, "no-such-record"));
 }
 
+/* bl_record_sane follows the record through its states; binding, promised
+ * artifacts, digests given by the caller, and Ed25519 signing (issue 16). */
+static void test_sane_bind_sign(void **state)
+{
+    (void)state;
+    bl_error err = {0};
+    char priv[512], pub[512], other_pub[512], other_priv[512];
+    snprintf(priv, sizeof priv, "%s/k.key", tmpdir);
+    snprintf(pub, sizeof pub, "%s/k.pub", tmpdir);
+    snprintf(other_priv, sizeof other_priv, "%s/o.key", tmpdir);
+    snprintf(other_pub, sizeof other_pub, "%s/o.pub", tmpdir);
+    assert_int_equal(bl_record_keygen(priv, pub, &err), BL_OK);
+    assert_int_equal(bl_record_keygen(other_priv, other_pub, &err), BL_OK);
+    assert_int_equal(bl_record_keygen(priv, pub, &err), BL_ERR_EXISTS); /* never overwritten */
+
+    const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    bl_record *r = NULL;
+    assert_int_equal(bl_record_reserve(tmpdir, "signed-01234567", &r, &err), BL_OK);
+    assert_true(bl_record_sane(r));
+    const char *required[] = {"a.txt", "b.txt"};
+    assert_int_equal(bl_record_bind(r, hash, required, 2, &err), BL_OK);
+    assert_int_equal(bl_record_add_input_digest(r, "plan", "/nonexistent/plan.toml", hash, 12, &err), BL_OK);
+    assert_int_equal(bl_record_add_input_digest(r, "plan", "/x", "not-a-hash", 1, &err), BL_ERR_INVALID);
+    assert_int_equal(bl_record_sign_with(r, priv, &err), BL_OK);
+    char path[512];
+    assert_int_equal(bl_record_path(r, "a.txt", path, sizeof path, &err), BL_OK);
+    write_file(path, "a\n");
+    /* b.txt was promised and never written: sealing DONE is refused. */
+    assert_int_equal(bl_record_seal(r, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "b.txt"));
+    assert_true(bl_record_sane(r)); /* still open, still reserved */
+    assert_int_equal(bl_record_path(r, "b.txt", path, sizeof path, &err), BL_OK);
+    write_file(path, "b\n");
+    assert_int_equal(bl_record_seal(r, &err), BL_OK);
+    assert_true(bl_record_sane(r));
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", bl_record_dir(r));
+    bl_record_destroy(r);
+    assert_true(exists(dir, "SIGNATURE"));
+    size_t n = 0;
+    bl_verify_options with_key = {.public_key = pub}, wrong_key = {.public_key = other_pub};
+    assert_int_equal(bl_record_verify(dir, NULL, &n, &err), BL_OK);
+    assert_int_equal(bl_record_verify_with(dir, &with_key, NULL, &n, &err), BL_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(bl_record_verify_with(dir, &wrong_key, NULL, &n, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "another key"));
+    /* A name that does not carry the plan hash cannot be bound. */
+    assert_int_equal(bl_record_reserve(tmpdir, "unbound", &r, &err), BL_OK);
+    assert_int_equal(bl_record_bind(r, hash, NULL, 0, &err), BL_ERR_INVALID);
+    assert_int_equal(bl_record_fail(r, "test", &err), BL_OK);
+    assert_true(bl_record_sane(r));
+    bl_record_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,7 +579,7 @@ int main(void)
         cmocka_unit_test(test_tamper_manifest),     cmocka_unit_test(test_tamper_symlinks),
         cmocka_unit_test(test_crafted_paths),       cmocka_unit_test(test_crash_never_sealed),
         cmocka_unit_test(test_input_directory),     cmocka_unit_test(test_identity),
-        cmocka_unit_test(test_verify_not_a_record),
+        cmocka_unit_test(test_verify_not_a_record), cmocka_unit_test(test_sane_bind_sign),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -11,14 +11,17 @@
 #include "cli_plan.h"
 
 static const char usage_text[] =
-    "usage: brainlesslab check [--full] [--by COLUMN] PLAN\n"
+    "usage: brainlesslab check [--full] [--by COLUMN] [--force] PLAN\n"
     "Resolve and validate a plan (TOML) without running it: load its connectome, resolve\n"
     "every population to neuron indices, fill in defaults, then print the resolved plan\n"
     "as JSON and \"plan hash: <sha256>\", the SHA-256 of its canonical form.\n"
     "Then each population ([[population]], [[stimulus]], [[silence]]): its size and its\n"
     "breakdown by one metadata column (values by count, largest first).\n"
+    "It also prints an estimate of the memory, disk and time the run will take; whatever\n"
+    "`run` would refuse, check refuses.\n"
     "  --full         list every neuron of every population (default: count and first few)\n"
     "  --by COLUMN    the breakdown column (default: cell_type when the connectome has it)\n"
+    "  --force        accept a plan whose estimate exceeds this machine's memory (run needs --force too)\n"
     "Exit status: 0 valid, 1 invalid (one line on stderr naming file, key and value), 2 usage.\n";
 
 typedef struct tally {
@@ -78,10 +81,12 @@ int bl_cmd_check(int argc, char **argv)
         return 0;
     }
     const char *path = NULL, *by = NULL;
-    int full = 0;
+    int full = 0, force = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--full")) {
             full = 1;
+        } else if (!strcmp(argv[i], "--force")) {
+            force = 1;
         } else if (!strcmp(argv[i], "--by")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "brainlesslab check: --by needs a column name\n%s", usage_text);
@@ -114,6 +119,19 @@ int bl_cmd_check(int argc, char **argv)
         return 1;
     }
     printf("%s\nplan hash: %s\n", text, bl_plan_hash(plan));
+    if (bl_plan_connectome(plan)) {
+        bl_plan_estimate_t e;
+        char line[256];
+        bl_plan_estimate(plan, &e);
+        bl_plan_estimate_text(&e, line, sizeof line);
+        printf("estimate: %s\n", line);
+        if (!force && bl_plan_fits_machine(plan, NULL, &err)) {
+            free(text);
+            bl_plan_destroy(plan);
+            fflush(stdout);
+            return bl_cli_report("check", &err);
+        }
+    }
     free(text);
     const bl_connectome *c = bl_plan_connectome(plan);
     if (c) {

@@ -5,10 +5,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/import.h"
 #include "cli.h"
+
+/* The shipped data/<set> folder of the importers that read it (larva,
+ * celegans), found without depending on the current directory: $BL_DATA_DIR,
+ * then beside the executable (a build folder one level below the repository,
+ * or an install's share/brainlesslab), else data/ under the current
+ * directory as before. NULL for the other importers. BUF holds the result. */
+static const char *default_data(const char *importer, char *buf, size_t size)
+{
+    const char *set_dir = !strcmp(importer, "larva")      ? BL_IMPORT_LARVA_NAME
+                          : !strcmp(importer, "celegans") ? BL_IMPORT_CELEGANS_NAME
+                                                          : NULL;
+    if (!set_dir)
+        return NULL;
+    struct stat sb;
+    const char *env = getenv("BL_DATA_DIR");
+    if (env && *env) {
+        snprintf(buf, size, "%s/%s", env, set_dir);
+        return buf;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *const rel[] = {"../data", "../share/brainlesslab/data", "data", "../../data"};
+            for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+                snprintf(buf, size, "%s/%s/%s", exe, rel[i], set_dir);
+                if (stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode))
+                    return buf;
+            }
+        }
+    }
+    snprintf(buf, size, "data/%s", set_dir);
+    return buf;
+}
 
 /* Usage errors: one line, exit status 2. */
 static int usage_error(const char *what, const char *arg)
@@ -85,8 +124,8 @@ int bl_cmd_import(int argc, char **argv)
 
     const char *out = NULL;
     int n = 0;
-    const char **names = calloc((size_t)argc, sizeof *names);
-    const char **values = calloc((size_t)argc, sizeof *values);
+    const char **names = calloc((size_t)argc + 1, sizeof *names); /* + a default --data */
+    const char **values = calloc((size_t)argc + 1, sizeof *values);
     if (!names || !values) {
         free(names);
         free(values);
@@ -143,6 +182,17 @@ int bl_cmd_import(int argc, char **argv)
         return rc;
     }
 
+    /* larva and celegans read the shipped data/: resolved here, not against
+     * the working directory, unless --data was given (issue 16, finding 14). */
+    char found[8192];
+    int has_data = 0;
+    for (int k = 0; k < n; k++)
+        has_data |= !strcmp(names[k], "--data");
+    const char *data = has_data || !find_option(imp, "--data") ? NULL : default_data(imp->name, found, sizeof found);
+    if (data) {
+        names[n] = "--data";
+        values[n++] = data;
+    }
     bl_import_args args = {(size_t)n, names, values};
     bl_error err = {0};
     bl_connectome *c = NULL;

@@ -14,12 +14,17 @@
 
 static const char usage_text[] =
     "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--replicas K] [--quiet]\n"
+    "                        [--sign-key KEY.pem] [--force]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
     "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, spikes.h5 (SONATA),\n"
     "counts.npy, rates.csv, rates_*_hz.npy, final_v/g.npy, propagation.json, summary.json.\n"
     "Progress goes to stderr when it is a terminal. Check a record with `brainlesslab verify`.\n"
     "Under mpirun the ranks split the neurons, each holding only its part of the connectome;\n"
-    "--replicas K splits them into K groups that share out the trials (K divides the ranks).\n";
+    "--replicas K splits them into K groups that share out the trials (K divides the ranks).\n"
+    "--sign-key KEY signs the record with an Ed25519 key (brainlesslab keygen); check it with\n"
+    "`brainlesslab verify --key KEY.pub`. A plan whose estimate (see `check`) exceeds this\n"
+    "machine's memory or the root's free disk is refused unless --force is given.\n"
+    "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n";
 
 int bl_cmd_run(int argc, char **argv)
 {
@@ -27,11 +32,19 @@ int bl_cmd_run(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    const char *plan_path = NULL, *root = NULL, *backend = NULL;
-    int threads = -1, quiet = 0, replicas = 1;
+    const char *plan_path = NULL, *root = NULL, *backend = NULL, *sign_key = NULL;
+    int threads = -1, quiet = 0, replicas = 1, force = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(argv[i], "--force")) {
+            force = 1;
+        } else if (!strcmp(argv[i], "--sign-key")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "brainlesslab run: --sign-key needs a value\n%s", usage_text);
+                return 2;
+            }
+            sign_key = argv[++i];
         } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads") ||
                    !strcmp(argv[i], "--replicas")) {
             if (i + 1 >= argc) {
@@ -100,7 +113,8 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return rst ? bl_cli_report("run", &err) : 0;
     }
-    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL};
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL,
+                                 .sign_key = sign_key};
     if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
         bl_audit *a = NULL;
         bl_status ast = bl_audit_run(plan, &opt, &a, &err);
@@ -127,6 +141,12 @@ int bl_cmd_run(int argc, char **argv)
         bl_screen_destroy(s);
         bl_plan_destroy(plan);
         return sst ? bl_cli_report("run", &err) : 0;
+    }
+    /* Only a plain connectome run is estimated: audits simulate nothing, and a
+     * screen's runs are estimated one by one as they come. */
+    if (!force && bl_plan_fits_machine(plan, root, &err)) {
+        bl_plan_destroy(plan);
+        return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
     }
     bl_experiment *x = NULL;
     bl_status st = bl_experiment_run(plan, &opt, &x, &err);

@@ -20,7 +20,8 @@ typedef struct command {
 static const command commands[] = {
     {"check", bl_cmd_check, "resolve and validate a plan without running it; print its hash"},
     {"run", bl_cmd_run, "run a plan into a new sealed record"},
-    {"verify", bl_cmd_verify, "re-hash a record and report tampering"},
+    {"verify", bl_cmd_verify, "re-hash a record and report tampering (--key PUB: check its signature)"},
+    {"keygen", bl_cmd_keygen, "make an Ed25519 key pair for signing records (run --sign-key, verify --key)"},
     {"compare", bl_cmd_compare, "two records: exact verdict on spikes, then per-neuron rate differences"},
     {"plot", bl_cmd_plot, "draw a record's figures (PNG, SVG, plotted data) into a new derived record"},
     {"bench", bl_cmd_bench, "measure backends and peers by the measurement contract; JSON receipt"},
@@ -41,7 +42,19 @@ static void usage(FILE *out)
 
 int bl_cli_report(const char *cmd, const bl_error *err)
 {
-    fprintf(stderr, "brainlesslab %s: %s\n", cmd, err->message[0] ? err->message : "failed");
+    /* Messages quote file contents and names: control bytes are escaped so
+     * that none can break the line or drive the terminal. */
+    char shown[sizeof err->message * 4];
+    size_t o = 0;
+    for (const char *p = err->message; *p && o + 5 < sizeof shown; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x", c);
+        else
+            shown[o++] = (char)c;
+    }
+    shown[o] = '\0';
+    fprintf(stderr, "brainlesslab %s: %s\n", cmd, o ? shown : "failed");
     return 1;
 }
 

@@ -1,0 +1,197 @@
+/* Plans that parse but make no sense, or ask for more than a machine has.
+ *
+ * bl_pk_sense_params: model parameters that the presets' equations accept but
+ * that drive the state to NaN or infinity, or mean nothing physically (a time
+ * constant shorter than a step, a threshold at or below reset, voltages of
+ * 10^300 mV). bl_pk_sense_run: what the engine would refuse at run time
+ * (unknown backend, more steps than a trial holds), refused when the plan is
+ * checked, so that `check` accepts nothing that `run` fails.
+ * bl_plan_estimate: memory, disk and time a plan will take, printed by
+ * `check` and compared with the machine by `run`. */
+#include "plan/plan_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "brainlesslab/engine.h"
+
+/* Beyond these the model is not a neuron model any more (and the float32
+ * preset overflows): generous physical bounds, not tuning. */
+#define SENSE_MAX_ABS_MV 1000.0
+#define SENSE_MAX_MS 1.0e7
+#define SENSE_MAX_F_POI 1.0e6
+
+bl_status bl_pk_sense_params(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                             const bl_lif_params *p)
+{
+    const struct {
+        const char *name;
+        double v;
+    } volts[] = {{"v_rest_mv", p->v_rest_mv}, {"v_reset_mv", p->v_reset_mv}, {"v_th_mv", p->v_th_mv},
+                 {"w_syn_mv", p->w_syn_mv}};
+    for (size_t i = 0; i < sizeof volts / sizeof *volts; i++)
+        if (!isfinite(volts[i].v) || fabs(volts[i].v) > SENSE_MAX_ABS_MV)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, node, where, "%s = %g mV is outside +-%g mV",
+                              volts[i].name, volts[i].v, SENSE_MAX_ABS_MV);
+    const struct {
+        const char *name;
+        double v;
+    } taus[] = {{"tau_m_ms", p->tau_m_ms}, {"tau_syn_ms", p->tau_syn_ms}};
+    for (size_t i = 0; i < sizeof taus / sizeof *taus; i++)
+        if (!(taus[i].v >= p->dt_ms) || taus[i].v > SENSE_MAX_MS)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
+                              "%s = %g ms must be at least one step (dt_ms = %g) and at most %g ms",
+                              taus[i].name, taus[i].v, p->dt_ms, SENSE_MAX_MS);
+    if (!(p->v_th_mv > p->v_reset_mv) || !(p->v_th_mv > p->v_rest_mv))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
+                          "v_th_mv = %g must be above v_reset_mv = %g and v_rest_mv = %g", p->v_th_mv,
+                          p->v_reset_mv, p->v_rest_mv);
+    if (!isfinite(p->f_poi) || p->f_poi > SENSE_MAX_F_POI ||
+        !(p->f_poi * p->w_syn_mv <= 100.0 * SENSE_MAX_ABS_MV))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
+                          "f_poi = %g (Poisson input weight f_poi * w_syn_mv = %g mV) is beyond %g mV",
+                          p->f_poi, p->f_poi * p->w_syn_mv, 100.0 * SENSE_MAX_ABS_MV);
+    if (!(p->refractory_ms <= SENSE_MAX_MS))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, where, "refractory_ms = %g is beyond %g ms",
+                          p->refractory_ms, SENSE_MAX_MS);
+    return BL_OK;
+}
+
+bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const bl_plan *plan)
+{
+    if (plan->steps > (uint64_t)INT32_MAX)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "duration_ms"), "run.duration_ms",
+                          "%g ms is %llu steps; a trial holds at most %d steps (%g ms at dt %g ms)",
+                          plan->duration_ms, (unsigned long long)plan->steps, INT32_MAX,
+                          (double)INT32_MAX * plan->params.dt_ms, plan->params.dt_ms);
+    const char *b = plan->backend;
+    int known = !strcmp(b, "auto");
+#ifdef BL_HAVE_MPI
+    known = known || !strcmp(b, "mpi");
+#endif
+    const char *const *names = bl_engine_backends();
+    for (size_t i = 0; names[i] && !known; i++)
+        known = !strcmp(names[i], b);
+    if (!known) {
+        char list[256] = "auto";
+        size_t o = strlen(list);
+        for (size_t i = 0; names[i] && o < sizeof list; i++)
+            o += (size_t)snprintf(list + o, sizeof list - o, ", %s", names[i]);
+#ifdef BL_HAVE_MPI
+        if (o < sizeof list)
+            snprintf(list + o, sizeof list - o, ", mpi");
+#endif
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
+                          "unknown backend \"%s\" (known: %s)", b, list);
+    }
+    return BL_OK;
+}
+
+/* ---- estimate ------------------------------------------------------------- */
+
+void bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *e)
+{
+    memset(e, 0, sizeof *e);
+    if (!plan->connectome)
+        return;
+    double n = (double)bl_connectome_n_neurons(plan->connectome);
+    double edges = (double)bl_connectome_n_edges(plan->connectome);
+    double trials = plan->trials, steps = (double)plan->steps, dur_s = plan->duration_ms / 1000.0;
+    /* Spikes: the Poisson input's own, times a response factor. The larva
+     * ORN plan gives 1.7 network spikes per input spike and runaway FlyWire
+     * activity ~40; 8 keeps ordinary plans honest without refusing them. */
+    double input = 0;
+    for (size_t i = 0; i < plan->n_stimuli; i++) {
+        const bl_plan_population *p = &plan->stimuli[i].view;
+        double win = (p->stop_ms - p->start_ms) / 1000.0;
+        input += (double)p->n_neurons * p->rate_hz * (win > 0 ? win : dur_s);
+    }
+    e->spikes = input * trials * 8.0;
+    /* Memory: the graph (loaded once, then the network's copy), per-neuron
+     * state per trial running at once, every trial's counts and final state
+     * (the result keeps them all), the spike events (16 bytes each), and the
+     * analyses. */
+    double graph = 8.0 * (n + 1) + 8.0 * edges + 96.0 * n;
+    double result = trials * n * (4.0 + (plan->out_state ? 16.0 : 0.0));
+    e->memory_bytes = 2.0 * graph + result + 16.0 * e->spikes + 64.0 * n + (double)strlen(plan->json) * 2;
+    /* Disk: the artifacts the outputs ask for. */
+    double disk = 4096.0 + (double)strlen(plan->json) * 1.2 + 200.0 * (double)plan->n_inputs;
+    if (plan->out_spikes)
+        disk += 20.0 * e->spikes + 8192.0;
+    if (plan->out_counts)
+        disk += 4.0 * trials * n + 16.0 * n + 96.0 * n;
+    if (plan->out_state)
+        disk += 16.0 * trials * n;
+    if (plan->out_propagation)
+        disk += 4.0 * n + 200.0 * trials;
+    e->disk_bytes = disk;
+    /* Time on one core: the exact update of every neuron every step (about
+     * 2 ns with the reference backend), plus delivery of every spike to its
+     * targets (about 3 ns per synaptic event). An upper-side estimate: the
+     * cpu backend skips neurons at rest. */
+    double fan = n > 0 ? edges / n : 0;
+    e->seconds_one_core = (n * steps * trials * 2e-9) + e->spikes * fan * 3e-9;
+}
+
+static double machine_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+static double free_disk(const char *path)
+{
+    struct statvfs v;
+    /* The root may not exist yet: try it, then its parents' stand-in ".". */
+    if (path && statvfs(path, &v) == 0)
+        return (double)v.f_bavail * (double)v.f_frsize;
+    if (statvfs(".", &v) == 0)
+        return (double)v.f_bavail * (double)v.f_frsize;
+    return 0;
+}
+
+static void human(char *buf, size_t size, double bytes)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 5) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
+void bl_plan_estimate_text(const bl_plan_estimate_t *e, char *buf, size_t size)
+{
+    char mem[32], disk[32];
+    human(mem, sizeof mem, e->memory_bytes);
+    human(disk, sizeof disk, e->disk_bytes);
+    snprintf(buf, size, "memory ~%s, disk ~%s, time ~%.3g s on one core (~%.3g spikes)", mem, disk,
+             e->seconds_one_core, e->spikes);
+}
+
+bl_status bl_plan_fits_machine(const bl_plan *plan, const char *root, bl_error *err)
+{
+    bl_plan_estimate_t e;
+    bl_plan_estimate(plan, &e);
+    char text[256];
+    bl_plan_estimate_text(&e, text, sizeof text);
+    double mem = machine_memory();
+    if (mem > 0 && e.memory_bytes > mem)
+        return bl_fail(err, BL_ERR_INVALID,
+                       "%s: the plan needs more memory than this machine has (estimate: %s; machine: %.1f GiB); "
+                       "pass --force to run it anyway",
+                       plan->path ? plan->path : "plan", text, mem / 1073741824.0);
+    if (root) {
+        double disk = free_disk(root);
+        if (disk > 0 && e.disk_bytes > disk)
+            return bl_fail(err, BL_ERR_INVALID,
+                           "%s: the record would need more disk than %s has free (estimate: %s; free: %.1f GiB); "
+                           "pass --force to run it anyway",
+                           plan->path ? plan->path : "plan", root, text, disk / 1073741824.0);
+    }
+    return BL_OK;
+}
