@@ -521,7 +521,8 @@ static void retire_g_after(void **unused)
  *      normal and the subnormal range of g;
  *   8: as 4, then explicit events (v jumps: a retired neuron woken with its
  *      exact g) at 9,000 and 39,000;
- *   9: spikes (reset, refractory, retired at once), then input again. */
+ *   9: spikes (reset, refractory, retired at once), then input again;
+ *   6 is also forced to spike (docs/forcing.md) at 30,000 while retired. */
 /* The schedule above in shiu2024's time scale; phase4c's regimes come about
  * 7.5 times sooner (inert after ~1,100 steps, g on its subnormal fixed point
  * after ~4,900), so its times are scaled by 2/15. */
@@ -549,11 +550,20 @@ static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_
     bl_lif_params p = preset(name);
     bl_stimulus *stim;
     int32_t sil[] = {3};
-    bl_network *net = network(c, &p, &stim, ev, n, sil, 1);
+    /* 6 is also forced to spike at 30,000, while retired (its exact g first) */
+    int32_t forced[] = {30000 * num / den, 6};
+    bl_network *net = NULL;
+    bl_error err;
+    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_events(stim, ev, n, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_forced_events(stim, forced, 1, &err), BL_OK);
+    if (bl_network_create(c, &p, stim, sil, 1, 7, &net, &err))
+        fail_msg("%s", err.message);
     const uint64_t steps = (uint64_t)(41000 * num / den);
     bl_result *ref = run_all(net, 1, steps);
     int32_t s[16];
     assert_true(spikes_of(ref, 9, s, 16) >= 1); /* 9 spikes on input from 2 (reset, refractory) */
+    assert_true(spikes_of(ref, 6, s, 16) >= 1 && s[0] == 30000 * num / den);
     /* 5 ends with g on its subnormal fixed point (25 units), v on its own */
     if (shiu)
         assert_true(b64(g64(ref, 5)) == b64(-25 * 0x1p-1074) && b64(v64(ref, 5)) != b64(V0));
