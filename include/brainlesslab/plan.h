@@ -155,6 +155,8 @@ BL_API const char *bl_plan_hash(const bl_plan *plan);
 /* Operation "profile": the reservoir plan (run it with bl_res_run_plan, task.h);
  * NULL for every other operation. */
 BL_API const bl_res_plan *bl_plan_reservoir(const bl_plan *plan);
+/* The same, to shorten it before a run (bl_res_plan_override). */
+BL_API bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan);
 
 /* Human-readable rendering of the resolved plan: indented JSON; unless full,
  * each population shows its count and only its first few neuron indices.
