@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <float.h>
+#include <math.h>
+
 #include "engine/kernel.h"
+#include "engine/p4c_retire.h"
 #include "models/lif_phase4c.h"
 
 static inline const bl_p4c_consts *K_of(const bl_network *net) { return (const bl_p4c_consts *)net->consts; }
@@ -137,7 +141,7 @@ static const bl_ref_kernel p4c_ref = {ref_alloc, ref_free, ref_trial};
 
 /* ---- the partition step ---- */
 
-enum { F_V, F_G, F_REF, F_ARRIVAL, F_SPIKED };
+enum { F_V, F_G, F_REF, F_ARRIVAL, F_SPIKED, F_SINCE };
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
 static void part_initial(const bl_network *net, int f, void *value)
@@ -145,27 +149,133 @@ static void part_initial(const bl_network *net, int f, void *value)
     float v0 = K_of(net)->v_rest, zero = 0.0f;
     if (f == F_SPIKED)
         *(uint8_t *)value = 0;
+    else if (f == F_SINCE)
+        memset(value, 0, sizeof(int32_t));
     else
         memcpy(value, f == F_V ? &v0 : &zero, sizeof(float));
 }
 
+static void part_settle(const bl_network *net, partition *p);
+static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
 /* A resting neuron is never refractory and has no input pending, so the
  * refractory counter and the arrival sum live in the slots only (zeroed on
- * waking); spiked (dedupes natural and forced spikes) in the range only. */
+ * waking); spiked (dedupes natural and forced spikes) and since (the step
+ * whose update produced a retired neuron's g) in the range only. */
 static const bl_part_kernel p4c_part = {
-    5, {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE}},
-    part_initial, part_step, NULL, NULL};
+    6,
+    {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE},
+     {4, BL_PART_RANGE}},
+    part_initial, part_step, part_settle, part_peek};
+
+/* ---- retirement (docs/retirement.md) ---- */
+
+uint32_t bl_p4c_subnormal_step(const bl_p4c_consts *k, uint32_t units)
+{
+    int e;
+    double f = frexp((double)k->gd, &e); /* gd = f * 2^e, f in [0.5, 1): 24 significant bits */
+    uint64_t m = (uint64_t)ldexp(f, 24);
+    int shift = 24 - e;
+    if (shift >= 60)
+        return 0;
+    uint64_t prod = m * (uint64_t)units; /* units < 2^23: fits */
+    uint64_t q = prod >> shift, rem = prod - (q << shift), half = UINT64_C(1) << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    return (uint32_t)q;
+}
+
+float bl_p4c_g_after(const bl_p4c_consts *k, float g, int64_t updates)
+{
+    for (; updates > 0 && g != 0.0f && fabsf(g) >= FLT_MIN; updates--) {
+        float g1 = bl_p4c_synapse(k, g, 0.0f);
+        if (bl_bits32(g1) == bl_bits32(g))
+            return g;
+        g = g1;
+    }
+    if (updates <= 0 || bl_bits32(g) == 0)
+        return g;
+    if (g == 0.0f) /* -0: the next update's + 0 makes it +0, and it stays */
+        return 0.0f;
+    uint32_t units = (uint32_t)ldexpf(fabsf(g), 149);
+    for (; updates > 0 && units != 0; updates--) {
+        uint32_t next = bl_p4c_subnormal_step(k, units);
+        if (next == units)
+            break;
+        units = next;
+    }
+    /* fl(x + 0) keeps a nonzero x and turns a zero into +0 */
+    return units ? copysignf(ldexpf((float)units, -149), g) : 0.0f;
+}
+
+/* Back to the range arrays, remembering the step whose update produced g. */
+static inline void retire(partition *p, int32_t a, int64_t step)
+{
+    int32_t r = p->act_neuron[a] - p->lo;
+    bl_part_rest(p, &p4c_part, a);
+    ((int32_t *)p->rng[F_SINCE])[r] = (int32_t)step;
+}
+
+/* The slot of owned neuron i holding its state as of the end of step `upto`
+ * (a resting neuron is available every step, so it missed every update). */
+static inline int32_t p4c_wake(const bl_p4c_consts *k, partition *p, int32_t i, int64_t upto)
+{
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    if (a >= 0)
+        return a;
+    a = bl_part_wake(p, &p4c_part, i);
+    float *g = &((float *)p->act[F_G])[a];
+    int64_t since = ((const int32_t *)p->rng[F_SINCE])[r];
+    if (bl_bits32(*g) != 0 && upto > since)
+        *g = bl_p4c_g_after(k, *g, upto - since);
+    return a;
+}
+
+/* A probe's v and g after `step`: a retired neuron's g is reconstructed
+ * exactly as a wake would (its v does not move while it rests). */
+static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g)
+{
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    float vv, gg;
+    if (a >= 0) {
+        vv = ((const float *)p->act[F_V])[a];
+        gg = ((const float *)p->act[F_G])[a];
+    } else {
+        vv = ((const float *)p->rng[F_V])[r];
+        gg = ((const float *)p->rng[F_G])[r];
+        int64_t since = ((const int32_t *)p->rng[F_SINCE])[r];
+        if (bl_bits32(gg) != 0 && step > since)
+            gg = bl_p4c_g_after(K_of(net), gg, step - since);
+    }
+    memcpy(v, &vv, sizeof vv);
+    memcpy(g, &gg, sizeof gg);
+}
+
+static void part_settle(const bl_network *net, partition *p)
+{
+    const bl_p4c_consts *k = K_of(net);
+    float *g = p->rng[F_G];
+    int32_t *since = p->rng[F_SINCE];
+    for (int32_t r = 0; r < p->hi - p->lo; r++)
+        if (p->slot_of[r] < 0 && bl_bits32(g[r]) != 0) {
+            if (p->step > since[r])
+                g[r] = bl_p4c_g_after(k, g[r], p->step - since[r]);
+            since[r] = (int32_t)p->step;
+        }
+}
 
 /* Steps 1-4 over the active slots in blocks, as shiu_update: the loop only
  * updates state and marks blocks that may hold a natural spike or a neuron
  * back at rest. After it, a slot is available exactly when its refractory
  * counter is 0 (bl_p4c_available counts down, then tests for 0). */
 #define P4C_BLOCK 64
-__attribute__((target_clones("avx2", "default")))
-static int p4c_update(const bl_p4c_consts *k, uint64_t n, float *restrict av, float *restrict ag,
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static int p4c_update(const bl_p4c_consts *k_in, uint64_t n, float *restrict av, float *restrict ag,
                       int32_t *restrict ref, float *restrict arrival, uint8_t *restrict block_hit)
 {
     int any = 0;
+    /* a local copy: the stores below cannot alias it, so its fields stay in
+     * registers and the loop vectorises (it did not before) */
+    const bl_p4c_consts kk = *k_in, *k = &kk;
     for (uint64_t b0 = 0; b0 < n; b0 += P4C_BLOCK) {
         uint64_t end = b0 + P4C_BLOCK < n ? b0 + P4C_BLOCK : n;
         int32_t hit = 0;
@@ -173,12 +283,16 @@ static int p4c_update(const bl_p4c_consts *k, uint64_t n, float *restrict av, fl
             float g = bl_p4c_synapse(k, ag[a], arrival[a]);
             arrival[a] = 0.0f;
             int32_t r = ref[a];
-            int avail = bl_p4c_available(&r);
-            float v = bl_p4c_membrane(k, av[a], g, avail);
+            int32_t avail = bl_p4c_available(&r);
+            /* bl_p4c_membrane(k, v0, g, avail), written as a select of both
+             * sides so that the loop vectorises (the same value either way) */
+            float v0 = av[a], v1 = bl_p4c_membrane(k, v0, g, 1), v = avail ? v1 : k->v_reset;
             ref[a] = r;
             av[a] = v;
             ag[a] = g;
-            hit |= (avail & bl_p4c_crosses(k, v)) | ((r == 0) & (g == 0.0f) & (v == k->v_rest));
+            /* inert: this step left v unchanged for this g, and would for 0 */
+            int32_t inert = avail & (v == v0) & (bl_p4c_membrane(k, v, 0.0f, 1) == v);
+            hit |= (avail & bl_p4c_crosses(k, v)) | inert;
         }
         block_hit[b0 / P4C_BLOCK] = hit != 0;
         any |= hit != 0;
@@ -200,7 +314,6 @@ static inline void p4c_spike(partition *p, i32_list *spikers, int32_t i)
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
 {
-    const bl_part_kernel *K = &p4c_part;
     const bl_p4c_consts *k = K_of(net);
     const int32_t lo = p->lo;
     for (uint64_t s = 0; s < n_arrivals; s++) {
@@ -208,7 +321,8 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         bl_owned_edges(net, p, arrivals[s], &e0, &e1);
         const bl_net_fanout f = bl_net_fanout_of(net, arrivals[s]);
         for (int64_t e = e0; e < e1; e++) {
-            int32_t a = bl_part_wake(p, K, net->targets[e]);
+            /* before this step's update: its state as of the previous step */
+            int32_t a = p4c_wake(k, p, net->targets[e], step - 1);
             ((float *)p->act[F_ARRIVAL])[a] += weight(k, &f, e);
         }
     }
@@ -217,7 +331,6 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     if (p4c_update(k, p->n_active, p->act[F_V], p->act[F_G], p->act[F_REF], p->act[F_ARRIVAL], p->act_flag)) {
         const float *av = p->act[F_V], *ag = p->act[F_G];
         const int32_t *aref = p->act[F_REF];
-        const uint32_t rest_bits = bl_bits32(k->v_rest);
         for (uint64_t b = (p->n_active + P4C_BLOCK - 1) / P4C_BLOCK; b-- > 0;) {
             if (!p->act_flag[b])
                 continue;
@@ -226,8 +339,10 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
                 int avail = aref[a] == 0;
                 if (avail && bl_p4c_crosses(k, av[a]))
                     p4c_spike(p, spikers, p->act_neuron[a]);
-                else if (skip_ok && avail && bl_bits32(ag[a]) == 0 && bl_bits32(av[a]) == rest_bits)
-                    bl_part_rest(p, K, (int32_t)a);
+                else if (skip_ok && avail && !bl_p4c_crosses(k, av[a]) &&
+                         bl_bits32(bl_p4c_membrane(k, av[a], ag[a], 1)) == bl_bits32(av[a]) &&
+                         bl_bits32(bl_p4c_membrane(k, av[a], 0.0f, 1)) == bl_bits32(av[a]))
+                    retire(p, (int32_t)a, step);
             }
         }
     }
@@ -266,7 +381,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     /* 6. resets (7, the fan-out, happens delay steps later: see above). */
     bl_sort_spikers(spikers);
     for (uint64_t s = 0; s < spikers->n; s++) {
-        int32_t i = spikers->v[s], a = bl_part_wake(p, K, i);
+        int32_t i = spikers->v[s], a = p4c_wake(k, p, i, step); /* after this step's update */
         ((uint8_t *)p->rng[F_SPIKED])[i - lo] = 0;
         bl_p4c_reset(k, &((float *)p->act[F_V])[a], &((int32_t *)p->act[F_REF])[a]);
     }

@@ -344,10 +344,11 @@ static void part_settle(const bl_network *net, partition *p)
  * exact scalar scan in part_step must visit (usually none or one). */
 #define SHIU_BLOCK 64
 __attribute__((target_clones("avx512f", "avx2", "default")))
-static int shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double *restrict av,
+static int shiu_update(const bl_shiu_consts *k_in, int64_t step, uint64_t n, double *restrict av,
                       double *restrict ag, const int64_t *restrict ready, uint8_t *restrict block_hit)
 {
     int any = 0;
+    const bl_shiu_consts kk = *k_in, *k = &kk; /* in registers: the stores cannot alias it */
     for (uint64_t b0 = 0; b0 < n; b0 += SHIU_BLOCK) {
         uint64_t end = b0 + SHIU_BLOCK < n ? b0 + SHIU_BLOCK : n;
         int64_t hit = 0;

@@ -56,6 +56,16 @@ static inline BL_HD float bl_p4c_membrane(const bl_p4c_consts *k, float v, float
     return v + step;
 }
 
+/* Is an available neuron at v inert for any g between 0 and g: the membrane
+ * step leaves v unchanged for g and for 0? Every later g without input lies
+ * between them (fl(fl(g*gd) + 0) only shrinks |g|), and the membrane step is
+ * monotone in g (each rounding is), so no later step changes v. (Compare
+ * bits where it matters: == also holds for +0 against -0.) */
+static inline BL_HD int bl_p4c_inert(const bl_p4c_consts *k, float v, float g)
+{
+    return bl_p4c_membrane(k, v, g, 1) == v && bl_p4c_membrane(k, v, 0.0f, 1) == v;
+}
+
 /* Step 4: natural spike (>=, unlike shiu2024). */
 static inline BL_HD int bl_p4c_crosses(const bl_p4c_consts *k, float v) { return v >= k->v_th; }
 

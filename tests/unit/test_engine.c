@@ -17,6 +17,7 @@
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
 #include "engine/partition.h"
+#include "engine/p4c_retire.h"
 #include "engine/shiu_retire.h"
 #include "models/lif_shiu2024.h"
 #include <float.h>
@@ -520,16 +521,20 @@ static void retire_g_after(void **unused)
  *      normal and the subnormal range of g;
  *   8: as 4, then explicit events (v jumps: a retired neuron woken with its
  *      exact g) at 9,000 and 39,000;
- *   9: spikes (reset, refractory, retired at once), then input again. */
-static void retire_regimes(void **unused)
+ *   9: spikes (reset, refractory, retired at once), then input again;
+ *   6 is also forced to spike (docs/forcing.md) at 30,000 while retired. */
+/* The schedule above in shiu2024's time scale; phase4c's regimes come about
+ * 7.5 times sooner (inert after ~1,100 steps, g on its subnormal fixed point
+ * after ~4,900), so its times are scaled by 2/15. */
+static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_t retire_lo, int64_t retire_hi)
 {
-    (void)unused;
+    const int shiu = !strcmp(name, "shiu2024");
     edge e[] = {{0, 4, 3},  {0, 6, 2}, {0, 7, 3}, {0, 8, 3}, {1, 5, -4}, {1, 9, 1},
                 {2, 6, 1},  {2, 9, 300}, {3, 7, 5}, {10, 4, 2}};
     bl_connectome *c = graph(11, e, 10);
     int32_t ev[64];
     size_t n = 0;
-#define EV(step, neuron) (ev[2 * n] = (step), ev[2 * n + 1] = (neuron), n++)
+#define EV(step, neuron) (ev[2 * n] = (step) * num / den, ev[2 * n + 1] = (neuron), n++)
     EV(0, 0), EV(0, 1), EV(0, 3);
     EV(1400, 2), EV(3000, 2), EV(8000, 2), EV(38000, 2);
     EV(7000, 3), EV(39000, 3), EV(40000, 10);
@@ -542,17 +547,28 @@ static void retire_regimes(void **unused)
                 int32_t t0 = ev[2 * a], t1 = ev[2 * a + 1];
                 ev[2 * a] = ev[2 * b], ev[2 * a + 1] = ev[2 * b + 1], ev[2 * b] = t0, ev[2 * b + 1] = t1;
             }
-    bl_lif_params p = preset("shiu2024");
+    bl_lif_params p = preset(name);
     bl_stimulus *stim;
     int32_t sil[] = {3};
-    bl_network *net = network(c, &p, &stim, ev, n, sil, 1);
-    const uint64_t steps = 41000;
+    /* 6 is also forced to spike at 30,000, while retired (its exact g first) */
+    int32_t forced[] = {30000 * num / den, 6};
+    bl_network *net = NULL;
+    bl_error err;
+    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_events(stim, ev, n, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_forced_events(stim, forced, 1, &err), BL_OK);
+    if (bl_network_create(c, &p, stim, sil, 1, 7, &net, &err))
+        fail_msg("%s", err.message);
+    const uint64_t steps = (uint64_t)(41000 * num / den);
     bl_result *ref = run_all(net, 1, steps);
     int32_t s[16];
-    assert_int_equal(spikes_of(ref, 9, s, 16), 4); /* 9 spikes on each input from 2 (reset, refractory) */
-    /* 4 and 5 end with g on its subnormal fixed point, v on its own */
+    assert_true(spikes_of(ref, 9, s, 16) >= 1); /* 9 spikes on input from 2 (reset, refractory) */
+    assert_true(spikes_of(ref, 6, s, 16) >= 1 && s[0] == 30000 * num / den);
     /* 5 ends with g on its subnormal fixed point (25 units), v on its own */
-    assert_true(b64(g64(ref, 5)) == b64(-25 * 0x1p-1074) && b64(v64(ref, 5)) != b64(V0));
+    if (shiu)
+        assert_true(b64(g64(ref, 5)) == b64(-25 * 0x1p-1074) && b64(v64(ref, 5)) != b64(V0));
+    else
+        assert_true(b32(g32(ref, 5)) == b32(-25 * 0x1p-149f) && b32(v32(ref, 5)) != b32(-52.0f));
 
     /* by hand: neuron 4 leaves the active set once inert, long before its g
      * reaches the subnormals, and the settled state is the reference's */
@@ -571,7 +587,8 @@ static void retire_regimes(void **unused)
         static int32_t held[16]; /* the step's spikers, before this step overwrites them */
         if (j >= 0) {
             n_arr = w->n;
-            memcpy(held, w->v, n_arr * sizeof *held);
+            if (n_arr)
+                memcpy(held, w->v, n_arr * sizeof *held);
             arr = held;
         }
         bl_partition_step(net, 1, &part, 0, step, arr, n_arr, &cursor, w);
@@ -580,14 +597,49 @@ static void retire_regimes(void **unused)
             retired_at = step;
     }
     bl_partition_settle(&part);
-    assert_true(retired_at > 1000 && retired_at < 8000);
-    assert_memory_equal(part.v, bl_result_final_v(ref), 11 * sizeof(double));
-    assert_memory_equal(part.g, bl_result_final_g(ref), 11 * sizeof(double));
+    assert_true(retired_at > retire_lo && retired_at < retire_hi);
+    size_t sz = bl_dtype_size(bl_result_state_dtype(ref));
+    assert_memory_equal(part.v, bl_result_final_v(ref), 11 * sz);
+    assert_memory_equal(part.g, bl_result_final_g(ref), 11 * sz);
     bl_partition_free(&part, net->delay_steps);
     bl_result_destroy(ref);
     bl_network_destroy(net);
     bl_stimulus_destroy(stim);
     bl_connectome_destroy(c);
+}
+
+static void retire_regimes(void **unused)
+{
+    (void)unused;
+    retire_regimes_of("shiu2024", 1, 1, 1000, 8000);
+}
+
+static void retire_regimes_phase4c(void **unused)
+{
+    (void)unused;
+    retire_regimes_of("phase4c", 2, 15, 500, 3000);
+}
+
+/* phase4c's g map: the integer form in the float32 subnormals is the
+ * hardware's multiply, and g_after is the plain iteration. */
+static void retire_p4c_g_after(void **unused)
+{
+    (void)unused;
+    bl_lif_params p = preset("phase4c");
+    bl_p4c_consts k = bl_p4c_consts_make(&p);
+    for (uint32_t units = 0; units < (UINT32_C(1) << 23); units += units < 4096 ? 1 : 37) {
+        volatile float g = ldexpf((float)units, -149);
+        float hw = bl_p4c_synapse(&k, g, 0.0f);
+        assert_true(ldexpf(hw, 149) == (float)bl_p4c_subnormal_step(&k, units));
+    }
+    const float starts[] = {0.275f, -0.55f, 68.75f, 1e-30f, -3 * FLT_MIN, 1e-45f, 0.0f, -0.0f};
+    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+        volatile float g = starts[i];
+        for (int64_t n = 0; n <= 8000; n++) {
+            assert_true(b32(bl_p4c_g_after(&k, starts[i], n)) == b32(g));
+            g = bl_p4c_synapse(&k, g, 0.0f);
+        }
+    }
 }
 
 /* ---- a new model row ---- */
@@ -687,6 +739,8 @@ int main(void)
         cmocka_unit_test(retire_subnormal_map),
         cmocka_unit_test(retire_g_after),
         cmocka_unit_test(retire_regimes),
+        cmocka_unit_test(retire_regimes_phase4c),
+        cmocka_unit_test(retire_p4c_g_after),
         cmocka_unit_test(toy_model_row),
         cmocka_unit_test(sane_checkers),
     };
