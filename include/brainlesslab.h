@@ -28,6 +28,7 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/reservoir.h"
 #include "brainlesslab/seed.h"
+#include "brainlesslab/probe.h"
 #include "brainlesslab/task.h"
 
 #endif

@@ -86,6 +86,14 @@ typedef bl_status (*bl_spike_sink_fn)(void *user, uint32_t trial, uint32_t step,
                                       bl_error *err);
 typedef void (*bl_steps_fn)(void *user, uint64_t steps_done);
 BL_API void bl_result_observe(bl_result *r, bl_spike_sink_fn sink, bl_steps_fn on_steps, void *user);
+/* State probes: v and g of these neurons after every `every_steps` steps
+ * (after steps every-1, 2*every-1, ...: the state after k*every steps), of a
+ * run of n_steps steps; [trial][sample][probe] in the state dtype. Set before
+ * bl_engine_run; the reference and cpu backends fill them (mpi refuses). */
+BL_API bl_status bl_result_set_probes(bl_result *r, const int32_t *neurons, size_t n, uint64_t every_steps,
+                                      uint64_t n_steps, bl_error *err);
+BL_API const void *bl_result_probe_v(const bl_result *r, uint64_t *n_samples, size_t *n_probes);
+BL_API const void *bl_result_probe_g(const bl_result *r);
 BL_API uint32_t bl_result_first_trial(const bl_result *r);
 BL_API uint32_t bl_result_n_trials(const bl_result *r);
 BL_API uint64_t bl_result_n_neurons(const bl_result *r);

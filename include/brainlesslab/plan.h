@@ -155,6 +155,8 @@ BL_API const char *bl_plan_hash(const bl_plan *plan);
 /* Operation "profile": the reservoir plan (run it with bl_res_run_plan, task.h);
  * NULL for every other operation. */
 BL_API const bl_res_plan *bl_plan_reservoir(const bl_plan *plan);
+/* The same, to shorten it before a run (bl_res_plan_override). */
+BL_API bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan);
 
 /* Human-readable rendering of the resolved plan: indented JSON; unless full,
  * each population shows its count and only its first few neuron indices.
@@ -204,6 +206,9 @@ BL_API int bl_plan_top_responders(const bl_plan *plan);
 /* outputs.spikes = "NAME": only that named population's spikes are written
  * (NULL: every neuron's, when bl_plan_output_spikes). */
 BL_API const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan);
+/* outputs.probes: the probed population and the sampling period in steps
+ * (NULL: no probes). */
+BL_API const bl_plan_population *bl_plan_probes(const bl_plan *plan, uint64_t *every_steps);
 /* outputs.psth: the populations binned and the bin in steps; returns how many (0: none). */
 BL_API size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps);
 

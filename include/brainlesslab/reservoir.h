@@ -46,6 +46,7 @@ BL_API int bl_res_kind_parse(const char *name, bl_res_kind *out);
 /* Limits checked at construction and when loading a bundle. */
 #define BL_RES_MAX_UNITS 65536
 #define BL_RES_MAX_PORTS 4096 /* inputs and effectors */
+#define BL_RES_MAX_LINK_P 64  /* receptors with their own input link probability (input_link_p) */
 
 /* Parameters. Field names are the parameter names (bl_res_param_names), as in
  * the Python BrainlessLab configs. Booleans are 0/1. */
@@ -67,6 +68,14 @@ typedef struct bl_res_params {
     int oosawa;                  /* 0     "drive = oosawa": noise drive */
     double membrane_noise;       /* 0.0 */
     double noise_gain;           /* 0.0 */
+    int weight_init_mode;        /* construction: 0 excitatory (input_weight + 0.1 N), 1 pong_mixed
+                                    (P 0.25: -1 + 0.1 N, else 0.2 N), 2 legacy_normal (weight_init_std N);
+                                    Dale overrides all three */
+    double weight_init_std;      /* 1.0   legacy_normal's scale */
+    int repair_masks;            /* 0     construction: a unit with no incoming link gets one input link;
+                                    an empty effector pool gets one unit */
+    uint32_t n_input_link_p;     /* 0: every input links with link_p; else one probability per receptor */
+    double input_link_p[BL_RES_MAX_LINK_P];
     /* SORN */
     double inhibitory_fraction;  /* 0.2   the I/E ratio: N_E = round(N / (1 + r)) */
     double p_ee;                 /* 10/166 */
@@ -83,6 +92,10 @@ typedef struct bl_res_params {
     int pruning;                 /* 1     a link whose weight reaches <= 0 is removed for good */
 } bl_res_params;
 
+/* "excitatory", "pong_mixed", "legacy_normal" (bl_res_params.weight_init_mode). */
+BL_API const char *bl_res_weight_init_mode_name(int mode);
+/* Falandays input_link_p: one link probability per receptor (each in [0, 1]). */
+BL_API bl_status bl_res_params_set_input_link_p(bl_res_params *p, const double *values, size_t n, bl_error *err);
 /* Defaults of a kind (the spec's). */
 BL_API void bl_res_params_default(bl_res_kind kind, bl_res_params *out);
 /* Named parameter sets: "default" (both kinds); SORN also "lazar2009"

@@ -198,10 +198,38 @@ typedef struct bl_task_definition {
     double upper_bound;
     double chance;            /* NaN when the task has none */
     int episode;              /* 1: ends by itself, warmup 0; 0: continuing, runs to the horizon */
+    int probe;                /* the seven binary episode tasks: the horizon holds the whole episode */
 } bl_task_definition;
 BL_API void bl_task_definition_of(const bl_task_options *o, bl_task_definition *d);
 /* 1 when the control is defined for the task (the reservoir always is). */
 BL_API int bl_task_controller_allowed(bl_task_kind kind, bl_controller c);
+
+/* ---- one trial, traced (tests, the NumPy oracle, `brainlesslab reservoir task`) ---- */
+
+typedef struct bl_task_trace {
+    uint32_t ticks, frames, width;  /* ticks run, node frames per tick, inputs */
+    double *obs;                    /* [ticks * frames][width] what the controller saw */
+    double *eff;                    /* [ticks * frames][2] effectors */
+    double *physical;               /* [ticks][8] after each advance */
+    uint32_t length;                /* episode tasks: the world's stimulus matrix */
+    double *stimuli;                /* [length][width] */
+    uint32_t n_rounds;
+    uint32_t *starts, *ends, *labels;
+    uint8_t *decisions, *ties;      /* [n_rounds] */
+    uint32_t reversal;
+    int meta[4];
+    double outcome;
+    int done, finite;
+    uint32_t scored, hits, misses, longest_rally;
+} bl_task_trace;
+
+/* Run one trial of a task without a node: effectors from the control
+ * `controller` (never the reservoir), or, when tape is not NULL, from tape
+ * ([tape_rows][2], one row per frame; the trial stops when it runs out). */
+BL_API bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
+                            uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
+                            size_t tape_rows, bl_task_trace **out, bl_error *err);
+BL_API void bl_task_trace_destroy(bl_task_trace *t);
 
 /* ---- profile plans ---- */
 
@@ -217,6 +245,14 @@ BL_API const char *bl_res_plan_json(const bl_res_plan *plan); /* canonical */
 BL_API const char *bl_res_plan_hash(const bl_res_plan *plan);
 /* Indented JSON (malloc'd; NULL when out of memory). */
 BL_API char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
+/* Shorter runs of a written plan (blocks, trials: 0 keeps the plan's) and
+ * the seed scheme that replaces the plan's (NULL keeps it; only
+ * "bl-philox-v1" runs): the resolved plan, its hash and the record say what
+ * was written and what ran. */
+BL_API bl_status bl_res_plan_override(bl_res_plan *plan, uint32_t blocks, uint32_t trials, const char *rng,
+                                      bl_error *err);
+/* 0 when the plan names a seed scheme this build cannot run (philox-host-v1). */
+BL_API int bl_res_plan_runnable(const bl_res_plan *plan);
 
 /* ---- evaluation ---- */
 
@@ -269,6 +305,7 @@ typedef struct bl_res_run_options {
     int threads;      /* < 0: the plan's */
     int batch;        /* <= 0: the plan's */
     FILE *progress;   /* NULL: quiet */
+    const char *calibration; /* a calibrate record: normalises the scores of its task (may be NULL) */
 } bl_res_run_options;
 
 typedef struct bl_res_run bl_res_run;

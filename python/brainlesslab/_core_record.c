@@ -2,6 +2,7 @@
  * column tables (read any bl_table format, write Parquet). */
 #include "_core.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,14 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
     bl_plan *plan = NULL;
     bl_status st;
     char *dir = NULL;
+    /* A run may guard its record against SIGINT/SIGTERM/SIGHUP with
+     * process-wide handlers that end the process (the CLI's behaviour). The
+     * Python session's own handlers (KeyboardInterrupt) come back once the
+     * run is over, whatever the library left installed. */
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction saved[sizeof signals / sizeof *signals];
+    for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
+        sigaction(signals[k], NULL, &saved[k]);
     Py_BEGIN_ALLOW_THREADS
     st = bl_plan_load(PyBytes_AS_STRING(path), &plan, &err);
     if (!st && bl_plan_reservoir(plan)) {
@@ -229,6 +238,8 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
     }
     bl_plan_destroy(plan);
     Py_END_ALLOW_THREADS
+    for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
+        sigaction(signals[k], &saved[k], NULL);
     Py_DECREF(path);
     Py_DECREF(root);
     if (st)

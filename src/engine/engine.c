@@ -111,6 +111,8 @@ bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, u
         (uint64_t)first_trial + n_trials > (uint64_t)bl_result_first_trial(result) + bl_result_n_trials(result))
         return bl_fail(err, BL_ERR_INVALID, "trials %u..%u are outside the result's range",
                        first_trial, first_trial + n_trials);
+    if (bl_result_n_probes(result) && !strcmp(e->backend->name, "mpi"))
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "state probes are not supported by the mpi backend (use cpu)");
     bl_result_set_n_steps(result, n_steps);
     return e->backend->run(e->state, first_trial, n_trials, n_steps, result, err);
 }

@@ -111,8 +111,32 @@ static int merge_window(runner *r, int64_t w, int64_t steps_in_window, int64_t d
 }
 
 /* One partition's steps of window w. */
+/* Probes of this partition's neurons after `step` (slot when awake, else range). */
+static void probe(const bl_network *net, const partition *p, bl_result *result, uint32_t trial, int64_t step)
+{
+    int64_t sample = bl_result_probe_sample(result, step);
+    if (sample < 0)
+        return;
+    size_t sz = p->k->field[0].size;
+    for (size_t k = 0; k < bl_result_n_probes(result); k++) {
+        int32_t i = bl_result_probe_neuron(result, k);
+        if (i < p->lo || i >= p->hi)
+            continue;
+        if (p->k->peek) { /* the model knows a resting neuron's exact state */
+            unsigned char v[16], g[16];
+            p->k->peek(net, p, i, step, v, g);
+            bl_result_probe_store(result, trial, sample, k, v, g);
+            continue;
+        }
+        int32_t a = p->slot_of[i - p->lo];
+        const char *v = a >= 0 ? (const char *)p->act[0] + (size_t)a * sz : (const char *)p->rng[0] + (size_t)(i - p->lo) * sz;
+        const char *g = a >= 0 ? (const char *)p->act[1] + (size_t)a * sz : (const char *)p->rng[1] + (size_t)(i - p->lo) * sz;
+        bl_result_probe_store(result, trial, sample, k, v, g);
+    }
+}
+
 static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int64_t w, int64_t n_steps,
-                       size_t *next_event)
+                       size_t *next_event, bl_result *result)
 {
     const bl_network *net = s->net;
     const int64_t delay = net->delay_steps, s0 = w * delay;
@@ -128,6 +152,7 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
             n_arr = prev->start[j + 1] - prev->start[j];
         }
         bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[step - s0]);
+        probe(net, p, result, trial, step);
     }
     assert(p->failed || bl_partition_sane(p));
 }
@@ -155,7 +180,7 @@ static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_st
         size_t next_event = 0;
         bl_partition_reset(&r->parts[q], s->net, s->skip_ok);
         for (int64_t w = 0; w < windows; w++) {
-            run_window(s, r, q, trial, w, n_steps, &next_event);
+            run_window(s, r, q, trial, w, n_steps, &next_event, result);
 #pragma omp barrier
 #pragma omp single
             {

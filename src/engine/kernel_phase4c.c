@@ -123,6 +123,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
             for (int64_t e = net->offsets[i]; e < net->offsets[i + 1]; e++)
                 future[net->targets[e]] += weight(k, &f, e);
         }
+        bl_result_probe_arrays(result, trial, step, v, g);
         bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
         if (st)
             return st;
@@ -153,7 +154,7 @@ static void part_initial(const bl_network *net, int f, void *value)
  * waking); spiked (dedupes natural and forced spikes) in the range only. */
 static const bl_part_kernel p4c_part = {
     5, {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE}},
-    part_initial, part_step, NULL};
+    part_initial, part_step, NULL, NULL};
 
 /* Steps 1-4 over the active slots in blocks, as shiu_update: the loop only
  * updates state and marks blocks that may hold a natural spike or a neuron

@@ -180,6 +180,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         memcpy(s->ring + slot * n, s->spikers, n_spikers * sizeof *s->spikers);
         s->ring_n[slot] = n_spikers;
         assert(ref_ring_sane(s, slots));
+        bl_result_probe_arrays(result, trial, step, v, g);
         bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
         if (st)
             return st;
@@ -256,12 +257,13 @@ static void part_initial(const bl_network *net, int f, void *value)
 }
 
 static void part_settle(const bl_network *net, partition *p);
+static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
 /* ready: the first step the neuron is not refractory (kept in both places:
  * deliveries test the range copy, the update the slot copy). since: the step
  * whose update produced a retired neuron's g (range only, see retire()). */
 static const bl_part_kernel shiu_part = {
     4, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_RANGE}}, part_initial, part_step,
-    part_settle};
+    part_settle, part_peek};
 
 /* Retirement (docs/retirement.md). A slot whose state is inert leaves the
  * active set: v, g, ready go back to the range arrays, and since = step. No
@@ -302,6 +304,25 @@ static inline int32_t shiu_wake(const bl_shiu_consts *k, partition *p, int32_t i
             *g = bl_shiu_g_after(k, *g, missed_updates(p, r, step));
     }
     return a;
+}
+
+/* A probe's v and g after `step`: a retired neuron's g is reconstructed
+ * exactly as a wake would (its v does not move while retired). */
+static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g)
+{
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    double vv, gg;
+    if (a >= 0) {
+        vv = ((const double *)p->act[F_V])[a];
+        gg = ((const double *)p->act[F_G])[a];
+    } else {
+        vv = ((const double *)p->rng[F_V])[r];
+        gg = ((const double *)p->rng[F_G])[r];
+        if (gg != 0.0)
+            gg = bl_shiu_g_after(K_of(net), gg, missed_updates(p, r, step));
+    }
+    memcpy(v, &vv, sizeof vv);
+    memcpy(g, &gg, sizeof gg);
 }
 
 /* The final g of every retired neuron (the active slots were copied back). */

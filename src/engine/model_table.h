@@ -59,6 +59,10 @@ typedef struct bl_part_kernel {
      * trial (after the active slots were copied back), e.g. the exact g of
      * neurons that left the active set before it (p->step is the last step). */
     void (*settle)(const bl_network *net, partition *p);
+    /* Optional: owned neuron i's v and g after `step` (state probes), for a
+     * model whose range copy of a resting neuron may lag (NULL: the slot when
+     * awake, else the range). */
+    void (*peek)(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
 } bl_part_kernel;
 
 typedef struct bl_model {

@@ -77,5 +77,14 @@ int bl_result_streams(const bl_result *r);
 /* steps more steps were simulated (summed over the trials in flight);
  * thread-safe; calls the result's step observer. */
 void bl_result_add_steps(bl_result *r, uint64_t steps);
+/* Probes: the sample index the state after `step` goes to, or -1 (none). */
+int64_t bl_result_probe_sample(const bl_result *r, int64_t step);
+size_t bl_result_n_probes(const bl_result *r);
+int32_t bl_result_probe_neuron(const bl_result *r, size_t k);
+/* Probe k's v and g (one value each, the state dtype) at a sample. */
+void bl_result_probe_store(bl_result *r, uint32_t trial, int64_t sample, size_t k, const void *v, const void *g);
+/* A whole-network state after `step` (the reference kernels): stores the
+ * probes when the step is sampled. */
+void bl_result_probe_arrays(bl_result *r, uint32_t trial, int64_t step, const void *v, const void *g);
 
 #endif

@@ -20,7 +20,80 @@ struct bl_result {
     bl_steps_fn on_steps;
     void *user;
     uint64_t steps_done;
+    /* State probes (bl_result_set_probes): [trial][sample][probe] of state_dtype. */
+    int32_t *probe_neurons;
+    size_t n_probes;
+    uint64_t probe_every, n_samples;
+    void *probe_v, *probe_g;
 };
+
+bl_status bl_result_set_probes(bl_result *r, const int32_t *neurons, size_t n, uint64_t every_steps,
+                               uint64_t n_steps, bl_error *err)
+{
+    if (every_steps == 0 || n == 0)
+        return bl_fail(err, BL_ERR_INVALID, "probes: need at least one neuron and every_steps >= 1");
+    for (size_t k = 0; k < n; k++)
+        if (neurons[k] < 0 || (uint64_t)neurons[k] >= r->n_neurons)
+            return bl_fail(err, BL_ERR_INVALID, "probe %zu: neuron %d outside 0..%llu", k, neurons[k],
+                           (unsigned long long)(r->n_neurons ? r->n_neurons - 1 : 0));
+    uint64_t samples = n_steps / every_steps, cells = (uint64_t)r->n_trials * samples;
+    size_t sz = bl_dtype_size(r->state_dtype);
+    if (samples && (cells / samples != r->n_trials || cells > (UINT64_C(1) << 40) / n / sz))
+        return bl_fail(err, BL_ERR_INVALID, "probes: %u trials x %llu samples x %zu neurons is too many", r->n_trials,
+                       (unsigned long long)samples, n);
+    free(r->probe_neurons);
+    free(r->probe_v);
+    free(r->probe_g);
+    r->probe_neurons = malloc(n * sizeof *r->probe_neurons);
+    uint64_t values = cells * n > 0 ? cells * n : 1;
+    r->probe_v = calloc(values, sz);
+    r->probe_g = calloc(values, sz);
+    if (!r->probe_neurons || !r->probe_v || !r->probe_g)
+        return bl_fail(err, BL_ERR_NOMEM, "probes: cannot allocate %llu samples of %zu neurons",
+                       (unsigned long long)cells, n);
+    memcpy(r->probe_neurons, neurons, n * sizeof *neurons);
+    r->n_probes = n;
+    r->probe_every = every_steps;
+    r->n_samples = samples;
+    return BL_OK;
+}
+
+int64_t bl_result_probe_sample(const bl_result *r, int64_t step)
+{
+    if (!r->n_probes || (uint64_t)(step + 1) % r->probe_every)
+        return -1;
+    uint64_t k = (uint64_t)(step + 1) / r->probe_every - 1;
+    return k < r->n_samples ? (int64_t)k : -1;
+}
+
+size_t bl_result_n_probes(const bl_result *r) { return r->n_probes; }
+int32_t bl_result_probe_neuron(const bl_result *r, size_t k) { return r->probe_neurons[k]; }
+
+void bl_result_probe_store(bl_result *r, uint32_t trial, int64_t sample, size_t k, const void *v, const void *g)
+{
+    size_t sz = bl_dtype_size(r->state_dtype);
+    uint64_t at = (((uint64_t)(trial - r->first_trial) * r->n_samples + (uint64_t)sample) * r->n_probes + k) * sz;
+    memcpy((char *)r->probe_v + at, v, sz);
+    memcpy((char *)r->probe_g + at, g, sz);
+}
+
+void bl_result_probe_arrays(bl_result *r, uint32_t trial, int64_t step, const void *v, const void *g)
+{
+    int64_t sample = bl_result_probe_sample(r, step);
+    size_t sz = bl_dtype_size(r->state_dtype);
+    for (size_t k = 0; sample >= 0 && k < r->n_probes; k++)
+        bl_result_probe_store(r, trial, sample, k, (const char *)v + (size_t)r->probe_neurons[k] * sz,
+                              (const char *)g + (size_t)r->probe_neurons[k] * sz);
+}
+
+const void *bl_result_probe_v(const bl_result *r, uint64_t *n_samples, size_t *n_probes)
+{
+    *n_samples = r->n_samples;
+    *n_probes = r->n_probes;
+    return r->probe_v;
+}
+
+const void *bl_result_probe_g(const bl_result *r) { return r->probe_g; }
 
 void bl_result_observe(bl_result *r, bl_spike_sink_fn sink, bl_steps_fn on_steps, void *user)
 {
@@ -75,6 +148,9 @@ void bl_result_destroy(bl_result *r)
     free(r->ev_trial);
     free(r->ev_step);
     free(r->ev_neuron);
+    free(r->probe_neurons);
+    free(r->probe_v);
+    free(r->probe_g);
     free(r->counts);
     free(r->v);
     free(r->g);

@@ -166,6 +166,35 @@ static bl_status stream_events(run_ctx *x, bl_error *err)
     return st ? st : bl_xp_spikes_end_trials(x->spikes, 0, bl_result_n_trials(r), err);
 }
 
+/* probes_v.npy, probes_g.npy [trial][sample][neuron] and probes.json. */
+static bl_status write_probes(run_ctx *x, bl_error *err)
+{
+    uint64_t every, samples;
+    size_t np;
+    const bl_plan_population *pop = bl_plan_probes(x->plan, &every);
+    if (!pop)
+        return BL_OK;
+    const void *v = bl_result_probe_v(x->res, &samples, &np);
+    bl_dtype dt = bl_result_state_dtype(x->res);
+    uint64_t shape[3] = {bl_plan_trials(x->plan), samples, np};
+    bl_status st = bl_xp_write_npy(x->rec, "probes_v.npy", dt, 3, shape, v, err);
+    if (!st)
+        st = bl_xp_write_npy(x->rec, "probes_g.npy", dt, 3, shape, bl_result_probe_g(x->res), err);
+    if (st)
+        return st;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "population", pop->name);
+    cJSON *ids = cJSON_AddArrayToObject(o, "neurons");
+    for (size_t k = 0; k < np; k++)
+        cJSON_AddItemToArray(ids, cJSON_CreateNumber(pop->neurons[k]));
+    cJSON_AddNumberToObject(o, "every_steps", (double)every);
+    cJSON_AddNumberToObject(o, "samples", (double)samples);
+    cJSON_AddStringToObject(o, "probes_npy", "[trial][sample][neuron] in the model's state dtype and units; sample k "
+                                             "is the state after (k + 1) * every_steps steps (after that step's "
+                                             "resets)");
+    return bl_xp_write_json(x->rec, "probes.json", o, err);
+}
+
 static bl_status write_psth(run_ctx *x, bl_error *err)
 {
     const bl_plan_population *const *pops;
@@ -484,6 +513,10 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     x->dt_ms = bl_plan_lif_params(plan)->dt_ms;
     if (!st && xp->mpi_ranks == 1)
         bl_result_observe(x->res, observe_spikes, observe_steps, x);
+    uint64_t probe_every;
+    const bl_plan_population *probed = bl_plan_probes(plan, &probe_every);
+    if (!st && probed)
+        st = bl_result_set_probes(x->res, probed->neurons, probed->n_neurons, probe_every, steps, err);
     if (st)
         return st;
     snprintf(xp->backend, sizeof xp->backend, "%s", bl_engine_backend(x->eng));
@@ -564,6 +597,8 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         st = stream_events(x, err);
     if (!st)
         st = write_psth(x, err);
+    if (!st)
+        st = write_probes(x, err);
     if (!st && bl_plan_output_counts(plan)) {
         st = write_npy(x->rec, "counts.npy", BL_DTYPE_INT32, 2, shape2, counts, err);
         if (!st)

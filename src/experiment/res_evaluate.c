@@ -35,6 +35,7 @@ void bl_res_evaluation_destroy(bl_res_evaluation *ev)
     free(ev->trials);
     free(ev->summaries);
     free(ev->block_means);
+    free(ev->probe_x);
     free(ev);
 }
 
@@ -120,8 +121,8 @@ static void slot_close(const bl_rp_target *t, const slot *x, bl_res_trial *tr)
     sc->misses = s->misses;
     sc->longest_rally = s->longest_rally;
     sc->failed = !s->finite;
-    /* Episode tasks complete when they end; continuing ones at the horizon. */
-    sc->done = s->finite && (s->done || (!t->def.episode && s->ticks >= t->horizon));
+    /* Probe tasks complete when their episode ends; the others at the latest at the horizon. */
+    sc->done = s->finite && (s->done || (!t->def.probe && s->ticks >= t->horizon));
     sc->ticks = s->ticks;
 }
 
@@ -183,7 +184,25 @@ typedef struct chunk_ctx {
     bl_res_trial *tr; /* the chunk's trials */
     size_t nb;
     int threads;
+    bl_res_evaluation *ev; /* probe storage (ev->probe_x NULL: no probe) */
 } chunk_ctx;
+
+/* The probe's points: after the frame of the cue's last tick, the delay's
+ * last tick and the response window's last tick (first round). */
+static void probe_capture(const chunk_ctx *c, size_t k, uint32_t tick, const bl_task_world *w, const bl_res_state *s)
+{
+    bl_res_evaluation *ev = c->ev;
+    if (!ev->probe_x || !w->n_rounds)
+        return;
+    const uint32_t at[3] = {w->cue_ends[0], w->starts[0], w->ends[0]};
+    const size_t trial = (size_t)(&c->tr[k] - ev->trials);
+    for (int p = 0; p < 3; p++)
+        if (tick + 1 == at[p]) {
+            double *dst = ev->probe_x + (trial * 3 + (size_t)p) * ev->probe_width;
+            for (uint32_t i = 0; i < s->n && i < ev->probe_width; i++)
+                dst[i] = s->spikes[i];
+        }
+}
 
 static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
 {
@@ -268,10 +287,13 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
                 if (!active[k])
                     continue;
                 const bl_res_state *s = bl_res_batch_slot(batch, k);
-                if (!s->finite)
+                if (!s->finite) {
                     slots[k].state.finite = 0;
-                else
+                } else {
                     bl_task_accumulate(&slots[k].world, &slots[k].state, s->effectors, f);
+                    if (f == F)
+                        probe_capture(c, k, tick, &slots[k].world, s);
+                }
             }
         }
         for (size_t k = 0; !st && k < nb; k++) {
@@ -399,6 +421,19 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
         bl_res_evaluation_destroy(ev);
         return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot allocate %zu trials", n);
     }
+    if (rp->probe) {
+        for (size_t ti = 0; ti < rp->n_targets; ti++)
+            if (rp->targets[ti].count > ev->probe_width)
+                ev->probe_width = rp->targets[ti].count;
+        const size_t cells = n * 3 * (size_t)ev->probe_width;
+        ev->probe_x = malloc(cells * sizeof *ev->probe_x + 1);
+        if (!ev->probe_x) {
+            bl_res_evaluation_destroy(ev);
+            return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot allocate the probe's %zu values", cells);
+        }
+        for (size_t k = 0; k < cells; k++)
+            ev->probe_x[k] = NAN;
+    }
     ev->threads = threads >= 0 ? threads : rp->threads;
     if (ev->threads == 0)
         ev->threads = omp_get_num_procs();
@@ -407,16 +442,20 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
         for (uint32_t b = 0; b < blocks; b++)
             for (uint32_t k = 0; k < per; k++) {
                 bl_res_trial *tr = &ev->trials[(ti * blocks + b) * per + k];
-                bl_trial_seeds seeds;
-                bl_seed_trial(rp->root_seed, rp->partition_word, rp->scope, b, k, &seeds);
+                /* Each purpose draws from the bank of its key (the defaults: the partition's). */
+                const bl_rp_target *t = &rp->targets[ti];
+                bl_trial_seeds pw, cw, mw;
+                bl_seed_trial(rp->root_seed, rp->partition_word ^ t->pairing_word, rp->scope, b, k, &pw);
+                bl_seed_trial(rp->root_seed, rp->partition_word ^ t->construction_word, rp->scope, b, k, &cw);
+                bl_seed_trial(rp->root_seed, rp->partition_word ^ t->mechanism_word, rp->scope, b, k, &mw);
                 tr->target = (uint32_t)ti;
                 tr->block = b;
                 tr->trial = k;
-                tr->seed_world = seeds.world;
-                tr->seed_construction = seeds.construction;
-                tr->seed_drive = seeds.drive;
-                tr->seed_control = seeds.control;
-                tr->seed_intervention = seeds.intervention;
+                tr->seed_world = pw.world;
+                tr->seed_construction = cw.construction;
+                tr->seed_drive = mw.drive;
+                tr->seed_control = pw.control;
+                tr->seed_intervention = mw.intervention;
             }
     bl_status st = BL_OK;
     size_t done = 0;
@@ -431,7 +470,7 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
             continue;
         }
         for (size_t j0 = 0; !st && j0 < jobs; j0 += ev->batch) {
-            chunk_ctx c = {rp, t, first + j0, jobs - j0 < ev->batch ? jobs - j0 : ev->batch, ev->threads};
+            chunk_ctx c = {rp, t, first + j0, jobs - j0 < ev->batch ? jobs - j0 : ev->batch, ev->threads, ev};
             st = run_chunk(&c, err);
             done += c.nb;
             if (progress) {

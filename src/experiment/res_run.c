@@ -13,6 +13,8 @@
 #include "brainlesslab/record.h"
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
+#include "experiment/res_calibration.h"
+#include "experiment/res_probe.h"
 #include "experiment/res_run_impl.h"
 
 struct bl_res_run {
@@ -155,12 +157,12 @@ static bl_status write_text(bl_record *rec, const char *name, const char *text, 
 }
 
 static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, double wall,
-                               bl_error *err)
+                               const bl_res_calibration *cal, bl_error *err)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "plan_id", rp->id);
     cJSON_AddStringToObject(root, "plan_hash", rp->hash);
-    cJSON_AddStringToObject(root, "operation", "profile");
+    cJSON_AddStringToObject(root, "operation", bl_rp_operation_name(rp->operation));
     /* The first target's task names the key; targets of other tasks carry their own. */
     const bl_rp_target *t0 = &rp->targets[0];
     cJSON_AddStringToObject(root, "task", bl_task_name(t0->task.kind));
@@ -191,6 +193,14 @@ static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_r
         cJSON_AddStringToObject(o, "key", t->def.outcome_key);
         add_number_or_null(o, t->def.outcome_key, s->accuracy);
         add_number_or_null(o, "value", s->accuracy);
+        const char *status;
+        add_number_or_null(o, "normalised", bl_res_normalised(t, s->accuracy, cal, &status));
+        cJSON_AddStringToObject(o, "normalisation_status", status);
+        cJSON_AddStringToObject(o, "pairing_key", t->pairing_key);
+        cJSON_AddStringToObject(o, "construction_key", t->construction_key);
+        cJSON_AddStringToObject(o, "mechanism_key", t->mechanism_key);
+        if (t->label[0])
+            cJSON_AddStringToObject(o, "label", t->label);
         if (isfinite(s->low)) {
             cJSON *iv = cJSON_AddObjectToObject(o, "interval");
             cJSON_AddNumberToObject(iv, "level", 0.95);
@@ -222,6 +232,37 @@ static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_r
     if (!text)
         return bl_fail(err, BL_ERR_NOMEM, "cannot render summary.json");
     bl_status st = write_text(rec, "summary.json", text, err);
+    free(text);
+    return st;
+}
+
+static bl_status write_calibration(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, bl_error *err)
+{
+    if (rp->operation != BL_OP_CALIBRATE)
+        return BL_OK;
+    char *text = bl_res_calibration_json(rp, ev);
+    if (!text)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot render calibration.json");
+    bl_status st = write_text(rec, "calibration.json", text, err);
+    free(text);
+    return st;
+}
+
+static bl_status write_probe(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, bl_error *err)
+{
+    if (!rp->probe || !ev->probe_x)
+        return BL_OK;
+    char path[4096];
+    bl_status st = bl_record_path(rec, "probe_events.npy", path, sizeof path, err);
+    const uint64_t shape[5] = {rp->n_targets, rp->blocks, rp->trials_per_block, 3, ev->probe_width};
+    if (!st)
+        st = bl_npy_write(path, BL_DTYPE_FLOAT64, 5, shape, ev->probe_x, err);
+    if (st)
+        return st;
+    char *text = bl_res_probe_json(rp, ev);
+    if (!text)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot render probe.json");
+    st = write_text(rec, "probe.json", text, err);
     free(text);
     return st;
 }
@@ -262,6 +303,16 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
     *out = NULL;
     if (!opt || !opt->root)
         return bl_fail(err, BL_ERR_INVALID, "a record root is required");
+    if (!bl_res_plan_runnable(rp))
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: numerics.rng \"%s\" (the Python project's NumPy seeding) cannot "
+                       "be run by this build; run it on this build's seeds with --rng %s (recorded in the manifest)",
+                       rp->path, rp->rng, BL_SEED_SCHEME);
+    bl_res_calibration *cal = NULL;
+    if (opt->calibration) {
+        bl_status cst = bl_res_calibration_load(opt->calibration, &cal, err);
+        if (cst)
+            return cst;
+    }
     bl_res_run *run = calloc(1, sizeof *run);
     if (run) {
         run->target_id = calloc(rp->n_targets, sizeof *run->target_id);
@@ -272,12 +323,14 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
     }
     if (!run || !run->target_id || !run->target_desc || !run->summaries || !run->task || !run->key) {
         bl_res_run_destroy(run);
+        bl_res_calibration_destroy(cal);
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a run");
     }
     bl_record *rec = NULL;
     bl_status st = reserve(rp, opt->root, &rec, err);
     if (st) {
         bl_res_run_destroy(run);
+        bl_res_calibration_destroy(cal);
         return st;
     }
     snprintf(run->record_dir, sizeof run->record_dir, "%s", bl_record_dir(rec));
@@ -291,7 +344,8 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
         wall = now() - t0;
     }
     if (!st && !(st = write_csv(rec, rp, ev, err)) && !(st = write_outcomes(rec, rp, ev, err)) &&
-        !(st = write_summary(rec, rp, ev, wall, err)) && !(st = run_section(rec, opt, rp, ev, wall, err)))
+        !(st = write_summary(rec, rp, ev, wall, cal, err)) && !(st = run_section(rec, opt, rp, ev, wall, err)) &&
+        !(st = write_calibration(rec, rp, ev, err)) && !(st = write_probe(rec, rp, ev, err)))
         st = bl_record_seal(rec, err);
     if (st) {
         bl_error ferr = {0};
@@ -300,6 +354,7 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
         bl_fail_context(err, "record %s FAILED", run->record_dir);
     }
     bl_record_destroy(rec);
+    bl_res_calibration_destroy(cal);
     if (!st) {
         run->blocks = rp->blocks;
         run->trials_per_block = rp->trials_per_block;

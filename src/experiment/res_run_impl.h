@@ -14,6 +14,8 @@ struct bl_res_evaluation {
     bl_res_summary *summaries;
     double *block_means; /* [targets][blocks] */
     uint32_t blocks;
+    double *probe_x;      /* [n_trials][3 points][probe_width] emitted activity (NaN: not reached) */
+    uint32_t probe_width; /* the widest reservoir target's units */
     int threads;    /* used */
     uint32_t batch; /* used */
 };

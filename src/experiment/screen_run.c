@@ -153,6 +153,7 @@ static bl_status build_condition(const bl_plan *plan, const size_t *levels, bl_l
 
 typedef struct shared {
     bl_context *ctx;
+    const char *population; /* the SONATA population: the connectome's name */
     const bl_plan *plan;
     bl_record *rec;
     const char *backend;
@@ -192,7 +193,7 @@ static bl_status run_condition(shared *sh, size_t c, condition *cond)
     char dir[64];
     snprintf(dir, sizeof dir, "spikes/condition-%04zu", c);
     if (!st)
-        st = bl_xp_spikes_open(sh->rec, dir, "connectome", trials, bl_plan_steps(plan), params.dt_ms, sh->n, NULL,
+        st = bl_xp_spikes_open(sh->rec, dir, sh->population, trials, bl_plan_steps(plan), params.dt_ms, sh->n, NULL,
                                NULL, bl_plan_output_spikes(plan), &spikes, err);
     if (!st)
         bl_result_observe(res, bl_xp_spikes_sink, NULL, spikes);
@@ -322,6 +323,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
     uint32_t trials = bl_plan_trials(plan);
     size_t C = s->n_conditions;
     shared sh = {.ctx = bl_context_resolve(opt->context), .plan = plan, .rec = rec, .n = n};
+    sh.population = bl_connectome_info(c, "name") ? bl_connectome_info(c, "name") : "connectome";
     /* Every condition's counts are kept: refuse sizes whose product overflows. */
     uint64_t cells = (uint64_t)C * trials, rate_cells = (uint64_t)C * n;
     if (n && cells > (UINT64_MAX / 8) / n)

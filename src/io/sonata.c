@@ -28,8 +28,19 @@ typedef struct h5_quiet {
     void *data;
 } h5_quiet;
 
+/* HDF5 registers an atexit handler that closes every file still open. A
+ * file whose close failed (a full disk: EFBIG, ENOSPC) stays half-closed in
+ * its tables, and that handler then crashes the exiting process after the
+ * record was already sealed FAILED. We close every file we open ourselves,
+ * so the handler is never needed: it is switched off before HDF5's first
+ * use (H5dont_atexit must precede initialisation; if another user of the
+ * process initialised HDF5 first, the call is refused and changes nothing). */
+static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
+static void h5_first_use(void) { (void)H5dont_atexit(); }
+
 static void quiet_begin(h5_quiet *q)
 {
+    pthread_once(&h5_once, h5_first_use);
     q->func = NULL;
     q->data = NULL;
     H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);

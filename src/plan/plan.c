@@ -17,11 +17,6 @@
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
 
-/* The reservoir operations of the format, recognised so that a reservoir plan
- * gets "not supported yet" rather than "unknown". */
-static const char *const later_operations[] = {"sweep", "ablate", "benchmark", "calibrate",
-                                               NULL};
-
 static bl_status read_file(const char *path, char **text, size_t *len, bl_error *err)
 {
     /* bl_read_small refuses FIFOs and devices (which would block or never
@@ -74,17 +69,14 @@ static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_
     if ((st = bl_pk_string(ctx, root, "", "operation", 1, &operation, NULL)) ||
         (st = bl_pk_string(ctx, root, "", "description", 0, &description, NULL)))
         return st;
-    if (strcmp(operation, "connectome") && strcmp(operation, "profile") && strcmp(operation, "audit") &&
-        strcmp(operation, "screen")) {
+    bl_rp_operation rop;
+    if (strcmp(operation, "connectome") && strcmp(operation, "audit") && strcmp(operation, "screen") &&
+        bl_rp_operation_parse(operation, &rop)) {
         const bl_toml_node *node = bl_toml_table_get(root, "operation");
         bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
-        for (const char *const *op = later_operations; *op; op++)
-            if (!strcmp(*op, operation))
-                return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, node, "operation",
-                                  "\"%s\" is a reservoir operation, not supported by this build yet "
-                                  "(supported: connectome, audit, screen, profile)", shown);
         return bl_pk_fail(ctx, BL_ERR_INVALID, node, "operation",
-                          "unknown operation \"%s\" (supported: connectome, audit, screen, profile)", shown);
+                          "unknown operation \"%s\" (supported: connectome, audit, screen, profile, sweep, ablate, "
+                          "benchmark, calibrate)", shown);
     }
     plan->id = bl_pk_strdup(id);
     plan->operation = bl_pk_strdup(operation);
@@ -147,7 +139,8 @@ static bl_status load(const char *path, bl_plan *plan, bl_error *err)
     else
         slash[slash == dir ? 1 : 0] = '\0';
     if (!st && !(st = read_header(&ctx, root, plan)))
-        st = !strcmp(plan->operation, "profile") ? bl_pk_load_reservoir_plan(&ctx, root, plan, &plan->reservoir)
+        st = !bl_rp_operation_parse(plan->operation, &(bl_rp_operation){0})
+                 ? bl_pk_load_reservoir_plan(&ctx, root, plan, &plan->reservoir)
              : !strcmp(plan->operation, "audit") ? bl_pk_load_audit_plan(&ctx, root, dir, plan)
                                                  : bl_pk_load_connectome_plan(&ctx, root, dir, plan);
     free(dir);
@@ -236,6 +229,7 @@ const char *bl_plan_path(const bl_plan *plan) { return plan->path; }
 const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
 const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
 const bl_res_plan *bl_plan_reservoir(const bl_plan *plan) { return plan->reservoir; }
+bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan) { return plan->reservoir; }
 size_t bl_plan_n_axes(const bl_plan *plan) { return plan->n_axes; }
 const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i)
 {
@@ -303,6 +297,12 @@ int bl_plan_output_state(const bl_plan *plan) { return plan->out_state; }
 int bl_plan_output_propagation(const bl_plan *plan) { return plan->out_propagation; }
 int bl_plan_top_responders(const bl_plan *plan) { return plan->top_responders; }
 const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan) { return plan->spikes_subset; }
+const bl_plan_population *bl_plan_probes(const bl_plan *plan, uint64_t *every_steps)
+{
+    *every_steps = plan->probe_every_steps;
+    return plan->probe_pop;
+}
+
 size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps)
 {
     *pops = plan->psth_pops;

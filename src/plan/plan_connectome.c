@@ -34,7 +34,7 @@ static const char *const connectome_keys[] = {"path", NULL};
 static const char *const model_keys[] = {"preset", "parameters", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
-                                          "top_responders", "psth", NULL};
+                                          "top_responders", "psth", "probes", NULL};
 static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "population",
                                             "rate_hz", "start_ms", "stop_ms", "mode", "rates", "baseline_hz",
                                             "modulation", "schedule", NULL};
@@ -166,6 +166,25 @@ static bl_status read_outputs(const bl_pk_ctx *ctx, const bl_toml_node *root, bl
         (st = bl_pk_int(ctx, out, "outputs", "top_responders", 0, 0, BL_PLAN_MAX_TOP_RESPONDERS, &top,
                         NULL)))
         return st;
+    const bl_toml_node *probes = bl_toml_table_get(out, "probes");
+    if (probes) {
+        static const char *const probe_keys[] = {"population", "every_ms", NULL};
+        const char *pname;
+        double every;
+        if (bl_toml_type_of(probes) != BL_TOML_TABLE)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, probes, "outputs.probes",
+                              "expected a table { population = \"NAME\", every_ms = ... }");
+        if ((st = bl_pk_check_keys(ctx, probes, "outputs.probes", probe_keys)) ||
+            (st = bl_pk_string(ctx, probes, "outputs.probes", "population", 1, &pname, NULL)) ||
+            (st = bl_pk_double(ctx, probes, "outputs.probes", "every_ms", 1, &every, NULL)))
+            return st;
+        double r = every / plan->params.dt_ms;
+        if (!(r >= 1) || fabs(r - nearbyint(r)) > 1e-9 * r)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(probes, "every_ms"), "outputs.probes.every_ms",
+                              "%g ms is not a whole number (>= 1) of %g ms steps", every, plan->params.dt_ms);
+        plan->probe_every_steps = (uint64_t)nearbyint(r);
+        plan->probe_every_ms = every;
+    }
     const bl_toml_node *psth = bl_toml_table_get(out, "psth");
     if (psth) {
         static const char *const psth_keys[] = {"populations", "bin_ms", NULL};
@@ -205,6 +224,13 @@ static bl_status resolve_outputs(const bl_pk_ctx *ctx, const bl_toml_node *root,
         if ((st = bl_pk_find_named(ctx, plan, spikes, "outputs.spikes", plan->n_named, &p)))
             return st;
         plan->spikes_subset = &p->view;
+    }
+    const bl_toml_node *probe_pop = bl_toml_table_get(bl_toml_table_get(out, "probes"), "population");
+    if (probe_pop) {
+        const bl_pk_population *p;
+        if ((st = bl_pk_find_named(ctx, plan, probe_pop, "outputs.probes.population", plan->n_named, &p)))
+            return st;
+        plan->probe_pop = &p->view;
     }
     const bl_toml_node *pops = bl_toml_table_get(bl_toml_table_get(out, "psth"), "populations");
     size_t n = pops ? bl_toml_array_size(pops) : 0;

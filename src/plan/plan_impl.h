@@ -64,6 +64,9 @@ struct bl_plan {
     size_t n_psth_pops;
     double psth_bin_ms;
     uint64_t psth_bin_steps;
+    const bl_plan_population *probe_pop; /* outputs.probes */
+    uint64_t probe_every_steps;
+    double probe_every_ms;
     int top_responders;
     /* inputs and identity of the resolved form */
     bl_plan_input *inputs;

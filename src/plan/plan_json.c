@@ -283,6 +283,13 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_bool(&b, out, "propagation", plan->out_propagation);
         add_int(&b, out, "top_responders", plan->top_responders);
         /* Only when given: plans without them keep their hash. */
+        if (plan->probe_pop) {
+            cJSON *pr = check(&b, cJSON_AddObjectToObject(out, "probes"));
+            if (pr) {
+                add_str(&b, pr, "population", plan->probe_pop->name);
+                add_num(&b, pr, "every_ms", plan->probe_every_ms);
+            }
+        }
         if (plan->spikes_subset)
             add_str(&b, out, "spikes_subset", plan->spikes_subset->name);
         if (plan->n_psth_pops) {

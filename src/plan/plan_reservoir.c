@@ -33,12 +33,52 @@
 
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description", "question",
                                        "version", "evidence", "diagnostic", "evaluation", "numerics", "execution",
-                                       "targets", NULL};
+                                       "targets", "axes", "probe", NULL};
+static const char *const probe_keys[] = {"fit_trials", "validation_trials", "evaluation_trials", "split_seed",
+                                         "permutation_seed", NULL};
+
+/* [probe]: read here, checked against the targets in plan_operations.c. */
+static bl_status read_probe(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
+{
+    const bl_toml_node *pr;
+    bl_status st = bl_pk_table(ctx, root, "", "probe", 0, &pr);
+    if (st || !pr)
+        return st;
+    int64_t fit = 256, val = 128, ev = 256, split = 701, perm = 702;
+    if ((st = bl_pk_check_keys(ctx, pr, "probe", probe_keys)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "fit_trials", 0, 2, 100000, &fit, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "validation_trials", 0, 2, 100000, &val, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "evaluation_trials", 0, 2, 100000, &ev, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "split_seed", 0, 0, INT64_MAX, &split, NULL)) ||
+        (st = bl_pk_int(ctx, pr, "probe", "permutation_seed", 0, 0, INT64_MAX, &perm, NULL)))
+        return st;
+    rp->probe = 1;
+    rp->probe_fit = (uint32_t)fit;
+    rp->probe_validation = (uint32_t)val;
+    rp->probe_evaluation = (uint32_t)ev;
+    rp->probe_split_seed = (uint64_t)split;
+    rp->probe_permutation_seed = (uint64_t)perm;
+    return BL_OK;
+}
 static const char *const evaluation_keys[] = {"blocks", "trials_per_block", "horizon", "warmup",
                                               "construction_scope", "root_seed", "seed_partition", NULL};
 static const char *const numerics_keys[] = {"dtype", "fast_math", "reduction", "rng", NULL};
 static const char *const execution_keys[] = {"threads", "batch_size", NULL};
-static const char *const target_keys[] = {"id", "label", "controller", "composition", "interventions", NULL};
+static const char *const target_keys[] = {"id", "label", "controller", "composition", "interventions",
+                                          "pairing_key", "construction_key", "mechanism_key", NULL};
+static const char *const operations[] = {"profile", "sweep", "ablate", "benchmark", "calibrate", NULL};
+
+const char *bl_rp_operation_name(bl_rp_operation op) { return operations[op]; }
+
+int bl_rp_operation_parse(const char *name, bl_rp_operation *out)
+{
+    for (int k = 0; operations[k]; k++)
+        if (!strcmp(name, operations[k])) {
+            *out = (bl_rp_operation)k;
+            return 0;
+        }
+    return -1;
+}
 static const char *const composition_keys[] = {"count", "input_gain", "node", "task", NULL};
 static const char *const node_keys[] = {"kind", "preset", "parameters", NULL};
 static const char *const task_keys[] = {"kind", "options", NULL};
@@ -142,10 +182,12 @@ static bl_status read_evaluation(const bl_pk_ctx *ctx, const bl_toml_node *root,
     return copy_string(ctx, &rp->partition, partition);
 }
 
-static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root)
+static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp)
 {
     const bl_toml_node *nu;
     bl_status st = bl_pk_table(ctx, root, "", "numerics", 0, &nu);
+    if (!st)
+        st = copy_string(ctx, &rp->rng, BL_SEED_SCHEME);
     if (st || !nu || (st = bl_pk_check_keys(ctx, nu, "numerics", numerics_keys)))
         return st;
     const char *dtype = "float64", *reduction = "ordered", *rng = BL_SEED_SCHEME;
@@ -170,12 +212,14 @@ static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root)
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "reduction"), "numerics.reduction",
                           "\"%s\": only \"ordered\" (destination-owned, ascending source order)", shown);
     }
+    if (!strcmp(rng, "philox-host-v1"))
+        return copy_string(ctx, &rp->rng, rng); /* checked; `run` needs the documented --rng substitution */
     if (strcmp(rng, BL_SEED_SCHEME)) {
         bl_pk_printable(shown, sizeof shown, rng, strlen(rng));
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "rng"), "numerics.rng",
-                          "\"%s\" is not this build's scheme \"%s\" (Philox4x32-10 counter streams; the Python "
-                          "project's \"philox-host-v1\" seeds NumPy generators and cannot be reproduced here)",
-                          shown, BL_SEED_SCHEME);
+                          "\"%s\" is not a seed scheme (known: \"%s\", Philox4x32-10 counter streams; "
+                          "\"philox-host-v1\", the Python project's, which `check` accepts and `run` replaces only "
+                          "with --rng %s)", shown, BL_SEED_SCHEME, BL_SEED_SCHEME);
     }
     return BL_OK;
 }
@@ -243,6 +287,21 @@ static bl_status read_node(const bl_pk_ctx *ctx, const bl_toml_node *comp, const
                       : bl_res_params_set(&t->node, name, b, &perr);
         else if (bl_toml_get_string(v, &s, NULL))
             pst = bl_res_params_set_string(&t->node, name, s, &perr);
+        else if (bl_toml_type_of(v) == BL_TOML_ARRAY && !strcmp(name, "input_link_p")) {
+            double buf[BL_RES_MAX_LINK_P];
+            size_t n = bl_toml_array_size(v);
+            pst = n > BL_RES_MAX_LINK_P ? bl_fail(&perr, BL_ERR_INVALID, "at most %d probabilities", BL_RES_MAX_LINK_P)
+                                        : BL_OK;
+            for (size_t q = 0; !pst && q < n; q++) {
+                const bl_toml_node *item = bl_toml_array_at(v, q);
+                if (bl_toml_type_of(item) != BL_TOML_INTEGER && bl_toml_type_of(item) != BL_TOML_FLOAT)
+                    pst = bl_fail(&perr, BL_ERR_INVALID, "input_link_p[%zu] is not a number", q);
+                else
+                    bl_toml_get_double(item, &buf[q]);
+            }
+            if (!pst)
+                pst = bl_res_params_set_input_link_p(&t->node, buf, n, &perr);
+        }
         else if (bl_toml_type_of(v) == BL_TOML_INTEGER || bl_toml_type_of(v) == BL_TOML_FLOAT) {
             bl_toml_get_double(v, &x);
             pst = bl_res_param_is_bool(k, name)
@@ -433,8 +492,26 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     if ((st = bl_pk_check_keys(ctx, tt, where, target_keys)) ||
         (st = bl_pk_string(ctx, tt, where, "id", 1, &id, NULL)) ||
         (st = text_key(ctx, tt, where, "label", 1024, &t->label, "")) ||
-        (st = bl_pk_string(ctx, tt, where, "controller", 0, &controller, NULL)))
+        (st = bl_pk_string(ctx, tt, where, "controller", 0, &controller, NULL)) ||
+        (st = text_key(ctx, tt, where, "pairing_key", 160, &t->pairing_key, BL_RP_DEFAULT_PAIRING)) ||
+        (st = text_key(ctx, tt, where, "construction_key", 160, &t->construction_key, BL_RP_DEFAULT_CONSTRUCTION)) ||
+        (st = text_key(ctx, tt, where, "mechanism_key", 160, &t->mechanism_key, BL_RP_DEFAULT_MECHANISM)))
         return st;
+    {
+        const char *keys[3] = {t->pairing_key, t->construction_key, t->mechanism_key};
+        const char *names[3] = {"pairing_key", "construction_key", "mechanism_key"};
+        const char *defaults[3] = {BL_RP_DEFAULT_PAIRING, BL_RP_DEFAULT_CONSTRUCTION, BL_RP_DEFAULT_MECHANISM};
+        uint32_t *words[3] = {&t->pairing_word, &t->construction_word, &t->mechanism_word};
+        for (int k = 0; k < 3; k++) {
+            if (!keys[k][0]) {
+                bl_pk_join(key, sizeof key, where, names[k], strlen(names[k]));
+                return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, names[k]), key,
+                                  "must be a non-empty stable identity");
+            }
+            /* A non-default key moves that purpose to its own seed bank. */
+            *words[k] = strcmp(keys[k], defaults[k]) ? bl_seed_partition_word(keys[k]) : 0;
+        }
+    }
     bl_pk_join(key, sizeof key, where, "id", 2);
     if (!bl_pk_valid_name(id, strlen(id))) {
         bl_pk_printable(shown, sizeof shown, id, strlen(id));
@@ -480,13 +557,16 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
                           "\"%s\" is not a control defined for %s", bl_controller_name(t->controller),
                           bl_task_name(t->task.kind));
     }
+    if (t->node.n_input_link_p && t->node.n_input_link_p != t->def.n_inputs)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, at, "node.parameters.input_link_p: %u probabilities, but %s has "
+                          "%u receptors", t->node.n_input_link_p, bl_task_name(t->task.kind), t->def.n_inputs);
     if (t->def.n_inputs > BL_TASK_MAX_INPUTS)
         return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, at, "%s: %u inputs is more than %d", bl_task_name(t->task.kind),
                           t->def.n_inputs, BL_TASK_MAX_INPUTS);
     const uint32_t longest = t->def.default_horizon;
     t->warmup = rp->warmup;
     t->horizon = rp->horizon ? rp->horizon : longest;
-    if (t->def.episode && t->horizon < longest)
+    if (t->def.probe && t->horizon < longest)
         return bl_pk_fail(ctx, BL_ERR_INVALID, NULL, "evaluation.horizon",
                           "%u is shorter than %s's longest %s episode (%u ticks): the horizon must contain the "
                           "entire episode", t->horizon, t->id, bl_task_name(t->task.kind), longest);
@@ -575,6 +655,9 @@ static void render_target(jb *b, cJSON *arr, const bl_rp_target *t)
     j_str(b, o, "id", t->id);
     j_str(b, o, "label", t->label);
     j_str(b, o, "controller", bl_controller_name(t->controller));
+    j_str(b, o, "pairing_key", t->pairing_key);
+    j_str(b, o, "construction_key", t->construction_key);
+    j_str(b, o, "mechanism_key", t->mechanism_key);
     j_uint(b, o, "horizon", t->horizon);
     cJSON *comp = j_obj(b, o, "composition");
     if (!comp)
@@ -591,6 +674,23 @@ static void render_target(jb *b, cJSON *arr, const bl_rp_target *t)
             j_bool(b, params, *n, v != 0.0);
         else
             j_num(b, params, *n, v);
+    }
+    if (params && t->node.kind == BL_RES_FALANDAYS) {
+        j_str(b, params, "weight_init_mode", bl_res_weight_init_mode_name(t->node.weight_init_mode));
+        if (!t->node.n_input_link_p) {
+            chk(b, cJSON_AddNullToObject(params, "input_link_p"));
+        } else {
+            cJSON *a = chk(b, cJSON_AddArrayToObject(params, "input_link_p"));
+            for (uint32_t k = 0; a && k < t->node.n_input_link_p; k++) {
+                char text[40];
+                bl_pk_number(text, sizeof text, t->node.input_link_p[k]);
+                cJSON *item = chk(b, cJSON_CreateRaw(text));
+                if (item && !cJSON_AddItemToArray(a, item)) {
+                    cJSON_Delete(item);
+                    b->ok = 0;
+                }
+            }
+        }
     }
     cJSON *task = j_obj(b, comp, "task");
     if (task) {
@@ -635,7 +735,7 @@ char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
     j_str(&b, root, "format", BL_PLAN_FORMAT);
     j_uint(&b, root, "format_version", BL_PLAN_FORMAT_VERSION);
     j_str(&b, root, "id", rp->id);
-    j_str(&b, root, "operation", "profile");
+    j_str(&b, root, "operation", bl_rp_operation_name(rp->operation));
     j_str(&b, root, "description", rp->description);
     j_str(&b, root, "question", rp->question);
     j_str(&b, root, "version", rp->version);
@@ -654,18 +754,39 @@ char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
         j_uint(&b, ev, "root_seed", rp->root_seed);
         j_str(&b, ev, "seed_partition", rp->partition);
         j_uint(&b, ev, "partition_word", rp->partition_word);
+        if (rp->overridden_blocks || rp->overridden_trials) {
+            cJSON *ov = j_obj(&b, ev, "as_written");
+            if (ov) {
+                j_uint(&b, ov, "blocks", rp->overridden_blocks ? rp->overridden_blocks : rp->blocks);
+                j_uint(&b, ov, "trials_per_block", rp->overridden_trials ? rp->overridden_trials : rp->trials_per_block);
+            }
+        }
     }
     cJSON *nu = j_obj(&b, root, "numerics");
     if (nu) {
         j_str(&b, nu, "dtype", "float64");
         j_bool(&b, nu, "fast_math", 0);
         j_str(&b, nu, "reduction", "ordered");
-        j_str(&b, nu, "rng", BL_SEED_SCHEME);
+        j_str(&b, nu, "rng", rp->rng_override ? rp->rng_override : rp->rng);
+        if (rp->rng_override)
+            j_str(&b, nu, "rng_as_written", rp->rng);
     }
     cJSON *ex = j_obj(&b, root, "execution");
     if (ex) {
         j_uint(&b, ex, "threads", (uint64_t)rp->threads);
         j_uint(&b, ex, "batch_size", rp->batch_size);
+    }
+    if (rp->probe) {
+        cJSON *pr = j_obj(&b, root, "probe");
+        if (pr) {
+            j_uint(&b, pr, "fit_trials", rp->probe_fit);
+            j_uint(&b, pr, "validation_trials", rp->probe_validation);
+            j_uint(&b, pr, "evaluation_trials", rp->probe_evaluation);
+            j_uint(&b, pr, "split_seed", rp->probe_split_seed);
+            j_uint(&b, pr, "permutation_seed", rp->probe_permutation_seed);
+            j_str(&b, pr, "points", "cue_end, delay_end, response");
+            j_str(&b, pr, "lambdas", "1e-4, 1e-2, 1, 100");
+        }
     }
     cJSON *targets = chk(&b, cJSON_AddArrayToObject(root, "targets"));
     for (size_t i = 0; targets && i < rp->n_targets; i++)
@@ -696,8 +817,10 @@ static bl_status parse_body(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_r
                           "\"%s\" %s (known: planned, exploratory, tuned, frozen, retired)", shown,
                           promoted ? "cannot be conferred by a development run" : "is not an evidence state");
     }
-    if ((st = read_evaluation(ctx, root, rp)) || (st = read_numerics(ctx, root)) ||
-        (st = read_execution(ctx, root, rp)) || (st = read_targets(ctx, root, rp)))
+    if ((st = read_evaluation(ctx, root, rp)) || (st = read_numerics(ctx, root, rp)) ||
+        (st = read_execution(ctx, root, rp)) || (st = read_probe(ctx, root, rp)) ||
+        (st = read_targets(ctx, root, rp)) ||
+        (st = bl_rp_apply_operation(ctx, root, rp)))
         return st;
     rp->json = bl_res_plan_render(rp, 0);
     if (!rp->json)
@@ -713,6 +836,9 @@ bl_status bl_rp_parse(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_r
     if (!rp)
         return nomem(ctx);
     bl_status st = BL_OK;
+    if (bl_rp_operation_parse(who->operation ? who->operation : "profile", &rp->operation))
+        return bl_fail(ctx->err, BL_ERR_INVALID, "%s: operation: \"%s\" is not a reservoir operation", ctx->file,
+                       who->operation);
     if ((st = copy_string(ctx, &rp->id, who->id)) ||
         (st = copy_string(ctx, &rp->description, who->description ? who->description : "")) ||
         (st = copy_string(ctx, &rp->path, who->path)))
@@ -732,7 +858,8 @@ bl_status bl_pk_load_reservoir_plan(const bl_pk_ctx *ctx, const bl_toml_node *ro
                                     bl_res_plan **out)
 {
     const bl_plan_input *in = bl_plan_input_at(plan, 0);
-    bl_rp_identity who = {plan->id, plan->description, plan->path, in ? in->sha256 : "", in ? in->bytes : 0};
+    bl_rp_identity who = {plan->id, plan->operation, plan->description, plan->path, in ? in->sha256 : "",
+                          in ? in->bytes : 0};
     return bl_rp_parse(ctx, root, &who, out);
 }
 
@@ -744,6 +871,9 @@ void bl_res_plan_destroy(bl_res_plan *rp)
         free(rp->targets[i].id);
         free(rp->targets[i].label);
         free(rp->targets[i].preset);
+        free(rp->targets[i].pairing_key);
+        free(rp->targets[i].construction_key);
+        free(rp->targets[i].mechanism_key);
     }
     free(rp->targets);
     free(rp->path);
@@ -753,6 +883,8 @@ void bl_res_plan_destroy(bl_res_plan *rp)
     free(rp->version);
     free(rp->evidence);
     free(rp->partition);
+    free(rp->rng);
+    free(rp->rng_override);
     free(rp->json);
     free(rp);
 }
@@ -813,16 +945,54 @@ bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
                         "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown, BL_PLAN_MAX_NAME);
     }
     if (!st && !(st = bl_pk_string(&ctx, root, "", "operation", 1, &operation, NULL)) &&
-        !(st = bl_pk_string(&ctx, root, "", "description", 0, &description, NULL)) && strcmp(operation, "profile")) {
-        bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
-        st = bl_pk_fail(&ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "operation"), "operation",
-                        "\"%s\" is not a reservoir profile plan (this loader reads operation \"profile\")", shown);
+        !(st = bl_pk_string(&ctx, root, "", "description", 0, &description, NULL))) {
+        bl_rp_operation op;
+        if (bl_rp_operation_parse(operation, &op)) {
+            bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
+            st = bl_pk_fail(&ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "operation"), "operation",
+                            "\"%s\" is not a reservoir operation (profile, sweep, ablate, benchmark, calibrate)",
+                            shown);
+        }
     }
     if (!st) {
-        bl_rp_identity who = {id, description, abs, sha, len};
+        bl_rp_identity who = {id, operation, description, abs, sha, len};
         st = bl_rp_parse(&ctx, root, &who, out);
     }
     bl_toml_destroy(doc);
     free(abs);
     return st;
 }
+
+bl_status bl_res_plan_override(bl_res_plan *rp, uint32_t blocks, uint32_t trials, const char *rng, bl_error *err)
+{
+    if (rng && strcmp(rng, BL_SEED_SCHEME))
+        return bl_fail(err, BL_ERR_INVALID, "--rng %s: the only scheme this build runs is %s", rng, BL_SEED_SCHEME);
+    const uint64_t nb = blocks ? blocks : rp->blocks, nt = trials ? trials : rp->trials_per_block;
+    if (nb > BL_RP_MAX_BLOCKS || nb * nt * rp->n_targets > BL_RP_MAX_TRIALS)
+        return bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " blocks x %" PRIu64 " trials is too many", rp->id, nb, nt);
+    if (blocks && blocks != rp->blocks) {
+        if (!rp->overridden_blocks)
+            rp->overridden_blocks = rp->blocks;
+        rp->blocks = blocks;
+    }
+    if (trials && trials != rp->trials_per_block) {
+        if (!rp->overridden_trials)
+            rp->overridden_trials = rp->trials_per_block;
+        rp->trials_per_block = trials;
+    }
+    if (rng && strcmp(rp->rng, rng)) {
+        free(rp->rng_override);
+        rp->rng_override = bl_pk_strdup(rng);
+        if (!rp->rng_override)
+            return bl_fail(err, BL_ERR_NOMEM, "out of memory");
+    }
+    char *json = bl_res_plan_render(rp, 0);
+    if (!json)
+        return bl_fail(err, BL_ERR_NOMEM, "out of memory while rendering %s", rp->id);
+    free(rp->json);
+    rp->json = json;
+    bl_sha256_buffer(rp->json, strlen(rp->json), rp->hash);
+    return BL_OK;
+}
+
+int bl_res_plan_runnable(const bl_res_plan *rp) { return rp->rng_override || !strcmp(rp->rng, BL_SEED_SCHEME); }

@@ -30,9 +30,28 @@ typedef struct bl_rp_intervention {
     bl_rp_verb verb;
 } bl_rp_intervention;
 
+typedef enum bl_rp_operation {
+    BL_OP_PROFILE = 0,   /* targets as written */
+    BL_OP_SWEEP = 1,     /* targets as written, or a base target times [axes] */
+    BL_OP_ABLATE = 2,    /* a baseline and its interventions */
+    BL_OP_BENCHMARK = 3, /* the four-task battery: tracking, pong, cartpole_plank_easy, delayed_cue */
+    BL_OP_CALIBRATE = 4  /* the reference null on the calibration seed bank */
+} bl_rp_operation;
+const char *bl_rp_operation_name(bl_rp_operation op);
+int bl_rp_operation_parse(const char *name, bl_rp_operation *out);
+
+#define BL_RP_DEFAULT_PAIRING "paired-worlds"
+#define BL_RP_DEFAULT_CONSTRUCTION "paired-construction"
+#define BL_RP_DEFAULT_MECHANISM "paired-mechanism"
+
 typedef struct bl_rp_target {
     char *id;
     char *label;
+    /* Paired comparisons: targets with the same key share that purpose's
+     * seeds (pairing: worlds and controls; construction: wirings;
+     * mechanism: drive noise and intervention draws). */
+    char *pairing_key, *construction_key, *mechanism_key;
+    uint32_t pairing_word, construction_word, mechanism_word; /* XORed into the partition word; 0 for the defaults */
     bl_controller controller;
     uint32_t count;
     double input_gain;
@@ -51,6 +70,14 @@ struct bl_res_plan {
     char plan_sha256[65];
     uint64_t plan_bytes;
     char *id, *description, *question, *version, *evidence;
+    bl_rp_operation operation;
+    char *rng;          /* as the plan names it (bl-philox-v1, or philox-host-v1 which only `check` accepts) */
+    char *rng_override; /* set by bl_res_plan_override: the scheme that ran instead */
+    uint32_t overridden_blocks, overridden_trials; /* 0: as written */
+    /* [probe]: the diagnostic ridge probe on emitted activity (docs/reservoir.md) */
+    int probe;
+    uint32_t probe_fit, probe_validation, probe_evaluation; /* whole trials per block: 256, 128, 256 */
+    uint64_t probe_split_seed, probe_permutation_seed;       /* 701, 702 */
     int diagnostic;
     uint32_t blocks, trials_per_block;
     uint32_t horizon; /* as given; 0 when the plan gives none */
@@ -73,6 +100,7 @@ const char *bl_rp_verb_name(bl_rp_verb verb);
 /* Who the plan is: the header already read by plan.c and the plan file. */
 typedef struct bl_rp_identity {
     const char *id;
+    const char *operation;
     const char *description;
     const char *path;   /* absolute */
     const char *sha256; /* of the plan file's bytes */
@@ -82,6 +110,9 @@ typedef struct bl_rp_identity {
 /* Everything after the header keys; resolves, renders and hashes. */
 bl_status bl_rp_parse(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_rp_identity *who,
                       bl_res_plan **out);
+
+/* After the targets: [axes] expansion and the operation's rules (plan_operations.c). */
+bl_status bl_rp_apply_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp);
 
 /* For plan.c: parse a profile plan whose header is in `plan` (id, description,
  * path, inputs[0] = the plan file). */

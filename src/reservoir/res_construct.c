@@ -45,6 +45,11 @@ static bl_status construct_falandays(const bl_res_params *p, uint32_t n, uint32_
                 wv = 1.0 + 0.2 * z;
                 if (wv < 0.0)
                     wv = 0.0;
+            } else if (p->weight_init_mode == 1) { /* pong_mixed */
+                wv = U(seed, i, j, BL_RD_FAL_REC_INH) < 0.25 ? -1.0 + 0.1 * z
+                                                             : 0.2 * bl_res_normal(seed, i, j, BL_RD_FAL_REC_W2);
+            } else if (p->weight_init_mode == 2) { /* legacy_normal */
+                wv = p->weight_init_std * z;
             } else {
                 wv = p->input_weight + 0.1 * z;
             }
@@ -52,12 +57,48 @@ static bl_status construct_falandays(const bl_res_params *p, uint32_t n, uint32_
             s->w[k] = wv * p->recurrent_init_scale;
             k++;
         }
-        for (uint32_t q = 0; q < r; q++)
-            s->w_in[(size_t)i * r + q] = U(seed, i, q, BL_RD_FAL_IN_MASK) < p->link_p ? p->input_weight : 0.0;
+        for (uint32_t q = 0; q < r; q++) {
+            const double lp = p->n_input_link_p ? p->input_link_p[q] : p->link_p;
+            s->w_in[(size_t)i * r + q] = U(seed, i, q, BL_RD_FAL_IN_MASK) < lp ? p->input_weight : 0.0;
+        }
     }
     for (uint32_t x = 0; x < e; x++)
         for (uint32_t i = 0; i < n; i++)
             s->w_out[(size_t)x * n + i] = U(seed, x, i, BL_RD_FAL_OUT_MASK) < p->link_p ? 1.0 : 0.0;
+    if (p->repair_masks) {
+        /* Unsigned nodes: a unit with neither a recurrent nor an input link gets
+         * one input link (when inputs can link at all); every effector pool
+         * gets a unit when it has none. */
+        /* Eligible receptors: those that can link at all. */
+        uint32_t eligible = 0;
+        for (uint32_t q = 0; q < r; q++)
+            eligible += (p->n_input_link_p ? p->input_link_p[q] : p->link_p) > 0.0;
+        if (!p->dale && eligible)
+            for (uint32_t i = 0; i < n; i++) {
+                int linked = s->row_start[i + 1] > s->row_start[i];
+                for (uint32_t q = 0; q < r && !linked; q++)
+                    linked = s->w_in[(size_t)i * r + q] != 0.0;
+                if (linked)
+                    continue;
+                uint32_t pick = (uint32_t)(U(seed, i, 0, BL_RD_FAL_REPAIR_IN) * eligible);
+                if (pick >= eligible)
+                    pick = eligible - 1;
+                for (uint32_t q = 0; q < r; q++)
+                    if ((p->n_input_link_p ? p->input_link_p[q] : p->link_p) > 0.0 && pick-- == 0) {
+                        s->w_in[(size_t)i * r + q] = p->input_weight;
+                        break;
+                    }
+            }
+        for (uint32_t x = 0; x < e; x++) {
+            int any = 0;
+            for (uint32_t i = 0; i < n && !any; i++)
+                any = s->w_out[(size_t)x * n + i] != 0.0;
+            if (!any) {
+                uint32_t i = (uint32_t)(U(seed, x, 0, BL_RD_FAL_REPAIR_OUT) * n);
+                s->w_out[(size_t)x * n + (i < n ? i : n - 1)] = 1.0;
+            }
+        }
+    }
     for (uint32_t i = 0; i < n; i++)
         s->thr[i] = p->targ_min;
     bl_res_state_finish(s);
@@ -240,6 +281,9 @@ bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint3
         n_effectors < 1 || n_effectors > BL_RES_MAX_PORTS)
         return bl_fail(err, BL_ERR_INVALID, "reservoir dimensions out of range: %u units (1..%d), %u inputs, "
                        "%u effectors (1..%d)", n_units, BL_RES_MAX_UNITS, n_inputs, n_effectors, BL_RES_MAX_PORTS);
+    if (p->kind == BL_RES_FALANDAYS && p->n_input_link_p && p->n_input_link_p != n_inputs)
+        return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: %u probabilities for %u receptors",
+                       p->n_input_link_p, n_inputs);
     return p->kind == BL_RES_SORN ? construct_sorn(p, n_units, n_inputs, n_effectors, seed, out, err)
                                   : construct_falandays(p, n_units, n_inputs, n_effectors, seed, out, err);
 }

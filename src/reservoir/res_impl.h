@@ -120,6 +120,10 @@ enum {
     BL_RD_FAL_IN_MASK = 3,
     BL_RD_FAL_OUT_MASK = 4,
     BL_RD_FAL_REC_W = 5,
+    BL_RD_FAL_REC_INH = 6,    /* pong_mixed: inhibitory link (u < 0.25) */
+    BL_RD_FAL_REC_W2 = 7,     /* pong_mixed: the neutral links' normal */
+    BL_RD_FAL_REPAIR_IN = 8,  /* repair_masks: (unit, 0) picks the input */
+    BL_RD_FAL_REPAIR_OUT = 9, /* repair_masks: (effector, 0) picks the unit */
     BL_RD_SORN_EE_MASK = 11,
     BL_RD_SORN_EE_REPAIR = 12,
     BL_RD_SORN_EI_MASK = 13,

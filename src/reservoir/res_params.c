@@ -36,6 +36,7 @@ void bl_res_params_default(bl_res_kind kind, bl_res_params *p)
     p->input_weight = 1.875;
     p->link_p = 0.1;
     p->recurrent_init_scale = 1.0;
+    p->weight_init_std = 1.0;
     p->inhibitory_frac = 0.25;
     p->inhibitory_fraction = 0.2;
     p->p_ee = 10.0 / 166.0;
@@ -84,7 +85,7 @@ static const param_def falandays_defs[] = {
     DBL(leak), DBL(lrate_wmat), DBL(lrate_targ), DBL(threshold_mult), DBL(targ_min),
     DBL(input_weight), DBL(link_p), DBL(recurrent_init_scale), BOOL(rectify), BOOL(dale),
     DBL(inhibitory_frac), BOOL(oosawa), DBL(membrane_noise), DBL(noise_gain), BOOL(learn_on),
-    {NULL, 0, 0}};
+    DBL(weight_init_std), BOOL(repair_masks), {NULL, 0, 0}};
 static const param_def sorn_defs[] = {
     DBL(inhibitory_fraction), DBL(p_ee), DBL(p_ei), DBL(p_ie), DBL(p_input), DBL(p_output),
     DBL(T_E_max), DBL(T_I_max), DBL(eta_stdp), DBL(eta_ip), DBL(H_ip), BOOL(fast_inhibition),
@@ -93,7 +94,7 @@ static const param_def sorn_defs[] = {
 static const char *const falandays_names[] = {
     "leak", "lrate_wmat", "lrate_targ", "threshold_mult", "targ_min", "input_weight", "link_p",
     "recurrent_init_scale", "rectify", "dale", "inhibitory_frac", "oosawa", "membrane_noise",
-    "noise_gain", "learn_on", NULL};
+    "noise_gain", "learn_on", "weight_init_std", "repair_masks", NULL};
 static const char *const sorn_names[] = {
     "inhibitory_fraction", "p_ee", "p_ei", "p_ie", "p_input", "p_output", "T_E_max", "T_I_max",
     "eta_stdp", "eta_ip", "H_ip", "fast_inhibition", "pruning", "learn_on", NULL};
@@ -143,7 +144,7 @@ bl_status bl_res_params_set(bl_res_params *p, const char *name, double value, bl
         list_names(p->kind, names, sizeof names);
         return bl_fail(err, BL_ERR_INVALID, "unknown %s parameter \"%.64s\" (known: %s%s)",
                        bl_res_kind_name(p->kind), name, names,
-                       p->kind == BL_RES_FALANDAYS ? "; also axis and drive as strings" : "");
+                       p->kind == BL_RES_FALANDAYS ? "; also axis, drive and weight_init_mode as strings" : "");
     }
     if (!isfinite(value))
         return bl_fail(err, BL_ERR_INVALID, "parameter %s: %g is not a finite number", name, value);
@@ -169,6 +170,15 @@ bl_status bl_res_params_set_string(bl_res_params *p, const char *name, const cha
         }
         return bl_fail(err, BL_ERR_INVALID, "parameter axis: \"%.64s\" is not \"unsigned\" or \"dale\"", value);
     }
+    if (p->kind == BL_RES_FALANDAYS && !strcmp(name, "weight_init_mode")) {
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(value, bl_res_weight_init_mode_name(k))) {
+                p->weight_init_mode = k;
+                return BL_OK;
+            }
+        return bl_fail(err, BL_ERR_INVALID, "parameter weight_init_mode: \"%.64s\" is not excitatory, pong_mixed or "
+                       "legacy_normal", value);
+    }
     if (p->kind == BL_RES_FALANDAYS && !strcmp(name, "drive")) {
         if (!strcmp(value, "none") || !strcmp(value, "oosawa")) {
             p->oosawa = !strcmp(value, "oosawa");
@@ -180,6 +190,28 @@ bl_status bl_res_params_set_string(bl_res_params *p, const char *name, const cha
         return bl_fail(err, BL_ERR_INVALID, "parameter %s: expected a %s, got the string \"%.64s\"", name,
                        bl_res_param_is_bool(p->kind, name) ? "boolean" : "number", value);
     return bl_res_params_set(p, name, 0.0, err); /* the unknown-name message */
+}
+
+bl_status bl_res_params_set_input_link_p(bl_res_params *p, const double *values, size_t n, bl_error *err)
+{
+    if (p->kind != BL_RES_FALANDAYS)
+        return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: a Falandays parameter");
+    if (n < 1 || n > BL_RES_MAX_LINK_P)
+        return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: needs 1..%d probabilities, got %zu",
+                       BL_RES_MAX_LINK_P, n);
+    for (size_t k = 0; k < n; k++) {
+        if (!(values[k] >= 0.0 && values[k] <= 1.0))
+            return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p[%zu]: %.17g is not in [0, 1]", k, values[k]);
+        p->input_link_p[k] = values[k];
+    }
+    p->n_input_link_p = (uint32_t)n;
+    return BL_OK;
+}
+
+const char *bl_res_weight_init_mode_name(int mode)
+{
+    static const char *const modes[] = {"excitatory", "pong_mixed", "legacy_normal"};
+    return mode >= 0 && mode < 3 ? modes[mode] : "?";
 }
 
 double bl_res_params_get(const bl_res_params *p, const char *name)
@@ -220,7 +252,8 @@ bl_status bl_res_params_validate(const bl_res_params *p, bl_error *err)
             (st = non_negative(err, "input_weight", p->input_weight)) ||
             (st = non_negative(err, "recurrent_init_scale", p->recurrent_init_scale)) ||
             (st = non_negative(err, "membrane_noise", p->membrane_noise)) ||
-            (st = non_negative(err, "noise_gain", p->noise_gain)))
+            (st = non_negative(err, "noise_gain", p->noise_gain)) ||
+            (st = non_negative(err, "weight_init_std", p->weight_init_std)))
             return st;
         if (!(p->threshold_mult > 0.0))
             return bl_fail(err, BL_ERR_INVALID, "parameter threshold_mult: %.17g must be > 0", p->threshold_mult);

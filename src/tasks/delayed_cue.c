@@ -197,6 +197,7 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->outcome_key = "recall_accuracy";
     d->chance = 0.5;
     d->episode = 1;
+    d->probe = 1;
 }
 
 static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)

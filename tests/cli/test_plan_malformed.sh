@@ -185,7 +185,7 @@ bad connectome-not-a-dir   'connectome.path'         'conn/neurons.csv' 's/^path
 bad connectome-path-type   'connectome.path'         '42'            's/^path = .*/path = 42/'
 bad bad-format             ' format: '               'brainlesslab-record' 's/^format = .*/format = "brainlesslab-record"/'
 bad bad-version            'format_version'          '5'             's/^format_version = 4/format_version = 5/'
-bad reservoir-operation    'operation'               'sweep'         's/^operation = .*/operation = "sweep"/'
+bad reservoir-operation    'connectome'              'unknown key'   's/^operation = .*/operation = "sweep"/'
 bad unknown-operation      'operation'               'dance'         's/^operation = .*/operation = "dance"/'
 bad unknown-preset         'model.preset'            'brian'         's/^preset = .*/preset = "brian"/'
 bad unknown-parameter      'model.parameters.tau_x'  '0.3'           's/^w_syn_mv = 0.3/tau_x = 0.3/'

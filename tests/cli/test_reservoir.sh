@@ -98,7 +98,7 @@ bad = {
                  'cue_mode = "sometimes"\n', "targets[0].composition.task.options.cue_mode"),
     "node-param": (HDR + '[evaluation]\nroot_seed = 1\n[[targets]]\nid = "a"\n[targets.composition.node]\n'
                    'parameters = { leak = "high" }\n', "targets[0].composition.node.parameters.leak"),
-    "rng": (HDR + '[evaluation]\nroot_seed = 1\n[numerics]\nrng = "philox-host-v1"\n[[targets]]\nid = "a"\n',
+    "rng": (HDR + '[evaluation]\nroot_seed = 1\n[numerics]\nrng = "mersenne"\n[[targets]]\nid = "a"\n',
             "numerics.rng"),
 }
 for name, (text, key) in bad.items():

@@ -41,7 +41,8 @@ np.seterr(all="ignore")
 
 FALANDAYS_DEFAULTS = dict(leak=0.25, lrate_wmat=1.0, lrate_targ=0.01, threshold_mult=2.0, targ_min=1.0,
                           input_weight=1.875, link_p=0.1, recurrent_init_scale=1.0, rectify=False, dale=False,
-                          inhibitory_frac=0.25, oosawa=False, membrane_noise=0.0, noise_gain=0.0, learn_on=True)
+                          inhibitory_frac=0.25, oosawa=False, membrane_noise=0.0, noise_gain=0.0, learn_on=True,
+                          weight_init_std=1.0, repair_masks=False, weight_init_mode="excitatory")
 SORN_DEFAULTS = dict(inhibitory_fraction=0.2, p_ee=10.0 / 166.0, p_ei=1.0, p_ie=1.0, p_input=0.05, p_output=0.05,
                      T_E_max=0.5, T_I_max=1.0, eta_stdp=0.001, eta_ip=0.001, H_ip=0.1, fast_inhibition=False,
                      pruning=True, learn_on=True)

@@ -1,4 +1,5 @@
-"""Forced spikes and rate protocols against independent NumPy implementations.
+"""Forced spikes, rate protocols, state probes and PSTHs against independent NumPy
+implementations.
 
 Plans run through `brainlesslab run` on the larva, with the reference backend,
 the cpu backend on one thread and the cpu backend splitting one trial into
@@ -134,7 +135,9 @@ mode = "force"
 name = "LHN-table"
 population = "LHN"
 rates = [[0.0, 100.0, 30.0], [150.0, 300.0, 90.0]]
-""" + TAIL.format(trials=trials, seed=SEED)
+""" + TAIL.format(trials=trials, seed=SEED) + """probes = { population = "LN", every_ms = 5.0 }
+psth = { populations = ["ORN", "LN", "PN"], bin_ms = 7.0 }
+"""
         plan = tmp / "force.toml"
         plan.write_text(body)
         pops = [blconn.PoissonPop(150.0, orn), blconn.PoissonPop(40.0, pn, 50.0, 250.0),
@@ -154,14 +157,36 @@ rates = [[0.0, 100.0, 30.0], [150.0, 300.0, 90.0]]
             f = pk > 0
             return st[f], nr[f]
 
+        every = 50
         ref = shiu2024_numpy.simulate(graph, STEPS, inputs, np.concatenate([pn, lhn]), trials=trials,
-                                      forced_per_trial=forced)
+                                      forced_per_trial=forced, checkpoints=range(every, STEPS + 1, every))
+        want_v = np.stack([ref["snapshots"][k][0][:, ln] for k in range(every, STEPS + 1, every)], 1)
+        want_g = np.stack([ref["snapshots"][k][1][:, ln] for k in range(every, STEPS + 1, every)], 1)
         for backend, threads, env in (("reference", 1, None), ("cpu", 1, None),
                                       ("cpu", 2, {"BL_CPU_PARTITION_MIN_EDGES": "1"})):
             rec = run(plan, tmp / "rec", backend, threads, env)
             ok.append(blconn.compare(f"shiu2024 forced+input+schedule+table, {backend} x{threads}", ref,
                                      read_record(rec), trials, stimulated=np.concatenate([orn, pn, ln, lhn]),
                                      min_recurrent=20))
+            pv, pg = np.load(rec / "probes_v.npy"), np.load(rec / "probes_g.npy")
+            same = pv.shape == want_v.shape and pv.tobytes() == want_v.tobytes() and pg.tobytes() == want_g.tobytes()
+            moving = int(np.count_nonzero(np.diff(pv, axis=1)))
+            print(f"{'ok ' if same else 'BAD'} probes (v, g of {len(ln)} LNs every {every} steps, {pv.shape[1]} "
+                  f"samples, {moving} changes) equal the oracle's state bit for bit, {backend} x{threads}")
+            ok.append(same and moving > 100)
+            # PSTH: the oracle's spikes of each population in bins of 70 steps (the last one 60).
+            psth = np.load(rec / "psth.npy")
+            bins = -(-STEPS // 70)
+            want = np.zeros((trials, 3, bins), np.int32)
+            for j, pop in enumerate((orn, ln, pn)):
+                m = np.isin(ref["spikes_neuron"], pop)
+                np.add.at(want[:, j], (ref["spikes_trial"][m], ref["spikes_step"][m] // 70), 1)
+            meta = json.loads((rec / "psth.json").read_text())
+            good = (psth.dtype == np.int32 and np.array_equal(psth, want) and meta["bins"] == bins
+                    and meta["last_bin_steps"] == STEPS - (bins - 1) * 70 and meta["populations"] == ["ORN", "LN", "PN"])
+            print(f"{'ok ' if good else 'BAD'} PSTH of ORN, LN, PN ({bins} bins of 7 ms) equals the oracle's spikes "
+                  f"binned, {backend} x{threads}")
+            ok.append(good)
         # Forced neurons keep their refractory period: no forced neuron spikes twice within 22 steps.
         got = read_record(rec)
         fo = np.isin(got["spikes_neuron"], orn)

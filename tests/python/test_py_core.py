@@ -170,6 +170,25 @@ class SimulateTest(TempDirCase):
         with self.assertRaises(bl.Error):
             bl.preset_params("nope")
 
+    def test_gil_released_while_running(self):
+        c = bl.Connectome.load(LARVA)
+        stop, count = threading.Event(), [0]
+
+        def spin():
+            while not stop.is_set():
+                count[0] += 1
+
+        t = threading.Thread(target=spin)
+        t.start()
+        before = count[0]
+        bl.simulate(c, stimulus=[{"select": {"cell_type": "sensory"}, "rate_hz": 150.0}], trials=1,
+                    duration_ms=1000.0, backend="reference")
+        during = count[0] - before
+        stop.set()
+        t.join()
+        # With the GIL held through the C call the other thread could not have run at all.
+        self.assertGreater(during, 1000)
+
     def test_keyboard_interrupt_stops_cleanly(self):
         c = bl.Connectome.load(LARVA)
         stim = [{"select": {"cell_type": "sensory"}, "rate_hz": 150.0}]
@@ -187,6 +206,10 @@ class RecordTest(TempDirCase):
         plan = small_larva_plan(self.tmp)
         rec = bl.run_plan(plan, root=os.path.join(self.tmp, "rec"), backend="cpu", threads=2)
         self.assertIsInstance(rec, bl.Record)
+        # After a run, Ctrl-C is Python's again (KeyboardInterrupt), not a signal that ends the process.
+        with self.assertRaises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            threading.Event().wait(5.0)
         self.assertEqual(rec.status, "DONE")
         self.assertEqual(rec.plan["id"], "larva-orn-150hz")
         self.assertEqual(rec.run["backend"], "cpu")

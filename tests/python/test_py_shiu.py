@@ -163,6 +163,36 @@ class ShiuTest(TempDirCase):
         np.testing.assert_array_equal(np.asarray(df["t"]), t)
         np.testing.assert_array_equal(np.asarray(df["flywire_id"]), fid)
 
+    def test_upstream_example(self):
+        """docs/python.md's example, line for line (only the paths and ids are this test's)."""
+        from brainlesslab.shiu import run_exp
+        from brainlesslab.shiu import default_params as params
+        from brainlesslab import shiu as utl
+
+        config = {
+            'path_res'  : os.path.join(self.tmp, 'results', 'new'),
+            'path_comp' : self.comp,
+            'path_con'  : self.path_con,
+            'n_proc'    : -1,
+        }
+        neu_sugar = self.exc
+        try:
+            run_exp(exp_name='sugarR', neu_exc=neu_sugar, **config)
+        except bl.Error as e:
+            if "not in this build" in str(e):
+                self.skipTest("run_exp's Parquet output: %s" % e)
+            raise
+        df = utl.load_exps([os.path.join(self.tmp, 'results', 'new', 'sugarR.parquet')])
+        df_rate, df_std = utl.get_rate(df, t_run=1, n_run=30)
+        self.assertEqual(params['n_run'], 30)
+        self.assertEqual(list(df_rate.columns)[-1], 'sugarR')
+        # the driven neurons fire near the Poisson rate (150 Hz input, weight enough to spike)
+        rates = np.asarray(df_rate['sugarR'], dtype=float)
+        index = list(np.asarray(df_rate.index))
+        for f in neu_sugar:
+            self.assertGreater(rates[index.index(f)], 50.0)
+        self.assertEqual(len(np.unique(np.asarray(df['trial']))), 30)
+
     def test_skip_existing(self):
         out = os.path.join(self.tmp, "results")
         os.makedirs(out)

@@ -450,8 +450,8 @@ static void test_errors(void **state)
     expect_error("format_version = 4", "format_version = \"4\"", "format_version", "\"4\"");
     expect_error("id = \"unit-base\"", "id = \"has space\"", "id", "has space");
     expect_error("id = \"unit-base\"\n", "", "id", "missing");
-    expect_error("operation = \"connectome\"", "operation = \"sweep\"", "operation", "sweep");
     expect_error("operation = \"connectome\"", "operation = \"dance\"", "operation", "dance");
+    expect_error("operation = \"connectome\"", "operation = \"sweep\"", "connectome", "unknown key");
     expect_error("[connectome]\npath = \"conn\"\n", "", "connectome", "missing");
     expect_error("path = \"conn\"", "path = \"missing-dir\"", "connectome.path", "missing-dir");
     expect_error("path = \"conn\"", "path = \"conn/neurons.csv\"", "connectome.path", "neurons.csv");

@@ -239,7 +239,7 @@ static void test_plan_errors(void **state)
                       "evaluation.construction_scope");
     expect_plan_error("f32", EV "[numerics]\ndtype = \"float32\"\n" T1, "float64 only");
     expect_plan_error("fast", EV "[numerics]\nfast_math = true\n" T1, "fast-math");
-    expect_plan_error("rng", EV "[numerics]\nrng = \"philox-host-v1\"\n" T1, "numerics.rng");
+    expect_plan_error("rng", EV "[numerics]\nrng = \"mersenne\"\n" T1, "numerics.rng");
     expect_plan_error("notargets", EV, "targets");
     expect_plan_error("dupid", EV T1 T1, "repeats targets[0].id");
     expect_plan_error("badid", EV "[[targets]]\nid = \"a b\"\n", "targets[0].id");

@@ -24,6 +24,9 @@ int bl_cli_wants_help(int argc, char **argv);
  * as "brainlesslab <command>: <line>"; with progress, finished waves of
  * trials update one line on stderr. */
 void bl_cli_context_setup(const char *command, int progress);
+/* The model time of one trial, so that progress lines show a percentage and
+ * an ETA within long trials (0: unknown). */
+void bl_cli_progress_trial_seconds(double seconds);
 /* An error this rank alone has, in an MPI job of several ranks: end the job
  * (does not return there); in one process just report it. Returns 1. */
 int bl_cli_abort_job(const char *command, const bl_error *err);

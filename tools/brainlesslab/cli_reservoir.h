@@ -7,5 +7,7 @@
  * into a bundle, replay a bundle with explicit tapes (per-frame arrays out),
  * time one benchmark case (JSON out). */
 int bl_cmd_reservoir(int argc, char **argv);
+/* brainlesslab reservoir task ...: one traced trial of a task (cmd_task.c). */
+int bl_cmd_reservoir_task(int argc, char **argv);
 
 #endif

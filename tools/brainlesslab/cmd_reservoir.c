@@ -30,6 +30,10 @@ static const char usage_text[] =
     "       brainlesslab reservoir bench-case --node KIND --units N --batch B --frames T\n"
     "                                         [--threads N] [--seed S] [--repeat K] [--export DIR]\n"
     "\n"
+    "       brainlesslab reservoir task --task NAME [--option NAME=VALUE]... --world-seed S\n"
+    "                                   [--control-seed S] [--controller C] [--horizon H] [--warmup W]\n"
+    "                                   [--effectors E.npy] --out DIR\n"
+    "\n"
     "Nodes (KIND): falandays, sorn (../shared/spec/reservoir-models.md; docs/reservoir.md).\n"
     "A bundle is a directory of .npy files plus node.json (kind, parameters); matrices are\n"
     "[destination, source]. Falandays: w, mask, signs, w_in [N,R], w_out [E,N], acts, targets,\n"
@@ -46,6 +50,9 @@ static const char usage_text[] =
     "  Philox 0/1 input tape; prints {wall times (cold, then K warm runs from a reset batch),\n"
     "  counts, trajectory sha256}. --export DIR\n"
     "  writes the bundle and tape for the NumPy peer (tests/oracles/reservoir_numpy.py bench).\n"
+    "task: one trial of a task driven by a control (or the effector tape E [rows, 2], one row per\n"
+    "  node frame) into DIR: obs.npy, effectors.npy, physical.npy, stimuli.npy, starts/ends/labels/\n"
+    "  decisions/ties.npy, result.json (for tests/oracles/tasks_numpy.py).\n"
     "Exit status: 0 success, 1 failure (one line on stderr), 2 usage.\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -387,5 +394,7 @@ int bl_cmd_reservoir(int argc, char **argv)
         return cmd_replay(argc, argv);
     if (!strcmp(argv[1], "bench-case"))
         return cmd_bench_case(argc, argv);
-    return usage_error("unknown subcommand '%s' (construct, replay, bench-case)", argv[1]);
+    if (!strcmp(argv[1], "task"))
+        return bl_cmd_reservoir_task(argc, argv);
+    return usage_error("unknown subcommand '%s' (construct, replay, bench-case, task)", argv[1]);
 }

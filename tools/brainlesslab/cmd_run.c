@@ -15,6 +15,7 @@
 static const char usage_text[] =
     "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--replicas K] [--quiet]\n"
     "                        [--sign-key KEY.pem] [--force]\n"
+    "                        [--blocks N] [--trials N] [--rng SCHEME] [--calibration RECORD]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
     "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, spikes.h5 (SONATA),\n"
     "counts.npy, rates.csv, rates_*_hz.npy, final_v/g.npy, propagation.json, summary.json.\n"
@@ -24,7 +25,12 @@ static const char usage_text[] =
     "--sign-key KEY signs the record with an Ed25519 key (brainlesslab keygen); check it with\n"
     "`brainlesslab verify --key KEY.pub`. A plan whose estimate (see `check`) exceeds this\n"
     "machine's memory or the root's free disk is refused unless --force is given.\n"
-    "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n";
+    "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n"
+    "Reservoir plans (profile, sweep, ablate, benchmark, calibrate; docs/reservoir.md):\n"
+    "  --blocks N / --trials N  run fewer (or more) blocks / trials per block than written (recorded)\n"
+    "  --rng bl-philox-v1       run a plan written for philox-host-v1 on this build's seeds (recorded)\n"
+    "  --calibration RECORD     normalise continuing-task scores by a calibrate record's null mean\n"
+    "  records hold trials.csv, outcomes.npy, summary.json (calibrate: calibration.json).\n";
 
 int bl_cmd_run(int argc, char **argv)
 {
@@ -32,8 +38,9 @@ int bl_cmd_run(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
-    const char *plan_path = NULL, *root = NULL, *backend = NULL, *sign_key = NULL;
+    const char *plan_path = NULL, *root = NULL, *backend = NULL, *sign_key = NULL, *rng = NULL, *calibration = NULL;
     int threads = -1, quiet = 0, replicas = 1, force = 0;
+    long blocks = 0, trials = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) {
             quiet = 1;
@@ -46,7 +53,8 @@ int bl_cmd_run(int argc, char **argv)
             }
             sign_key = argv[++i];
         } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads") ||
-                   !strcmp(argv[i], "--replicas")) {
+                   !strcmp(argv[i], "--replicas") || !strcmp(argv[i], "--blocks") || !strcmp(argv[i], "--trials") ||
+                   !strcmp(argv[i], "--rng") || !strcmp(argv[i], "--calibration")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "brainlesslab run: %s needs a value\n%s", argv[i], usage_text);
                 return 2;
@@ -54,6 +62,19 @@ int bl_cmd_run(int argc, char **argv)
             const char *v = argv[++i];
             if (!strcmp(argv[i - 1], "--root"))
                 root = v;
+            else if (!strcmp(argv[i - 1], "--rng"))
+                rng = v;
+            else if (!strcmp(argv[i - 1], "--calibration"))
+                calibration = v;
+            else if (!strcmp(argv[i - 1], "--blocks") || !strcmp(argv[i - 1], "--trials")) {
+                char *end;
+                long k = strtol(v, &end, 10);
+                if (*end || k < 1 || k > 100000) {
+                    fprintf(stderr, "brainlesslab run: %s '%s' is not in 1..100000\n", argv[i - 1], v);
+                    return 2;
+                }
+                *(!strcmp(argv[i - 1], "--blocks") ? &blocks : &trials) = k;
+            }
             else if (!strcmp(argv[i - 1], "--backend"))
                 backend = v;
             else if (!strcmp(argv[i - 1], "--replicas")) {
@@ -95,16 +116,28 @@ int bl_cmd_run(int argc, char **argv)
         return bl_cli_report("run", &err);
     if (bl_plan_load_part(plan_path, part, parts, &plan, &err))
         return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
-    if (bl_plan_reservoir(plan)) { /* operation "profile": a reservoir evaluation */
+    if ((blocks || trials || rng || calibration) && !bl_plan_reservoir(plan)) {
+        fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
+        bl_plan_destroy(plan);
+        return 2;
+    }
+    if (!bl_plan_reservoir(plan))
+        bl_cli_progress_trial_seconds(bl_plan_duration_ms(plan) / 1000.0);
+    if (bl_plan_reservoir(plan)) { /* a reservoir operation */
         if (backend) {
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
             bl_plan_destroy(plan);
             return 2;
         }
         bl_res_run_options ro = {.root = root, .threads = threads, .batch = 0,
-                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL};
+                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL,
+                                 .calibration = calibration};
         bl_res_run *rr = NULL;
-        bl_status rst = bl_res_run_plan(bl_plan_reservoir(plan), &ro, &rr, &err);
+        bl_status rst = BL_OK;
+        if (blocks || trials || rng)
+            rst = bl_res_plan_override(bl_plan_reservoir_mut(plan), (uint32_t)blocks, (uint32_t)trials, rng, &err);
+        if (!rst)
+            rst = bl_res_run_plan(bl_plan_reservoir(plan), &ro, &rr, &err);
         if (!rst && !quiet)
             bl_res_run_print(rr, stdout);
         else if (!rst)

@@ -64,11 +64,25 @@ static void log_line(void *user, const char *line)
     fflush(stderr);
 }
 
+/* Seconds of model time one trial simulates (bl_cli_progress_trial_seconds):
+ * with it the line shows a percentage and an ETA within long trials. */
+static double trial_seconds;
+
+void bl_cli_progress_trial_seconds(double s) { trial_seconds = s; }
+
 static void progress_line(void *user, uint32_t done, uint32_t total, double simulated_s, double wall_s)
 {
     (void)user;
-    fprintf(stderr, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   %s", done, total, simulated_s,
-            wall_s > 0 ? simulated_s / wall_s : 0.0, done >= total ? "\n" : "");
+    double all = trial_seconds * total, speed = wall_s > 0 ? simulated_s / wall_s : 0.0;
+    if (all > 0 && simulated_s > 0) {
+        double frac = simulated_s / all, eta = speed > 0 ? (all - simulated_s) / speed : 0.0;
+        fprintf(stderr, "\r  %5.1f%%  trials %u/%u, simulated %.1f of %.1f s, %.1fx real time, ETA %.0f s   %s",
+                100.0 * (frac < 1 ? frac : 1), done, total, simulated_s, all, speed, eta > 0 ? eta : 0.0,
+                done >= total ? "\n" : "");
+    } else {
+        fprintf(stderr, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   %s", done, total, simulated_s,
+                speed, done >= total ? "\n" : "");
+    }
     fflush(stderr);
 }
 
