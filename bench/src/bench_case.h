@@ -108,6 +108,18 @@ void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sam
  * qualification_timeout, qualification_error, not_run, measured, timeout,
  * failed), with why (may be "") for the ones that have a reason. */
 const char *bl_bench_case_status(const bl_bench_case_run *cr, char *why, size_t size);
+/* {"median": work / median, "min": work / max, "max": work / min}: a rate from
+ * the seconds in d (0 where a time is not positive). */
+cJSON *bl_bench_rate_json(double work, const bl_bench_dvec *d);
+/* Simulated seconds of the inputs' steps at the shiu2024 preset's dt (NaN if unknown). */
+double bl_bench_sim_seconds(const bl_bench_inputs *in);
+/* c.summary with a case's sample counts (n_samples of samples, n_ok,
+ * n_timeout, n_failed, n_mismatch; censored_at_s when any timed out);
+ * returns it for the caller's statistics. */
+cJSON *bl_bench_summary_json(const bl_bench_ctx *ctx, cJSON *c, const cJSON *samples, int n_ok, int n_timeout,
+                             int n_failed, int n_mismatch);
+/* A new timed sample: its repetition, its position in the repetition's order and that order's direction. */
+cJSON *bl_bench_sample_json(int rep, int position, int reversed);
 /* A worker process as JSON: wall, user, sys, peak RSS, exit status or signal. */
 cJSON *bl_bench_proc_json(const bl_bench_proc *proc);
 /* Run `python -c code OUT.json` in a fresh process (env: NULL-terminated

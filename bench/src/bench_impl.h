@@ -33,6 +33,9 @@ bl_status bl_bench_spawn(char *const *argv, const char *const *env_extra, const 
 void bl_bench_proc_describe(const bl_bench_proc *p, double timeout_s, char *buf, size_t size);
 /* The last line of a log file that is not empty (for failure reasons). */
 void bl_bench_log_tail(const char *path, char *buf, size_t size);
+/* Why a worker process did not exit 0: how it ended (bl_bench_proc_describe),
+ * then, unless it timed out, ": " and the tail of its log (when not empty). */
+void bl_bench_worker_failure(const bl_bench_proc *p, double timeout_s, const char *log, char *buf, size_t size);
 
 /* ---- files (util.c) ----------------------------------------------------- */
 

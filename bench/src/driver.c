@@ -208,10 +208,7 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const
     bl_bench_worker wo;
     bl_error err = {0};
     bl_status st = bl_bench_run_worker(ctx, w, in, c, dir, &wo, &err);
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddNumberToObject(s, "repetition", rep);
-    cJSON_AddNumberToObject(s, "position", position);
-    cJSON_AddStringToObject(s, "order", reversed ? "reversed" : "forward");
+    cJSON *s = bl_bench_sample_json(rep, position, reversed);
     const char *status = "ok";
     char reason[1200] = "";
     if (st) {

@@ -149,6 +149,16 @@ cJSON *bl_bench_probe_python(bl_bench_ctx *ctx, const char *name, const char *co
     return j;
 }
 
+/* One peer's probe: its versions when a selected case needs it, else the reason it was not probed. */
+static void probe_peer(bl_bench_ctx *ctx, int need, const char *module, const char *label, const char *code,
+                       cJSON **versions, char *reason, size_t size)
+{
+    if (!need)
+        snprintf(reason, size, "not probed: no %s case selected", label);
+    else
+        *versions = bl_bench_probe_python(ctx, module, code, NULL, reason, size);
+}
+
 void bl_bench_probe_peers(bl_bench_ctx *ctx)
 {
     ctx->python_ok = access(ctx->python, X_OK) == 0;
@@ -159,23 +169,15 @@ void bl_bench_probe_peers(bl_bench_ctx *ctx)
         snprintf(ctx->torch_reason, sizeof ctx->torch_reason, "%s", ctx->python_reason);
         return;
     }
-    if (!ctx->need_brian2)
-        snprintf(ctx->brian2_reason, sizeof ctx->brian2_reason, "not probed: no Brian2 case selected");
-    else
-        ctx->brian2_versions = bl_bench_probe_python(
-            ctx, "brian2",
-            "import sys, json, numpy, brian2\n"
-            "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
-            "'brian2': brian2.__version__}, open(sys.argv[1], 'w'))\n",
-            NULL, ctx->brian2_reason, sizeof ctx->brian2_reason);
-    if (!ctx->need_torch)
-        snprintf(ctx->torch_reason, sizeof ctx->torch_reason, "not probed: no torch case selected");
-    else
-        ctx->torch_versions = bl_bench_probe_python(
-            ctx, "torch",
-            "import sys, json, numpy, torch\n"
-            "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
-            "'torch': torch.__version__, 'default_threads': torch.get_num_threads(), "
-            "'parallel_info': torch.__config__.parallel_info().splitlines()[:8]}, open(sys.argv[1], 'w'))\n",
-            NULL, ctx->torch_reason, sizeof ctx->torch_reason);
+    probe_peer(ctx, ctx->need_brian2, "brian2", "Brian2",
+               "import sys, json, numpy, brian2\n"
+               "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
+               "'brian2': brian2.__version__}, open(sys.argv[1], 'w'))\n",
+               &ctx->brian2_versions, ctx->brian2_reason, sizeof ctx->brian2_reason);
+    probe_peer(ctx, ctx->need_torch, "torch", "torch",
+               "import sys, json, numpy, torch\n"
+               "json.dump({'python': sys.version.split()[0], 'numpy': numpy.__version__, "
+               "'torch': torch.__version__, 'default_threads': torch.get_num_threads(), "
+               "'parallel_info': torch.__config__.parallel_info().splitlines()[:8]}, open(sys.argv[1], 'w'))\n",
+               &ctx->torch_versions, ctx->torch_reason, sizeof ctx->torch_reason);
 }

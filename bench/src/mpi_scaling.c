@@ -67,15 +67,6 @@ static int usable_cpus(void)
 }
 
 
-static double sim_seconds(const bl_bench_inputs *in)
-{
-    bl_lif_params p;
-    bl_error e = {0};
-    if (bl_lif_params_preset("shiu2024", &p, &e))
-        return NAN;
-    return (double)in->steps * p.dt_ms / 1000.0;
-}
-
 /* ---- setup: --ranks, mpirun ------------------------------------------------ */
 
 static int find_on_path(const char *name, char *out, size_t size)
@@ -435,7 +426,7 @@ void bl_bench_mpi_qualify(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_wor
 {
     if (!m || !m->selected || !m->available)
         return;
-    m->sim_s_worker = sim_seconds(in) * w->trials;
+    m->sim_s_worker = bl_bench_sim_seconds(in) * w->trials;
     for (int i = 0; i < m->n; i++) {
         mpi_point *pt = &m->pts[i];
         if (!pt->cr.available)
@@ -744,7 +735,7 @@ void bl_bench_mpi_finish(bl_bench_ctx *ctx, bl_bench_mpi *m, const bl_bench_work
     for (int i = 0; i < BL_BENCH_N_CASES; i++)
         if (!strcmp(runs[i].def->id, "bl-cpu"))
             cpu = &runs[i];
-    double sim_s = sim_seconds(in);
+    double sim_s = bl_bench_sim_seconds(in);
     cJSON *sc = cJSON_AddObjectToObject(wj, "scaling");
     cJSON_AddStringToObject(sc, "case", BL_BENCH_MPI_CASE);
     cJSON_AddStringToObject(sc, "kind", "strong scaling over MPI ranks on this machine (same workload, more ranks)");

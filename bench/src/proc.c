@@ -166,3 +166,11 @@ void bl_bench_log_tail(const char *path, char *buf, size_t size)
     }
     fclose(f);
 }
+
+void bl_bench_worker_failure(const bl_bench_proc *p, double timeout_s, const char *log, char *buf, size_t size)
+{
+    char how[128], tail[700];
+    bl_bench_proc_describe(p, timeout_s, how, sizeof how);
+    bl_bench_log_tail(log, tail, sizeof tail);
+    snprintf(buf, size, "%s%s%s", how, tail[0] && !p->timed_out ? ": " : "", p->timed_out ? "" : tail);
+}

@@ -117,8 +117,7 @@ void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sam
     cJSON_AddItemToObject(sample, "worker_report", cJSON_Duplicate(timing, 1));
 }
 
-/* {"median": f(median), "min": f(at max), "max": f(at min)} for a rate f = work / seconds. */
-static cJSON *rate_json(double work, const bl_bench_dvec *d)
+cJSON *bl_bench_rate_json(double work, const bl_bench_dvec *d)
 {
     cJSON *o = cJSON_CreateObject();
     double med = bl_bench_median(d->v, d->n), lo = INFINITY, hi = -INFINITY;
@@ -166,13 +165,22 @@ const char *bl_bench_case_status(const bl_bench_case_run *cr, char *why, size_t 
     return "failed";
 }
 
-static double sim_seconds(const bl_bench_inputs *in)
+double bl_bench_sim_seconds(const bl_bench_inputs *in)
 {
     bl_lif_params p;
     bl_error e = {0};
     if (bl_lif_params_preset("shiu2024", &p, &e))
         return NAN;
     return (double)in->steps * p.dt_ms / 1000.0;
+}
+
+cJSON *bl_bench_sample_json(int rep, int position, int reversed)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "repetition", rep);
+    cJSON_AddNumberToObject(s, "position", position);
+    cJSON_AddStringToObject(s, "order", reversed ? "reversed" : "forward");
+    return s;
 }
 
 cJSON *bl_bench_proc_json(const bl_bench_proc *proc)
@@ -198,6 +206,20 @@ cJSON *bl_bench_process_json(const bl_bench_ctx *ctx, const bl_bench_proc *proc,
     return p;
 }
 
+cJSON *bl_bench_summary_json(const bl_bench_ctx *ctx, cJSON *c, const cJSON *samples, int n_ok, int n_timeout,
+                             int n_failed, int n_mismatch)
+{
+    cJSON *sum = cJSON_AddObjectToObject(c, "summary");
+    cJSON_AddNumberToObject(sum, "n_samples", cJSON_GetArraySize(samples));
+    cJSON_AddNumberToObject(sum, "n_ok", n_ok);
+    cJSON_AddNumberToObject(sum, "n_timeout", n_timeout);
+    cJSON_AddNumberToObject(sum, "n_failed", n_failed);
+    cJSON_AddNumberToObject(sum, "n_mismatch", n_mismatch);
+    if (n_timeout)
+        cJSON_AddNumberToObject(sum, "censored_at_s", ctx->o->timeout_s);
+    return sum;
+}
+
 cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_run *cr, cJSON *c)
 {
     if (cr->observed_backend[0]) {
@@ -216,14 +238,7 @@ cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_ru
         cJSON_AddStringToObject(q, "reason", cr->reason);
     cJSON_AddItemToObject(c, "qualification", q);
     cJSON_AddItemToObject(c, "samples", cJSON_Duplicate(cr->samples, 1));
-    cJSON *sum = cJSON_AddObjectToObject(c, "summary");
-    cJSON_AddNumberToObject(sum, "n_samples", cJSON_GetArraySize(cr->samples));
-    cJSON_AddNumberToObject(sum, "n_ok", cr->n_ok);
-    cJSON_AddNumberToObject(sum, "n_timeout", cr->n_timeout);
-    cJSON_AddNumberToObject(sum, "n_failed", cr->n_failed);
-    cJSON_AddNumberToObject(sum, "n_mismatch", cr->n_mismatch);
-    if (cr->n_timeout)
-        cJSON_AddNumberToObject(sum, "censored_at_s", ctx->o->timeout_s);
+    cJSON *sum = bl_bench_summary_json(ctx, c, cr->samples, cr->n_ok, cr->n_timeout, cr->n_failed, cr->n_mismatch);
     const bl_bench_dvec *phase[] = {&cr->load, &cr->prepare, &cr->first, &cr->warm, &cr->warm_proc_median,
                                     &cr->wall, &cr->rss};
     const char *names[] = {"load_s", "prepare_s", "first_execution_s", "warm_execution_s",
@@ -253,16 +268,16 @@ void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case
             rtf[j] = ph[k]->v[j] / sim_s;
         cJSON_AddItemToObject(f, "wall_s_per_simulated_s", bl_bench_stat_json(rtf, rtf ? ph[k]->n : 0));
         free(rtf);
-        cJSON_AddItemToObject(f, "neuron_steps_per_s", rate_json(ns, ph[k]));
-        cJSON_AddItemToObject(f, "synaptic_events_per_s", rate_json(syn, ph[k]));
-        cJSON_AddItemToObject(f, "spikes_per_s", rate_json(spk, ph[k]));
+        cJSON_AddItemToObject(f, "neuron_steps_per_s", bl_bench_rate_json(ns, ph[k]));
+        cJSON_AddItemToObject(f, "synaptic_events_per_s", bl_bench_rate_json(syn, ph[k]));
+        cJSON_AddItemToObject(f, "spikes_per_s", bl_bench_rate_json(spk, ph[k]));
     }
 }
 
 void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                               bl_bench_case_run *runs, cJSON *wj)
 {
-    double sim_s = sim_seconds(in);
+    double sim_s = bl_bench_sim_seconds(in);
     cJSON *inp = cJSON_AddObjectToObject(wj, "inputs");
     cJSON *g = cJSON_AddObjectToObject(inp, "connectome");
     cJSON_AddStringToObject(g, "origin", in->graph_origin);
@@ -440,7 +455,7 @@ void bl_bench_table_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, 
         tprintf(ctx, "%s: unavailable: %s\n\n", w->id, cJSON_IsString(r) ? r->valuestring : "?");
         return;
     }
-    double sim_s = sim_seconds(in);
+    double sim_s = bl_bench_sim_seconds(in);
     tprintf(ctx, "%s: %s\n    %llu neurons, %llu edges; %zu stimulated at %g Hz; %g ms x %d trials per worker\n",
             w->id, w->title, (unsigned long long)in->n_neurons, (unsigned long long)in->n_edges, in->n_stim,
             w->rate_hz, w->duration_ms, w->trials);

@@ -224,11 +224,7 @@ static void run_worker(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_p
         return;
     }
     if (!wo->proc.exited || wo->proc.exit_status != 0) {
-        char how[128], tail[700];
-        bl_bench_proc_describe(&wo->proc, ctx->o->timeout_s, how, sizeof how);
-        bl_bench_log_tail(log, tail, sizeof tail);
-        snprintf(wo->reason, sizeof wo->reason, "%s%s%s", how, tail[0] && !wo->proc.timed_out ? ": " : "",
-                 wo->proc.timed_out ? "" : tail);
+        bl_bench_worker_failure(&wo->proc, ctx->o->timeout_s, log, wo->reason, sizeof wo->reason);
         return;
     }
     wo->report = last_json_line(log, wo->reason, sizeof wo->reason);
@@ -248,10 +244,7 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_
     snprintf(name, sizeof name, "rep%d-%s", rep, c->ours ? "ours" : "numpy");
     res_worker wo;
     run_worker(ctx, d, p, c->ours, c->repeat, name, 0, &wo);
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddNumberToObject(s, "repetition", rep);
-    cJSON_AddNumberToObject(s, "position", position);
-    cJSON_AddStringToObject(s, "order", reversed ? "reversed" : "forward");
+    cJSON *s = bl_bench_sample_json(rep, position, reversed);
     const char *status = "ok";
     char reason[1200] = "";
     if (!wo.ok) {
@@ -319,21 +312,6 @@ static void time_sample(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_
 
 /* ---- summaries ----------------------------------------------------------------- */
 
-/* {"median": work / median, "min": work / max, "max": work / min} */
-static cJSON *rate_json(double work, const bl_bench_dvec *d)
-{
-    cJSON *o = cJSON_CreateObject();
-    double med = vmedian(d), lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < d->n; i++) {
-        lo = d->v[i] < lo ? d->v[i] : lo;
-        hi = d->v[i] > hi ? d->v[i] : hi;
-    }
-    cJSON_AddNumberToObject(o, "median", med > 0 ? work / med : 0);
-    cJSON_AddNumberToObject(o, "min", hi > 0 ? work / hi : 0);
-    cJSON_AddNumberToObject(o, "max", lo > 0 ? work / lo : 0);
-    return o;
-}
-
 static cJSON *per_frame_json(const bl_bench_dvec *d, uint32_t frames)
 {
     double *x = malloc((d->n ? d->n : 1) * sizeof *x);
@@ -372,14 +350,7 @@ static cJSON *case_json(bl_bench_ctx *ctx, const res_point *p, res_case *c, doub
                                                        "thread variables set to 1)");
     cJSON_AddNumberToObject(j, "warm_runs_per_worker", c->repeat);
     cJSON_AddItemToObject(j, "samples", cJSON_Duplicate(c->samples, 1));
-    cJSON *sum = cJSON_AddObjectToObject(j, "summary");
-    cJSON_AddNumberToObject(sum, "n_samples", cJSON_GetArraySize(c->samples));
-    cJSON_AddNumberToObject(sum, "n_ok", c->n_ok);
-    cJSON_AddNumberToObject(sum, "n_timeout", c->n_timeout);
-    cJSON_AddNumberToObject(sum, "n_failed", c->n_failed);
-    cJSON_AddNumberToObject(sum, "n_mismatch", c->n_mismatch);
-    if (c->n_timeout)
-        cJSON_AddNumberToObject(sum, "censored_at_s", ctx->o->timeout_s);
+    cJSON *sum = bl_bench_summary_json(ctx, j, c->samples, c->n_ok, c->n_timeout, c->n_failed, c->n_mismatch);
     cJSON_AddItemToObject(sum, "construct_s", bl_bench_stat_json(c->construct.v, c->construct.n));
     if (c->ours)
         cJSON_AddItemToObject(sum, "tapes_s", bl_bench_stat_json(c->tapes.v, c->tapes.n));
@@ -397,9 +368,9 @@ static cJSON *case_json(bl_bench_ctx *ctx, const res_point *p, res_case *c, doub
         if (!ph[k]->n)
             continue;
         cJSON *f = cJSON_AddObjectToObject(fig, names[k]);
-        cJSON_AddItemToObject(f, "unit_updates_per_s", rate_json(unit_updates, ph[k]));
-        cJSON_AddItemToObject(f, "synaptic_events_per_s", rate_json(syn_events, ph[k]));
-        cJSON_AddItemToObject(f, "frames_per_s", rate_json(p->frames, ph[k]));
+        cJSON_AddItemToObject(f, "unit_updates_per_s", bl_bench_rate_json(unit_updates, ph[k]));
+        cJSON_AddItemToObject(f, "synaptic_events_per_s", bl_bench_rate_json(syn_events, ph[k]));
+        cJSON_AddItemToObject(f, "frames_per_s", bl_bench_rate_json(p->frames, ph[k]));
     }
     return j;
 }

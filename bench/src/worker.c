@@ -112,11 +112,7 @@ bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workloa
     if (st)
         return st;
     if (!wo->proc.exited || wo->proc.exit_status != 0) {
-        char how[128], tail[700];
-        bl_bench_proc_describe(&wo->proc, ctx->o->timeout_s, how, sizeof how);
-        bl_bench_log_tail(log, tail, sizeof tail);
-        snprintf(wo->reason, sizeof wo->reason, "%s%s%s", how, tail[0] && !wo->proc.timed_out ? ": " : "",
-                 wo->proc.timed_out ? "" : tail);
+        bl_bench_worker_failure(&wo->proc, ctx->o->timeout_s, log, wo->reason, sizeof wo->reason);
     } else {
         char *text = NULL;
         bl_error e2 = {0};

@@ -235,10 +235,6 @@ typedef struct bl_pq_reader {
 /* Decode column col of row group g into out (zeroed here); out is left
  * empty on failure. */
 bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl_column *out, bl_error *err);
-/* The reader's own clear (bl_column_clear lives in the dispatch, table.c),
- * so that the backend stands alone for its tests and fuzz harness. */
-void bl_pq_column_free(bl_column *c);
-
 static inline uint32_t bl_pq_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

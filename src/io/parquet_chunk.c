@@ -44,16 +44,6 @@ static int column_sane(const bl_column *c, uint64_t data_len)
 }
 #endif
 
-void bl_pq_column_free(bl_column *c)
-{
-    free(c->i64);
-    free(c->f64);
-    free(c->offsets);
-    free(c->data);
-    free(c->valid);
-    memset(c, 0, sizeof *c);
-}
-
 typedef struct chunk {
     bl_pq_reader *r;
     const bl_pq_col *col;
@@ -543,7 +533,7 @@ bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl
     out->n = n;
     bl_status st = grow_output(&c, n < 4096 ? n : 4096);
     if (st) {
-        bl_pq_column_free(out);
+        bl_column_clear(out);
         return st;
     }
     uint64_t pos = start, end = start + len;
@@ -599,7 +589,7 @@ bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl
     if (!st && col->out == BL_COL_STRING && !out->data && !(out->data = malloc(1)))
         st = cfail(&c, BL_ERR_NOMEM, "out of memory");
     if (st)
-        bl_pq_column_free(out);
+        bl_column_clear(out);
     assert(st || column_sane(out, c.data_len));
     return st;
 }

@@ -315,6 +315,27 @@ done:
     return r;
 }
 
+/* Value i of a fixed-width column from its w little-endian bytes at q
+ * (INT32, INT64, FLOAT or DOUBLE): plain and byte_stream_split share it. */
+static inline void put_fixed(int32_t phys, const uint8_t *q, int64_t *i64, double *f64, size_t i)
+{
+    switch (phys) {
+    case PQ_INT32: i64[i] = (int32_t)load_le32(q); break;
+    case PQ_INT64: i64[i] = (int64_t)load_le64(q); break;
+    case PQ_FLOAT: {
+        uint32_t u = load_le32(q);
+        float f;
+        memcpy(&f, &u, 4);
+        f64[i] = f;
+        break;
+    }
+    default: {
+        uint64_t u = load_le64(q);
+        memcpy(&f64[i], &u, 8);
+    }
+    }
+}
+
 int bl_pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, double *f64, size_t n, bl_pq_why *why)
 {
     if (phys == PQ_BOOLEAN) {
@@ -339,21 +360,7 @@ int bl_pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, 
 #endif
     for (size_t i = 0; i < n; i++) {
         const uint8_t *q = p + i * w;
-        switch (phys) {
-        case PQ_INT32: i64[i] = (int32_t)load_le32(q); break;
-        case PQ_INT64: i64[i] = (int64_t)load_le64(q); break;
-        case PQ_FLOAT: {
-            uint32_t u = load_le32(q);
-            float f;
-            memcpy(&f, &u, 4);
-            f64[i] = f;
-            break;
-        }
-        default: {
-            uint64_t u = load_le64(q);
-            memcpy(&f64[i], &u, 8);
-        }
-        }
+        put_fixed(phys, q, i64, f64, i);
     }
     return 0;
 }
@@ -374,21 +381,7 @@ int bl_pq_byte_stream_split(int32_t phys, const uint8_t *p, size_t len, int64_t 
         uint8_t b[8];
         for (size_t k = 0; k < w; k++)
             b[k] = p[k * n + i];
-        switch (phys) {
-        case PQ_INT32: i64[i] = (int32_t)load_le32(b); break;
-        case PQ_INT64: i64[i] = (int64_t)load_le64(b); break;
-        case PQ_FLOAT: {
-            uint32_t u = load_le32(b);
-            float f;
-            memcpy(&f, &u, 4);
-            f64[i] = f;
-            break;
-        }
-        default: {
-            uint64_t u = load_le64(b);
-            memcpy(&f64[i], &u, 8);
-        }
-        }
+        put_fixed(phys, b, i64, f64, i);
     }
     return 0;
 }

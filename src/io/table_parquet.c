@@ -252,7 +252,7 @@ static bl_status bl_pq_next(void *state, const size_t *cols, size_t n, bl_column
         bl_status st = bl_pq_read_chunk(r, g, &r->cols[cols[i]], &out[i], err);
         if (st) {
             for (size_t j = 0; j < i; j++)
-                bl_pq_column_free(&out[j]);
+                bl_column_clear(&out[j]);
             return st;
         }
     }

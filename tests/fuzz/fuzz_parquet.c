@@ -38,16 +38,6 @@ static void check_column(const bl_column *c, uint64_t rows)
         abort();
 }
 
-static void free_column(bl_column *c)
-{
-    free(c->i64);
-    free(c->f64);
-    free(c->offsets);
-    free(c->data);
-    free(c->valid);
-    memset(c, 0, sizeof *c);
-}
-
 static void free_schema(bl_table_schema *s)
 {
     for (size_t i = 0; i < s->n_columns; i++)
@@ -88,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         for (size_t i = 0; i < n; i++) {
             check_column(&out[i], rows);
-            free_column(&out[i]);
+            bl_column_clear(&out[i]);
         }
         total += rows;
         if (total > schema.n_rows)
@@ -103,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free_schema(&again);
             while ((st = bl_table_parquet.next(state, &cols[i], 1, out, &rows, &err)) == BL_OK && rows) {
                 check_column(&out[0], rows);
-                free_column(&out[0]);
+                bl_column_clear(&out[0]);
             }
             if (st)
                 fuzz_check_error(&err, st, path);

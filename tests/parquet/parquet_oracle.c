@@ -22,37 +22,7 @@
 #include "brainlesslab/table.h"
 #include "io/parquet.h"
 #include "io/table_impl.h"
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[len] = '\0';
-        *n = (size_t)len;
-    }
-    return b;
-}
-
-static void col_free(bl_column *c)
-{
-    free(c->i64);
-    free(c->f64);
-    free(c->offsets);
-    free(c->data);
-    free(c->valid);
-    memset(c, 0, sizeof *c);
-}
+#include "../tools/slurp.h"
 
 /* ---- tallies for the summary ---- */
 typedef struct tally {
@@ -86,7 +56,7 @@ static void encodings_of(const char *path, uint32_t leaf, int is_bool, char *out
 {
     size_t n;
     out[0] = '\0';
-    char *b = slurp(path, &n);
+    char *b = bl_test_slurp(path, &n);
     if (!b || n < 12) {
         free(b);
         return;
@@ -220,10 +190,10 @@ static int read_fixture(const char *dir, const cJSON *fx, const cJSON *tables)
                 }
                 equal[i]++;
             }
-            col_free(&out[i]);
+            bl_column_clear(&out[i]);
         }
         for (size_t i = 0; i < n; i++)
-            col_free(&out[i]);
+            bl_column_clear(&out[i]);
         row0 += rows;
     }
     int64_t want_rows = (int64_t)cJSON_GetObjectItem(table, "rows")->valuedouble;
@@ -268,7 +238,7 @@ static int cmd_read(const char *dir)
     char path[4096];
     size_t n;
     snprintf(path, sizeof path, "%s/expected.json", dir);
-    char *text = slurp(path, &n);
+    char *text = bl_test_slurp(path, &n);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!root) {
@@ -396,7 +366,7 @@ static int cmd_write(const char *dir)
                 }
                 bl_status st = bl_parquet_writer_write(w, col, &err);
                 for (size_t i = 0; i < NC; i++)
-                    col_free(&col[i]);
+                    bl_column_clear(&col[i]);
                 if (st) {
                     fprintf(stderr, "parquet_oracle: %s\n", err.message);
                     bl_parquet_writer_abort(w);

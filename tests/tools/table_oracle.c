@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "brainlesslab/table.h"
+#include "slurp.h"
 
 typedef struct tally {
     char key[128];
@@ -35,25 +36,6 @@ static void count(const char *codec, const char *type, uint64_t n)
         snprintf(tallies[n_tallies].key, sizeof tallies[0].key, "%s", key);
         tallies[n_tallies++].n = n;
     }
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(f);
-    return s;
 }
 
 /* Compare row r of column c with the expected JSON value; 1 when equal. */
@@ -167,7 +149,7 @@ int main(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/oracle.json", argv[1]);
-    char *text = slurp(path);
+    char *text = bl_test_slurp(path, NULL);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     if (!root) {
         fprintf(stderr, "FAIL cannot read %s\n", path);

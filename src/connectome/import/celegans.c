@@ -31,26 +31,12 @@ bl_status bl_sign_policy_default_celegans(bl_sign_policy **out, bl_error *err)
      * monoamines and FMRFamide are modulatory (no fast sign): they get the
      * same +1 as neurons without a transmitter. "Octapamine" is the table's
      * spelling; the correct one is listed too. */
-    static const struct {
-        const char *key;
-        int sign;
-    } rules[] = {
+    static const bl_import_sign_rule rules[] = {
         {"acetylcholine", +1}, {"gaba", -1},       {"glutamate", +1},
         {"dopamine", +1},      {"serotonin", +1},  {"octopamine", +1},
         {"octapamine", +1},    {"tyramine", +1},   {"fmrfamide", +1},
     };
-    bl_sign_policy *p = NULL;
-    bl_status st = bl_sign_policy_create(0, &p, err);
-    for (size_t i = 0; st == BL_OK && i < sizeof rules / sizeof rules[0]; i++)
-        st = bl_sign_policy_set(p, rules[i].key, rules[i].sign, err);
-    if (st == BL_OK)
-        st = bl_sign_policy_set_unknown(p, +1, err);
-    if (st != BL_OK) {
-        bl_sign_policy_destroy(p);
-        p = NULL;
-    }
-    *out = p;
-    return st;
+    return bl_import_policy_rules(0, rules, sizeof rules / sizeof rules[0], out, err);
 }
 
 static int ascii_casecmp_n(const char *a, const char *b, size_t n)
@@ -414,13 +400,7 @@ static const bl_import_option celegans_options[] = {
 static bl_status run_celegans(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err)
 {
     (void)report;
-    const char *data = bl_import_arg(args, "--data");
-    bl_sign_policy *policy = NULL;
-    bl_status st = bl_import_policy(bl_sign_policy_default_celegans, bl_import_arg(args, "--sign-policy"), &policy, err);
-    if (st == BL_OK)
-        st = bl_import_celegans(data ? data : "data/" BL_IMPORT_CELEGANS_NAME, policy, out, err);
-    bl_sign_policy_destroy(policy);
-    return st;
+    return bl_import_run_shipped(args, "data/" BL_IMPORT_CELEGANS_NAME, bl_sign_policy_default_celegans, bl_import_celegans, out, err);
 }
 
 const bl_importer bl_importer_celegans = {"celegans", "C. elegans chemical network, Varshney et al. 2011 (shipped in data/)", celegans_options, run_celegans};

@@ -19,12 +19,6 @@ static const bl_import_option options[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 bl_status bl_import_parse_count(const char *opt, const char *text, int64_t *out, bl_error *err)
 {
     char *end;
@@ -89,7 +83,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         st = bl_neuron_join(cls, "root_id", NULL, 0, &ids, &meta, &report, err);
     if (st == BL_OK) {
         const char *paths[3] = {neurons, conn, cls};
-        const char *labels[3] = {base_name(neurons), base_name(conn), cls ? base_name(cls) : NULL};
+        const char *labels[3] = {bl_import_base_name(neurons), bl_import_base_name(conn), cls ? bl_import_base_name(cls) : NULL};
         const char *edge_paths[1] = {conn};
         bl_neuron_import p = {
             .neurons_path = neurons, .id_col = "root_id", .nt_col = "nt_type",
@@ -112,13 +106,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         };
         st = bl_neuron_import_run(&p, &ids, &meta, nt, out, report_out, &report, err);
     }
-    for (uint64_t i = 0; nt && i < ids.n; i++)
-        free(nt[i]);
-    free(nt);
-    bl_report_free(&report);
-    bl_meta_free(&meta);
-    bl_ids_free(&ids);
-    bl_sign_policy_destroy(policy);
+    bl_neuron_import_release(nt, &ids, &meta, &report, policy);
     return st;
 }
 

@@ -5,12 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 bl_status bl_neuron_import_run(bl_neuron_import *p, bl_ids *ids, bl_meta *meta, char **nt, bl_connectome **out,
                                char **report_out, bl_report *report, bl_error *err)
 {
@@ -26,13 +20,13 @@ bl_status bl_neuron_import_run(bl_neuron_import *p, bl_ids *ids, bl_meta *meta, 
         st = bl_edge_read_table(&src, ids, &edges, &r, err);
         zero += r.zero_rows, dropped += r.dropped_rows, dropped_syn += r.dropped_synapses;
         if (st == BL_OK) {
-            bl_report_add(report, "%s: %llu rows read", base_name(p->edge_paths[f]), (unsigned long long)r.rows);
+            bl_report_add(report, "%s: %llu rows read", bl_import_base_name(p->edge_paths[f]), (unsigned long long)r.rows);
             if (r.dropped_rows)
                 bl_report_add(report, "%s: %llu rows (%llu synapses) name a neuron outside the selection: dropped",
-                              base_name(p->edge_paths[f]), (unsigned long long)r.dropped_rows,
+                              bl_import_base_name(p->edge_paths[f]), (unsigned long long)r.dropped_rows,
                               (unsigned long long)r.dropped_synapses);
             if (r.zero_rows)
-                bl_report_add(report, "%s: %llu rows of weight 0 left out", base_name(p->edge_paths[f]),
+                bl_report_add(report, "%s: %llu rows of weight 0 left out", bl_import_base_name(p->edge_paths[f]),
                               (unsigned long long)r.zero_rows);
         }
         bl_edge_read_free(&r);
@@ -90,4 +84,15 @@ bl_status bl_neuron_import_run(bl_neuron_import *p, bl_ids *ids, bl_meta *meta, 
     free(signs);
     bl_edge_list_free(&edges);
     return st;
+}
+
+void bl_neuron_import_release(char **nt, bl_ids *ids, bl_meta *meta, bl_report *report, bl_sign_policy *policy)
+{
+    for (uint64_t i = 0; nt && i < ids->n; i++)
+        free(nt[i]);
+    free(nt);
+    bl_report_free(report);
+    bl_meta_free(meta);
+    bl_ids_free(ids);
+    bl_sign_policy_destroy(policy);
 }

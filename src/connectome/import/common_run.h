@@ -27,4 +27,9 @@ typedef struct bl_neuron_import {
 bl_status bl_neuron_import_run(bl_neuron_import *p, bl_ids *ids, bl_meta *meta, char **nt, bl_connectome **out,
                                char **report_out, bl_report *report, bl_error *err);
 
+/* What a neuron-table importer's run holds at its end, freed: nt (n = ids->n
+ * owned strings, or NULL when nt is borrowed or absent), the report, the
+ * metadata, the ids and the policy. */
+void bl_neuron_import_release(char **nt, bl_ids *ids, bl_meta *meta, bl_report *report, bl_sign_policy *policy);
+
 #endif

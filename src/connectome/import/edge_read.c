@@ -271,12 +271,6 @@ bl_status bl_neuron_table_read(const char *path, const char *id_col, bl_ids *ids
     return st;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 /* A metadata name not yet taken: base, else base_2, base_3... */
 static void unique_name(const bl_meta *meta, const char *src, char *name, size_t size)
 {
@@ -363,10 +357,10 @@ bl_status bl_neuron_join(const char *path, const char *id_col, const char *const
     for (uint64_t i = 0; st == BL_OK && i < ids->n; i++)
         missing += !seen[i];
     if (st == BL_OK && unknown)
-        bl_report_add(report, "%s: %llu rows name ids that are not neurons of the import: ignored", base_name(path),
+        bl_report_add(report, "%s: %llu rows name ids that are not neurons of the import: ignored", bl_import_base_name(path),
                       (unsigned long long)unknown);
     if (st == BL_OK && missing)
-        bl_report_add(report, "%s: %llu neurons have no row: their columns from it are empty", base_name(path),
+        bl_report_add(report, "%s: %llu neurons have no row: their columns from it are empty", bl_import_base_name(path),
                       (unsigned long long)missing);
     free(seen);
     for (size_t k = 0; c && k < m; k++)

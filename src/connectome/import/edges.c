@@ -27,12 +27,6 @@ static const bl_import_option options[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 bl_status bl_import_policy_arg(const char *arg, bl_status (*fallback)(bl_sign_policy **, bl_error *),
                                bl_sign_policy **out, bl_error *err)
 {
@@ -51,17 +45,6 @@ bl_status bl_import_policy_arg(const char *arg, bl_status (*fallback)(bl_sign_po
     }
     *out = p;
     return BL_OK;
-}
-
-/* The policy that a +1/-1 column amounts to, for the manifest. */
-static bl_status column_policy(bl_sign_policy **out, bl_error *err)
-{
-    bl_status st = bl_sign_policy_create(0, out, err);
-    if (st == BL_OK)
-        st = bl_sign_policy_set(*out, "+1", +1, err);
-    if (st == BL_OK)
-        st = bl_sign_policy_set(*out, "-1", -1, err);
-    return st;
 }
 
 static bl_status run(const bl_import_args *a, bl_connectome **out, char **report_out, bl_error *err)
@@ -93,7 +76,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     int nt_in_neurons = nt_col && neurons && bl_import_has_column(neurons, nt_col);
     bl_status st = bl_ids_init(&ids, 1 << 16, err);
     if (st == BL_OK)
-        st = nt_col ? bl_import_policy_arg(policy_arg, NULL, &policy, err) : column_policy(&policy, err);
+        st = nt_col ? bl_import_policy_arg(policy_arg, NULL, &policy, err) : bl_import_column_policy(&policy, err);
     if (st == BL_OK && neurons) {
         const char *skip[1] = {nt_col};
         st = bl_neuron_table_read(neurons, id_col, &ids, &meta, skip, nt_in_neurons ? 1 : 0, err);
@@ -178,15 +161,15 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     }
     free(has_out);
     if (st == BL_OK) {
-        bl_report_add(&report, "%s: %llu rows read", base_name(edges_path), (unsigned long long)r.rows);
+        bl_report_add(&report, "%s: %llu rows read", bl_import_base_name(edges_path), (unsigned long long)r.rows);
         if (r.zero_rows)
-            bl_report_add(&report, "%s: %llu rows of weight 0 left out", base_name(edges_path),
+            bl_report_add(&report, "%s: %llu rows of weight 0 left out", bl_import_base_name(edges_path),
                           (unsigned long long)r.zero_rows);
         if (merged)
             bl_report_add(&report, "%s: %llu rows summed into the edge of an earlier row with the same (pre, post)",
-                          base_name(edges_path), (unsigned long long)merged);
+                          bl_import_base_name(edges_path), (unsigned long long)merged);
         const char *paths[2] = {edges_path, neurons};
-        const char *labels[2] = {base_name(edges_path), neurons ? base_name(neurons) : NULL};
+        const char *labels[2] = {bl_import_base_name(edges_path), neurons ? bl_import_base_name(neurons) : NULL};
         char key_text[160];
         snprintf(key_text, sizeof key_text, "%s column %s", sign_col ? "sign" : "transmitter", sign_col ? sign_col : nt_col);
         bl_import_info info = {

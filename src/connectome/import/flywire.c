@@ -22,12 +22,6 @@ static const bl_import_option options[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 #define MAX_SHOWN 5
 
 static bl_status read_connectivity(const char *path, const bl_ids *ids, bl_edge_list *edges, int8_t *signs,
@@ -123,16 +117,6 @@ static bl_status read_annotations(const char *path, const bl_ids *ids, bl_meta *
     return bl_neuron_join(path, "root_id", wanted, 5, ids, meta, report, err);
 }
 
-static bl_status column_policy(bl_sign_policy **out, bl_error *err)
-{
-    bl_status st = bl_sign_policy_create(0, out, err);
-    if (st == BL_OK)
-        st = bl_sign_policy_set(*out, "+1", +1, err);
-    if (st == BL_OK)
-        st = bl_sign_policy_set(*out, "-1", -1, err);
-    return st;
-}
-
 static bl_status run(const bl_import_args *a, bl_connectome **out, char **report_out, bl_error *err)
 {
     const char *neurons = bl_import_arg(a, "--neurons"), *conn = bl_import_arg(a, "--connectivity");
@@ -147,7 +131,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     uint64_t *sign_row = NULL, rows = 0, merged = 0;
     bl_status st = bl_ids_init(&ids, 1 << 18, err);
     if (st == BL_OK)
-        st = column_policy(&policy, err);
+        st = bl_import_column_policy(&policy, err);
     if (st == BL_OK)
         st = bl_neuron_table_read(neurons, NULL, &ids, &meta, NULL, 0, err);
     uint64_t n = ids.n;
@@ -165,15 +149,15 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         uint64_t silent = 0;
         for (uint64_t i = 0; i < n; i++)
             silent += !signs[i];
-        bl_report_add(&report, "%s: %llu rows read", base_name(conn), (unsigned long long)rows);
+        bl_report_add(&report, "%s: %llu rows read", bl_import_base_name(conn), (unsigned long long)rows);
         if (merged)
             bl_report_add(&report, "%s: %llu rows summed into an earlier row with the same (pre, post), as model.py adds them",
-                          base_name(conn), (unsigned long long)merged);
+                          bl_import_base_name(conn), (unsigned long long)merged);
         if (silent)
             bl_report_add(&report, "%llu neurons have no outgoing row: their sign is left empty", (unsigned long long)silent);
-        int v783 = strstr(base_name(neurons), "783") != NULL, v630 = strstr(base_name(neurons), "630") != NULL;
+        int v783 = strstr(bl_import_base_name(neurons), "783") != NULL, v630 = strstr(bl_import_base_name(neurons), "630") != NULL;
         const char *paths[3] = {neurons, conn, annot};
-        const char *labels[3] = {base_name(neurons), base_name(conn), annot ? base_name(annot) : NULL};
+        const char *labels[3] = {bl_import_base_name(neurons), bl_import_base_name(conn), annot ? bl_import_base_name(annot) : NULL};
         bl_import_info info = {
             .name = v783 ? "flywire-v783" : v630 ? "flywire-v630" : "flywire",
             .description = "Drosophila melanogaster adult whole brain (FlyWire) as Shiu et al. 2024 model it: neurons in "

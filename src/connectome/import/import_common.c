@@ -296,3 +296,34 @@ bl_status bl_import_policy(bl_status (*make)(bl_sign_policy **, bl_error *), con
     *out = p;
     return BL_OK;
 }
+
+bl_status bl_import_policy_rules(int default_sign, const bl_import_sign_rule *rules, size_t n, bl_sign_policy **out,
+                                 bl_error *err)
+{
+    bl_sign_policy *p = NULL;
+    bl_status st = bl_sign_policy_create(default_sign, &p, err);
+    for (size_t i = 0; st == BL_OK && i < n; i++)
+        st = bl_sign_policy_set(p, rules[i].key, rules[i].sign, err);
+    if (st == BL_OK)
+        st = bl_sign_policy_set_unknown(p, +1, err);
+    if (st != BL_OK) {
+        bl_sign_policy_destroy(p);
+        p = NULL;
+    }
+    *out = p;
+    return st;
+}
+
+bl_status bl_import_run_shipped(const bl_import_args *args, const char *default_dir,
+                                bl_status (*make)(bl_sign_policy **, bl_error *),
+                                bl_status (*import)(const char *, const bl_sign_policy *, bl_connectome **, bl_error *),
+                                bl_connectome **out, bl_error *err)
+{
+    const char *data = bl_import_arg(args, "--data");
+    bl_sign_policy *policy = NULL;
+    bl_status st = bl_import_policy(make, bl_import_arg(args, "--sign-policy"), &policy, err);
+    if (st == BL_OK)
+        st = import(data ? data : default_dir, policy, out, err);
+    bl_sign_policy_destroy(policy);
+    return st;
+}

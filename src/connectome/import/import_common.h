@@ -9,6 +9,7 @@
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/csv.h"
 #include "brainlesslab/error.h"
+#include "brainlesslab/import.h"
 #include "brainlesslab/sign_policy.h"
 
 /* Copy src into dst (size >= 4) for quoting in a one-line message: control
@@ -82,8 +83,25 @@ bl_status bl_import_assemble(const char *edges_path, bl_import_edge *edges, uint
 bl_status bl_import_policy(bl_status (*make)(bl_sign_policy **, bl_error *), const char *overrides,
                            bl_sign_policy **out, bl_error *err);
 
+/* One line of a built-in policy: a key and its sign. */
+typedef struct bl_import_sign_rule {
+    const char *key;
+    int sign;
+} bl_import_sign_rule;
+
+/* A built-in policy from its rules: default_sign for a key not listed (0: an
+ * error), +1 for a neuron with no key (unknown). *out is NULL on failure. */
+bl_status bl_import_policy_rules(int default_sign, const bl_import_sign_rule *rules, size_t n, bl_sign_policy **out,
+                                 bl_error *err);
+
+/* The run of an importer of a data set shipped in data/: --data DIR (default
+ * default_dir) and --sign-policy FILE over the built-in policy make. */
+bl_status bl_import_run_shipped(const bl_import_args *args, const char *default_dir,
+                                bl_status (*make)(bl_sign_policy **, bl_error *),
+                                bl_status (*import)(const char *, const bl_sign_policy *, bl_connectome **, bl_error *),
+                                bl_connectome **out, bl_error *err);
+
 /* The rows of the importer table (src/connectome/import/importers.c). */
-#include "brainlesslab/import.h"
 extern const bl_importer bl_importer_larva, bl_importer_celegans, bl_importer_flywire, bl_importer_flywire_codex,
     bl_importer_malecns, bl_importer_neuprint, bl_importer_phase4c, bl_importer_edges;
 

@@ -362,6 +362,22 @@ void bl_meta_free(bl_meta *m)
     memset(m, 0, sizeof *m);
 }
 
+const char *bl_import_base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+bl_status bl_import_column_policy(bl_sign_policy **out, bl_error *err)
+{
+    bl_status st = bl_sign_policy_create(0, out, err);
+    if (st == BL_OK)
+        st = bl_sign_policy_set(*out, "+1", +1, err);
+    if (st == BL_OK)
+        st = bl_sign_policy_set(*out, "-1", -1, err);
+    return st;
+}
+
 bl_status bl_sign_policy_default_fly(bl_sign_policy **out, bl_error *err)
 {
     static const char *const plus[] = {"acetylcholine", "ach", "dopamine", "da", "serotonin", "ser", "5ht",

@@ -80,6 +80,12 @@ bl_status bl_meta_add(bl_meta *m, const char *name, char **values, bl_error *err
 bl_status bl_meta_add_empty(bl_meta *m, const char *name, char ***values, bl_error *err);
 void bl_meta_free(bl_meta *m);
 
+/* The last component of a path (what a report and a manifest label show). */
+const char *bl_import_base_name(const char *path);
+
+/* The policy that a +1/-1 sign column amounts to, for the manifest. */
+bl_status bl_import_column_policy(bl_sign_policy **out, bl_error *err);
+
 /* The fly transmitter policy (docs/sign-policy.md): acetylcholine +1, GABA
  * -1, glutamate -1, histamine -1, dopamine / serotonin / octopamine /
  * tyramine +1 (modulatory; excitatory as in Shiu et al. 2024), under their

@@ -30,27 +30,13 @@ bl_status bl_sign_policy_default_larva(bl_sign_policy **out, bl_error *err)
      * listed (projection/feedback/descending/ascending classes of mixed or
      * unknown transmitter, modulatory MBINs, MBONs of mixed transmitters) and
      * unannotated neurons take the declared default, +1. */
-    static const struct {
-        const char *key;
-        int sign;
-    } rules[] = {
+    static const bl_import_sign_rule rules[] = {
         {"sensory", +1}, /* larval sensory neurons (ORNs included) are cholinergic */
         {"PN", +1},      /* uniglomerular olfactory PNs are cholinergic */
         {"KC", +1},      /* Kenyon cells are cholinergic */
         {"LN", -1},      /* antennal-lobe and other local neurons: GABA / GluCl, inhibitory */
     };
-    bl_sign_policy *p = NULL;
-    bl_status st = bl_sign_policy_create(+1, &p, err);
-    for (size_t i = 0; st == BL_OK && i < sizeof rules / sizeof rules[0]; i++)
-        st = bl_sign_policy_set(p, rules[i].key, rules[i].sign, err);
-    if (st == BL_OK)
-        st = bl_sign_policy_set_unknown(p, +1, err);
-    if (st != BL_OK) {
-        bl_sign_policy_destroy(p);
-        p = NULL;
-    }
-    *out = p;
-    return st;
+    return bl_import_policy_rules(+1, rules, sizeof rules / sizeof rules[0], out, err);
 }
 
 typedef struct raw_edge {
@@ -484,13 +470,7 @@ static const bl_import_option larva_options[] = {
 static bl_status run_larva(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err)
 {
     (void)report;
-    const char *data = bl_import_arg(args, "--data");
-    bl_sign_policy *policy = NULL;
-    bl_status st = bl_import_policy(bl_sign_policy_default_larva, bl_import_arg(args, "--sign-policy"), &policy, err);
-    if (st == BL_OK)
-        st = bl_import_larva(data ? data : "data/" BL_IMPORT_LARVA_NAME, policy, out, err);
-    bl_sign_policy_destroy(policy);
-    return st;
+    return bl_import_run_shipped(args, "data/" BL_IMPORT_LARVA_NAME, bl_sign_policy_default_larva, bl_import_larva, out, err);
 }
 
 const bl_importer bl_importer_larva = {"larva", "Drosophila L1 larva, Winding et al. 2023 (shipped in data/)", larva_options, run_larva};

@@ -33,12 +33,6 @@ static const bl_import_option options[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 /* The column: given, or the first candidate the file has; an error naming the file otherwise. */
 static bl_status column(const char *path, const char *given, const char *const *cand, size_t n, const char *what,
                         const char **out, bl_error *err)
@@ -116,7 +110,7 @@ static bl_status select_bodies(const char *path, const char *id, const char *sup
     if (st == BL_OK) {
         sort_col = &c[idc];
         qsort(rows, (size_t)kept, sizeof *rows, by_id);
-        bl_report_add(report, "%s: %llu bodies, %llu selected (%s), in ascending %s", base_name(path), (unsigned long long)n,
+        bl_report_add(report, "%s: %llu bodies, %llu selected (%s), in ascending %s", bl_import_base_name(path), (unsigned long long)n,
                       (unsigned long long)kept, all ? "--select all" : "those with a superclass", id);
     }
     for (uint64_t k = 0; st == BL_OK && k < kept; k++) {
@@ -199,8 +193,8 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     if (st == BL_OK)
         st = bl_import_policy_arg(bl_import_arg(a, "--sign-policy"), bl_sign_policy_default_fly, &policy, err);
     if (st == BL_OK)
-        bl_report_add(&report, "columns used: %s %s, %s; %s %s, %s; %s %s, %s, %s", base_name(ann), id_a, sup,
-                      base_name(ntf), id_t, nt_col, base_name(wts), pre, post, w);
+        bl_report_add(&report, "columns used: %s %s, %s; %s %s, %s; %s %s, %s, %s", bl_import_base_name(ann), id_a, sup,
+                      bl_import_base_name(ntf), id_t, nt_col, bl_import_base_name(wts), pre, post, w);
     if (st == BL_OK)
         st = select_bodies(ann, id_a, sup, sel && !strcmp(sel, "all"), &ids, &meta, &report, err);
     /* The transmitter joins as a column of its own; its text is the sign key. */
@@ -214,10 +208,10 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         nt = meta.values[before];
     if (st == BL_OK) {
         const char *paths[3] = {ann, ntf, wts};
-        const char *labels[3] = {base_name(ann), base_name(ntf), base_name(wts)};
+        const char *labels[3] = {bl_import_base_name(ann), bl_import_base_name(ntf), bl_import_base_name(wts)};
         const char *edge_paths[1] = {wts};
         char key[160];
-        snprintf(key, sizeof key, "%s (%s)", nt_col, base_name(ntf));
+        snprintf(key, sizeof key, "%s (%s)", nt_col, bl_import_base_name(ntf));
         bl_neuron_import p = {
             .neurons_path = ann, .id_col = id_a, .nt_col = nt_col,
             .edge_paths = edge_paths, .n_edge_paths = 1,
@@ -242,10 +236,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         };
         st = bl_neuron_import_run(&p, &ids, &meta, nt, out, report_out, &report, err);
     }
-    bl_report_free(&report);
-    bl_meta_free(&meta);
-    bl_ids_free(&ids);
-    bl_sign_policy_destroy(policy);
+    bl_neuron_import_release(NULL, &ids, &meta, &report, policy); /* nt is one of meta's columns */
     return st;
 }
 

@@ -22,12 +22,6 @@ static const bl_import_option options[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static bl_status run(const bl_import_args *a, bl_connectome **out, char **report_out, bl_error *err)
 {
     const char *neurons = bl_import_arg(a, "--neurons"), *total = bl_import_arg(a, "--connections");
@@ -49,11 +43,11 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         st = bl_import_text_column(neurons, nt_col, ids.n, &nt, err);
     if (st == BL_OK && !nt_col)
         bl_report_add(&report, "%s: no transmitter column given (--nt): every neuron gets the policy's unknown sign",
-                      base_name(neurons));
+                      bl_import_base_name(neurons));
     if (st == BL_OK) {
         const char *conn = total ? total : roi;
         const char *paths[2] = {neurons, conn};
-        const char *labels[2] = {base_name(neurons), base_name(conn)};
+        const char *labels[2] = {bl_import_base_name(neurons), bl_import_base_name(conn)};
         const char *edge_paths[1] = {conn};
         char key[128];
         snprintf(key, sizeof key, "%s", nt_col ? nt_col : "transmitter (none in the export)");
@@ -79,13 +73,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
         };
         st = bl_neuron_import_run(&p, &ids, &meta, nt, out, report_out, &report, err);
     }
-    for (uint64_t i = 0; nt && i < ids.n; i++)
-        free(nt[i]);
-    free(nt);
-    bl_report_free(&report);
-    bl_meta_free(&meta);
-    bl_ids_free(&ids);
-    bl_sign_policy_destroy(policy);
+    bl_neuron_import_release(nt, &ids, &meta, &report, policy);
     return st;
 }
 
