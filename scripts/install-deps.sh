@@ -4,15 +4,18 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
+  dpkg-dev file   # the Debian package: cpack runs dpkg-shlibdeps and file over the binaries
   libtomlplusplus-dev libcmocka-dev libhdf5-dev librandom123-dev libssl-dev zlib1g-dev
   libcsv-dev libcjson-dev
   libsnappy-dev libzstd-dev libbrotli-dev liblz4-dev
+  zstd lz4
   libgsl-dev liblapacke-dev
   python3 python3-dev python3-numpy python3-scipy python3-h5py python3-brian python3-matplotlib
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
 )
-# Node.js runs the test-only oracles (tests/js); a machine that already has a
+# zstd and lz4 (the command-line tools) compress the Arrow oracle's fixtures
+# (tests/js/arrow_fixtures.mjs). Node.js runs the test-only oracles (tests/js); a machine that already has a
 # node with npm (another packaging of it) keeps it.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_case.h"
+#include "import_case.h"
 #include "reservoir_sweep.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/model.h"
@@ -503,10 +504,11 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         id[len] = '\0';
         const bl_bench_workload_def *d = bl_bench_workload_find(id, o->quick);
         const bl_bench_res_def *rd = d ? NULL : bl_bench_res_find(id, o->quick);
-        if (!d && !rd)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1, w2, w3, %s)", id,
-                           bl_bench_res_ids());
-        const char *canon = d ? d->id : rd->id;
+        const bl_bench_import_def *imp = d || rd ? NULL : bl_bench_import_find(id, o->quick);
+        if (!d && !rd && !imp)
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1, w2, w3, %s, %s)", id,
+                           bl_bench_res_ids(), bl_bench_import_ids());
+        const char *canon = d ? d->id : rd ? rd->id : imp->id;
         for (int i = 0; i < n_ids; i++)
             if (!strcmp(ids[i], canon))
                 return bl_fail(err, BL_ERR_INVALID, "--workloads: '%s' listed twice", id);
@@ -619,15 +621,18 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     for (int i = 0; !st && i < n_ids; i++) {
         const bl_bench_workload_def *w = bl_bench_workload_find(ids[i], o->quick);
         const bl_bench_res_def *rd = w ? NULL : bl_bench_res_find(ids[i], o->quick);
+        const bl_bench_import_def *imp = w || rd ? NULL : bl_bench_import_find(ids[i], o->quick);
         cJSON *wj = cJSON_CreateObject();
         cJSON_AddItemToArray(wls, wj);
         cJSON_AddStringToObject(wj, "id", ids[i]);
-        cJSON_AddStringToObject(wj, "title", w ? w->title : rd->title);
-        cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd->definition);
+        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp->title);
+        cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd ? rd->definition : imp->definition);
         if (w)
             run_workload(&ctx, w, wj);
-        else
+        else if (rd)
             bl_bench_res_run(&ctx, rd, wj);
+        else
+            bl_bench_import_run(&ctx, imp, wj);
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
     if (!st) {

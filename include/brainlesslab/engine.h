@@ -71,6 +71,21 @@ BL_API bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_tr
 BL_API bl_status bl_result_create(const bl_network *net, uint32_t first_trial, uint32_t n_trials,
                                   bl_result **out, bl_error *err);
 BL_API void bl_result_destroy(bl_result *r);
+/* Observers of a run into this result, set before bl_engine_run:
+ *   sink      spikes as they happen: the result then keeps no events (the
+ *             event arrays stay empty, bl_result_n_events counts them);
+ *             counts and final state are kept as always. Called with one
+ *             step's spikers of one trial, ascending, steps in order within a
+ *             trial; calls for different trials may come from different
+ *             threads at once, calls for one trial never overlap. A failure
+ *             stops the run with its status.
+ *   on_steps  steps simulated so far in this result, summed over the trials
+ *             in flight (monotone; from any thread; may be called often).
+ * Either may be NULL. Results never depend on them. */
+typedef bl_status (*bl_spike_sink_fn)(void *user, uint32_t trial, uint32_t step, const int32_t *neurons, size_t n,
+                                      bl_error *err);
+typedef void (*bl_steps_fn)(void *user, uint64_t steps_done);
+BL_API void bl_result_observe(bl_result *r, bl_spike_sink_fn sink, bl_steps_fn on_steps, void *user);
 BL_API uint32_t bl_result_first_trial(const bl_result *r);
 BL_API uint32_t bl_result_n_trials(const bl_result *r);
 BL_API uint64_t bl_result_n_neurons(const bl_result *r);

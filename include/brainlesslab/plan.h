@@ -69,6 +69,12 @@ typedef struct bl_plan_population {
     double rate_hz;         /* stimulus only (0 for silence) */
     double start_ms;        /* stimulus only: window [start_ms, stop_ms) */
     double stop_ms;         /* resolved: the trial's end when the plan gives none */
+    /* Stimulus protocols (docs/stimulus-protocols.md): */
+    int force;              /* mode = "force": forced spikes, not input */
+    size_t n_segments;      /* a rate table: segments[3k..3k+2] = start_ms, stop_ms, rate_hz, */
+    const double *segments; /* one Poisson population (stream index) each; 0: rate_hz over the window */
+    size_t n_schedule;      /* schedule = "file.npy": explicit (step, neuron) pairs, */
+    const int32_t *schedule; /* no Poisson draw (0: none) */
 } bl_plan_population;
 
 /* Operation "audit": what to break down and where the hierarchy starts. */
@@ -195,12 +201,23 @@ BL_API int bl_plan_output_counts(const bl_plan *plan);
 BL_API int bl_plan_output_state(const bl_plan *plan);
 BL_API int bl_plan_output_propagation(const bl_plan *plan);
 BL_API int bl_plan_top_responders(const bl_plan *plan);
+/* outputs.spikes = "NAME": only that named population's spikes are written
+ * (NULL: every neuron's, when bl_plan_output_spikes). */
+BL_API const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan);
+/* outputs.psth: the populations binned and the bin in steps; returns how many (0: none). */
+BL_API size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps);
 
 /* Inputs, for the record. */
 BL_API size_t bl_plan_n_inputs(const bl_plan *plan);
 BL_API const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i);
 
-/* A stimulus with one Poisson population per [[stimulus]], in plan order. */
+/* Add one [[stimulus]]'s protocol to s: its Poisson population (or one per
+ * segment of its rate table, in order), or its schedule (input events, or
+ * forced spikes), forced when its mode is "force". rate_hz (not NaN)
+ * replaces every rate (screens). Population (stream) indices continue s's. */
+BL_API bl_status bl_plan_add_stimulus(const bl_plan *plan, const bl_plan_population *p, double rate_hz,
+                                      bl_stimulus *s, bl_error *err);
+/* A stimulus with every [[stimulus]], in plan order (bl_plan_add_stimulus). */
 BL_API bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err);
 
 #ifdef __cplusplus

@@ -37,6 +37,21 @@ BL_API bl_status bl_sonata_write_spikes(const char *path, const char *population
                                         const double *timestamps_ms, const uint64_t *node_ids,
                                         const uint32_t *trials, const char *sorting, bl_error *err);
 
+/* A spike file written in pieces (for spikes streamed during a run): one
+ * population, sorting "by_time" (appends must not go back in time), the
+ * datasets chunked and compressed (shuffle + deflate), so that memory does
+ * not grow with the number of spikes. Writers may be used from several
+ * threads at once (one writer per thread; HDF5 calls are serialised inside).
+ * close finishes the file; abort (or a failed close) removes it. */
+typedef struct bl_sonata_writer bl_sonata_writer;
+BL_API bl_status bl_sonata_writer_open(const char *path, const char *population, bl_sonata_writer **out,
+                                       bl_error *err);
+BL_API bl_status bl_sonata_writer_append(bl_sonata_writer *w, uint64_t n, const double *timestamps_ms,
+                                         const uint64_t *node_ids, bl_error *err);
+BL_API uint64_t bl_sonata_writer_n(const bl_sonata_writer *w); /* spikes appended so far */
+BL_API bl_status bl_sonata_writer_close(bl_sonata_writer *w, bl_error *err);
+BL_API void bl_sonata_writer_abort(bl_sonata_writer *w);
+
 typedef struct bl_sonata_spikes {
     char population[256];
     char sorting[16]; /* "none", "by_id", "by_time", or "" when the attribute is absent */

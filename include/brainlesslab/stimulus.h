@@ -32,6 +32,19 @@ BL_API bl_status bl_stimulus_add_poisson(bl_stimulus *s, const int32_t *neurons,
 /* Add explicit events (pairs step, neuron); each event counts, in every trial. */
 BL_API bl_status bl_stimulus_add_events(bl_stimulus *s, const int32_t *step_neuron_pairs, size_t n_events,
                                         bl_error *err);
+/* Forced spikes (docs/forcing.md): population `index` makes its neurons
+ * spike at its Poisson times instead of giving them input. A forced spike is
+ * taken at its step when the neuron is not refractory and did not cross
+ * threshold in that step; it then spikes, is reset and becomes refractory
+ * like any spike, and its spike is delivered like any spike. Otherwise it is
+ * dropped (never buffered). Forced neurons keep the model's refractory period
+ * (the shiu2024 "no refractory period for Poisson targets" rule is for
+ * input). In phase4c every Poisson event is already a forced spike: force
+ * changes nothing there. */
+BL_API bl_status bl_stimulus_set_force(bl_stimulus *s, size_t index, int force, bl_error *err);
+/* Forced spikes at explicit (step, neuron) pairs, every trial. */
+BL_API bl_status bl_stimulus_add_forced_events(bl_stimulus *s, const int32_t *step_neuron_pairs, size_t n_events,
+                                               bl_error *err);
 /* Declare which neurons count as stimulated for the refractory rule of
  * shiu2024 (default: every neuron of every population and schedule). */
 BL_API bl_status bl_stimulus_set_targets(bl_stimulus *s, const int32_t *neurons, size_t n, bl_error *err);

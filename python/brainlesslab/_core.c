@@ -513,6 +513,7 @@ static PyMethodDef methods[] = {
     {"verify", bl_py_verify, METH_VARARGS, "verify(record_dir) -> (ok, artifacts, report)"},
     {"run_plan", (PyCFunction)(void (*)(void))bl_py_run_plan, METH_VARARGS | METH_KEYWORDS,
      "run_plan(path, root, backend=None, threads=-1) -> record directory"},
+    {"plan_populations", bl_py_plan_populations, METH_VARARGS, "plan_populations(path) -> {name: neurons}"},
     {"read_table", bl_py_read_table, METH_VARARGS, "read_table(path, names) -> dict of columns"},
     {"write_parquet", bl_py_write_parquet, METH_VARARGS, "write_parquet(path, columns, codec)"},
     {"record_writer", bl_py_record_writer_new, METH_VARARGS, "record_writer(root, name) -> RecordWriter"},

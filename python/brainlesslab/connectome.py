@@ -10,6 +10,10 @@ select = {column: value or [values]} (AND over columns, OR over values).
 views of the library's result (no copies).
 """
 
+import json
+import os
+import re
+
 import numpy as np
 
 from . import _core
@@ -85,52 +89,80 @@ class Connectome:
             raise KeyError("%s: unknown neuron id %s" % (self.path, key))
         return self._index_of[key]
 
-    def select(self, neurons=None, ids=None, select=None, **query):
-        """Sorted int32 neuron indices of one selector (exactly one of
-        neurons=, ids=, select= or column=value keywords)."""
-        if query:
+    def select(self, neurons=None, ids=None, select=None, **criteria):
+        """Sorted int32 neuron indices of one population, resolved by the
+        library exactly as a plan's [[population]] is: neurons=[indices],
+        ids=[external ids], select={column: value, glob ("PN*"), list,
+        {"not": ...} or {"min":, "max":}}, from_="POP"/depth=, union=,
+        intersect=, exclude=, sample=, expect_count= (see docs/python.md).
+        Column criteria may also be given as keywords: select(cell_type="PN")."""
+        spec = {}
+        if neurons is not None:
+            spec["neurons"] = [int(i) for i in np.asarray(neurons).ravel()]
+        if ids is not None:
+            spec["ids"] = [str(i) for i in ids]
+        keys = {"from_", "from", "depth", "union", "intersect", "exclude", "sample", "expect_count", "population"}
+        columns = {k: v for k, v in criteria.items() if k not in keys}
+        if columns:
             if select is not None:
                 raise ValueError("give the metadata query either as select={...} or as keywords, not both")
-            select = query
-        given = [k for k, v in (("neurons", neurons), ("ids", ids), ("select", select)) if v is not None]
-        if len(given) != 1:
-            raise ValueError("a population takes exactly one selector (neurons, ids or select), got %s"
-                             % (", ".join(given) or "none"))
-        if neurons is not None:
-            idx = np.asarray(neurons)
-            if idx.ndim != 1 or len(idx) == 0 or not np.issubdtype(idx.dtype, np.integer):
-                raise ValueError("neurons: expected a non-empty list of neuron indices (integers)")
-            bad = idx[(idx < 0) | (idx >= self.n_neurons)]
-            if len(bad):
-                raise ValueError("neurons: neuron index %d is outside 0..%d" % (bad[0], self.n_neurons - 1))
-            out = np.unique(idx)
-            if len(out) != len(idx):
-                raise ValueError("neurons: an index is listed twice")
-            return out.astype(np.int32)
-        if ids is not None:
-            ids = list(ids)
-            if not ids:
-                raise ValueError("ids: empty selection (an empty list of ids)")
-            out = np.array(sorted(self.index_of(i) for i in ids), dtype=np.int32)
-            if len(np.unique(out)) != len(out):
-                raise ValueError("ids: an id is listed twice")
-            return out
-        if not isinstance(select, dict) or not select:
-            raise ValueError("select: empty selection (no metadata column given)")
-        mask = np.ones(self.n_neurons, dtype=bool)
-        for col, values in select.items():
-            if col not in self.columns:
-                raise ValueError("select.%s: unknown metadata column (the connectome has %s)"
-                                 % (col, ", ".join(self.columns) or "none"))
-            values = [values] if isinstance(values, str) else list(values)
-            if not values:
-                raise ValueError("select.%s: empty selection (an empty list of values)" % col)
-            wanted = set(values)
-            mask &= np.fromiter((v in wanted for v in self.columns[col]), dtype=bool, count=self.n_neurons)
-        out = np.flatnonzero(mask).astype(np.int32)
-        if len(out) == 0:
-            raise ValueError("select: empty selection: no neuron matches this metadata query %r" % (select,))
-        return out
+            select = columns
+        if select is not None:
+            spec["select"] = select
+        for k in keys & set(criteria):
+            spec["from" if k == "from_" else k] = criteria[k]
+        return self.select_many({"selection": spec})["selection"]
+
+    def select_many(self, populations):
+        """{name: int32 indices} for several populations at once
+        ({name: {criteria}}), which may refer to each other by name
+        (population = "NAME", from = "NAME", union = [...]). One plan is
+        resolved by the library, so the connectome is read once more."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="bl-select-") as tmp:
+            path = os.path.join(tmp, "select.toml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(_selection_plan(self.path, populations))
+            try:
+                return _core.plan_populations(path)
+            except _core.Error as e:
+                # Name the population, not the temporary plan it was written into.
+                names = list(populations)
+                text = re.sub(r"^.*?select\.toml(:\d+:\d+)?: population\[(\d+)\]",
+                              lambda m: "population %r" % (names[int(m.group(2))] if int(m.group(2)) < len(names)
+                                                           else m.group(2)), str(e))
+                err = _core.Error(text.replace(path, "<selection>"))
+                err.status = getattr(e, "status", None)
+                raise err from None
+
+
+def _toml(value):
+    """A Python value as a TOML value (inline tables and arrays)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    if isinstance(value, dict):
+        return "{ %s }" % ", ".join("%s = %s" % (json.dumps(str(k)), _toml(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[%s]" % ", ".join(_toml(v) for v in value)
+    raise TypeError("cannot put %r (%s) in a selector" % (value, type(value).__name__))
+
+
+def _selection_plan(connectome_path, populations):
+    lines = ['format = "brainlesslab-plan"', "format_version = 4", 'id = "python-select"', 'operation = "audit"',
+             "[connectome]", "path = %s" % json.dumps(connectome_path)]
+    for name, spec in populations.items():
+        if not isinstance(spec, dict):
+            raise TypeError("population %r: expected a dict of criteria" % name)
+        lines += ["[[population]]", "name = %s" % json.dumps(name)]
+        lines += ["%s = %s" % (json.dumps(k), _toml(v)) for k, v in spec.items()]
+    return "\n".join(lines) + "\n"
 
 
 class SimulationResult:
@@ -168,16 +200,25 @@ class SimulationResult:
         return "SimulationResult(%d trials, %d spikes, backend=%s)" % (self.counts.shape[0], self.n_spikes, self.backend)
 
 
-def _population(connectome, spec, kind):
-    """(indices, entry) from a stimulus or silence entry: an array of indices,
-    or a dict with a selector (neurons / ids / select) plus rate_hz etc."""
+_POP_KEYS = {"neurons", "ids", "select", "population", "from", "from_", "depth", "union", "intersect", "exclude",
+             "sample", "expect_count"}
+
+
+def _criteria(spec, kind):
+    """(criteria for the library, the entry) of a stimulus or silence entry:
+    a dict with selector criteria (plus rate_hz, start_ms, stop_ms, name), or
+    a plain list / array of neuron indices."""
     if isinstance(spec, dict):
-        sel = {k: spec[k] for k in ("neurons", "ids", "select") if k in spec}
-        extra = set(spec) - {"neurons", "ids", "select", "name", "rate_hz", "start_ms", "stop_ms"}
+        extra = set(spec) - _POP_KEYS - {"name", "rate_hz", "start_ms", "stop_ms"}
         if extra:
             raise ValueError("%s: unknown key(s) %s" % (kind, ", ".join(sorted(extra))))
-        return connectome.select(**sel), spec
-    return connectome.select(neurons=spec), {}
+        crit = {("from" if k == "from_" else k): v for k, v in spec.items() if k in _POP_KEYS}
+        if "neurons" in crit:
+            crit["neurons"] = [int(i) for i in np.asarray(crit["neurons"]).ravel()]
+        if "ids" in crit:
+            crit["ids"] = [str(i) for i in crit["ids"]]
+        return crit, spec
+    return {"neurons": [int(i) for i in np.asarray(spec).ravel()]}, {}
 
 
 def simulate(connectome, preset="shiu2024", stimulus=(), silence=(), trials=1, duration_ms=1000.0, seed=0,
@@ -192,14 +233,18 @@ def simulate(connectome, preset="shiu2024", stimulus=(), silence=(), trials=1, d
     """
     if not isinstance(connectome, Connectome):
         raise TypeError("connectome must be a brainlesslab.Connectome (Connectome.load(path))")
-    stim = []
-    for i, s in enumerate(stimulus):
-        idx, entry = _population(connectome, s, "stimulus[%d]" % i)
-        if "rate_hz" not in entry:
-            raise ValueError("stimulus[%d]: rate_hz is required" % i)
-        stim.append((idx, float(entry["rate_hz"]), float(entry.get("start_ms", 0.0)),
-                     float(entry.get("stop_ms", -1.0))))
-    sil = [_population(connectome, s, "silence[%d]" % i)[0] for i, s in enumerate(silence)]
+    wanted, entries = {}, []
+    for kind, group in (("stimulus", stimulus), ("silence", silence)):
+        for i, spec in enumerate(group):
+            crit, entry = _criteria(spec, "%s[%d]" % (kind, i))
+            if kind == "stimulus" and "rate_hz" not in entry:
+                raise ValueError("stimulus[%d]: rate_hz is required" % i)
+            wanted["%s-%d" % (kind, i)] = crit
+            entries.append((kind, i, entry))
+    resolved = connectome.select_many(wanted) if wanted else {}
+    stim = [(resolved["stimulus-%d" % i], float(e["rate_hz"]), float(e.get("start_ms", 0.0)),
+             float(e.get("stop_ms", -1.0))) for kind, i, e in entries if kind == "stimulus"]
+    sil = [resolved["silence-%d" % i] for kind, i, e in entries if kind == "silence"]
     silenced = np.unique(np.concatenate(sil)).astype(np.int32) if sil else np.zeros(0, dtype=np.int32)
     raw = _core.simulate(connectome._raw["handle"], preset, dict(params or {}), stim, silenced, int(trials),
                          float(duration_ms), int(seed), backend, int(threads))

@@ -176,47 +176,32 @@ def draw_psth(fig, d):
 
 
 def hierarchy_data(rec):
-    edges = np.asarray(rec.load("layer_edges.npy"), dtype=np.float64) if rec.has("layer_edges.npy") else None
+    """From an audit record: audit.json's hierarchy (layers in layer_order,
+    their sizes) and layer_edges.npy, int64 [measure][sign][from][to] with
+    measure 0 = edges, 1 = summed |synapse count|; sign 0 = excitatory,
+    1 = inhibitory. The heat map shows edges of both signs."""
     audit = rec.load("audit.json") if rec.has("audit.json") else {}
-    names, sizes = _layers(audit, rec)
-    if edges is not None:
-        while edges.ndim > 2:  # e.g. [kind, from, to]: the sum over kinds
-            edges = edges.sum(axis=0)
-    else:
-        edges = np.zeros((len(names), len(names)))
-    if not names:
-        names = ["layer %d" % i for i in range(edges.shape[0])]
-        sizes = [0] * edges.shape[0]
-    return {"layer": np.array(names), "layer_size": np.array(sizes, dtype=np.int64), "layer_edges": edges}
-
-
-def _layers(audit, rec):
-    layers = audit.get("layers") if isinstance(audit, dict) else None
-    names, sizes = [], []
-    if isinstance(layers, list):
-        for i, l in enumerate(layers):
-            if isinstance(l, dict):
-                names.append(str(l.get("name", "layer %d" % i)))
-                sizes.append(int(l.get("size", l.get("neurons", l.get("count", 0)))))
-            else:
-                names.append(str(l))
-                sizes.append(0)
-    elif isinstance(layers, dict):
-        for k, v in layers.items():
-            names.append(str(k))
-            sizes.append(int(v.get("size", v.get("neurons", 0))) if isinstance(v, dict) else int(v))
-    if isinstance(audit, dict) and isinstance(audit.get("layer_sizes"), (list, dict)):
-        ls = audit["layer_sizes"]
-        if isinstance(ls, dict):
-            names, sizes = [str(k) for k in ls], [int(v) for v in ls.values()]
-        else:
-            sizes = [int(v) for v in ls]
-            names = names if len(names) == len(sizes) else ["layer %d" % i for i in range(len(sizes))]
-    if not any(sizes) and rec.has("layers.csv"):
-        col = rec.load("layers.csv").get("layer", [])
-        names = names or sorted(set(col), key=col.index)
-        sizes = [col.count(n) for n in names]
-    return names, sizes
+    h = audit.get("hierarchy", audit) if isinstance(audit, dict) else {}
+    layers = h.get("layers", []) if isinstance(h, dict) else []
+    names = [str(l.get("name", "layer %d" % i)) for i, l in enumerate(layers)]
+    sizes = [int(l.get("size", 0)) for l in layers]
+    e = np.asarray(rec.load("layer_edges.npy"), dtype=np.int64) if rec.has("layer_edges.npy") else None
+    if e is None:
+        e = np.zeros((2, 2, len(names), len(names)), dtype=np.int64)
+    if e.ndim == 2:  # a plain [from][to] matrix
+        e = e[np.newaxis, np.newaxis]
+    if e.ndim != 4 or e.shape[2] != e.shape[3]:
+        raise ValueError("%s: layer_edges.npy has shape %s, expected [measure][sign][L][L]" % (rec.path, e.shape))
+    L = e.shape[2]
+    if len(names) != L:
+        names, sizes = ["layer %d" % i for i in range(L)], [0] * L
+    d = {"layer": np.array(names), "layer_size": np.array(sizes, dtype=np.int64),
+         "layer_edges": e[0].sum(axis=0)}
+    if e.shape[1] == 2:
+        d["layer_edges_excitatory"], d["layer_edges_inhibitory"] = e[0, 0], e[0, 1]
+    if e.shape[0] == 2:
+        d["layer_synapses"] = e[1].sum(axis=0)
+    return d
 
 
 def draw_hierarchy(fig, d):
@@ -227,8 +212,13 @@ def draw_hierarchy(fig, d):
     a1.set_ylabel("neurons")
     a1.set_title("Layer sizes")
     a2 = fig.add_subplot(122)
-    im = a2.imshow(d["layer_edges"], cmap="viridis", aspect="auto")
-    fig.colorbar(im, ax=a2, label="edges")
+    from matplotlib.colors import LogNorm
+
+    m = np.asarray(d["layer_edges"], dtype=np.float64)
+    shown = np.ma.masked_less_equal(m, 0)  # log colours; empty cells left blank
+    im = a2.imshow(shown, cmap="viridis", aspect="auto",
+                   norm=LogNorm(vmin=max(shown.min(), 1), vmax=max(shown.max(), 1)) if shown.count() else None)
+    fig.colorbar(im, ax=a2, label="edges (both signs)")
     k = d["layer_edges"].shape[0]
     labels = d["layer"] if len(d["layer"]) == k else np.arange(k)
     a2.set_xticks(np.arange(k))
@@ -296,7 +286,10 @@ def available(rec):
         if name == "hierarchy":
             if rec.has("layer_edges.npy") or rec.has("audit.json"):
                 out.append(name)
-        elif all(rec.has(n) for n in needs) and (name not in ("raster", "psth") or rec.plan):
+        elif name in ("raster", "psth"):
+            if rec.spike_files and rec.plan and "run" in rec.plan:
+                out.append(name)
+        elif all(rec.has(n) for n in needs):
             out.append(name)
     return out
 

@@ -10,10 +10,13 @@ import csv
 import hashlib
 import json
 import os
+import re
 
 import numpy as np
 
 __all__ = ["Record", "Spikes", "Verification"]
+
+_TRIAL_FILE = re.compile(r"^spikes/trial-(\d+)\.h5$")
 
 
 class Spikes:
@@ -158,8 +161,34 @@ class Record:
 
     # ---- the connectome run's artifacts ----
     @property
+    def spike_files(self):
+        """The record's SONATA spike files: spikes.h5, or one file per trial
+        (spikes/trial-NNNN.h5), in trial order."""
+        if self.has("spikes.h5"):
+            return ["spikes.h5"]
+        per_trial = [a for a in self.artifacts if _TRIAL_FILE.match(a)]
+        return sorted(per_trial, key=lambda a: int(_TRIAL_FILE.match(a).group(1)))
+
+    @property
     def spikes(self):
-        return self.load("spikes.h5")
+        """Every spike of the record as one Spikes (trials in order), whether
+        it holds spikes.h5 or one file per trial."""
+        if "spikes" not in self._cache:
+            files = self.spike_files
+            if not files:
+                raise KeyError("%s: no spikes (no spikes.h5 or spikes/trial-*.h5)" % self.path)
+            if files == ["spikes.h5"]:
+                self._cache["spikes"] = self.load("spikes.h5")
+            else:
+                parts = [self.load(f) for f in files]
+                trials = [p.trials if p.trials is not None else
+                          np.full(len(p), int(_TRIAL_FILE.match(f).group(1)), dtype=np.uint32)
+                          for f, p in zip(files, parts)]
+                self._cache["spikes"] = Spikes(parts[0].population,
+                                               np.concatenate([p.timestamps_ms for p in parts]),
+                                               np.concatenate([p.node_ids for p in parts]),
+                                               np.concatenate(trials).astype(np.uint32), "none")
+        return self._cache["spikes"]
 
     @property
     def counts(self):

@@ -43,7 +43,9 @@ typedef struct runner {
     partition *parts;
     int n_parts;
     spike_window merged[2]; /* windows w-1 and w, by parity */
-    i32_list out;           /* (step, neuron) pairs of the trial */
+    i32_list out;           /* (step, neuron) pairs of the trial (since the last flush) */
+    bl_status status;       /* a streaming sink's failure in this trial */
+    bl_error err;
 } runner;
 
 typedef struct cpu_state {
@@ -132,11 +134,19 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
 
 /* A whole trial on one runner; its partitions run in parallel when there are
  * several, meeting once per window to merge spikes. */
-static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_steps)
+/* With a streaming result, a trial's spikes leave once this many (step,
+ * neuron) pairs are waiting: the memory of a trial does not grow with its
+ * length. Progress is reported every STEP_REPORT windows. */
+#define FLUSH_PAIRS (1u << 16)
+#define STEP_REPORT 64
+
+static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_steps, bl_result *result)
 {
     const int64_t delay = s->net->delay_steps, windows = (n_steps + delay - 1) / delay;
     int failed = 0;
     r->out.n = 0;
+    r->status = BL_OK;
+    int64_t reported = 0;
     for (int k = 0; k < 2; k++)
         memset(r->merged[k].start, 0, ((size_t)delay + 1) * sizeof(uint64_t));
 #pragma omp parallel num_threads(r->n_parts) if (r->n_parts > 1)
@@ -153,6 +163,16 @@ static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_st
                     failed |= r->parts[k].failed;
                 if (!failed)
                     failed |= !merge_window(r, w, (w + 1) * delay < n_steps ? delay : n_steps - w * delay, delay);
+                if (!failed && bl_result_streams(result) && r->out.n >= 2 * (uint64_t)FLUSH_PAIRS) {
+                    r->status = bl_result_append_pairs(result, trial, r->out.v, r->out.n / 2, &r->err);
+                    failed |= r->status != BL_OK;
+                    r->out.n = 0;
+                }
+                if (w + 1 == windows || (w + 1) % STEP_REPORT == 0) {
+                    int64_t done = (w + 1) * delay < n_steps ? (w + 1) * delay : n_steps;
+                    bl_result_add_steps(result, (uint64_t)(done - reported));
+                    reported = done;
+                }
                 for (int k = 0; k < r->n_parts; k++)
                     r->parts[k].failed |= failed; /* every partition stops at the same window */
             }
@@ -263,11 +283,17 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
             return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
 #pragma omp parallel for num_threads(in_wave) schedule(static, 1) if (in_wave > 1)
         for (int t = 0; t < in_wave; t++)
-            okp[t] = run_trial(s, &s->runners[t], first_trial + wave + (uint32_t)t, (int64_t)n_steps);
-        for (int t = 0; !st && t < in_wave; t++)
+            okp[t] = run_trial(s, &s->runners[t], first_trial + wave + (uint32_t)t, (int64_t)n_steps, result);
+        for (int t = 0; !st && t < in_wave; t++) {
+            if (s->runners[t].status) { /* the sink failed: its message */
+                *err = s->runners[t].err;
+                st = s->runners[t].status;
+                break;
+            }
             st = okp[t] ? publish(&s->runners[t], s->net, first_trial + wave + (uint32_t)t, result, err)
                         : bl_fail(err, BL_ERR_NOMEM, "cpu backend: out of memory in trial %" PRIu32,
                                   first_trial + wave + (uint32_t)t);
+        }
         free(heap_ok);
     }
     return st;

@@ -45,6 +45,7 @@ static bl_status ref_run(void *p, uint32_t first_trial, uint32_t n_trials, uint6
         bl_status st = s->net->model->ref->trial(s->ws, s->net, t, n_steps, result, err);
         if (st)
             return st;
+        bl_result_add_steps(result, n_steps); /* the reference reports whole trials */
     }
     return BL_OK;
 }

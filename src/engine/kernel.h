@@ -59,6 +59,18 @@ static inline void bl_events_at(const bl_network *net, int64_t step, size_t *cur
     *last = *cursor;
 }
 
+/* The forced spikes of this step: [*first, *last) of net->forced, with the
+ * cursor advanced past earlier steps. */
+static inline void bl_forced_at(const bl_network *net, int64_t step, size_t *cursor, size_t *first, size_t *last)
+{
+    while (*cursor < net->n_forced && net->forced[2 * *cursor] < step)
+        (*cursor)++;
+    *first = *cursor;
+    while (*cursor < net->n_forced && net->forced[2 * *cursor] == step)
+        (*cursor)++;
+    *last = *cursor;
+}
+
 static inline size_t bl_lower_bound_i32(const int32_t *v, size_t n, int32_t x)
 {
     size_t lo = 0, hi = n;

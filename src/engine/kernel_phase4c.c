@@ -76,7 +76,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         s->refractory[i] = 0;
     }
     memset(s->arrival, 0, slots * n * sizeof *s->arrival);
-    size_t cursor = 0;
+    size_t cursor = 0, fcursor = 0;
 
     for (int64_t step = 0; step < (int64_t)n_steps; step++) {
         float *arrival = s->arrival + ((uint64_t)step % slots) * n;
@@ -101,6 +101,13 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         bl_events_at(net, step, &cursor, &e0, &e1);
         for (size_t ev = e0; ev < e1; ev++) {
             int32_t i = net->events[2 * ev + 1];
+            if (s->not_refractory[i])
+                s->spiked[i] = 1;
+        }
+        /* Forced spikes (bl_stimulus_add_forced_events): the same rule. */
+        bl_forced_at(net, step, &fcursor, &e0, &e1);
+        for (size_t ev = e0; ev < e1; ev++) {
+            int32_t i = net->forced[2 * ev + 1];
             if (s->not_refractory[i])
                 s->spiked[i] = 1;
         }
@@ -146,7 +153,7 @@ static void part_initial(const bl_network *net, int f, void *value)
  * waking); spiked (dedupes natural and forced spikes) in the range only. */
 static const bl_part_kernel p4c_part = {
     5, {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE}},
-    part_initial, part_step};
+    part_initial, part_step, NULL};
 
 /* Steps 1-4 over the active slots in blocks, as shiu_update: the loop only
  * updates state and marks blocks that may hold a natural spike or a neuron
@@ -240,6 +247,15 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     bl_events_at(net, step, next_event, &ev0, &ev1);
     for (size_t ev = ev0; ev < ev1; ev++) {
         int32_t i = net->events[2 * ev + 1];
+        if (i < p->lo || i >= p->hi)
+            continue;
+        int32_t a = p->slot_of[i - lo];
+        if (a < 0 || ((const int32_t *)p->act[F_REF])[a] == 0)
+            p4c_spike(p, spikers, i);
+    }
+    bl_forced_at(net, step, &p->next_forced, &ev0, &ev1);
+    for (size_t ev = ev0; ev < ev1; ev++) {
+        int32_t i = net->forced[2 * ev + 1];
         if (i < p->lo || i >= p->hi)
             continue;
         int32_t a = p->slot_of[i - lo];

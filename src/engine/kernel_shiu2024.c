@@ -7,10 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <float.h>
+#include <math.h>
+
 #include "engine/kernel.h"
+#include "engine/shiu_retire.h"
 #include "models/lif_shiu2024.h"
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
+#define PREFETCH 16 /* edges ahead */
 
 static inline const bl_shiu_consts *K_of(const bl_network *net) { return (const bl_shiu_consts *)net->consts; }
 
@@ -96,7 +101,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         s->last_spike[i] = INT64_MIN / 2; /* Brian2: lastspike = -inf, never refractory at start */
     }
     memset(s->ring_n, 0, slots * sizeof *s->ring_n);
-    size_t cursor = 0;
+    size_t cursor = 0, fcursor = 0;
 
     for (int64_t step = 0; step < (int64_t)n_steps; step++) {
         /* 1. groups: refractoriness from integer steps, then the linear update. */
@@ -113,6 +118,31 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
                 s->not_refractory[i] = 0;
                 s->last_spike[i] = step;
             }
+        /* 2b. forced spikes (docs/forcing.md): a neuron not refractory that did
+         *     not cross threshold spikes now; otherwise the event is dropped. */
+        uint64_t n_natural = n_spikers;
+        for (size_t p = 0; p < net->n_populations; p++)
+            if (net->populations[p].force && bl_population_on(&net->populations[p], step))
+                for (size_t a = 0; a < net->populations[p].n; a++) {
+                    int32_t i = net->populations[p].neurons[a];
+                    if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step)) {
+                        s->spikers[n_spikers++] = i;
+                        s->not_refractory[i] = 0;
+                        s->last_spike[i] = step;
+                    }
+                }
+        size_t f0, f1;
+        bl_forced_at(net, step, &fcursor, &f0, &f1);
+        for (size_t ev = f0; ev < f1; ev++) {
+            int32_t i = net->forced[2 * ev + 1];
+            if (s->not_refractory[i]) {
+                s->spikers[n_spikers++] = i;
+                s->not_refractory[i] = 0;
+                s->last_spike[i] = step;
+            }
+        }
+        if (n_spikers > n_natural) /* delivery is by ascending source */
+            qsort(s->spikers, n_spikers, sizeof *s->spikers, bl_cmp_i32);
         /* 3. synapses: deliver the spikes of step - delay, sources ascending,
          *    each source's edges in CSR order, only into non-refractory targets. */
         if (step >= net->delay_steps) {
@@ -129,7 +159,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         }
         /* 4. Poisson input into v (PoissonInput order 0), then explicit events. */
         for (size_t p = 0; p < net->n_populations; p++)
-            if (bl_population_on(&net->populations[p], step))
+            if (!net->populations[p].force && bl_population_on(&net->populations[p], step))
                 for (size_t a = 0; a < net->populations[p].n; a++) {
                     int32_t i = net->populations[p].neurons[a];
                     if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step))
@@ -161,32 +191,140 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
 
 static const bl_ref_kernel shiu_ref = {ref_alloc, ref_free, ref_trial};
 
+/* ---- retirement: exact g after any number of updates ---- */
+
+uint64_t bl_shiu_subnormal_step(const bl_shiu_consts *k, uint64_t units)
+{
+    /* L2 = m * 2^-shift exactly, m a 53-bit integer: L2 * units is the
+     * integer m * units scaled by 2^-shift, rounded to the nearest integer
+     * (ties to even) exactly as the hardware rounds to the nearest subnormal. */
+    int e;
+    double f = frexp(k->L2, &e); /* L2 = f * 2^e, f in [0.5, 1) */
+    uint64_t m = (uint64_t)ldexp(f, 53);
+    int shift = 53 - e;
+    if (shift >= 120)
+        return 0;
+    unsigned __int128 prod = (unsigned __int128)m * units;
+    unsigned __int128 q = prod >> shift, rem = prod - (q << shift), half = (unsigned __int128)1 << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    return (uint64_t)q;
+}
+
+double bl_shiu_g_after(const bl_shiu_consts *k, double g, int64_t updates)
+{
+    for (; updates > 0 && g != 0.0 && fabs(g) >= DBL_MIN; updates--) {
+        double g1 = bl_shiu_decay(k, g);
+        if (bl_bits64(g1) == bl_bits64(g))
+            return g; /* a fixed point */
+        g = g1;
+    }
+    if (updates <= 0 || g == 0.0)
+        return g;
+    /* subnormal: the same rounding on integer units of 2^-1074 */
+    uint64_t units = (uint64_t)ldexp(fabs(g), 1074); /* exact: an integer below 2^52 */
+    for (; updates > 0; updates--) {
+        uint64_t next = bl_shiu_subnormal_step(k, units);
+        if (next == units)
+            break;
+        units = next;
+    }
+    return copysign(ldexp((double)units, -1074), g);
+}
+
+double bl_shiu_absorb_limit(const bl_shiu_consts *k)
+{
+    double w = fabs(k->w_syn);
+    if (!(w >= DBL_MIN) || isinf(w))
+        return 0.0; /* no nonzero weight, or none we reason about: never absorb */
+    /* a quarter ulp of w_syn: half an ulp is enough except just below a power
+     * of two, where the spacing halves */
+    return (nextafter(w, INFINITY) - w) * 0.25;
+}
+
 /* ---- the partition step ---- */
 
-enum { F_V, F_G, F_READY };
+enum { F_V, F_G, F_READY, F_SINCE };
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
 static void part_initial(const bl_network *net, int f, void *value)
 {
     double v0 = net->params.v_rest_mv * 0.001, g0 = 0.0;
-    int64_t never = NEVER_SPIKED;
-    memcpy(value, f == F_V ? (const void *)&v0 : f == F_G ? (const void *)&g0 : (const void *)&never, 8);
+    int64_t never = NEVER_SPIKED, zero = 0;
+    memcpy(value, f == F_V ? (const void *)&v0 : f == F_G ? (const void *)&g0 : f == F_READY ? (const void *)&never
+                                                                                     : (const void *)&zero, 8);
 }
 
+static void part_settle(const bl_network *net, partition *p);
 /* ready: the first step the neuron is not refractory (kept in both places:
- * deliveries test the range copy, the update the slot copy). */
+ * deliveries test the range copy, the update the slot copy). since: the step
+ * whose update produced a retired neuron's g (range only, see retire()). */
 static const bl_part_kernel shiu_part = {
-    3, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}}, part_initial, part_step};
+    4, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_RANGE}}, part_initial, part_step,
+    part_settle};
+
+/* Retirement (docs/retirement.md). A slot whose state is inert leaves the
+ * active set: v, g, ready go back to the range arrays, and since = step. No
+ * update changes its v again; its g after step s is g_after(g, updates in
+ * (since, s]), the updates being the steps >= ready. The exact rest point
+ * (v_0, 0) is the special case g = 0. */
+static inline void retire(partition *p, int32_t a, int64_t step)
+{
+    int32_t r = p->act_neuron[a] - p->lo;
+    bl_part_rest(p, &shiu_part, a);
+    ((int64_t *)p->rng[F_SINCE])[r] = step;
+}
+
+/* Updates a retired neuron has missed by the end of step `step`. */
+static inline int64_t missed_updates(const partition *p, int32_t r, int64_t step)
+{
+    int64_t since = ((const int64_t *)p->rng[F_SINCE])[r], ready = ((const int64_t *)p->rng[F_READY])[r];
+    int64_t from = since > ready - 1 ? since : ready - 1;
+    return step > from ? step - from : 0;
+}
+
+/* The slot of owned neuron i at step `step` (after that step's update),
+ * waking it with its exact g. When a nonzero weight w is about to be added
+ * and g is below the absorption limit, g + w rounds to w whatever g is, so g
+ * need not be reconstructed: it is set to 0. */
+static inline int32_t shiu_wake(const bl_shiu_consts *k, partition *p, int32_t i, int64_t step, double w,
+                                double absorb)
+{
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    if (a >= 0)
+        return a;
+    a = bl_part_wake(p, &shiu_part, i);
+    double *g = &((double *)p->act[F_G])[a];
+    if (*g != 0.0) {
+        if (w != 0.0 && fabs(*g) < absorb)
+            *g = 0.0;
+        else
+            *g = bl_shiu_g_after(k, *g, missed_updates(p, r, step));
+    }
+    return a;
+}
+
+/* The final g of every retired neuron (the active slots were copied back). */
+static void part_settle(const bl_network *net, partition *p)
+{
+    const bl_shiu_consts *k = K_of(net);
+    double *g = p->rng[F_G];
+    int64_t *since = p->rng[F_SINCE];
+    for (int32_t r = 0; r < p->hi - p->lo; r++)
+        if (p->slot_of[r] < 0 && g[r] != 0.0) {
+            g[r] = bl_shiu_g_after(k, g[r], missed_updates(p, r, p->step));
+            since[r] = p->step; /* so that settling twice changes nothing */
+        }
+}
 
 /* Steps 1-2 over the active slots, in blocks of 64. The inner loop only
  * updates state and notes whether any slot of the block might have spiked or
  * come to rest, so that it vectorises; block_hit[b] marks the blocks that the
  * exact scalar scan in part_step must visit (usually none or one). */
 #define SHIU_BLOCK 64
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static int shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double *restrict av,
-                      double *restrict ag, const int64_t *restrict ready, double v0,
-                      uint8_t *restrict block_hit)
+                      double *restrict ag, const int64_t *restrict ready, uint8_t *restrict block_hit)
 {
     int any = 0;
     for (uint64_t b0 = 0; b0 < n; b0 += SHIU_BLOCK) {
@@ -195,12 +333,12 @@ static int shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double
         for (uint64_t a = b0; a < end; a++) {
             int64_t nr = step >= ready[a];
             double v = av[a], g = ag[a], v1 = v, g1 = g;
-            bl_shiu_integrate(k, &v1, &g1);
+            int64_t inert = bl_shiu_integrate_inert(k, &v1, &g1);
             v = nr ? v1 : v;
             g = nr ? g1 : g;
             av[a] = v;
             ag[a] = g;
-            hit |= (nr & (v > k->v_th)) | ((v == v0) & (g == 0.0));
+            hit |= (nr & (v > k->v_th)) | inert;
         }
         block_hit[b0 / SHIU_BLOCK] = hit != 0;
         any |= hit != 0;
@@ -214,15 +352,14 @@ static int shiu_update(const bl_shiu_consts *k, int64_t step, uint64_t n, double
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
 {
-    const bl_part_kernel *K = &shiu_part;
     const bl_shiu_consts *k = K_of(net);
     const int32_t *rfc = net->refractory_steps;
     const int64_t lo = p->lo;
-    const double v0 = net->params.v_rest_mv * 0.001;
+    const double absorb = bl_shiu_absorb_limit(k);
     int64_t *ready = p->rng[F_READY];
     spikers->n = 0;
     /* act_flag holds one byte per block of slots here (it has a byte per slot). */
-    if (shiu_update(k, step, p->n_active, p->act[F_V], p->act[F_G], p->act[F_READY], v0, p->act_flag)) {
+    if (shiu_update(k, step, p->n_active, p->act[F_V], p->act[F_G], p->act[F_READY], p->act_flag)) {
         const double *av = p->act[F_V], *ag = p->act[F_G];
         int64_t *aready = p->act[F_READY];
         /* Descending, so that a removal (the last slot fills the hole) only
@@ -237,10 +374,34 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
                     int32_t i = p->act_neuron[a];
                     ready[i - lo] = aready[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
                     p->failed |= !bl_list_push(spikers, i);
-                } else if (skip_ok && bl_bits64(av[a]) == bl_bits64(v0) && ag[a] == 0.0) {
-                    bl_part_rest(p, K, (int32_t)a);
+                } else if (skip_ok && bl_shiu_inert(k, av[a], ag[a]) && !bl_shiu_crosses(k, av[a]) &&
+                           bl_bits64(k->L8 + k->L10 * av[a]) == bl_bits64(av[a])) {
+                    retire(p, (int32_t)a, step);
                 }
             }
+        }
+    }
+    /* 2b. forced spikes (docs/forcing.md), as in the reference trial. */
+    for (size_t q = 0; q < net->n_populations; q++) {
+        if (!net->populations[q].force || !bl_population_on(&net->populations[q], step))
+            continue;
+        for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
+            int32_t i = net->populations[q].neurons[s];
+            if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step)) {
+                int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
+                ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
+                p->failed |= !bl_list_push(spikers, i);
+            }
+        }
+    }
+    size_t f0, f1;
+    bl_forced_at(net, step, &p->next_forced, &f0, &f1);
+    for (size_t ev = f0; ev < f1; ev++) {
+        int32_t i = net->forced[2 * ev + 1];
+        if (i >= p->lo && i < p->hi && step >= ready[i - lo]) {
+            int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
+            ready[i - lo] = ((int64_t *)p->act[F_READY])[a] = step + (rfc[i] > 1 ? rfc[i] : 1);
+            p->failed |= !bl_list_push(spikers, i);
         }
     }
     bl_sort_spikers(spikers);
@@ -250,22 +411,37 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         int64_t e0, e1;
         bl_owned_edges(net, p, arrivals[s], &e0, &e1);
         const bl_net_fanout f = bl_net_fanout_of(net, arrivals[s]);
+        const int32_t *tg = net->targets;
         for (int64_t e = e0; e < e1; e++) {
-            int32_t post = net->targets[e];
+            /* The targets are scattered: fetch a target's ready and slot
+             * PREFETCH edges ahead, and its g (once its slot is known) half
+             * as far ahead, so that the misses overlap. */
+            if (e + PREFETCH < e1) {
+                int64_t q = tg[e + PREFETCH] - lo;
+                __builtin_prefetch(&ready[q]);
+                __builtin_prefetch(&p->slot_of[q]);
+            }
+            if (e + PREFETCH / 2 < e1) {
+                int32_t a2 = p->slot_of[tg[e + PREFETCH / 2] - lo];
+                if (a2 >= 0)
+                    __builtin_prefetch(&((double *)p->act[F_G])[a2], 1);
+            }
+            int32_t post = tg[e];
             if (step >= ready[post - lo]) {
-                int32_t a = bl_part_wake(p, K, post);
-                ((double *)p->act[F_G])[a] += weight(k, &f, e);
+                double w = weight(k, &f, e);
+                int32_t a = shiu_wake(k, p, post, step, w, absorb);
+                ((double *)p->act[F_G])[a] += w;
             }
         }
     }
     /* 4. Poisson input, then explicit events. */
     for (size_t q = 0; q < net->n_populations; q++) {
-        if (!bl_population_on(&net->populations[q], step))
+        if (net->populations[q].force || !bl_population_on(&net->populations[q], step))
             continue;
         for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
             int32_t i = net->populations[q].neurons[s];
             if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step)) {
-                int32_t a = bl_part_wake(p, K, i);
+                int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
                 ((double *)p->act[F_V])[a] += k->w_poisson;
             }
         }
@@ -275,7 +451,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     for (size_t ev = ev0; ev < ev1; ev++) {
         int32_t i = net->events[2 * ev + 1];
         if (i >= p->lo && i < p->hi && step >= ready[i - lo]) {
-            int32_t a = bl_part_wake(p, K, i);
+            int32_t a = shiu_wake(k, p, i, step, 0.0, absorb);
             ((double *)p->act[F_V])[a] += k->w_poisson;
         }
     }

@@ -55,6 +55,10 @@ typedef struct bl_part_kernel {
     /* One step of partition p (see bl_partition_step). */
     void (*step)(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                  const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+    /* Optional: complete the final state in the range arrays at the end of a
+     * trial (after the active slots were copied back), e.g. the exact g of
+     * neurons that left the active set before it (p->step is the last step). */
+    void (*settle)(const bl_network *net, partition *p);
 } bl_part_kernel;
 
 typedef struct bl_model {

@@ -74,6 +74,7 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
         dst->threshold = bl_bernoulli_threshold(src->rate_hz, params->dt_ms);
         dst->start_step = (int64_t)llround(src->start_ms / params->dt_ms);
         dst->stop_step = src->stop_ms < 0 ? INT64_MAX : (int64_t)llround(src->stop_ms / params->dt_ms);
+        dst->force = src->force;
     }
     net->n_populations = np;
     if (stim) {
@@ -84,6 +85,13 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
             }
         net->events = stim->events;
         net->n_events = stim->n_events;
+        for (size_t i = 0; i < stim->n_forced; i++)
+            if ((st = check_neuron(stim->forced[2 * i + 1], n, "forced spike", i, err))) {
+                bl_network_destroy(net);
+                return st;
+            }
+        net->forced = stim->forced;
+        net->n_forced = stim->n_forced;
     }
 
     /* Refractory periods: Shiu's model.py sets rfc = 0 for every Poisson target. */
@@ -100,8 +108,9 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
                 net->refractory_steps[stim->targets[i]] = 0;
             }
         } else {
+            /* Input targets only: a forced neuron keeps its refractory period. */
             for (size_t p = 0; p < np; p++)
-                for (size_t i = 0; i < stim->populations[p].n; i++)
+                for (size_t i = 0; !stim->populations[p].force && i < stim->populations[p].n; i++)
                     net->refractory_steps[stim->populations[p].neurons[i]] = 0;
             for (size_t i = 0; i < stim->n_events; i++)
                 net->refractory_steps[stim->events[2 * i + 1]] = 0;

@@ -11,6 +11,7 @@ typedef struct bl_net_population {
     size_t n;
     uint64_t threshold;     /* Bernoulli threshold on a 32-bit word (0 = never) */
     int64_t start_step, stop_step; /* active on [start, stop) */
+    int force;                     /* forced spikes, not input (bl_stimulus_set_force) */
 } bl_net_population;
 
 struct bl_network {
@@ -30,6 +31,8 @@ struct bl_network {
     size_t n_populations;
     const int32_t *events; /* pairs (step, neuron), sorted */
     size_t n_events;
+    const int32_t *forced; /* forced spikes: pairs (step, neuron), sorted */
+    size_t n_forced;
     uint8_t *silenced;     /* per neuron */
 };
 
@@ -68,5 +71,11 @@ int32_t *bl_result_counts_row(bl_result *r, uint32_t trial);
 void *bl_result_v_row(bl_result *r, uint32_t trial);
 void *bl_result_g_row(bl_result *r, uint32_t trial);
 void bl_result_set_n_steps(bl_result *r, uint64_t n_steps);
+/* A sink is set: spikes are handed out as they are appended, so a backend
+ * may append a trial's spikes in pieces during the trial (bounded memory). */
+int bl_result_streams(const bl_result *r);
+/* steps more steps were simulated (summed over the trials in flight);
+ * thread-safe; calls the result's step observer. */
+void bl_result_add_steps(bl_result *r, uint64_t steps);
 
 #endif

@@ -68,6 +68,7 @@ int bl_partition_alloc(partition *p, const bl_network *net, int32_t lo, int32_t 
     p->lo = lo;
     p->hi = hi;
     p->k = K;
+    p->net = net;
     p->delay = net->delay_steps;
     uint64_t cap = n < 4096 ? n : 4096; /* slots grow on demand: activity is sparse */
     size_t np = net->n_populations ? net->n_populations : 1;
@@ -126,6 +127,28 @@ int bl_partition_grow(partition *p)
     return ok;
 }
 
+/* n copies of a value of sz bytes (typed loops: this runs for every neuron
+ * at the start of every trial). */
+static void fill(void *dst, const void *value, size_t sz, uint64_t n)
+{
+    if (sz == 8) {
+        uint64_t x, *d = dst;
+        memcpy(&x, value, 8);
+        for (uint64_t r = 0; r < n; r++)
+            d[r] = x;
+    } else if (sz == 4) {
+        uint32_t x, *d = dst;
+        memcpy(&x, value, 4);
+        for (uint64_t r = 0; r < n; r++)
+            d[r] = x;
+    } else if (sz == 1) {
+        memset(dst, *(const unsigned char *)value, n);
+    } else {
+        for (uint64_t r = 0; r < n; r++)
+            memcpy((char *)dst + r * sz, value, sz);
+    }
+}
+
 void bl_partition_reset(partition *p, const bl_network *net, int skip_ok)
 {
     const bl_part_kernel *K = p->k;
@@ -134,15 +157,14 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok)
         if (!(K->field[f].where & BL_PART_RANGE))
             continue;
         unsigned char value[16];
-        size_t sz = K->field[f].size;
         K->initial(net, f, value);
-        for (uint64_t r = 0; r < n; r++)
-            memcpy((char *)p->rng[f] + r * sz, value, sz);
+        fill(p->rng[f], value, K->field[f].size, n);
     }
     for (uint64_t r = 0; r < n; r++)
         p->slot_of[r] = -1;
     p->n_active = 0;
     p->failed = 0;
+    p->next_forced = 0;
     if (!skip_ok) /* no exact fixed point: every neuron is updated every step */
         for (int32_t i = p->lo; i < p->hi; i++)
             bl_part_wake(p, K, i);
@@ -160,6 +182,8 @@ void bl_partition_settle(partition *p)
             memcpy((char *)p->rng[f] + r * sz, (const char *)p->act[f] + a * sz, sz);
         }
     }
+    if (K->settle)
+        K->settle(p->net, p);
 }
 
 int bl_partition_sane(const partition *p)
@@ -212,5 +236,6 @@ int bl_partition_rest_is_fixed_point(const bl_network *net) { return net->model-
 void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                        const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
 {
+    p->step = step;
     p->k->step(net, skip_ok, p, trial, step, arrivals, n_arrivals, next_event, spikers);
 }

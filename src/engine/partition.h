@@ -41,8 +41,11 @@ struct partition {
     uint8_t *act_flag;      /* a byte per slot, for the kernel's use */
     uint64_t n_active, act_cap;
     i32_list *window;       /* spikers of each step of the current window, ascending */
+    const bl_network *net;
     int64_t delay;
+    int64_t step;           /* the last step run */
     int failed;
+    size_t next_forced; /* cursor into net->forced (the kernel's; reset per trial) */
 };
 
 /* Split the neurons into n_parts contiguous ranges with about equal work (one

@@ -13,7 +13,30 @@ struct bl_result {
     int32_t *ev_trial, *ev_step, *ev_neuron;
     int32_t *counts; /* [n_trials * n_neurons] */
     void *v, *g;     /* [n_trials * n_neurons] of state_dtype */
+    /* Observers (bl_result_observe): spikes streamed out instead of kept, and
+     * steps simulated so far. n_events and steps_done are updated atomically:
+     * backends may append different trials from different threads at once. */
+    bl_spike_sink_fn sink;
+    bl_steps_fn on_steps;
+    void *user;
+    uint64_t steps_done;
 };
+
+void bl_result_observe(bl_result *r, bl_spike_sink_fn sink, bl_steps_fn on_steps, void *user)
+{
+    r->sink = sink;
+    r->on_steps = on_steps;
+    r->user = user;
+}
+
+int bl_result_streams(const bl_result *r) { return r->sink != NULL; }
+
+void bl_result_add_steps(bl_result *r, uint64_t steps)
+{
+    uint64_t done = __atomic_add_fetch(&r->steps_done, steps, __ATOMIC_RELAXED);
+    if (r->on_steps)
+        r->on_steps(r->user, done);
+}
 
 bl_status bl_result_create(const bl_network *net, uint32_t first_trial, uint32_t n_trials,
                            bl_result **out, bl_error *err)
@@ -63,6 +86,13 @@ bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step, c
 {
     if (trial < r->first_trial || trial - r->first_trial >= r->n_trials)
         return bl_fail(err, BL_ERR_INTERNAL, "spikes for trial %" PRIu32 " outside the result", trial);
+    if (r->sink) { /* streamed: counted, handed out, not kept */
+        int32_t *row = bl_result_counts_row(r, trial);
+        for (size_t i = 0; i < n; i++)
+            row[neurons[i]]++;
+        __atomic_add_fetch(&r->n_events, (uint64_t)n, __ATOMIC_RELAXED);
+        return n ? r->sink(r->user, trial, step, neurons, n, err) : BL_OK;
+    }
     if (r->n_events + n > r->capacity) {
         uint64_t cap = r->capacity ? r->capacity : 4096;
         while (cap < r->n_events + n)
@@ -135,7 +165,7 @@ uint32_t bl_result_first_trial(const bl_result *r) { return r->first_trial; }
 uint32_t bl_result_n_trials(const bl_result *r) { return r->n_trials; }
 uint64_t bl_result_n_neurons(const bl_result *r) { return r->n_neurons; }
 uint64_t bl_result_n_steps(const bl_result *r) { return r->n_steps; }
-uint64_t bl_result_n_events(const bl_result *r) { return r->n_events; }
+uint64_t bl_result_n_events(const bl_result *r) { return __atomic_load_n(&r->n_events, __ATOMIC_RELAXED); }
 const int32_t *bl_result_event_trials(const bl_result *r) { return r->ev_trial; }
 const int32_t *bl_result_event_steps(const bl_result *r) { return r->ev_step; }
 const int32_t *bl_result_event_neurons(const bl_result *r) { return r->ev_neuron; }

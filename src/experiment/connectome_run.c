@@ -16,6 +16,8 @@
 #include "brainlesslab/npy.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/sonata.h"
+#include "core/context_impl.h"
+#include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 
 #define TOP_GROUPS 64
@@ -64,10 +66,42 @@ typedef struct run_ctx {
     int32_t *depth, *total;
     uint8_t *stimulated;
     const char *backend_forced; /* "mpi" when launched as an MPI job of several ranks */
+    bl_xp_spikes *spikes;       /* streamed spike files and the PSTH (rank 0) */
+    bl_xp_log log;              /* run.log in the record (rank 0) */
+    /* progress within trials: the result's step observer, throttled */
+    uint32_t trials_done, trials_total;
+    double dt_ms, t_run, last_report;
+    int reporting;
 } run_ctx;
+
+/* The result's observers: spikes go to the stream (or nowhere: a run without
+ * spike output keeps no events in memory), steps become progress lines at
+ * most every quarter second, from whichever thread gets there first. */
+static bl_status observe_spikes(void *user, uint32_t trial, uint32_t step, const int32_t *neurons, size_t n,
+                                bl_error *err)
+{
+    run_ctx *x = user;
+    return x->spikes ? bl_xp_spikes_sink(x->spikes, trial, step, neurons, n, err) : BL_OK;
+}
+
+static void observe_steps(void *user, uint64_t steps_done)
+{
+    run_ctx *x = user;
+    if (!x->ctx->progress || __atomic_exchange_n(&x->reporting, 1, __ATOMIC_ACQUIRE))
+        return;
+    double t = bl_xp_now();
+    if (t - x->last_report >= 0.25) {
+        x->last_report = t;
+        x->ctx->progress(x->ctx->progress_user, x->trials_done, x->trials_total,
+                         (double)steps_done * x->dt_ms / 1000.0, t - x->t_run);
+    }
+    __atomic_store_n(&x->reporting, 0, __ATOMIC_RELEASE);
+}
 
 static void ctx_free(run_ctx *x)
 {
+    bl_xp_spikes_destroy(x->spikes);
+    bl_xp_log_close(&x->log);
     bl_result_destroy(x->res);
     bl_engine_destroy(x->eng);
     bl_network_destroy(x->net);
@@ -114,33 +148,51 @@ static const char *cell_type(const bl_connectome *c, int col, uint64_t i)
     return v[0] ? v : "(unannotated)";
 }
 
-static bl_status write_spikes(run_ctx *x, bl_error *err)
+/* An MPI job's rank 0 holds every event in its result (the ranks exchange
+ * them): they go through the same stream as a single process's would. */
+static bl_status stream_events(run_ctx *x, bl_error *err)
 {
     const bl_result *r = x->res;
-    uint64_t n = bl_result_n_events(r);
-    double dt = bl_plan_lif_params(x->plan)->dt_ms;
-    double *ts = malloc((n ? n : 1) * sizeof *ts);
-    uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    uint32_t *trials = malloc((n ? n : 1) * sizeof *trials);
-    bl_status st = ts && ids && trials ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " spikes", n);
-    for (uint64_t k = 0; !st && k < n; k++) {
-        ts[k] = (double)bl_result_event_steps(r)[k] * dt; /* spike at step s has time s*dt */
-        ids[k] = (uint64_t)bl_result_event_neurons(r)[k];
-        trials[k] = (uint32_t)bl_result_event_trials(r)[k];
+    uint64_t n = bl_result_n_events(r), a = 0;
+    const int32_t *tr = bl_result_event_trials(r), *sp = bl_result_event_steps(r), *nr = bl_result_event_neurons(r);
+    bl_status st = BL_OK;
+    while (!st && a < n) {
+        uint64_t b = a;
+        while (b < n && tr[b] == tr[a] && sp[b] == sp[a])
+            b++;
+        st = bl_xp_spikes_sink(x->spikes, (uint32_t)tr[a], (uint32_t)sp[a], nr + a, (size_t)(b - a), err);
+        a = b;
     }
-    char path[4096];
-    const char *pop = bl_connectome_info(x->c, "name");
-    if (!st)
-        st = bl_record_path(x->rec, "spikes.h5", path, sizeof path, err);
-    /* Events are ordered by (trial, time, node); timestamps restart every
-     * trial, so across trials the file is not sorted by time: "none". */
-    if (!st)
-        st = bl_sonata_write_spikes(path, pop ? pop : "connectome", n, ts, ids, trials,
-                                    bl_result_n_trials(r) == 1 ? "by_time" : "none", err);
-    free(ts);
-    free(ids);
-    free(trials);
-    return st;
+    return st ? st : bl_xp_spikes_end_trials(x->spikes, 0, bl_result_n_trials(r), err);
+}
+
+static bl_status write_psth(run_ctx *x, bl_error *err)
+{
+    const bl_plan_population *const *pops;
+    uint64_t bin_steps, bins;
+    size_t np = bl_plan_psth(x->plan, &pops, &bin_steps);
+    const int32_t *psth = x->spikes ? bl_xp_spikes_psth(x->spikes, &bins) : NULL;
+    if (!np || !psth)
+        return BL_OK;
+    uint64_t shape[3] = {bl_plan_trials(x->plan), np, bins};
+    bl_status st = bl_xp_write_npy(x->rec, "psth.npy", BL_DTYPE_INT32, 3, shape, psth, err);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "psth_npy", "int32 [trial][population][bin]: spikes of the population's neurons "
+                                           "in bin k = steps [k*bin_steps, (k+1)*bin_steps); the last bin may be "
+                                           "shorter (see last_bin_steps)");
+    cJSON *names = cJSON_AddArrayToObject(o, "populations");
+    cJSON *sizes = cJSON_AddArrayToObject(o, "population_sizes");
+    for (size_t p = 0; p < np; p++) {
+        cJSON_AddItemToArray(names, cJSON_CreateString(pops[p]->name));
+        cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)pops[p]->n_neurons));
+    }
+    double dt = bl_plan_lif_params(x->plan)->dt_ms;
+    uint64_t steps = bl_plan_steps(x->plan);
+    cJSON_AddNumberToObject(o, "bin_steps", (double)bin_steps);
+    cJSON_AddNumberToObject(o, "bin_ms", (double)bin_steps * dt);
+    cJSON_AddNumberToObject(o, "bins", (double)bins);
+    cJSON_AddNumberToObject(o, "last_bin_steps", (double)(steps - (bins - 1) * bin_steps));
+    return st ? (cJSON_Delete(o), st) : bl_xp_write_json(x->rec, "psth.json", o, err);
 }
 
 static bl_status write_rates_csv(run_ctx *x, bl_error *err)
@@ -274,6 +326,14 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     cJSON_AddNumberToObject(o, "duration_ms", xp->duration_ms);
     cJSON_AddNumberToObject(o, "neurons", (double)n);
     cJSON_AddNumberToObject(o, "spikes", (double)xp->spikes);
+    if (x->spikes) {
+        char digest[65];
+        bl_xp_spikes_digest(x->spikes, digest);
+        cJSON_AddStringToObject(o, "spikes_sha256", digest);
+        cJSON_AddStringToObject(o, "spikes_sha256_definition",
+                                "SHA-256 over the trials in order of each trial's SHA-256 of its (step, neuron) "
+                                "int32 little-endian pairs in (step, neuron) order, every spike");
+    }
     cJSON_AddNumberToObject(o, "active_neurons", (double)xp->pooled.active_neurons);
     cJSON_AddNumberToObject(o, "responder_threshold_hz", BL_RESPONDER_THRESHOLD_HZ);
     cJSON_AddNumberToObject(o, "responders", (double)xp->responders);
@@ -401,6 +461,29 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         st = bl_engine_set_threads(x->eng, threads, err);
     if (!st)
         st = bl_result_create(x->net, 0, trials, &x->res, err);
+    /* Spikes leave the engine as they happen, into one SONATA file per trial
+     * (rank 0 of an MPI job streams them after the run, from its result). */
+    const bl_plan_population *const *psth_pops;
+    uint64_t bin_steps;
+    size_t n_psth = bl_plan_psth(plan, &psth_pops, &bin_steps);
+    uint8_t *keep = NULL;
+    const bl_plan_population *subset = bl_plan_spikes_subset(plan);
+    if (!st && subset && !(keep = calloc(n ? n : 1, 1)))
+        st = bl_fail(err, BL_ERR_NOMEM, "cannot allocate the spike subset");
+    for (size_t a = 0; keep && a < subset->n_neurons; a++)
+        keep[subset->neurons[a]] = 1;
+    if (!st && xp->mpi_rank == 0) { /* always: the spike digest comes from the stream */
+        const char *pop = bl_connectome_info(c, "name");
+        bl_xp_psth_spec spec = {n_psth, psth_pops, bin_steps};
+        st = bl_xp_spikes_open(x->rec, "spikes", pop ? pop : "connectome", trials, steps,
+                               bl_plan_lif_params(plan)->dt_ms, n, keep, &spec, bl_plan_output_spikes(plan),
+                               &x->spikes, err);
+    }
+    free(keep);
+    x->trials_total = trials;
+    x->dt_ms = bl_plan_lif_params(plan)->dt_ms;
+    if (!st && xp->mpi_ranks == 1)
+        bl_result_observe(x->res, observe_spikes, observe_steps, x);
     if (st)
         return st;
     snprintf(xp->backend, sizeof xp->backend, "%s", bl_engine_backend(x->eng));
@@ -410,13 +493,21 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     if (x->backend_forced == NULL && (uint32_t)xp->threads > trials && trials > 0)
         xp->threads = (int)trials;
     xp->wall_prepare = now() - t0;
+    bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
+               xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
 
     /* Trials in waves of `threads`, so progress can be shown between them. */
     double t1 = now();
+    x->t_run = bl_xp_now();
     uint32_t wave = (uint32_t)bl_engine_trials_at_once(x->eng);
     for (uint32_t first = 0; !st && first < trials; first += wave) {
         uint32_t k = trials - first < wave ? trials - first : wave;
+        x->trials_done = first;
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
+        if (!st && x->spikes && xp->mpi_ranks == 1)
+            st = bl_xp_spikes_end_trials(x->spikes, first, k, err);
+        bl_xp_logf(&x->log, "trials %u..%u done: %" PRIu64 " spikes so far", first, first + k - 1,
+                   bl_result_n_events(x->res));
         if (!st && x->ctx->progress && xp->mpi_rank == 0)
             x->ctx->progress(x->ctx->progress_user, first + k, trials, (first + k) * xp->duration_ms / 1000.0,
                              now() - t1);
@@ -469,8 +560,10 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
 
     /* Artifacts. */
     uint64_t shape2[2] = {trials, n}, shape1 = n;
-    if (!st && bl_plan_output_spikes(plan))
-        st = write_spikes(x, err);
+    if (!st && x->spikes && xp->mpi_ranks > 1)
+        st = stream_events(x, err);
+    if (!st)
+        st = write_psth(x, err);
     if (!st && bl_plan_output_counts(plan)) {
         st = write_npy(x->rec, "counts.npy", BL_DTYPE_INT32, 2, shape2, counts, err);
         if (!st)
@@ -636,22 +729,35 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         st = bl_record_add_input_digest(x.rec, in->role, in->path, in->sha256, in->bytes, err);
     }
     if (x.rec && !st) {
-        const char *required[8];
-        size_t n_req = 0;
-        required[n_req++] = "summary.json";
-        if (bl_plan_output_spikes(plan))
-            required[n_req++] = "spikes.h5";
-        if (bl_plan_output_counts(plan)) {
-            required[n_req++] = "counts.npy";
-            required[n_req++] = "rates.csv";
+        /* The artifacts the plan's outputs promise: a DONE record without
+         * one of them is refused at sealing (and by verify). Spikes stream
+         * into one SONATA file per trial (spike_stream.c). */
+        uint32_t n_trials = bl_plan_output_spikes(plan) ? bl_plan_trials(plan) : 0;
+        size_t n_req = 0, cap = 7 + (size_t)n_trials;
+        const char **required = calloc(cap, sizeof *required);
+        char (*names)[32] = n_trials ? calloc(n_trials, sizeof *names) : NULL;
+        if (!required || (n_trials && !names)) {
+            st = bl_fail(err, BL_ERR_NOMEM, "out of memory listing the promised artifacts");
+        } else {
+            required[n_req++] = "summary.json";
+            for (uint32_t t = 0; t < n_trials; t++) {
+                snprintf(names[t], sizeof names[t], "spikes/trial-%04" PRIu32 ".h5", t);
+                required[n_req++] = names[t];
+            }
+            if (bl_plan_output_counts(plan)) {
+                required[n_req++] = "counts.npy";
+                required[n_req++] = "rates.csv";
+            }
+            if (bl_plan_output_state(plan)) {
+                required[n_req++] = "final_v.npy";
+                required[n_req++] = "final_g.npy";
+            }
+            if (bl_plan_output_propagation(plan))
+                required[n_req++] = "propagation.json";
+            st = bl_record_bind(x.rec, bl_plan_hash(plan), required, n_req, err);
         }
-        if (bl_plan_output_state(plan)) {
-            required[n_req++] = "final_v.npy";
-            required[n_req++] = "final_g.npy";
-        }
-        if (bl_plan_output_propagation(plan))
-            required[n_req++] = "propagation.json";
-        st = bl_record_bind(x.rec, bl_plan_hash(plan), required, n_req, err);
+        free(required);
+        free(names);
     }
     if (x.rec && !st && opt->sign_key)
         st = bl_record_sign_with(x.rec, opt->sign_key, err);
@@ -669,6 +775,12 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
                  bl_plan_seed(plan));
         st = bl_record_set_json(x.rec, "seeds", seeds, err);
     }
+    if (x.rec && !st)
+        st = bl_xp_copy_plan(plan, x.rec, err);
+    if (x.rec && !st) {
+        bl_xp_log_open(&x.log, x.rec);
+        bl_xp_logf(&x.log, "run %s (plan %.12s)", bl_plan_id(plan), bl_plan_hash(plan));
+    }
     if (multi && st) /* the other ranks may already wait in a collective */
         bl_mpi_job_abort(x.ctx, err->message, NULL);
     if (!st)
@@ -677,6 +789,10 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         bl_mpi_job_abort(x.ctx, err->message, NULL);
     if (multi && xp->mpi_rank == 0)
         bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
+    if (x.rec) { /* the log is complete before the seal hashes it */
+        bl_xp_logf(&x.log, st ? "failed: %s" : "sealing", st ? err->message : "");
+        bl_xp_log_close(&x.log);
+    }
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
     if (x.rec && !st)

@@ -16,7 +16,9 @@
  * Record: conditions.csv and conditions.json (the condition table: levels,
  * the resolved change, spikes, spikes_sha256), rates_mean_hz.npy [C][N],
  * counts.npy [C][T][N] int32 (outputs.counts), final_v/g.npy [C][T][N]
- * (outputs.state), spikes/condition-NNNN.h5 (outputs.spikes), summary.json. */
+ * (outputs.state), spikes/condition-NNNN/trial-NNNN.h5 (outputs.spikes),
+ * summary.json. spikes_sha256 is the stream's digest (xp_impl.h), the one a
+ * connectome run's summary.json states. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
@@ -96,15 +98,13 @@ static bl_status build_condition(const bl_plan *plan, const size_t *levels, bl_l
     bl_status st = bl_stimulus_create(stim, err);
     double duration = bl_plan_duration_ms(plan);
     for (size_t i = 0; !st && i < ns; i++) {
-        const bl_plan_population *p = bl_plan_population_at(plan, i);
-        double rate = p->rate_hz;
+        double rate = NAN; /* the plan's own protocol */
         for (size_t a = 0; a < na; a++) {
             const bl_plan_axis *ax = bl_plan_axis_at(plan, a);
             if (ax->kind == BL_AXIS_RATE && ax->stimulus == i)
                 rate = ax->values[levels[a]];
         }
-        st = bl_stimulus_add_poisson(*stim, p->neurons, p->n_neurons, rate, p->start_ms,
-                                     p->stop_ms >= duration ? -1.0 : p->stop_ms, err);
+        st = bl_plan_add_stimulus(plan, bl_plan_population_at(plan, i), rate, *stim, err);
     }
     for (size_t a = 0; !st && a < na; a++) {
         const bl_plan_axis *ax = bl_plan_axis_at(plan, a);
@@ -165,48 +165,6 @@ typedef struct shared {
     double *rates; /* [C][N] */
 } shared;
 
-static bl_status write_condition_spikes(shared *sh, size_t c, const bl_result *r, bl_error *err)
-{
-    uint64_t n = bl_result_n_events(r);
-    double dt = bl_plan_lif_params(sh->plan)->dt_ms;
-    double *ts = malloc((n ? n : 1) * sizeof *ts);
-    uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    uint32_t *trials = malloc((n ? n : 1) * sizeof *trials);
-    bl_status st = ts && ids && trials ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "cannot allocate %" PRIu64 " spikes", n);
-    for (uint64_t k = 0; !st && k < n; k++) {
-        ts[k] = (double)bl_result_event_steps(r)[k] * dt;
-        ids[k] = (uint64_t)bl_result_event_neurons(r)[k];
-        trials[k] = (uint32_t)bl_result_event_trials(r)[k];
-    }
-    char name[64], path[4096];
-    snprintf(name, sizeof name, "spikes/condition-%04zu.h5", c);
-    if (!st)
-        st = bl_record_path(sh->rec, name, path, sizeof path, err);
-    if (!st) {
-#pragma omp critical(bl_hdf5)
-        st = bl_sonata_write_spikes(path, "connectome", n, ts, ids, trials,
-                                    bl_result_n_trials(r) == 1 ? "by_time" : "none", err);
-    }
-    free(ts);
-    free(ids);
-    free(trials);
-    return st;
-}
-
-static void digest(const bl_result *r, char hex[65])
-{
-    uint64_t n = bl_result_n_events(r);
-    bl_sha256 *h = bl_sha256_create();
-    if (!h) {
-        hex[0] = '\0';
-        return;
-    }
-    bl_sha256_update(h, bl_result_event_trials(r), n * sizeof(int32_t));
-    bl_sha256_update(h, bl_result_event_steps(r), n * sizeof(int32_t));
-    bl_sha256_update(h, bl_result_event_neurons(r), n * sizeof(int32_t));
-    bl_sha256_finish(h, hex);
-}
-
 static bl_status run_condition(shared *sh, size_t c, condition *cond)
 {
     const bl_plan *plan = sh->plan;
@@ -228,8 +186,20 @@ static bl_status run_condition(shared *sh, size_t c, condition *cond)
         st = bl_engine_set_threads(eng, sh->threads_each, err);
     if (!st)
         st = bl_result_create(net, 0, trials, &res, err);
+    /* Spikes stream out (spikes/condition-NNNN/trial-NNNN.h5 when asked for),
+     * hashed on the way: a condition keeps no events in memory. */
+    bl_xp_spikes *spikes = NULL;
+    char dir[64];
+    snprintf(dir, sizeof dir, "spikes/condition-%04zu", c);
+    if (!st)
+        st = bl_xp_spikes_open(sh->rec, dir, "connectome", trials, bl_plan_steps(plan), params.dt_ms, sh->n, NULL,
+                               NULL, bl_plan_output_spikes(plan), &spikes, err);
+    if (!st)
+        bl_result_observe(res, bl_xp_spikes_sink, NULL, spikes);
     if (!st)
         st = bl_engine_run(eng, 0, trials, bl_plan_steps(plan), res, err);
+    if (!st)
+        st = bl_xp_spikes_end_trials(spikes, 0, trials, err);
     if (!st) {
         uint64_t n = sh->n, tn = (uint64_t)trials * n;
         memcpy(sh->counts + c * tn, bl_result_counts(res), tn * sizeof(int32_t));
@@ -244,10 +214,9 @@ static bl_status run_condition(shared *sh, size_t c, condition *cond)
             bl_rates(bl_result_counts(res), trials, n, bl_plan_duration_ms(plan) / 1000.0, sh->rates + c * n, sd);
         free(sd);
         cond->spikes = bl_result_n_events(res);
-        digest(res, cond->sha256);
+        bl_xp_spikes_digest(spikes, cond->sha256);
     }
-    if (!st && bl_plan_output_spikes(plan))
-        st = write_condition_spikes(sh, c, res, err);
+    bl_xp_spikes_destroy(spikes);
     if (st)
         bl_fail_context(err, "condition %zu (%s)", c, cond->label);
     bl_result_destroy(res);

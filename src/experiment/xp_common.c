@@ -39,7 +39,7 @@ bl_status bl_xp_reserve_named(const char *root, const char *id, const char *hash
 }
 
 /* The plan's bytes, copied as read: a record is then rerunnable from itself. */
-static bl_status copy_plan(const bl_plan *plan, bl_record *rec, bl_error *err)
+bl_status bl_xp_copy_plan(const bl_plan *plan, bl_record *rec, bl_error *err)
 {
     char dst[4096];
     bl_status st = bl_record_path(rec, "plan.toml", dst, sizeof dst, err);
@@ -80,7 +80,7 @@ bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err)
                  bl_plan_seed(plan));
         st = bl_record_set_json(rec, "seeds", seeds, err);
     }
-    return st ? st : copy_plan(plan, rec, err);
+    return st ? st : bl_xp_copy_plan(plan, rec, err);
 }
 
 bl_status bl_xp_write_json(bl_record *rec, const char *name, cJSON *o, bl_error *err)

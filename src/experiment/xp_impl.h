@@ -20,6 +20,8 @@ bl_status bl_xp_reserve_named(const char *root, const char *id, const char *hash
 /* Inputs (hashed), the resolved plan, the seeds section, and plan.toml: a
  * byte copy of the plan file as it was read (its hash is the "plan" input's). */
 bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err);
+/* plan.toml: a byte copy of the plan file (bl_xp_begin does it too). */
+bl_status bl_xp_copy_plan(const bl_plan *plan, bl_record *rec, bl_error *err);
 /* Write o (consumed) as indented JSON at name inside the record. */
 bl_status bl_xp_write_json(bl_record *rec, const char *name, cJSON *o, bl_error *err);
 bl_status bl_xp_write_npy(bl_record *rec, const char *name, bl_dtype dt, int nd, const uint64_t *shape,
@@ -43,5 +45,37 @@ void bl_xp_logf(bl_xp_log *log, const char *fmt, ...)
 void bl_xp_log_close(bl_xp_log *log);
 
 double bl_xp_now(void);
+
+/* Spikes streamed to disk during a run (spike_stream.c): one SONATA file per
+ * trial, DIR/trial-NNNN.h5, population `population`, sorted by time, times in
+ * ms from the trial's start; optionally only the neurons flagged in `keep`
+ * (NULL: all; copied). Memory: one buffer of BUFFER spikes per trial in
+ * flight. Time-binned counts (PSTH) of named populations are gathered on the
+ * way: psth[trial][population][bin], bin_steps steps per bin (psth_pops may be 0). */
+typedef struct bl_xp_spikes bl_xp_spikes;
+typedef struct bl_xp_psth_spec {
+    size_t n_pops;
+    const bl_plan_population *const *pops;
+    uint64_t bin_steps;
+} bl_xp_psth_spec;
+bl_status bl_xp_spikes_open(bl_record *rec, const char *dir, const char *population, uint32_t trials,
+                            uint64_t steps, double dt_ms, uint64_t n_neurons, const uint8_t *keep,
+                            const bl_xp_psth_spec *psth, int write_files, bl_xp_spikes **out, bl_error *err);
+/* The sink to hand to bl_result_observe (user = the bl_xp_spikes). */
+bl_status bl_xp_spikes_sink(void *user, uint32_t trial, uint32_t step, const int32_t *neurons, size_t n,
+                            bl_error *err);
+/* Trials [first, first + n) are over: flush and close their files (a trial
+ * without spikes still gets its file). */
+bl_status bl_xp_spikes_end_trials(bl_xp_spikes *s, uint32_t first, uint32_t n, bl_error *err);
+/* The PSTH [trials][pops][bins] int32 (NULL without one) and its bin count. */
+const int32_t *bl_xp_spikes_psth(const bl_xp_spikes *s, uint64_t *bins);
+uint64_t bl_xp_spikes_written(const bl_xp_spikes *s);
+/* The spike digest, once every trial has ended: SHA-256 over the trials in
+ * order of each trial's SHA-256 (32 bytes) of its (step, neuron) int32
+ * little-endian pairs in (step, neuron) order, every spike (a subset written
+ * to disk does not change it). Equal spikes, equal digest, whatever the
+ * backend, threads or streaming. */
+void bl_xp_spikes_digest(const bl_xp_spikes *s, char hex[65]);
+void bl_xp_spikes_destroy(bl_xp_spikes *s); /* removes files still open */
 
 #endif

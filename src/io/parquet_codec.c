@@ -14,7 +14,7 @@
 
 #include "io/parquet.h"
 
-const char *pq_codec_name(int32_t codec)
+const char *bl_pq_codec_name(int32_t codec)
 {
     switch (codec) {
     case PQ_UNCOMPRESSED: return "uncompressed";
@@ -29,7 +29,7 @@ const char *pq_codec_name(int32_t codec)
     return "unknown";
 }
 
-const char *pq_encoding_name(int32_t e)
+const char *bl_pq_encoding_name(int32_t e)
 {
     switch (e) {
     case PQ_PLAIN: return "plain";
@@ -49,7 +49,7 @@ const char *pq_encoding_name(int32_t e)
  * snappy about 21:1 with its 64-byte copies of 3-byte tags, LZ4 about 255:1);
  * zstd and brotli can exceed any useful bound, so 1032 stands for them and
  * the reader lets the page's value count justify more. */
-uint64_t pq_codec_ratio(int32_t codec)
+uint64_t bl_pq_codec_ratio(int32_t codec)
 {
     switch (codec) {
     case PQ_UNCOMPRESSED: return 1;
@@ -63,17 +63,17 @@ uint64_t pq_codec_ratio(int32_t codec)
     return 0;
 }
 
-static int inflate_exact(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, pq_why *why)
+static int inflate_exact(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, bl_pq_why *why)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
     /* 15 + 32: a gzip or a zlib header, detected. */
     if (inflateInit2(&z, 15 + 32) != Z_OK)
-        return pq_fail(why, "gzip: cannot start zlib");
+        return bl_pq_fail(why, "gzip: cannot start zlib");
     /* Page sizes are Thrift i32, so one call with everything suffices. */
     if (n > UINT32_MAX || dn > UINT32_MAX) {
         inflateEnd(&z);
-        return pq_fail(why, "gzip: page over 4 GiB");
+        return bl_pq_fail(why, "gzip: page over 4 GiB");
     }
     z.next_in = (Bytef *)(uintptr_t)src;
     z.avail_in = (uInt)n;
@@ -83,26 +83,29 @@ static int inflate_exact(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, 
     size_t out_left = z.avail_out;
     inflateEnd(&z);
     if (r != Z_STREAM_END)
-        return pq_fail(why, "gzip: %s after %zu of %zu bytes", r == Z_DATA_ERROR ? "corrupt data"
+        return bl_pq_fail(why, "gzip: %s after %zu of %zu bytes", r == Z_DATA_ERROR ? "corrupt data"
                             : out_left == 0 ? "more data than the page declares" : "data ends early",
                        dn - out_left, dn);
     if (out_left)
-        return pq_fail(why, "gzip: %zu bytes where the page declares %zu", dn - out_left, dn);
+        return bl_pq_fail(why, "gzip: %zu bytes where the page declares %zu", dn - out_left, dn);
     return 0;
 }
 
 /* The deprecated LZ4 codec: Hadoop's framing (big-endian decompressed and
  * compressed sizes before each LZ4 block), as parquet-mr and the Rust
  * writer produce; some writers put one bare block instead, tried second. */
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 static int lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dn)
 {
     size_t in = 0, out = 0;
     while (in < n) {
         if (n - in < 8)
             return -1;
-        uint32_t ulen = (uint32_t)src[in] << 24 | (uint32_t)src[in + 1] << 16 | (uint32_t)src[in + 2] << 8 | src[in + 3];
-        uint32_t clen = (uint32_t)src[in + 4] << 24 | (uint32_t)src[in + 5] << 16 | (uint32_t)src[in + 6] << 8 |
-                        src[in + 7];
+        uint32_t ulen = be32(src + in), clen = be32(src + in + 4);
         in += 8;
         if (clen > n - in || ulen > dn - out || clen > INT32_MAX || ulen > INT32_MAX)
             return -1;
@@ -115,41 +118,53 @@ static int lz4_hadoop(const uint8_t *src, size_t n, uint8_t *dst, size_t dn)
     return out == dn ? 0 : -1;
 }
 
-int pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, pq_why *why)
+void bl_pq_codecs_free(bl_pq_codecs *cx)
+{
+    if (cx && cx->zstd)
+        ZSTD_freeDCtx(cx->zstd);
+    if (cx)
+        cx->zstd = NULL;
+}
+
+int bl_pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dn, bl_pq_codecs *cx,
+                     bl_pq_why *why)
 {
     switch (codec) {
     case PQ_UNCOMPRESSED:
         if (n != dn)
-            return pq_fail(why, "uncompressed page of %zu bytes declares %zu", n, dn);
+            return bl_pq_fail(why, "uncompressed page of %zu bytes declares %zu", n, dn);
         memcpy(dst, src, n);
         return 0;
     case PQ_SNAPPY: {
         size_t len;
         if (snappy_uncompressed_length((const char *)src, n, &len) != SNAPPY_OK)
-            return pq_fail(why, "snappy: corrupt length header");
+            return bl_pq_fail(why, "snappy: corrupt length header");
         if (len != dn)
-            return pq_fail(why, "snappy: data holds %zu bytes where the page declares %zu", len, dn);
+            return bl_pq_fail(why, "snappy: data holds %zu bytes where the page declares %zu", len, dn);
         size_t out = dn;
         if (snappy_uncompress((const char *)src, n, (char *)dst, &out) != SNAPPY_OK || out != dn)
-            return pq_fail(why, "snappy: corrupt data");
+            return bl_pq_fail(why, "snappy: corrupt data");
         return 0;
     }
     case PQ_GZIP:
         return inflate_exact(src, n, dst, dn, why);
     case PQ_ZSTD: {
-        size_t r = ZSTD_decompress(dst, dn, src, n);
+        /* One context per reader: creating one per page costs more than small pages. */
+        if (cx && !cx->zstd && !(cx->zstd = ZSTD_createDCtx()))
+            return bl_pq_fail(why, "zstd: out of memory for a context");
+        size_t r = cx ? ZSTD_decompressDCtx(cx->zstd, dst, dn, src, n) : ZSTD_decompress(dst, dn, src, n);
         if (ZSTD_isError(r))
-            return pq_fail(why, "zstd: %s", ZSTD_getErrorName(r));
+            return bl_pq_fail(why, "zstd: %s", ZSTD_getErrorName(r));
         if (r != dn)
-            return pq_fail(why, "zstd: %zu bytes where the page declares %zu", r, dn);
+            return bl_pq_fail(why, "zstd: %zu bytes where the page declares %zu", r, dn);
         return 0;
     }
     case PQ_BROTLI: {
         size_t out = dn;
         if (BrotliDecoderDecompress(n, src, &out, dst) != BROTLI_DECODER_RESULT_SUCCESS)
-            return pq_fail(why, "brotli: corrupt data or more than the %zu bytes the page declares", dn);
+            return bl_pq_fail(why, "brotli: corrupt data or more than the %zu bytes the page declares", dn);
         if (out != dn)
-            return pq_fail(why, "brotli: %zu bytes where the page declares %zu", out, dn);
+            return bl_pq_fail(why, "brotli: %zu bytes where the page declares %zu", out, dn);
         return 0;
     }
     case PQ_LZ4:
@@ -159,25 +174,25 @@ int pq_decompress(int32_t codec, const uint8_t *src, size_t n, uint8_t *dst, siz
         __attribute__((fallthrough));
     case PQ_LZ4_RAW: {
         if (n > INT32_MAX || dn > INT32_MAX)
-            return pq_fail(why, "lz4: page over 2 GiB");
+            return bl_pq_fail(why, "lz4: page over 2 GiB");
         int r = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, (int)dn);
         if (r < 0)
-            return pq_fail(why, "lz4: corrupt data or more than the %zu bytes the page declares", dn);
+            return bl_pq_fail(why, "lz4: corrupt data or more than the %zu bytes the page declares", dn);
         if ((size_t)r != dn)
-            return pq_fail(why, "lz4: %d bytes where the page declares %zu", r, dn);
+            return bl_pq_fail(why, "lz4: %d bytes where the page declares %zu", r, dn);
         return 0;
     }
     }
-    return pq_fail(why, "codec %s (%d) is not supported (supported: uncompressed, snappy, gzip, zstd, "
-                        "brotli, lz4, lz4_raw)", pq_codec_name(codec), (int)codec);
+    return bl_pq_fail(why, "codec %s (%d) is not supported (supported: uncompressed, snappy, gzip, zstd, "
+                        "brotli, lz4, lz4_raw)", bl_pq_codec_name(codec), (int)codec);
 }
 
-int pq_compress(int32_t codec, const uint8_t *src, size_t n, uint8_t **out, size_t *on, pq_why *why)
+int bl_pq_compress(int32_t codec, const uint8_t *src, size_t n, uint8_t **out, size_t *on, bl_pq_why *why)
 {
     *out = NULL;
     if (codec == PQ_UNCOMPRESSED) {
         if (!(*out = malloc(n ? n : 1)))
-            return pq_fail(why, "out of memory for a page of %zu bytes", n);
+            return bl_pq_fail(why, "out of memory for a page of %zu bytes", n);
         memcpy(*out, src, n);
         *on = n;
         return 0;
@@ -185,27 +200,27 @@ int pq_compress(int32_t codec, const uint8_t *src, size_t n, uint8_t **out, size
     if (codec == PQ_SNAPPY) {
         size_t cap = snappy_max_compressed_length(n);
         if (!(*out = malloc(cap)))
-            return pq_fail(why, "out of memory for a page of %zu bytes", cap);
+            return bl_pq_fail(why, "out of memory for a page of %zu bytes", cap);
         *on = cap;
         if (snappy_compress((const char *)src, n, (char *)*out, on) != SNAPPY_OK) {
             free(*out);
             *out = NULL;
-            return pq_fail(why, "snappy: compression failed");
+            return bl_pq_fail(why, "snappy: compression failed");
         }
         return 0;
     }
     if (codec == PQ_ZSTD) {
         size_t cap = ZSTD_compressBound(n);
         if (!(*out = malloc(cap)))
-            return pq_fail(why, "out of memory for a page of %zu bytes", cap);
+            return bl_pq_fail(why, "out of memory for a page of %zu bytes", cap);
         size_t r = ZSTD_compress(*out, cap, src, n, 3);
         if (ZSTD_isError(r)) {
             free(*out);
             *out = NULL;
-            return pq_fail(why, "zstd: %s", ZSTD_getErrorName(r));
+            return bl_pq_fail(why, "zstd: %s", ZSTD_getErrorName(r));
         }
         *on = r;
         return 0;
     }
-    return pq_fail(why, "the writer does not write codec %s", pq_codec_name(codec));
+    return bl_pq_fail(why, "the writer does not write codec %s", bl_pq_codec_name(codec));
 }

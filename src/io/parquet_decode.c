@@ -10,7 +10,7 @@
 
 #include "io/parquet.h"
 
-size_t pq_type_width(int32_t phys)
+size_t bl_pq_type_width(int32_t phys)
 {
     switch (phys) {
     case PQ_INT32: case PQ_FLOAT: return 4;
@@ -20,7 +20,7 @@ size_t pq_type_width(int32_t phys)
     return 0;
 }
 
-const char *pq_type_name(int32_t phys)
+const char *bl_pq_type_name(int32_t phys)
 {
     static const char *names[] = {"BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE",
                                   "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
@@ -78,26 +78,26 @@ static int read_uvarint(const uint8_t *p, size_t len, size_t *at, uint64_t *v)
     return -1;
 }
 
-int pq_rle_decode(const uint8_t *p, size_t len, int bw, uint32_t *out, size_t n, pq_why *why)
+int bl_pq_rle_decode(const uint8_t *p, size_t len, int bw, uint32_t *out, size_t n, bl_pq_why *why)
 {
     if (bw < 0 || bw > 32)
-        return pq_fail(why, "rle: bit width %d above 32", bw);
+        return bl_pq_fail(why, "rle: bit width %d above 32", bw);
     size_t i = 0, at = 0, vbytes = ((size_t)bw + 7) / 8;
     while (i < n) {
         uint64_t h;
         size_t run_at = at;
         if (read_uvarint(p, len, &at, &h))
-            return pq_fail(why, "rle: data ends after %zu of %zu values (run header at byte %zu)", i, n, run_at);
+            return bl_pq_fail(why, "rle: data ends after %zu of %zu values (run header at byte %zu)", i, n, run_at);
         if (h & 1) {
             uint64_t groups = h >> 1;
             if (groups > ((uint64_t)1 << 40))
-                return pq_fail(why, "rle: bit-packed run of %llu groups at byte %zu", (unsigned long long)groups,
+                return bl_pq_fail(why, "rle: bit-packed run of %llu groups at byte %zu", (unsigned long long)groups,
                                run_at);
             uint64_t count = groups * 8, bytes = groups * (uint64_t)bw;
             size_t take = count < n - i ? (size_t)count : n - i;
             /* The values taken must be present; padding after them may be cut. */
             if (((uint64_t)take * (uint64_t)bw + 7) / 8 > len - at)
-                return pq_fail(why, "rle: bit-packed run at byte %zu runs past the end (%zu bytes left)", run_at,
+                return bl_pq_fail(why, "rle: bit-packed run at byte %zu runs past the end (%zu bytes left)", run_at,
                                len - at);
             const uint8_t *q = p + at;
             size_t qlen = len - at;
@@ -107,12 +107,12 @@ int pq_rle_decode(const uint8_t *p, size_t len, int bw, uint32_t *out, size_t n,
         } else {
             uint64_t run = h >> 1;
             if (vbytes > len - at)
-                return pq_fail(why, "rle: run value at byte %zu runs past the end", at);
+                return bl_pq_fail(why, "rle: run value at byte %zu runs past the end", at);
             uint32_t v = 0;
             for (size_t k = 0; k < vbytes; k++)
                 v |= (uint32_t)p[at + k] << (8 * k);
             if (bw < 32 && (v >> bw) != 0)
-                return pq_fail(why, "rle: run value %u at byte %zu is wider than %d bits", v, at, bw);
+                return bl_pq_fail(why, "rle: run value %u at byte %zu is wider than %d bits", v, at, bw);
             at += vbytes;
             size_t take = run < n - i ? (size_t)run : n - i;
             for (size_t k = 0; k < take; k++)
@@ -128,16 +128,16 @@ typedef struct delta_header {
     size_t at;
 } delta_header;
 
-static int delta_read_header(const uint8_t *p, size_t len, delta_header *d, pq_why *why)
+static int delta_read_header(const uint8_t *p, size_t len, delta_header *d, bl_pq_why *why)
 {
     uint64_t first;
     d->at = 0;
     if (read_uvarint(p, len, &d->at, &d->block) || read_uvarint(p, len, &d->at, &d->miniblocks) ||
         read_uvarint(p, len, &d->at, &d->total) || read_uvarint(p, len, &d->at, &first))
-        return pq_fail(why, "delta: header runs past the end (%zu bytes)", len);
+        return bl_pq_fail(why, "delta: header runs past the end (%zu bytes)", len);
     if (d->block == 0 || d->block % 128 || d->block > (1u << 20) || d->miniblocks == 0 ||
         d->block % d->miniblocks || (d->block / d->miniblocks) % 32)
-        return pq_fail(why, "delta: block of %llu values in %llu miniblocks is not a multiple of 128 "
+        return bl_pq_fail(why, "delta: block of %llu values in %llu miniblocks is not a multiple of 128 "
                             "split in multiples of 32", (unsigned long long)d->block,
                        (unsigned long long)d->miniblocks);
     d->per_mini = d->block / d->miniblocks;
@@ -145,7 +145,7 @@ static int delta_read_header(const uint8_t *p, size_t len, delta_header *d, pq_w
     return 0;
 }
 
-int pq_delta_count(const uint8_t *p, size_t len, uint64_t *count, pq_why *why)
+int bl_pq_delta_count(const uint8_t *p, size_t len, uint64_t *count, bl_pq_why *why)
 {
     delta_header d;
     if (delta_read_header(p, len, &d, why))
@@ -154,13 +154,13 @@ int pq_delta_count(const uint8_t *p, size_t len, uint64_t *count, pq_why *why)
     return 0;
 }
 
-int pq_delta_decode(const uint8_t *p, size_t len, int64_t *out, size_t n, size_t *used, pq_why *why)
+int bl_pq_delta_decode(const uint8_t *p, size_t len, int64_t *out, size_t n, size_t *used, bl_pq_why *why)
 {
     delta_header d;
     if (delta_read_header(p, len, &d, why))
         return -1;
     if (d.total != n)
-        return pq_fail(why, "delta: header declares %llu values where %zu are expected", (unsigned long long)d.total,
+        return bl_pq_fail(why, "delta: header declares %llu values where %zu are expected", (unsigned long long)d.total,
                        n);
     size_t at = d.at;
     if (n == 0) {
@@ -174,20 +174,20 @@ int pq_delta_decode(const uint8_t *p, size_t len, int64_t *out, size_t n, size_t
         uint64_t zz;
         size_t block_at = at;
         if (read_uvarint(p, len, &at, &zz))
-            return pq_fail(why, "delta: block header at byte %zu runs past the end", block_at);
+            return bl_pq_fail(why, "delta: block header at byte %zu runs past the end", block_at);
         uint64_t min_delta = (uint64_t)((int64_t)(zz >> 1) ^ -(int64_t)(zz & 1));
         if (d.miniblocks > len - at)
-            return pq_fail(why, "delta: bit widths at byte %zu run past the end", at);
+            return bl_pq_fail(why, "delta: bit widths at byte %zu run past the end", at);
         const uint8_t *widths = p + at;
         at += d.miniblocks;
         for (uint64_t m = 0; m < d.miniblocks && i < n; m++) {
             int bw = widths[m];
             if (bw > 64)
-                return pq_fail(why, "delta: miniblock bit width %d above 64 at byte %zu", bw,
+                return bl_pq_fail(why, "delta: miniblock bit width %d above 64 at byte %zu", bw,
                                (size_t)(widths + m - p));
             uint64_t bytes = d.per_mini * (uint64_t)bw / 8;
             if (bytes > len - at)
-                return pq_fail(why, "delta: miniblock at byte %zu runs past the end", at);
+                return bl_pq_fail(why, "delta: miniblock at byte %zu runs past the end", at);
             size_t take = d.per_mini < n - i ? (size_t)d.per_mini : n - i;
             for (size_t k = 0; k < take; k++) {
                 v += min_delta + get_bits(p + at, (size_t)bytes, (uint64_t)k * (uint64_t)bw, bw);
@@ -200,16 +200,16 @@ int pq_delta_decode(const uint8_t *p, size_t len, int64_t *out, size_t n, size_t
     return 0;
 }
 
-int pq_plain_strings(const uint8_t *p, size_t len, pq_str *out, size_t n, pq_why *why)
+int bl_pq_plain_strings(const uint8_t *p, size_t len, bl_pq_str *out, size_t n, bl_pq_why *why)
 {
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         if (len - at < 4)
-            return pq_fail(why, "plain: length of value %zu at byte %zu runs past the end", i, at);
+            return bl_pq_fail(why, "plain: length of value %zu at byte %zu runs past the end", i, at);
         uint32_t k = load_le32(p + at);
         at += 4;
         if (k > len - at)
-            return pq_fail(why, "plain: value %zu of %u bytes at byte %zu runs past the end", i, k, at);
+            return bl_pq_fail(why, "plain: value %zu of %u bytes at byte %zu runs past the end", i, k, at);
         out[i].p = p + at;
         out[i].n = k;
         at += k;
@@ -219,20 +219,20 @@ int pq_plain_strings(const uint8_t *p, size_t len, pq_str *out, size_t n, pq_why
 
 /* n lengths by DELTA_BINARY_PACKED into a fresh array; each in 0..2^31. */
 static int delta_lengths(const uint8_t *p, size_t len, size_t n, int64_t **lens, size_t *used, const char *what,
-                         pq_why *why)
+                         bl_pq_why *why)
 {
     *lens = malloc((n ? n : 1) * sizeof **lens);
     if (!*lens)
-        return pq_fail(why, "out of memory for %zu %s", n, what);
-    if (pq_delta_decode(p, len, *lens, n, used, why))
+        return bl_pq_fail(why, "out of memory for %zu %s", n, what);
+    if (bl_pq_delta_decode(p, len, *lens, n, used, why))
         return -1;
     for (size_t i = 0; i < n; i++)
         if ((*lens)[i] < 0 || (*lens)[i] > INT32_MAX)
-            return pq_fail(why, "delta: %s %zu is %lld", what, i, (long long)(*lens)[i]);
+            return bl_pq_fail(why, "delta: %s %zu is %lld", what, i, (long long)(*lens)[i]);
     return 0;
 }
 
-int pq_delta_length_strings(const uint8_t *p, size_t len, pq_str *out, size_t n, pq_why *why)
+int bl_pq_delta_length_strings(const uint8_t *p, size_t len, bl_pq_str *out, size_t n, bl_pq_why *why)
 {
     int64_t *lens;
     size_t at;
@@ -242,7 +242,7 @@ int pq_delta_length_strings(const uint8_t *p, size_t len, pq_str *out, size_t n,
     }
     for (size_t i = 0; i < n; i++) {
         if ((uint64_t)lens[i] > len - at) {
-            pq_fail(why, "delta_length: value %zu of %lld bytes at byte %zu runs past the end", i,
+            bl_pq_fail(why, "delta_length: value %zu of %lld bytes at byte %zu runs past the end", i,
                     (long long)lens[i], at);
             free(lens);
             return -1;
@@ -255,45 +255,45 @@ int pq_delta_length_strings(const uint8_t *p, size_t len, pq_str *out, size_t n,
     return 0;
 }
 
-int pq_delta_strings(const uint8_t *p, size_t len, pq_str *out, size_t n, uint64_t max_bytes,
-                     uint8_t **scratch, pq_why *why)
+int bl_pq_delta_strings(const uint8_t *p, size_t len, bl_pq_str *out, size_t n, uint64_t max_bytes,
+                     uint8_t **scratch, bl_pq_why *why)
 {
     int64_t *prefix = NULL;
-    pq_str *suffix = NULL;
+    bl_pq_str *suffix = NULL;
     size_t at;
     int r = -1;
     *scratch = NULL;
     if (delta_lengths(p, len, n, &prefix, &at, "prefix lengths", why))
         goto done;
     if (!(suffix = malloc((n ? n : 1) * sizeof *suffix))) {
-        pq_fail(why, "out of memory for %zu suffixes", n);
+        bl_pq_fail(why, "out of memory for %zu suffixes", n);
         goto done;
     }
-    if (pq_delta_length_strings(p + at, len - at, suffix, n, why))
+    if (bl_pq_delta_length_strings(p + at, len - at, suffix, n, why))
         goto done;
     /* Sizes first, so that the bytes are allocated once and only as many as
      * the prefixes and suffixes justify. */
     uint64_t total = 0, prev = 0;
     for (size_t i = 0; i < n; i++) {
         if ((uint64_t)prefix[i] > prev) {
-            pq_fail(why, "delta_byte_array: value %zu shares %lld bytes with a previous value of %llu", i,
+            bl_pq_fail(why, "delta_byte_array: value %zu shares %lld bytes with a previous value of %llu", i,
                     (long long)prefix[i], (unsigned long long)prev);
             goto done;
         }
         prev = (uint64_t)prefix[i] + suffix[i].n;
         if (prev > UINT32_MAX) {
-            pq_fail(why, "delta_byte_array: value %zu longer than 4 GiB", i);
+            bl_pq_fail(why, "delta_byte_array: value %zu longer than 4 GiB", i);
             goto done;
         }
         total += prev;
         if (total > max_bytes) {
-            pq_fail(why, "delta_byte_array: values would take over %llu bytes, more than the file justifies",
+            bl_pq_fail(why, "delta_byte_array: values would take over %llu bytes, more than the file justifies",
                     (unsigned long long)max_bytes);
             goto done;
         }
     }
     if (!(*scratch = malloc(total ? total : 1))) {
-        pq_fail(why, "out of memory for %llu bytes of values", (unsigned long long)total);
+        bl_pq_fail(why, "out of memory for %llu bytes of values", (unsigned long long)total);
         goto done;
     }
     uint8_t *w = *scratch;
@@ -315,20 +315,28 @@ done:
     return r;
 }
 
-int pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, double *f64, size_t n, pq_why *why)
+int bl_pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, double *f64, size_t n, bl_pq_why *why)
 {
     if (phys == PQ_BOOLEAN) {
         if ((n + 7) / 8 > len)
-            return pq_fail(why, "plain: %zu booleans need %zu bytes, the page holds %zu", n, (n + 7) / 8, len);
+            return bl_pq_fail(why, "plain: %zu booleans need %zu bytes, the page holds %zu", n, (n + 7) / 8, len);
         for (size_t i = 0; i < n; i++)
             i64[i] = (p[i >> 3] >> (i & 7)) & 1;
         return 0;
     }
-    size_t w = pq_type_width(phys);
+    size_t w = bl_pq_type_width(phys);
     if (w != 4 && w != 8)
-        return pq_fail(why, "plain: physical type %s not readable", pq_type_name(phys));
+        return bl_pq_fail(why, "plain: physical type %s not readable", bl_pq_type_name(phys));
     if (n > len / w)
-        return pq_fail(why, "plain: %zu values of %zu bytes need more than the %zu bytes the page holds", n, w, len);
+        return bl_pq_fail(why, "plain: %zu values of %zu bytes need more than the %zu bytes the page holds", n, w, len);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The common case (INT64 and DOUBLE columns) is the stored bytes. */
+    if (phys == PQ_INT64 || phys == PQ_DOUBLE) {
+        if (n)
+            memcpy(phys == PQ_INT64 ? (void *)i64 : (void *)f64, p, n * 8);
+        return 0;
+    }
+#endif
     for (size_t i = 0; i < n; i++) {
         const uint8_t *q = p + i * w;
         switch (phys) {
@@ -350,18 +358,18 @@ int pq_plain_fixed(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, dou
     return 0;
 }
 
-int pq_byte_stream_split(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, double *f64, size_t n,
-                         pq_why *why)
+int bl_pq_byte_stream_split(int32_t phys, const uint8_t *p, size_t len, int64_t *i64, double *f64, size_t n,
+                         bl_pq_why *why)
 {
-    size_t w = pq_type_width(phys);
+    size_t w = bl_pq_type_width(phys);
     if (w != 4 && w != 8)
-        return pq_fail(why, "byte_stream_split: physical type %s not readable", pq_type_name(phys));
+        return bl_pq_fail(why, "byte_stream_split: physical type %s not readable", bl_pq_type_name(phys));
     if (n > len / w)
-        return pq_fail(why, "byte_stream_split: %zu values of %zu bytes need more than the %zu bytes the page holds",
+        return bl_pq_fail(why, "byte_stream_split: %zu values of %zu bytes need more than the %zu bytes the page holds",
                        n, w, len);
     /* The page holds exactly n * w bytes: stream k is byte k of every value. */
     if (len != n * w)
-        return pq_fail(why, "byte_stream_split: %zu bytes for %zu values of %zu bytes", len, n, w);
+        return bl_pq_fail(why, "byte_stream_split: %zu bytes for %zu values of %zu bytes", len, n, w);
     for (size_t i = 0; i < n; i++) {
         uint8_t b[8];
         for (size_t k = 0; k < w; k++)

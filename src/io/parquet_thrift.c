@@ -10,7 +10,7 @@
 
 #include "io/parquet.h"
 
-int pq_fail(pq_why *why, const char *fmt, ...)
+int bl_pq_fail(bl_pq_why *why, const char *fmt, ...)
 {
     if (why) {
         va_list ap;
@@ -21,7 +21,7 @@ int pq_fail(pq_why *why, const char *fmt, ...)
     return -1;
 }
 
-const char *pq_printable(const char *s, char *buf, size_t cap)
+const char *bl_pq_printable(const char *s, char *buf, size_t cap)
 {
     size_t n = strlen(s), keep = n;
     if (keep > cap - 1)
@@ -43,7 +43,7 @@ static const char *type_name(int type)
     return type >= 0 && type <= 12 ? names[type] : "unknown type";
 }
 
-void pq_t_init(pq_thrift *t, const uint8_t *p, size_t n, pq_why *why)
+void bl_pq_t_init(bl_pq_thrift *t, const uint8_t *p, size_t n, bl_pq_why *why)
 {
     t->base = t->p = p;
     t->end = p + n;
@@ -51,14 +51,14 @@ void pq_t_init(pq_thrift *t, const uint8_t *p, size_t n, pq_why *why)
     t->why = why;
 }
 
-size_t pq_t_offset(const pq_thrift *t) { return (size_t)(t->p - t->base); }
+size_t bl_pq_t_offset(const bl_pq_thrift *t) { return (size_t)(t->p - t->base); }
 
-static int t_varint(pq_thrift *t, uint64_t *v)
+static int t_varint(bl_pq_thrift *t, uint64_t *v)
 {
     uint64_t x = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (t->p >= t->end)
-            return pq_fail(t->why, "thrift: varint runs past the end at byte %zu", pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: varint runs past the end at byte %zu", bl_pq_t_offset(t));
         uint8_t b = *t->p++;
         x |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
@@ -66,15 +66,15 @@ static int t_varint(pq_thrift *t, uint64_t *v)
             return 0;
         }
     }
-    return pq_fail(t->why, "thrift: varint longer than 10 bytes at byte %zu", pq_t_offset(t));
+    return bl_pq_fail(t->why, "thrift: varint longer than 10 bytes at byte %zu", bl_pq_t_offset(t));
 }
 
 static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
-int pq_t_field(pq_thrift *t, int16_t *last, int16_t *id, int *type)
+int bl_pq_t_field(bl_pq_thrift *t, int16_t *last, int16_t *id, int *type)
 {
     if (t->p >= t->end)
-        return pq_fail(t->why, "thrift: struct runs past the end at byte %zu", pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: struct runs past the end at byte %zu", bl_pq_t_offset(t));
     uint8_t b = *t->p++;
     *type = b & 0x0f;
     if (*type == PQ_T_STOP) {
@@ -82,7 +82,7 @@ int pq_t_field(pq_thrift *t, int16_t *last, int16_t *id, int *type)
         return 0;
     }
     if (*type > PQ_T_STRUCT)
-        return pq_fail(t->why, "thrift: unknown field type %d at byte %zu", *type, pq_t_offset(t) - 1);
+        return bl_pq_fail(t->why, "thrift: unknown field type %d at byte %zu", *type, bl_pq_t_offset(t) - 1);
     int delta = b >> 4;
     if (delta) {
         *id = (int16_t)(*last + delta);
@@ -92,29 +92,29 @@ int pq_t_field(pq_thrift *t, int16_t *last, int16_t *id, int *type)
             return -1;
         int64_t s = unzigzag(v);
         if (s < -32768 || s > 32767)
-            return pq_fail(t->why, "thrift: field id %lld out of range at byte %zu", (long long)s,
-                           pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: field id %lld out of range at byte %zu", (long long)s,
+                           bl_pq_t_offset(t));
         *id = (int16_t)s;
     }
     *last = *id;
     return 0;
 }
 
-static int expect(pq_thrift *t, int type, int want, const char *what)
+static int expect(bl_pq_thrift *t, int type, int want, const char *what)
 {
     if (type == want)
         return 0;
-    return pq_fail(t->why, "thrift: %s expected, found %s at byte %zu", what, type_name(type), pq_t_offset(t));
+    return bl_pq_fail(t->why, "thrift: %s expected, found %s at byte %zu", what, type_name(type), bl_pq_t_offset(t));
 }
 
-int pq_t_i32(pq_thrift *t, int type, int32_t *v)
+int bl_pq_t_i32(bl_pq_thrift *t, int type, int32_t *v)
 {
     /* Writers may narrow: accept byte and i16 where an i32 is read. */
     if (type != PQ_T_I32 && type != PQ_T_I16 && type != PQ_T_BYTE)
         return expect(t, type, PQ_T_I32, "i32");
     if (type == PQ_T_BYTE) {
         if (t->p >= t->end)
-            return pq_fail(t->why, "thrift: byte runs past the end at byte %zu", pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: byte runs past the end at byte %zu", bl_pq_t_offset(t));
         *v = (int8_t)*t->p++;
         return 0;
     }
@@ -123,12 +123,12 @@ int pq_t_i32(pq_thrift *t, int type, int32_t *v)
         return -1;
     int64_t s = unzigzag(u);
     if (s < INT32_MIN || s > INT32_MAX)
-        return pq_fail(t->why, "thrift: i32 value %lld out of range at byte %zu", (long long)s, pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: i32 value %lld out of range at byte %zu", (long long)s, bl_pq_t_offset(t));
     *v = (int32_t)s;
     return 0;
 }
 
-int pq_t_i64(pq_thrift *t, int type, int64_t *v)
+int bl_pq_t_i64(bl_pq_thrift *t, int type, int64_t *v)
 {
     if (type != PQ_T_I64 && type != PQ_T_I32 && type != PQ_T_I16)
         return expect(t, type, PQ_T_I64, "i64");
@@ -139,7 +139,7 @@ int pq_t_i64(pq_thrift *t, int type, int64_t *v)
     return 0;
 }
 
-int pq_t_bool(pq_thrift *t, int type, int *v)
+int bl_pq_t_bool(bl_pq_thrift *t, int type, int *v)
 {
     if (type != PQ_T_TRUE && type != PQ_T_FALSE)
         return expect(t, type, PQ_T_TRUE, "bool");
@@ -147,7 +147,7 @@ int pq_t_bool(pq_thrift *t, int type, int *v)
     return 0;
 }
 
-int pq_t_binary(pq_thrift *t, int type, const uint8_t **p, uint32_t *n)
+int bl_pq_t_binary(bl_pq_thrift *t, int type, const uint8_t **p, uint32_t *n)
 {
     if (expect(t, type, PQ_T_BINARY, "binary"))
         return -1;
@@ -155,20 +155,20 @@ int pq_t_binary(pq_thrift *t, int type, const uint8_t **p, uint32_t *n)
     if (t_varint(t, &len))
         return -1;
     if (len > (uint64_t)(t->end - t->p))
-        return pq_fail(t->why, "thrift: binary of %llu bytes runs past the end at byte %zu",
-                       (unsigned long long)len, pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: binary of %llu bytes runs past the end at byte %zu",
+                       (unsigned long long)len, bl_pq_t_offset(t));
     *p = t->p;
     *n = (uint32_t)len;
     t->p += len;
     return 0;
 }
 
-int pq_t_list(pq_thrift *t, int type, int *elem, uint32_t *n)
+int bl_pq_t_list(bl_pq_thrift *t, int type, int *elem, uint32_t *n)
 {
     if (type != PQ_T_SET && expect(t, type, PQ_T_LIST, "list"))
         return -1;
     if (t->p >= t->end)
-        return pq_fail(t->why, "thrift: list header runs past the end at byte %zu", pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: list header runs past the end at byte %zu", bl_pq_t_offset(t));
     uint8_t b = *t->p++;
     uint64_t size = b >> 4;
     *elem = b & 0x0f;
@@ -177,29 +177,29 @@ int pq_t_list(pq_thrift *t, int type, int *elem, uint32_t *n)
     /* Every element takes at least one byte (bool elements one each, structs
      * their stop byte), so a size beyond the bytes left is a lie. */
     if (size > (uint64_t)(t->end - t->p))
-        return pq_fail(t->why, "thrift: list of %llu elements in %zu bytes at byte %zu",
-                       (unsigned long long)size, (size_t)(t->end - t->p), pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: list of %llu elements in %zu bytes at byte %zu",
+                       (unsigned long long)size, (size_t)(t->end - t->p), bl_pq_t_offset(t));
     if (*elem == PQ_T_STOP || *elem > PQ_T_STRUCT)
-        return pq_fail(t->why, "thrift: list of unknown element type %d at byte %zu", *elem, pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: list of unknown element type %d at byte %zu", *elem, bl_pq_t_offset(t));
     *n = (uint32_t)size;
     return 0;
 }
 
-int pq_t_struct_begin(pq_thrift *t, int type)
+int bl_pq_t_struct_begin(bl_pq_thrift *t, int type)
 {
     if (expect(t, type, PQ_T_STRUCT, "struct"))
         return -1;
     if (++t->depth > PQ_T_MAX_DEPTH)
-        return pq_fail(t->why, "thrift: structs nested deeper than %d at byte %zu", PQ_T_MAX_DEPTH,
-                       pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: structs nested deeper than %d at byte %zu", PQ_T_MAX_DEPTH,
+                       bl_pq_t_offset(t));
     return 0;
 }
 
-void pq_t_struct_end(pq_thrift *t) { t->depth--; }
+void bl_pq_t_struct_end(bl_pq_thrift *t) { t->depth--; }
 
-int pq_t_elem_i32(pq_thrift *t, int elem, int32_t *v) { return pq_t_i32(t, elem, v); }
+int bl_pq_t_elem_i32(bl_pq_thrift *t, int elem, int32_t *v) { return bl_pq_t_i32(t, elem, v); }
 
-int pq_t_skip(pq_thrift *t, int type)
+int bl_pq_t_skip(bl_pq_thrift *t, int type)
 {
     uint64_t u;
     switch (type) {
@@ -208,7 +208,7 @@ int pq_t_skip(pq_thrift *t, int type)
         return 0;
     case PQ_T_BYTE:
         if (t->p >= t->end)
-            return pq_fail(t->why, "thrift: byte runs past the end at byte %zu", pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: byte runs past the end at byte %zu", bl_pq_t_offset(t));
         t->p++;
         return 0;
     case PQ_T_I16:
@@ -217,25 +217,25 @@ int pq_t_skip(pq_thrift *t, int type)
         return t_varint(t, &u);
     case PQ_T_DOUBLE:
         if (t->end - t->p < 8)
-            return pq_fail(t->why, "thrift: double runs past the end at byte %zu", pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: double runs past the end at byte %zu", bl_pq_t_offset(t));
         t->p += 8;
         return 0;
     case PQ_T_BINARY: {
         const uint8_t *p;
         uint32_t n;
-        return pq_t_binary(t, type, &p, &n);
+        return bl_pq_t_binary(t, type, &p, &n);
     }
     case PQ_T_LIST:
     case PQ_T_SET: {
         int elem;
         uint32_t n;
-        if (pq_t_list(t, type, &elem, &n))
+        if (bl_pq_t_list(t, type, &elem, &n))
             return -1;
         if (++t->depth > PQ_T_MAX_DEPTH)
-            return pq_fail(t->why, "thrift: nesting deeper than %d at byte %zu", PQ_T_MAX_DEPTH, pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: nesting deeper than %d at byte %zu", PQ_T_MAX_DEPTH, bl_pq_t_offset(t));
         for (uint32_t i = 0; i < n; i++) {
             /* A bool element is one byte (1 or 2), not a type nibble. */
-            int r = (elem == PQ_T_TRUE || elem == PQ_T_FALSE) ? pq_t_skip(t, PQ_T_BYTE) : pq_t_skip(t, elem);
+            int r = (elem == PQ_T_TRUE || elem == PQ_T_FALSE) ? bl_pq_t_skip(t, PQ_T_BYTE) : bl_pq_t_skip(t, elem);
             if (r)
                 return -1;
         }
@@ -248,49 +248,49 @@ int pq_t_skip(pq_thrift *t, int type)
         if (u == 0)
             return 0;
         if (u > (uint64_t)(t->end - t->p))
-            return pq_fail(t->why, "thrift: map of %llu entries runs past the end at byte %zu",
-                           (unsigned long long)u, pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: map of %llu entries runs past the end at byte %zu",
+                           (unsigned long long)u, bl_pq_t_offset(t));
         if (t->p >= t->end)
-            return pq_fail(t->why, "thrift: map header runs past the end at byte %zu", pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: map header runs past the end at byte %zu", bl_pq_t_offset(t));
         uint8_t kv = *t->p++;
         int kt = kv >> 4, vt = kv & 0x0f;
         if (kt == PQ_T_STOP || kt > PQ_T_STRUCT || vt == PQ_T_STOP || vt > PQ_T_STRUCT)
-            return pq_fail(t->why, "thrift: map of unknown types at byte %zu", pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: map of unknown types at byte %zu", bl_pq_t_offset(t));
         if (++t->depth > PQ_T_MAX_DEPTH)
-            return pq_fail(t->why, "thrift: nesting deeper than %d at byte %zu", PQ_T_MAX_DEPTH, pq_t_offset(t));
+            return bl_pq_fail(t->why, "thrift: nesting deeper than %d at byte %zu", PQ_T_MAX_DEPTH, bl_pq_t_offset(t));
         for (uint64_t i = 0; i < u; i++) {
             int a = (kt == PQ_T_TRUE || kt == PQ_T_FALSE) ? PQ_T_BYTE : kt;
             int b = (vt == PQ_T_TRUE || vt == PQ_T_FALSE) ? PQ_T_BYTE : vt;
-            if (pq_t_skip(t, a) || pq_t_skip(t, b))
+            if (bl_pq_t_skip(t, a) || bl_pq_t_skip(t, b))
                 return -1;
         }
         t->depth--;
         return 0;
     }
     case PQ_T_STRUCT: {
-        if (pq_t_struct_begin(t, type))
+        if (bl_pq_t_struct_begin(t, type))
             return -1;
         int16_t last = 0, id;
         int ft;
         for (;;) {
-            if (pq_t_field(t, &last, &id, &ft))
+            if (bl_pq_t_field(t, &last, &id, &ft))
                 return -1;
             if (ft == PQ_T_STOP)
                 break;
-            if (pq_t_skip(t, ft))
+            if (bl_pq_t_skip(t, ft))
                 return -1;
         }
-        pq_t_struct_end(t);
+        bl_pq_t_struct_end(t);
         return 0;
     }
     default:
-        return pq_fail(t->why, "thrift: cannot skip a value of type %d at byte %zu", type, pq_t_offset(t));
+        return bl_pq_fail(t->why, "thrift: cannot skip a value of type %d at byte %zu", type, bl_pq_t_offset(t));
     }
 }
 
 /* ---- writing ---- */
 
-static void tw_bytes(pq_tw *w, const void *p, size_t n)
+static void tw_bytes(bl_pq_tw *w, const void *p, size_t n)
 {
     if (w->failed)
         return;
@@ -310,7 +310,7 @@ static void tw_bytes(pq_tw *w, const void *p, size_t n)
     w->len += n;
 }
 
-void pq_tw_varint(pq_tw *w, uint64_t v)
+void bl_pq_tw_varint(bl_pq_tw *w, uint64_t v)
 {
     uint8_t b[10];
     size_t n = 0;
@@ -326,7 +326,7 @@ void pq_tw_varint(pq_tw *w, uint64_t v)
 
 static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
-void pq_tw_field(pq_tw *w, int16_t id, int type)
+void bl_pq_tw_field(bl_pq_tw *w, int16_t id, int type)
 {
     int16_t *last = &w->last[w->depth];
     int delta = id - *last;
@@ -336,48 +336,48 @@ void pq_tw_field(pq_tw *w, int16_t id, int type)
     } else {
         uint8_t b = (uint8_t)type;
         tw_bytes(w, &b, 1);
-        pq_tw_varint(w, zigzag(id));
+        bl_pq_tw_varint(w, zigzag(id));
     }
     *last = id;
 }
 
-void pq_tw_i32(pq_tw *w, int16_t id, int32_t v)
+void bl_pq_tw_i32(bl_pq_tw *w, int16_t id, int32_t v)
 {
-    pq_tw_field(w, id, PQ_T_I32);
-    pq_tw_varint(w, zigzag(v));
+    bl_pq_tw_field(w, id, PQ_T_I32);
+    bl_pq_tw_varint(w, zigzag(v));
 }
 
-void pq_tw_i64(pq_tw *w, int16_t id, int64_t v)
+void bl_pq_tw_i64(bl_pq_tw *w, int16_t id, int64_t v)
 {
-    pq_tw_field(w, id, PQ_T_I64);
-    pq_tw_varint(w, zigzag(v));
+    bl_pq_tw_field(w, id, PQ_T_I64);
+    bl_pq_tw_varint(w, zigzag(v));
 }
 
-void pq_tw_binary(pq_tw *w, int16_t id, const void *p, size_t n)
+void bl_pq_tw_binary(bl_pq_tw *w, int16_t id, const void *p, size_t n)
 {
-    pq_tw_field(w, id, PQ_T_BINARY);
-    pq_tw_elem_binary(w, p, n);
+    bl_pq_tw_field(w, id, PQ_T_BINARY);
+    bl_pq_tw_elem_binary(w, p, n);
 }
 
-void pq_tw_string(pq_tw *w, int16_t id, const char *s) { pq_tw_binary(w, id, s, strlen(s)); }
+void bl_pq_tw_string(bl_pq_tw *w, int16_t id, const char *s) { bl_pq_tw_binary(w, id, s, strlen(s)); }
 
-void pq_tw_list(pq_tw *w, int16_t id, int elem, uint32_t n)
+void bl_pq_tw_list(bl_pq_tw *w, int16_t id, int elem, uint32_t n)
 {
-    pq_tw_field(w, id, PQ_T_LIST);
+    bl_pq_tw_field(w, id, PQ_T_LIST);
     if (n < 15) {
         uint8_t b = (uint8_t)(n << 4 | (uint32_t)elem);
         tw_bytes(w, &b, 1);
     } else {
         uint8_t b = (uint8_t)(0xf0 | elem);
         tw_bytes(w, &b, 1);
-        pq_tw_varint(w, n);
+        bl_pq_tw_varint(w, n);
     }
 }
 
-void pq_tw_struct_begin(pq_tw *w, int16_t id)
+void bl_pq_tw_struct_begin(bl_pq_tw *w, int16_t id)
 {
     if (id)
-        pq_tw_field(w, id, PQ_T_STRUCT);
+        bl_pq_tw_field(w, id, PQ_T_STRUCT);
     if (w->depth + 1 >= PQ_T_MAX_DEPTH) {
         w->failed = 1;
         return;
@@ -385,7 +385,7 @@ void pq_tw_struct_begin(pq_tw *w, int16_t id)
     w->last[++w->depth] = 0;
 }
 
-void pq_tw_struct_end(pq_tw *w)
+void bl_pq_tw_struct_end(bl_pq_tw *w)
 {
     uint8_t stop = 0;
     tw_bytes(w, &stop, 1);
@@ -393,15 +393,15 @@ void pq_tw_struct_end(pq_tw *w)
         w->depth--;
 }
 
-void pq_tw_elem_i32(pq_tw *w, int32_t v) { pq_tw_varint(w, zigzag(v)); }
+void bl_pq_tw_elem_i32(bl_pq_tw *w, int32_t v) { bl_pq_tw_varint(w, zigzag(v)); }
 
-void pq_tw_elem_binary(pq_tw *w, const void *p, size_t n)
+void bl_pq_tw_elem_binary(bl_pq_tw *w, const void *p, size_t n)
 {
-    pq_tw_varint(w, n);
+    bl_pq_tw_varint(w, n);
     tw_bytes(w, p, n);
 }
 
-void pq_tw_free(pq_tw *w)
+void bl_pq_tw_free(bl_pq_tw *w)
 {
     free(w->buf);
     memset(w, 0, sizeof *w);

@@ -221,25 +221,25 @@ static bl_status write_page(bl_parquet_writer *w, const char *col, int dict, con
         return bl_fail(err, BL_ERR_NOMEM, "%s: column '%s': out of memory for a page", w->path, col);
     uint8_t *z = NULL;
     size_t zn = 0;
-    pq_why why = {{0}};
+    bl_pq_why why = {{0}};
     if (body->len > INT32_MAX)
         return bl_fail(err, BL_ERR_INVALID, "%s: column '%s': a page over 2 GiB (%zu bytes)", w->path, col,
                        body->len);
-    if (pq_compress(w->codec, body->p ? body->p : (const uint8_t *)"", body->len, &z, &zn, &why))
+    if (bl_pq_compress(w->codec, body->p ? body->p : (const uint8_t *)"", body->len, &z, &zn, &why))
         return bl_fail(err, BL_ERR_NOMEM, "%s: column '%s': %s", w->path, col, why.text);
-    pq_tw h = {0};
-    pq_tw_i32(&h, 1, dict ? PQ_DICTIONARY_PAGE : PQ_DATA_PAGE);
-    pq_tw_i32(&h, 2, (int32_t)body->len);
-    pq_tw_i32(&h, 3, (int32_t)zn);
-    pq_tw_struct_begin(&h, dict ? 7 : 5);
-    pq_tw_i32(&h, 1, (int32_t)values);
-    pq_tw_i32(&h, 2, encoding);
+    bl_pq_tw h = {0};
+    bl_pq_tw_i32(&h, 1, dict ? PQ_DICTIONARY_PAGE : PQ_DATA_PAGE);
+    bl_pq_tw_i32(&h, 2, (int32_t)body->len);
+    bl_pq_tw_i32(&h, 3, (int32_t)zn);
+    bl_pq_tw_struct_begin(&h, dict ? 7 : 5);
+    bl_pq_tw_i32(&h, 1, (int32_t)values);
+    bl_pq_tw_i32(&h, 2, encoding);
     if (!dict) {
-        pq_tw_i32(&h, 3, PQ_RLE);
-        pq_tw_i32(&h, 4, PQ_RLE);
+        bl_pq_tw_i32(&h, 3, PQ_RLE);
+        bl_pq_tw_i32(&h, 4, PQ_RLE);
     }
-    pq_tw_struct_end(&h);
-    pq_tw_struct_end(&h);
+    bl_pq_tw_struct_end(&h);
+    bl_pq_tw_struct_end(&h);
     bl_status st = BL_OK;
     if (h.failed)
         st = bl_fail(err, BL_ERR_NOMEM, "%s: column '%s': out of memory", w->path, col);
@@ -256,7 +256,7 @@ static bl_status write_page(bl_parquet_writer *w, const char *col, int dict, con
         ci->compressed += (int64_t)(h.len + zn);
     }
     free(z);
-    pq_tw_free(&h);
+    bl_pq_tw_free(&h);
     return st;
 }
 
@@ -458,66 +458,66 @@ static int32_t phys_of(bl_col_type t)
 
 bl_status bl_parquet_writer_finish(bl_parquet_writer *w, bl_error *err)
 {
-    pq_tw t = {0};
-    pq_tw_i32(&t, 1, 1);
-    pq_tw_list(&t, 2, PQ_T_STRUCT, (uint32_t)(w->n + 1));
-    pq_tw_struct_begin(&t, 0);
-    pq_tw_string(&t, 4, "schema");
-    pq_tw_i32(&t, 5, (int32_t)w->n);
-    pq_tw_struct_end(&t);
+    bl_pq_tw t = {0};
+    bl_pq_tw_i32(&t, 1, 1);
+    bl_pq_tw_list(&t, 2, PQ_T_STRUCT, (uint32_t)(w->n + 1));
+    bl_pq_tw_struct_begin(&t, 0);
+    bl_pq_tw_string(&t, 4, "schema");
+    bl_pq_tw_i32(&t, 5, (int32_t)w->n);
+    bl_pq_tw_struct_end(&t);
     for (size_t i = 0; i < w->n; i++) {
         const bl_parquet_column_spec *s = &w->spec[i];
-        pq_tw_struct_begin(&t, 0);
-        pq_tw_i32(&t, 1, phys_of(s->type));
-        pq_tw_i32(&t, 3, s->nullable ? PQ_OPTIONAL : PQ_REQUIRED);
-        pq_tw_string(&t, 4, s->name);
+        bl_pq_tw_struct_begin(&t, 0);
+        bl_pq_tw_i32(&t, 1, phys_of(s->type));
+        bl_pq_tw_i32(&t, 3, s->nullable ? PQ_OPTIONAL : PQ_REQUIRED);
+        bl_pq_tw_string(&t, 4, s->name);
         if (s->type == BL_COL_STRING) {
-            pq_tw_i32(&t, 6, PQ_CT_UTF8);
-            pq_tw_struct_begin(&t, 10);
-            pq_tw_struct_begin(&t, PQ_LT_STRING);
-            pq_tw_struct_end(&t);
-            pq_tw_struct_end(&t);
+            bl_pq_tw_i32(&t, 6, PQ_CT_UTF8);
+            bl_pq_tw_struct_begin(&t, 10);
+            bl_pq_tw_struct_begin(&t, PQ_LT_STRING);
+            bl_pq_tw_struct_end(&t);
+            bl_pq_tw_struct_end(&t);
         }
-        pq_tw_struct_end(&t);
+        bl_pq_tw_struct_end(&t);
     }
-    pq_tw_i64(&t, 3, (int64_t)w->rows);
-    pq_tw_list(&t, 4, PQ_T_STRUCT, (uint32_t)w->n_rg);
+    bl_pq_tw_i64(&t, 3, (int64_t)w->rows);
+    bl_pq_tw_list(&t, 4, PQ_T_STRUCT, (uint32_t)w->n_rg);
     for (size_t g = 0; g < w->n_rg; g++) {
-        pq_tw_struct_begin(&t, 0);
-        pq_tw_list(&t, 1, PQ_T_STRUCT, (uint32_t)w->n);
+        bl_pq_tw_struct_begin(&t, 0);
+        bl_pq_tw_list(&t, 1, PQ_T_STRUCT, (uint32_t)w->n);
         int64_t bytes = 0;
         for (size_t i = 0; i < w->n; i++) {
             const chunk_info *ci = &w->chunks[g * w->n + i];
             const bl_parquet_column_spec *s = &w->spec[i];
             bytes += ci->uncompressed;
-            pq_tw_struct_begin(&t, 0);
-            pq_tw_i64(&t, 2, ci->dict_at >= 0 ? ci->dict_at : ci->data_at);
-            pq_tw_struct_begin(&t, 3);
-            pq_tw_i32(&t, 1, phys_of(s->type));
+            bl_pq_tw_struct_begin(&t, 0);
+            bl_pq_tw_i64(&t, 2, ci->dict_at >= 0 ? ci->dict_at : ci->data_at);
+            bl_pq_tw_struct_begin(&t, 3);
+            bl_pq_tw_i32(&t, 1, phys_of(s->type));
             int str = s->type == BL_COL_STRING;
-            pq_tw_list(&t, 2, PQ_T_I32, str ? 3 : 2);
-            pq_tw_elem_i32(&t, PQ_PLAIN);
-            pq_tw_elem_i32(&t, PQ_RLE);
+            bl_pq_tw_list(&t, 2, PQ_T_I32, str ? 3 : 2);
+            bl_pq_tw_elem_i32(&t, PQ_PLAIN);
+            bl_pq_tw_elem_i32(&t, PQ_RLE);
             if (str)
-                pq_tw_elem_i32(&t, PQ_RLE_DICTIONARY);
-            pq_tw_list(&t, 3, PQ_T_BINARY, 1);
-            pq_tw_elem_binary(&t, s->name, strlen(s->name));
-            pq_tw_i32(&t, 4, w->codec);
-            pq_tw_i64(&t, 5, ci->num_values);
-            pq_tw_i64(&t, 6, ci->uncompressed);
-            pq_tw_i64(&t, 7, ci->compressed);
-            pq_tw_i64(&t, 9, ci->data_at);
+                bl_pq_tw_elem_i32(&t, PQ_RLE_DICTIONARY);
+            bl_pq_tw_list(&t, 3, PQ_T_BINARY, 1);
+            bl_pq_tw_elem_binary(&t, s->name, strlen(s->name));
+            bl_pq_tw_i32(&t, 4, w->codec);
+            bl_pq_tw_i64(&t, 5, ci->num_values);
+            bl_pq_tw_i64(&t, 6, ci->uncompressed);
+            bl_pq_tw_i64(&t, 7, ci->compressed);
+            bl_pq_tw_i64(&t, 9, ci->data_at);
             if (ci->dict_at >= 0)
-                pq_tw_i64(&t, 11, ci->dict_at);
-            pq_tw_struct_end(&t);
-            pq_tw_struct_end(&t);
+                bl_pq_tw_i64(&t, 11, ci->dict_at);
+            bl_pq_tw_struct_end(&t);
+            bl_pq_tw_struct_end(&t);
         }
-        pq_tw_i64(&t, 2, bytes);
-        pq_tw_i64(&t, 3, w->rg_rows[g]);
-        pq_tw_struct_end(&t);
+        bl_pq_tw_i64(&t, 2, bytes);
+        bl_pq_tw_i64(&t, 3, w->rg_rows[g]);
+        bl_pq_tw_struct_end(&t);
     }
-    pq_tw_string(&t, 6, "BrainlessLab");
-    pq_tw_struct_end(&t);
+    bl_pq_tw_string(&t, 6, "BrainlessLab");
+    bl_pq_tw_struct_end(&t);
     bl_status st = BL_OK;
     uint8_t len[4] = {(uint8_t)t.len, (uint8_t)(t.len >> 8), (uint8_t)(t.len >> 16), (uint8_t)(t.len >> 24)};
     if (t.failed)
@@ -525,7 +525,7 @@ bl_status bl_parquet_writer_finish(bl_parquet_writer *w, bl_error *err)
     else if (fwrite(t.buf, 1, t.len, w->f) != t.len || fwrite(len, 1, 4, w->f) != 4 ||
              fwrite("PAR1", 1, 4, w->f) != 4)
         st = bl_fail(err, BL_ERR_IO, "%s: footer at byte %llu: cannot write", w->path, (unsigned long long)w->at);
-    pq_tw_free(&t);
+    bl_pq_tw_free(&t);
     if (fclose(w->f) != 0 && !st)
         st = bl_fail(err, BL_ERR_IO, "%s: cannot close: %s", w->path, strerror(errno));
     w->f = NULL;

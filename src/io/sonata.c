@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -645,5 +646,183 @@ out:
     quiet_end(&q);
     if (st)
         bl_sonata_spikes_free(out);
+    return st;
+}
+
+/* ---- writing in pieces ------------------------------------------------------------
+ * One population, sorted by time, in extendable datasets of CHUNK elements,
+ * compressed (shuffle + deflate). The writer holds one chunk per dataset in
+ * HDF5's chunk cache and nothing else: memory does not grow with the spikes.
+ * HDF5 is not thread-safe; writers may be used from several threads (one
+ * writer per thread), so every HDF5 call here holds one process-wide lock. */
+#define STREAM_CHUNK 16384
+static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct bl_sonata_writer {
+    char path[4096];
+    char object[300];
+    hid_t file, group, ts, ids;
+    uint64_t n;
+    double last_ts;
+};
+
+static hid_t create_extendable(hid_t group, const char *name, hid_t file_type, char *detail)
+{
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {STREAM_CHUNK};
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    hid_t ds = H5I_INVALID_HID;
+    if (space >= 0 && dcpl >= 0 && dapl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
+        H5Pset_chunk(dcpl, 1, chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, 4) >= 0 &&
+        H5Pset_chunk_cache(dapl, 101, 2 * STREAM_CHUNK * 8, 1.0) >= 0)
+        ds = H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, dcpl, dapl);
+    if (ds < 0)
+        h5_capture(detail);
+    h5_close(&space);
+    h5_close(&dcpl);
+    h5_close(&dapl);
+    return ds;
+}
+
+static herr_t extend(hid_t ds, uint64_t at, uint64_t n, hid_t mem_type, const void *data)
+{
+    hsize_t size[1] = {(hsize_t)(at + n)}, start[1] = {(hsize_t)at}, count[1] = {(hsize_t)n};
+    if (H5Dset_extent(ds, size) < 0)
+        return -1;
+    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(1, count, NULL);
+    herr_t rc = -1;
+    if (fs >= 0 && ms >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0)
+        rc = H5Dwrite(ds, mem_type, ms, fs, H5P_DEFAULT, data);
+    h5_close(&fs);
+    h5_close(&ms);
+    return rc;
+}
+
+static void writer_release(bl_sonata_writer *w)
+{
+    h5_close(&w->ts);
+    h5_close(&w->ids);
+    h5_close(&w->group);
+    h5_close(&w->file);
+}
+
+bl_status bl_sonata_writer_open(const char *path, const char *population, bl_sonata_writer **out, bl_error *err)
+{
+    *out = NULL;
+    if (!path || !*path || strlen(path) >= sizeof ((bl_sonata_writer *)0)->path)
+        return bl_fail(err, BL_ERR_INVALID, "SONATA spike file: empty or too long a path");
+    if (!valid_population(population))
+        return bl_fail(err, BL_ERR_INVALID, "%s: population name '%s' must be non-empty, short and without '/'",
+                       path, population ? population : "");
+    struct stat sb;
+    if (lstat(path, &sb) == 0)
+        return bl_fail(err, BL_ERR_EXISTS, "%s: already exists; spike files are written once", path);
+    bl_sonata_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a writer", path);
+    snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->object, sizeof w->object, "/spikes/%s", population);
+    w->file = w->group = w->ts = w->ids = H5I_INVALID_HID;
+    w->last_ts = -INFINITY;
+    char detail[H5_DETAIL_MAX] = "";
+    bl_status st = BL_OK;
+    pthread_mutex_lock(&stream_lock);
+    h5_quiet q;
+    quiet_begin(&q);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), gcpl = H5Pcreate(H5P_GROUP_CREATE), spikes = H5I_INVALID_HID;
+    if (fcpl >= 0 && gcpl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0)
+        w->file = H5Fcreate(path, H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
+    if (w->file >= 0)
+        spikes = H5Gcreate2(w->file, "/spikes", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    if (spikes >= 0)
+        w->group = H5Gcreate2(spikes, population, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    if (w->group < 0)
+        h5_capture(detail);
+    h5_close(&spikes);
+    h5_close(&fcpl);
+    h5_close(&gcpl);
+    if (w->group < 0 || write_sorting_attr(w->group, SORT_BY_TIME, detail) < 0 ||
+        (w->ts = create_extendable(w->group, "timestamps", H5T_IEEE_F64LE, detail)) < 0 ||
+        write_string_attr(w->ts, "units", "ms", detail) < 0 ||
+        (w->ids = create_extendable(w->group, "node_ids", H5T_STD_U64LE, detail)) < 0)
+        st = h5_fail(err, BL_ERR_IO, path, "cannot create", w->object, detail);
+    if (st) {
+        int created = w->file >= 0;
+        writer_release(w);
+        if (created)
+            unlink(path);
+        free(w);
+        w = NULL;
+    }
+    quiet_end(&q);
+    pthread_mutex_unlock(&stream_lock);
+    *out = w;
+    return st;
+}
+
+bl_status bl_sonata_writer_append(bl_sonata_writer *w, uint64_t n, const double *timestamps_ms,
+                                  const uint64_t *node_ids, bl_error *err)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (!isfinite(timestamps_ms[i]) || timestamps_ms[i] < w->last_ts)
+            return bl_fail(err, BL_ERR_INVALID, "%s: spike %llu (t=%.17g ms) is %s", w->path,
+                           (unsigned long long)(w->n + i), timestamps_ms[i],
+                           isfinite(timestamps_ms[i]) ? "out of time order" : "not finite");
+        w->last_ts = timestamps_ms[i];
+    }
+    if (n == 0)
+        return BL_OK;
+    char detail[H5_DETAIL_MAX] = "";
+    bl_status st = BL_OK;
+    pthread_mutex_lock(&stream_lock);
+    h5_quiet q;
+    quiet_begin(&q);
+    if (extend(w->ts, w->n, n, H5T_NATIVE_DOUBLE, timestamps_ms) < 0 ||
+        extend(w->ids, w->n, n, H5T_NATIVE_UINT64, node_ids) < 0)
+        st = h5_fail(err, BL_ERR_IO, w->path, "cannot append to", w->object, detail);
+    quiet_end(&q);
+    pthread_mutex_unlock(&stream_lock);
+    if (!st)
+        w->n += n;
+    return st;
+}
+
+uint64_t bl_sonata_writer_n(const bl_sonata_writer *w) { return w ? w->n : 0; }
+
+void bl_sonata_writer_abort(bl_sonata_writer *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&stream_lock);
+    h5_quiet q;
+    quiet_begin(&q);
+    writer_release(w);
+    quiet_end(&q);
+    pthread_mutex_unlock(&stream_lock);
+    unlink(w->path);
+    free(w);
+}
+
+bl_status bl_sonata_writer_close(bl_sonata_writer *w, bl_error *err)
+{
+    if (!w)
+        return BL_OK;
+    char detail[H5_DETAIL_MAX] = "";
+    bl_status st = BL_OK;
+    pthread_mutex_lock(&stream_lock);
+    h5_quiet q;
+    quiet_begin(&q);
+    h5_close(&w->ts);
+    h5_close(&w->ids);
+    h5_close(&w->group);
+    herr_t rc = H5Fclose(w->file);
+    w->file = H5I_INVALID_HID;
+    if (rc < 0)
+        st = h5_fail(err, BL_ERR_IO, w->path, "cannot flush and close HDF5 file holding", w->object, detail);
+    quiet_end(&q);
+    pthread_mutex_unlock(&stream_lock);
+    if (st)
+        unlink(w->path);
+    free(w);
     return st;
 }

@@ -44,6 +44,34 @@ static inline BL_HD void bl_shiu_integrate(const bl_shiu_consts *k, double *v, d
     *v = k->L8 + ((k->L9 * g0) + (k->L10 * v0));
 }
 
+/* Is (v, g) inert: the next update leaves v unchanged because L9*g vanishes
+ * in the rounding of (L9*g) + (L10*v) and v is a fixed point of
+ * L8 + L10*v? Then every later update without input leaves v unchanged too:
+ * g only shrinks in magnitude (|fl(L2*g)| <= |g|, same sign), rounding is
+ * monotone, so fl(L9*g') lies between 0 and fl(L9*g) and the sum between
+ * fl(0 + L10*v) and fl(L9*g + L10*v), which are equal. (Compare v bit for
+ * bit where it matters: == also holds for +0 against -0.) */
+static inline BL_HD int bl_shiu_inert(const bl_shiu_consts *k, double v, double g)
+{
+    double a = k->L10 * v;
+    return ((k->L9 * g) + a) == a && k->L8 + a == v;
+}
+
+/* bl_shiu_integrate (the same operations, so the same bits), also saying
+ * whether the old (v, g) was inert, from the update's own intermediate values:
+ * then the new state is inert too (same v, smaller |g|). */
+static inline BL_HD int bl_shiu_integrate_inert(const bl_shiu_consts *k, double *v, double *g)
+{
+    double g0 = *g, v0 = *v;
+    double a = k->L10 * v0, s = (k->L9 * g0) + a;
+    *g = k->L2 * g0;
+    *v = k->L8 + s;
+    return (s == a) & (*v == v0);
+}
+
+/* The decay of g alone, one update: what bl_shiu_integrate does to g. */
+static inline BL_HD double bl_shiu_decay(const bl_shiu_consts *k, double g) { return k->L2 * g; }
+
 /* Step 2: strict threshold. */
 static inline BL_HD int bl_shiu_crosses(const bl_shiu_consts *k, double v) { return v > k->v_th; }
 

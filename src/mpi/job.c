@@ -95,8 +95,10 @@ bl_status bl_mpi_job_join(bl_context *ctx, int force, bl_error *err)
     MPI_Comm_rank(*comm, &ctx->job.rank);
     MPI_Comm_size(*comm, &ctx->job.ranks);
 #else
-    if (force)
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "the mpi backend is not in this build (configure with -DBL_MPI=ON)");
+    /* A job of one process. Asking for the mpi backend anyway fails where
+     * the backend is looked up: "unknown backend 'mpi'". */
+    (void)force;
+    (void)err;
 #endif
     return BL_OK;
 }

@@ -14,8 +14,8 @@
 
 /* Join the job: initialise MPI (once per process) when the process was
  * launched by mpirun, or when `force` (a plan that asks for the mpi backend
- * runs as a singleton job). Idempotent per context. Without the mpi backend,
- * force is an error naming the build. */
+ * runs as a singleton job). Idempotent per context. Without the mpi backend
+ * the job is this process alone, forced or not. */
 bl_status bl_mpi_job_join(bl_context *ctx, int force, bl_error *err);
 int bl_mpi_job_rank(const bl_context *ctx);  /* 0 until joined */
 int bl_mpi_job_ranks(const bl_context *ctx); /* 1 until joined */

@@ -7,6 +7,7 @@
 #include "plan/plan_impl.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,8 @@ static void free_populations(bl_pk_population *pops, size_t n)
         free(pops[i].name);
         free(pops[i].selector);
         free(pops[i].neurons);
+        free(pops[i].segments);
+        free(pops[i].schedule);
     }
     free(pops);
 }
@@ -207,6 +210,7 @@ void bl_plan_destroy(bl_plan *plan)
     free(plan->connectome_path);
     free(plan->preset);
     bl_pk_free_screen(plan);
+    free(plan->psth_pops);
     free(plan->audit_pops);
     for (size_t i = 0; plan->audit_columns && i < plan->audit.n_columns; i++)
         free(plan->audit_columns[i]);
@@ -298,11 +302,46 @@ int bl_plan_output_counts(const bl_plan *plan) { return plan->out_counts; }
 int bl_plan_output_state(const bl_plan *plan) { return plan->out_state; }
 int bl_plan_output_propagation(const bl_plan *plan) { return plan->out_propagation; }
 int bl_plan_top_responders(const bl_plan *plan) { return plan->top_responders; }
+const bl_plan_population *bl_plan_spikes_subset(const bl_plan *plan) { return plan->spikes_subset; }
+size_t bl_plan_psth(const bl_plan *plan, const bl_plan_population *const **pops, uint64_t *bin_steps)
+{
+    *pops = plan->psth_pops;
+    *bin_steps = plan->psth_bin_steps;
+    return plan->n_psth_pops;
+}
 size_t bl_plan_n_inputs(const bl_plan *plan) { return plan->n_inputs; }
 
 const bl_plan_input *bl_plan_input_at(const bl_plan *plan, size_t i)
 {
     return i < plan->n_inputs ? &plan->inputs[i] : NULL;
+}
+
+bl_status bl_plan_add_stimulus(const bl_plan *plan, const bl_plan_population *p, double rate_hz, bl_stimulus *s,
+                               bl_error *err)
+{
+    size_t first = bl_stimulus_n_populations(s);
+    bl_status st = BL_OK;
+    if (p->n_schedule) {
+        st = p->force ? bl_stimulus_add_forced_events(s, p->schedule, p->n_schedule, err)
+                      : bl_stimulus_add_events(s, p->schedule, p->n_schedule, err);
+        return st;
+    }
+    if (p->n_segments) {
+        for (size_t k = 0; !st && k < p->n_segments; k++) {
+            const double *g = p->segments + 3 * k;
+            st = bl_stimulus_add_poisson(s, p->neurons, p->n_neurons, isnan(rate_hz) ? g[2] : rate_hz, g[0],
+                                         g[1] >= plan->duration_ms ? -1.0 : g[1], err);
+        }
+    } else {
+        /* A window that reaches the end of the trial is passed as "to the end"
+         * (-1), so that no rounding of stop_ms can cut the last step. */
+        double stop = p->stop_ms >= plan->duration_ms ? -1.0 : p->stop_ms;
+        st = bl_stimulus_add_poisson(s, p->neurons, p->n_neurons, isnan(rate_hz) ? p->rate_hz : rate_hz, p->start_ms,
+                                     stop, err);
+    }
+    for (size_t q = first; !st && p->force && q < bl_stimulus_n_populations(s); q++)
+        st = bl_stimulus_set_force(s, q, 1, err);
+    return st;
 }
 
 bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_error *err)
@@ -314,10 +353,7 @@ bl_status bl_plan_build_stimulus(const bl_plan *plan, bl_stimulus **out, bl_erro
         return st;
     for (size_t i = 0; i < plan->n_stimuli && !st; i++) {
         const bl_plan_population *p = &plan->stimuli[i].view;
-        /* A window that reaches the end of the trial is passed as "to the end"
-         * (-1), so that no rounding of stop_ms can cut the last step. */
-        double stop = p->stop_ms >= plan->duration_ms ? -1.0 : p->stop_ms;
-        st = bl_stimulus_add_poisson(s, p->neurons, p->n_neurons, p->rate_hz, p->start_ms, stop, err);
+        st = bl_plan_add_stimulus(plan, p, NAN, s, err);
         if (st)
             bl_fail_context(err, "%s: stimulus[%zu] (%s)", plan->path, i, p->name);
     }

@@ -34,9 +34,10 @@ static const char *const connectome_keys[] = {"path", NULL};
 static const char *const model_keys[] = {"preset", "parameters", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
-                                          "top_responders", NULL};
+                                          "top_responders", "psth", NULL};
 static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "population",
-                                            "rate_hz", "start_ms", "stop_ms", NULL};
+                                            "rate_hz", "start_ms", "stop_ms", "mode", "rates", "baseline_hz",
+                                            "modulation", "schedule", NULL};
 static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "population", NULL};
 
 static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
@@ -149,17 +150,78 @@ static bl_status read_outputs(const bl_pk_ctx *ctx, const bl_toml_node *root, bl
     bl_status st = bl_pk_table(ctx, root, "", "outputs", 0, &out);
     if (st || !out)
         goto done;
-    if ((st = bl_pk_check_keys(ctx, out, "outputs", output_keys)) ||
-        (st = bl_pk_bool(ctx, out, "outputs", "spikes", 0, &plan->out_spikes, NULL)) ||
-        (st = bl_pk_bool(ctx, out, "outputs", "counts", 0, &plan->out_counts, NULL)) ||
+    /* spikes = true | false | "POPULATION" (only that named population's spikes). */
+    const bl_toml_node *spikes = bl_toml_table_get(out, "spikes");
+    const char *subset;
+    size_t len;
+    if ((st = bl_pk_check_keys(ctx, out, "outputs", output_keys)))
+        return st;
+    if (spikes && bl_toml_get_string(spikes, &subset, &len))
+        plan->out_spikes = 1; /* resolved once the populations are (bl_pk_resolve_outputs) */
+    else if ((st = bl_pk_bool(ctx, out, "outputs", "spikes", 0, &plan->out_spikes, NULL)))
+        return st;
+    if ((st = bl_pk_bool(ctx, out, "outputs", "counts", 0, &plan->out_counts, NULL)) ||
         (st = bl_pk_bool(ctx, out, "outputs", "state", 0, &plan->out_state, NULL)) ||
         (st = bl_pk_bool(ctx, out, "outputs", "propagation", 0, &plan->out_propagation, NULL)) ||
         (st = bl_pk_int(ctx, out, "outputs", "top_responders", 0, 0, BL_PLAN_MAX_TOP_RESPONDERS, &top,
                         NULL)))
         return st;
+    const bl_toml_node *psth = bl_toml_table_get(out, "psth");
+    if (psth) {
+        static const char *const psth_keys[] = {"populations", "bin_ms", NULL};
+        if (bl_toml_type_of(psth) != BL_TOML_TABLE)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, psth, "outputs.psth",
+                              "expected a table { populations = [...], bin_ms = ... }");
+        if ((st = bl_pk_check_keys(ctx, psth, "outputs.psth", psth_keys)) ||
+            (st = bl_pk_double(ctx, psth, "outputs.psth", "bin_ms", 1, &plan->psth_bin_ms, NULL)))
+            return st;
+        double r = plan->psth_bin_ms / plan->params.dt_ms;
+        if (!(r >= 1) || fabs(r - nearbyint(r)) > 1e-9 * r)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(psth, "bin_ms"), "outputs.psth.bin_ms",
+                              "%g ms is not a whole number (>= 1) of %g ms steps", plan->psth_bin_ms,
+                              plan->params.dt_ms);
+        plan->psth_bin_steps = (uint64_t)nearbyint(r);
+        const bl_toml_node *pops = bl_toml_table_get(psth, "populations");
+        if (!pops || bl_toml_type_of(pops) != BL_TOML_ARRAY || bl_toml_array_size(pops) == 0)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, pops ? pops : psth, "outputs.psth.populations",
+                              "expected a non-empty array of [[population]] names");
+    }
 done:
     plan->top_responders = (int)top;
     return st;
+}
+
+/* outputs.spikes = "NAME" and outputs.psth.populations, once the named
+ * populations are resolved. */
+static bl_status resolve_outputs(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    const bl_toml_node *out = bl_toml_table_get(root, "outputs");
+    const bl_toml_node *spikes = bl_toml_table_get(out, "spikes");
+    const char *name;
+    size_t len;
+    bl_status st = BL_OK;
+    if (spikes && bl_toml_get_string(spikes, &name, &len)) {
+        const bl_pk_population *p;
+        if ((st = bl_pk_find_named(ctx, plan, spikes, "outputs.spikes", plan->n_named, &p)))
+            return st;
+        plan->spikes_subset = &p->view;
+    }
+    const bl_toml_node *pops = bl_toml_table_get(bl_toml_table_get(out, "psth"), "populations");
+    size_t n = pops ? bl_toml_array_size(pops) : 0;
+    if (!n)
+        return BL_OK;
+    if (!(plan->psth_pops = calloc(n, sizeof *plan->psth_pops)))
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate the PSTH populations");
+    for (size_t i = 0; i < n; i++) {
+        const bl_pk_population *p;
+        char path[BL_PK_PATH_MAX];
+        bl_pk_index(path, sizeof path, "outputs.psth.populations", i);
+        if ((st = bl_pk_find_named(ctx, plan, bl_toml_array_at(pops, i), path, plan->n_named, &p)))
+            return st;
+        plan->psth_pops[i] = &p->view;
+        plan->n_psth_pops = i + 1;
+    }
+    return BL_OK;
 }
 
 /* The array of population tables at `key` (absent: none). */
@@ -215,37 +277,7 @@ static bl_status read_population(const bl_pk_ctx *ctx, const bl_toml_node *node,
     if (!stimulus)
         return BL_OK;
 
-    double rate, start = 0, stop = plan->duration_ms;
-    double max_rate = 1000.0 / plan->params.dt_ms;
-    char a[64], b[64], c[64];
-    if ((st = bl_pk_double(ctx, node, where, "rate_hz", 1, &rate, NULL)) ||
-        (st = bl_pk_double(ctx, node, where, "start_ms", 0, &start, NULL)) ||
-        (st = bl_pk_double(ctx, node, where, "stop_ms", 0, &stop, NULL)))
-        return st;
-    bl_pk_number(a, sizeof a, rate);
-    bl_pk_number(b, sizeof b, max_rate);
-    bl_pk_join(path, sizeof path, where, "rate_hz", 7);
-    if (!(rate >= 0 && rate <= max_rate))
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "rate_hz"), path,
-                          "%s Hz is out of range 0..%s (at most one event per %g ms step)", a, b,
-                          plan->params.dt_ms);
-    bl_pk_number(a, sizeof a, start);
-    bl_pk_number(b, sizeof b, stop);
-    bl_pk_number(c, sizeof c, plan->duration_ms);
-    if (!(start >= 0 && start < plan->duration_ms)) {
-        bl_pk_join(path, sizeof path, where, "start_ms", 8);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "start_ms"), path,
-                          "%s ms is outside the trial [0, %s) ms", a, c);
-    }
-    if (!(stop > start && stop <= plan->duration_ms)) {
-        bl_pk_join(path, sizeof path, where, "stop_ms", 7);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "stop_ms"), path,
-                          "%s ms must be after start_ms (%s) and at most the duration (%s ms)", b, a, c);
-    }
-    pop->view.rate_hz = rate;
-    pop->view.start_ms = start;
-    pop->view.stop_ms = stop;
-    return BL_OK;
+    return bl_pk_read_protocol(ctx, node, where, (bl_plan *)plan, pop);
 }
 
 static bl_status read_populations(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *key,
@@ -394,6 +426,8 @@ static bl_status silenced_union(bl_plan *plan, bl_error *err)
 
 static void publish(bl_pk_population *p)
 {
+    p->view.segments = p->segments;
+    p->view.schedule = p->schedule;
     p->view.name = p->name;
     p->view.selector = p->selector;
     p->view.neurons = p->neurons;
@@ -410,7 +444,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
         (st = read_populations(ctx, root, "silence", 0, plan, &sil)) ||
         (st = unique_names(ctx, plan, stim, sil)) ||
-        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)))
+        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)) ||
+        (st = resolve_outputs(ctx, root, plan)))
         return st;
     /* The resolved neurons are listed in the plan, hence in the record's
      * manifest: their total is bounded so that every sealed record stays
@@ -421,6 +456,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         bl_pk_index(where, sizeof where, "stimulus", i);
         st = bl_pk_resolve_selector(ctx, plan, bl_toml_array_at(stim, i), where,
                                     &plan->stimuli[i]);
+        if (!st)
+            st = bl_pk_check_schedule(ctx, bl_toml_array_at(stim, i), where, &plan->stimuli[i]);
         publish(&plan->stimuli[i]);
         if (!st && (selected += plan->stimuli[i].view.n_neurons) > BL_PLAN_MAX_SELECTED)
             st = bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_array_at(stim, i), where,

@@ -22,6 +22,9 @@ typedef struct bl_pk_population {
     char *selector;
     int32_t *neurons;
     int64_t expect_count; /* [[population]] only: -1 when not given */
+    double *segments;     /* [[stimulus]] rate table (3 per segment) */
+    int32_t *schedule;    /* [[stimulus]] schedule pairs */
+    char schedule_sha256[65];
 } bl_pk_population;
 
 struct bl_plan {
@@ -56,6 +59,11 @@ struct bl_plan {
     int threads;
     /* outputs */
     int out_spikes, out_counts, out_state, out_propagation;
+    const bl_plan_population *spikes_subset; /* outputs.spikes = "NAME"; NULL: all */
+    const bl_plan_population **psth_pops;     /* outputs.psth */
+    size_t n_psth_pops;
+    double psth_bin_ms;
+    uint64_t psth_bin_steps;
     int top_responders;
     /* inputs and identity of the resolved form */
     bl_plan_input *inputs;
@@ -164,6 +172,16 @@ bl_status bl_pk_load_connectome_dir(const bl_pk_ctx *ctx, const bl_toml_node *ro
 /* The audit operation (plan_audit.c). */
 bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *plan_dir,
                                 bl_plan *plan);
+
+/* The protocol keys of a [[stimulus]] table beyond name and selector
+ * (plan_stimulus.c): rate_hz + start_ms/stop_ms, or rates = [[start, stop,
+ * rate], ...], or baseline_hz + modulation = {start_ms, stop_ms, rate_hz},
+ * or schedule = "file.npy"; and mode = "input" | "force". */
+bl_status bl_pk_read_protocol(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where, bl_plan *plan,
+                              bl_pk_population *pop);
+/* After selection: a schedule's neurons must belong to the population. */
+bl_status bl_pk_check_schedule(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
+                               const bl_pk_population *pop);
 
 /* The [screen] table of operation "screen" (plan_screen.c), read after the
  * rest of the connectome plan is resolved. */

@@ -99,11 +99,35 @@ static void add_population(builder *b, cJSON *arr, const bl_pk_population *p, in
         snprintf(cut, sizeof cut, "%.*s... (%zu bytes)", keep, p->selector, len);
         add_str(b, o, "selector", cut);
     }
-    if (stimulus) {
+    if (stimulus && p->view.n_schedule) {
+        add_uint(b, o, "schedule_events", p->view.n_schedule);
+        add_str(b, o, "schedule_sha256", p->schedule_sha256);
+    } else if (stimulus && p->view.n_segments) {
+        cJSON *rows = check(b, cJSON_AddArrayToObject(o, "rates"));
+        for (size_t k = 0; rows && k < p->view.n_segments; k++) {
+            cJSON *row = check(b, cJSON_CreateArray());
+            if (!row || !cJSON_AddItemToArray(rows, row)) {
+                cJSON_Delete(row);
+                b->ok = 0;
+                break;
+            }
+            for (int j = 0; j < 3; j++) {
+                char text[40];
+                bl_pk_number(text, sizeof text, p->view.segments[3 * k + j]);
+                cJSON *x = check(b, cJSON_CreateRaw(text));
+                if (x && !cJSON_AddItemToArray(row, x)) {
+                    cJSON_Delete(x);
+                    b->ok = 0;
+                }
+            }
+        }
+    } else if (stimulus) {
         add_num(b, o, "rate_hz", p->view.rate_hz);
         add_num(b, o, "start_ms", p->view.start_ms);
         add_num(b, o, "stop_ms", p->view.stop_ms);
     }
+    if (stimulus && p->view.force) /* only when forced: input plans keep their hash */
+        add_str(b, o, "mode", "force");
     if (named && p->expect_count >= 0)
         add_int(b, o, "expect_count", p->expect_count);
     add_uint(b, o, "count", p->view.n_neurons);
@@ -258,6 +282,22 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         add_bool(&b, out, "state", plan->out_state);
         add_bool(&b, out, "propagation", plan->out_propagation);
         add_int(&b, out, "top_responders", plan->top_responders);
+        /* Only when given: plans without them keep their hash. */
+        if (plan->spikes_subset)
+            add_str(&b, out, "spikes_subset", plan->spikes_subset->name);
+        if (plan->n_psth_pops) {
+            cJSON *ps = check(&b, cJSON_AddObjectToObject(out, "psth"));
+            cJSON *names = ps ? check(&b, cJSON_AddArrayToObject(ps, "populations")) : NULL;
+            for (size_t i = 0; names && i < plan->n_psth_pops; i++) {
+                cJSON *s = check(&b, cJSON_CreateString(plan->psth_pops[i]->name));
+                if (s && !cJSON_AddItemToArray(names, s)) {
+                    cJSON_Delete(s);
+                    b.ok = 0;
+                }
+            }
+            if (ps)
+                add_num(&b, ps, "bin_ms", plan->psth_bin_ms);
+        }
     }
     if (!b.ok) {
         cJSON_Delete(root);

@@ -179,6 +179,12 @@ static bl_status read_axis(const bl_pk_ctx *ctx, const bl_toml_node *node, const
                               "no [[stimulus]] is named \"%s\"", shown);
         }
         ax->stimulus = s;
+        if (plan->stimuli[s].view.n_schedule) {
+            char spath[BL_PK_PATH_MAX];
+            bl_pk_join(spath, sizeof spath, where, "stimulus", 8);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "stimulus"), spath,
+                              "stimulus \"%s\" follows a schedule: it has no rate to vary", name);
+        }
         for (size_t i = 0; i < ax->n_levels; i++) {
             char epath[BL_PK_PATH_MAX];
             bl_pk_index(epath, sizeof epath, path, i);

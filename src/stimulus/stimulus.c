@@ -23,6 +23,7 @@ void bl_stimulus_destroy(bl_stimulus *s)
         free(s->populations[p].neurons);
     free(s->populations);
     free(s->events);
+    free(s->forced);
     free(s->targets);
     free(s);
 }
@@ -93,6 +94,42 @@ bl_status bl_stimulus_add_poisson(bl_stimulus *s, const int32_t *neurons, size_t
     p->start_ms = start_ms;
     p->stop_ms = stop_ms;
     s->n_populations++;
+    return BL_OK;
+}
+
+/* Append pairs to a sorted (step, neuron) list. */
+static bl_status add_pairs(int32_t **list, size_t *count, const int32_t *pairs, size_t n_events, const char *what,
+                           bl_error *err)
+{
+    for (size_t i = 0; i < n_events; i++)
+        if (pairs[2 * i] < 0 || pairs[2 * i + 1] < 0)
+            return bl_fail(err, BL_ERR_INVALID, "%s %zu: step %d, neuron %d: negative value", what, *count + i,
+                           pairs[2 * i], pairs[2 * i + 1]);
+    if (n_events > (SIZE_MAX / 2 / sizeof(int32_t)) - *count)
+        return bl_fail(err, BL_ERR_NOMEM, "too many %ss", what);
+    int32_t *grown = realloc(*list, 2 * (*count + n_events + 1) * sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate %zu %ss", n_events, what);
+    *list = grown;
+    if (n_events)
+        memcpy(grown + 2 * *count, pairs, 2 * n_events * sizeof *pairs);
+    *count += n_events;
+    qsort(grown, *count, 2 * sizeof *grown, cmp_pair);
+    return BL_OK;
+}
+
+bl_status bl_stimulus_add_forced_events(bl_stimulus *s, const int32_t *pairs, size_t n_events, bl_error *err)
+{
+    /* A repeat of (step, neuron) is one forced spike: a neuron spikes once a step. */
+    return add_pairs(&s->forced, &s->n_forced, pairs, n_events, "forced spike", err);
+}
+
+bl_status bl_stimulus_set_force(bl_stimulus *s, size_t index, int force, bl_error *err)
+{
+    if (index >= s->n_populations)
+        return bl_fail(err, BL_ERR_INVALID, "stimulus population %zu does not exist (%zu populations)", index,
+                       s->n_populations);
+    s->populations[index].force = force != 0;
     return BL_OK;
 }
 

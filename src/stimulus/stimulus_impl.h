@@ -9,6 +9,7 @@ typedef struct bl_population {
     size_t n;
     double rate_hz;
     double start_ms, stop_ms; /* stop_ms < 0: to the end */
+    int force;                /* its events are forced spikes, not input (bl_stimulus_set_force) */
 } bl_population;
 
 struct bl_stimulus {
@@ -16,6 +17,8 @@ struct bl_stimulus {
     size_t n_populations;
     int32_t *events; /* pairs (step, neuron), sorted by step then neuron */
     size_t n_events;
+    int32_t *forced; /* forced spikes: pairs (step, neuron), sorted */
+    size_t n_forced;
     int32_t *targets; /* explicit refractory-rule targets, or NULL */
     size_t n_targets;
     int has_targets;

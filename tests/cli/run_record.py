@@ -60,7 +60,7 @@ print(r.stdout)
 recs = sorted(glob.glob(os.path.join(root, "celegans-e2e-*")))
 check(len(recs) == 1, "run created one record")
 rec = recs[0]
-for f in ["DONE", "manifest.json", "checksums.sha256", "spikes.h5", "counts.npy", "rates.csv", "final_v.npy",
+for f in ["DONE", "manifest.json", "checksums.sha256", "spikes/trial-0000.h5", "plan.toml", "run.log", "counts.npy", "rates.csv", "final_v.npy",
           "final_g.npy", "summary.json", "propagation.json"]:
     check(os.path.exists(os.path.join(rec, f)), "record has " + f)
 check(not os.path.exists(os.path.join(rec, ".RESERVED")), "sealed record has no .RESERVED")
@@ -82,12 +82,23 @@ r = sh(CLI, "simulate", "--connectome", celegans, "--preset", "shiu2024", "--dur
        "--seed", "77", "--poisson", "200:" + os.path.join(tmp, "pop.npy"), "--silence", os.path.join(tmp, "sil.npy"),
        "--out", sim)
 check(r.returncode == 0, "simulate runs the same network")
-with h5py.File(os.path.join(rec, "spikes.h5"), "r") as h:
-    pops = list(h["spikes"].keys())
-    g = h["spikes"][pops[0]]
-    ts, nodes, trial = g["timestamps"][:], g["node_ids"][:], g["trial"][:]
-    sorting = g.attrs.get("sorting")
-    units = g["timestamps"].attrs.get("units")
+# One SONATA file per trial (spikes/trial-NNNN.h5), each one population sorted by time.
+ts, nodes, trial, sortings, units = [], [], [], set(), set()
+for k, path in enumerate(sorted(glob.glob(os.path.join(rec, "spikes", "trial-*.h5")))):
+    check(path.endswith("trial-%04d.h5" % k), "spike files are numbered by trial")
+    with h5py.File(path, "r") as h:
+        pops = list(h["spikes"].keys())
+        check(len(pops) == 1, "one population per spike file")
+        g = h["spikes"][pops[0]]
+        ts.append(g["timestamps"][:])
+        nodes.append(g["node_ids"][:])
+        trial.append(np.full(len(ts[-1]), k, np.uint32))
+        sortings.add(int(g.attrs.get("sorting")))
+        units.add(g["timestamps"].attrs.get("units"))
+        check(np.all(np.diff(ts[-1]) >= 0), "trial %d's spikes are sorted by time" % k)
+ts, nodes, trial = np.concatenate(ts), np.concatenate(nodes), np.concatenate(trial)
+sorting = 2 if sortings == {2} else None
+units = "ms" if units == {"ms"} else None
 steps = np.load(os.path.join(sim, "spikes_step.npy"))
 check(len(ts) >= 200, "spikes.h5 holds %d spikes (>= 200)" % len(ts))
 check(np.array_equal(nodes, np.load(os.path.join(sim, "spikes_neuron.npy")).astype(np.uint64)) and

@@ -43,19 +43,23 @@ def run(plan, root, *extra):
     return rec
 
 
-def spikes_digest(h5path):
-    with h5py.File(h5path, "r") as f:
-        (pop,) = list(f["spikes"])
-        g = f["spikes"][pop]
-        ts = g["timestamps"][()]
-        ids = g["node_ids"][()]
-        trials = g["trial"][()] if "trial" in g else np.zeros(len(ts), np.uint32)
-    steps = np.rint(ts / 0.1).astype("<i4")
-    assert np.array_equal(steps * 0.1, ts)  # the timestamps are exactly step * dt
-    h = hashlib.sha256()
-    for a in (trials.astype("<i4"), steps, ids.astype("<i4")):
-        h.update(a.tobytes())
-    return h.hexdigest()
+def spikes_digest(rec, n_trials):
+    """The stream's digest (src/experiment/xp_impl.h), recomputed from the
+    record's per-trial SONATA files: SHA-256 over the trials of each trial's
+    SHA-256 of its (step, neuron) int32 little-endian pairs."""
+    outer = hashlib.sha256()
+    for k in range(n_trials):
+        with h5py.File(rec / "spikes" / f"trial-{k:04d}.h5", "r") as f:
+            (pop,) = list(f["spikes"])
+            g = f["spikes"][pop]
+            ts = g["timestamps"][()]
+            ids = g["node_ids"][()]
+        steps = np.rint(ts / 0.1).astype("<i4")
+        assert np.array_equal(steps * 0.1, ts)  # the timestamps are exactly step * dt
+        pairs = np.empty((len(ts), 2), "<i4")
+        pairs[:, 0], pairs[:, 1] = steps, ids
+        outer.update(hashlib.sha256(pairs.tobytes()).digest())
+    return outer.hexdigest()
 
 
 def base_text(screen_text):
@@ -112,7 +116,8 @@ def check_screen(label, plan, tmp, ok, threads="2"):
                 and np.load(single / "final_v.npy").tobytes() == fv[c].tobytes()
                 and np.load(single / "final_g.npy").tobytes() == fg[c].tobytes()
                 and np.array_equal(np.load(single / "rates_mean_hz.npy"), rates[c])
-                and spikes_digest(single / "spikes.h5") == cond["spikes_sha256"]
+                and spikes_digest(single, sc.shape[0]) == cond["spikes_sha256"]
+                and json.loads((single / "summary.json").read_text())["spikes_sha256"] == cond["spikes_sha256"]
                 and int(sc.sum()) == cond["spikes"])
         good_all &= same
         print(f"{'ok ' if same else 'BAD'} {label} condition {c} ({cond['label']}): {cond['spikes']} spikes")

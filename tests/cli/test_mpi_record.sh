@@ -39,7 +39,8 @@ one=$(ls -d "$tmp"/single/*/) two=$(ls -d "$tmp"/mpi/*/)
 [ "$(ls "$tmp/mpi" | wc -l)" = 1 ] || { echo "FAIL: expected one record from a 2-rank job"; exit 1; }
 [ -f "$two/DONE" ] || { echo "FAIL: the 2-rank record is not sealed"; exit 1; }
 "$BL_CLI" verify "$two" >/dev/null
-for f in spikes.h5 counts.npy rates_mean_hz.npy rates_sd_hz.npy rates.csv final_v.npy final_g.npy \
+diff -r -q "$one/spikes" "$two/spikes" >/dev/null || { echo "FAIL: spike files differ between 1 process and 2 ranks"; exit 1; }
+for f in counts.npy rates_mean_hz.npy rates_sd_hz.npy rates.csv final_v.npy final_g.npy \
          propagation.json depth_from_stimulus.npy; do
   cmp -s "$one/$f" "$two/$f" || { echo "FAIL: $f differs between 1 process and 2 ranks"; exit 1; }
 done
@@ -51,13 +52,14 @@ PY
 grep -q "mpi backend, 2 rank(s) x 2 thread(s)" "$tmp/mpi.out" || { echo "FAIL: rank 0's summary missing"; cat "$tmp/mpi.out"; exit 1; }
 [ "$(grep -c "spikes, " "$tmp/mpi.out")" = 1 ] || { echo "FAIL: more than one rank printed a summary"; exit 1; }
 spikes=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['spikes'])" "$two/summary.json")
-echo "ok   mpirun -np 2 run: record equals the single-process record ($spikes spikes; spikes.h5, counts, rates, final state, propagation identical); verified"
+echo "ok   mpirun -np 2 run: record equals the single-process record ($spikes spikes; spike files, counts, rates, final state, propagation identical); verified"
 
 # Replica groups: 4 ranks as 2 groups of 2 share out the trials; same record.
 mpirun -np 4 "$BL_CLI" run "$plan" --root "$tmp/replicas" --threads 1 --replicas 2 --quiet > /dev/null
 four=$(ls -d "$tmp"/replicas/*/)
 "$BL_CLI" verify "$four" >/dev/null
-for f in spikes.h5 counts.npy rates_mean_hz.npy rates.csv final_v.npy final_g.npy propagation.json \
+diff -r -q "$one/spikes" "$four/spikes" >/dev/null || { echo "FAIL: spike files differ between 1 process and 2 replica groups"; exit 1; }
+for f in counts.npy rates_mean_hz.npy rates.csv final_v.npy final_g.npy propagation.json \
          depth_from_stimulus.npy; do
   cmp -s "$one/$f" "$four/$f" || { echo "FAIL: $f differs between 1 process and 2 replica groups x 2 ranks"; exit 1; }
 done

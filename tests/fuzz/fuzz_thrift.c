@@ -15,9 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    pq_why why;
-    pq_file_meta m;
-    if (pq_parse_file_meta(data, size, &m, &why) == 0) {
+    bl_pq_why why;
+    bl_pq_file_meta m;
+    if (bl_pq_parse_file_meta(data, size, &m, &why) == 0) {
         if (m.n_schema == 0 || !m.schema || m.num_rows < 0)
             abort();
         for (uint32_t i = 0; i < m.n_schema; i++)
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (m.row_groups[g].num_rows < 0 || (m.row_groups[g].n_columns && !m.row_groups[g].columns))
                 abort();
             for (uint32_t c = 0; c < m.row_groups[g].n_columns; c++) {
-                const pq_chunk_meta *k = &m.row_groups[g].columns[c];
+                const bl_pq_chunk_meta *k = &m.row_groups[g].columns[c];
                 if (k->has_meta && (k->num_values < 0 || k->total_compressed < 0 || k->data_page_offset < 0))
                     abort();
             }
@@ -35,21 +35,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!why.text[0] || strchr(why.text, '\n')) {
         abort();
     }
-    pq_file_meta_free(&m);
+    bl_pq_file_meta_free(&m);
 
-    pq_page_header h;
+    bl_pq_page_header h;
     size_t used;
     why.text[0] = '\0';
-    if (pq_parse_page_header(data, size, &h, &used, &why) == 0) {
+    if (bl_pq_parse_page_header(data, size, &h, &used, &why) == 0) {
         if (used > size || h.compressed < 0 || h.uncompressed < 0 || h.num_values < 0)
             abort();
     } else if (!why.text[0]) {
         abort();
     }
 
-    pq_thrift t;
-    pq_t_init(&t, data, size, &why);
-    if (pq_t_skip(&t, PQ_T_STRUCT) == 0 && (t.p > t.end || t.depth != 0))
+    bl_pq_thrift t;
+    bl_pq_t_init(&t, data, size, &why);
+    if (bl_pq_t_skip(&t, PQ_T_STRUCT) == 0 && (t.p > t.end || t.depth != 0))
         abort();
     return 0;
 }

@@ -43,7 +43,7 @@ csv_small=(-DCSV_CHUNK=7 -DCSV_MAX_FIELD_BYTES=64 -DCSV_MAX_FIELDS=32 -DCSV_MAX_
 
 # The Parquet reader: rows and string bytes at most 64 per input byte, so that
 # no input of -max_len bytes can justify more than a few MiB.
-pq_srcs=("$root/src/io/table_parquet.c" "$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c"
+pq_srcs=("$root/src/io/table_parquet.c" "$root/src/io/parquet_chunk.c" "$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c"
          "$root/src/io/parquet_codec.c" "$root/src/io/parquet_decode.c")
 pq_libs=(-lsnappy -lz -lzstd -lbrotlidec -llz4)
 

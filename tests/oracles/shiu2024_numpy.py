@@ -62,11 +62,14 @@ def check_constants():
 
 
 def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silence=None, w_syn=W_SYN,
-             w_poi=W_POI, checkpoints=()):
+             w_poi=W_POI, checkpoints=(), forced_per_trial=None):
     """events_per_trial: function trial -> (steps, neurons) int arrays of stimulus events,
     sorted by step (order within a step does not matter: all events add the same w_poi,
     sequentially, to v). Returns a result dict in the CLI's layout, plus "snapshots":
-    {k: (V[T,N], G[T,N])}, the state after k steps for k in checkpoints."""
+    {k: (V[T,N], G[T,N])}, the state after k steps for k in checkpoints.
+    forced_per_trial: function trial -> (steps, neurons) of forced spikes
+    (docs/forcing.md): after thresholds, a forced neuron that is not refractory
+    and did not cross threshold spikes at that step; other forced events drop."""
     n = graph.n
     offsets, targets = graph.offsets, graph.targets.astype(np.intp)
     deg = np.diff(offsets)
@@ -88,6 +91,14 @@ def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silenc
         ev_n = np.asarray(ev_n, np.intp)
         assert np.all(np.diff(ev_s) >= 0)
         bounds = np.searchsorted(ev_s, np.arange(n_steps + 1))
+        if forced_per_trial is not None:
+            fo_s, fo_n = forced_per_trial(trial)
+            fo_s, fo_n = np.asarray(fo_s, np.int64), np.asarray(fo_n, np.intp)
+            order = np.argsort(fo_s, kind="stable")
+            fo_s, fo_n = fo_s[order], fo_n[order]
+        else:
+            fo_s = fo_n = np.empty(0, np.int64)
+        fbounds = np.searchsorted(fo_s, np.arange(n_steps + 1))
         v = np.full(n, V_0)
         g = np.zeros(n)
         last = np.full(n, -(1 << 40), np.int64)
@@ -105,6 +116,14 @@ def simulate(graph, n_steps, events_per_trial, poisson_targets, trials=1, silenc
             src = np.nonzero(spike)[0]
             nr[src] = False
             last[src] = s
+            # 2b (forcing)
+            fa, fb = fbounds[s], fbounds[s + 1]
+            if fb > fa:
+                forced = np.unique(fo_n[fa:fb])
+                forced = forced[nr[forced]]
+                nr[forced] = False
+                last[forced] = s
+                src = np.union1d(src, forced).astype(np.intp)
             # 3
             old = history.pop(s - DELAY_STEPS, None)
             if old is not None:

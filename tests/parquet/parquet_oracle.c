@@ -93,14 +93,14 @@ static void encodings_of(const char *path, uint32_t leaf, int is_bool, char *out
     }
     const uint8_t *u = (const uint8_t *)b;
     uint32_t mlen = (uint32_t)u[n - 8] | (uint32_t)u[n - 7] << 8 | (uint32_t)u[n - 6] << 16 | (uint32_t)u[n - 5] << 24;
-    pq_file_meta m;
-    pq_why why;
+    bl_pq_file_meta m;
+    bl_pq_why why;
     uint32_t mask = 0;
-    if (mlen <= n - 12 && pq_parse_file_meta(u + n - 8 - mlen, mlen, &m, &why) == 0) {
+    if (mlen <= n - 12 && bl_pq_parse_file_meta(u + n - 8 - mlen, mlen, &m, &why) == 0) {
         for (uint32_t g = 0; g < m.n_row_groups; g++)
             if (leaf < m.row_groups[g].n_columns)
                 mask |= m.row_groups[g].columns[leaf].encodings;
-        pq_file_meta_free(&m);
+        bl_pq_file_meta_free(&m);
     }
     free(b);
     if (!is_bool && (mask & ~(1u << PQ_RLE)))
@@ -110,7 +110,7 @@ static void encodings_of(const char *path, uint32_t leaf, int is_bool, char *out
     for (int e = 0; e < 32; e++)
         if (mask & (1u << e)) {
             size_t l = strlen(out);
-            snprintf(out + l, cap - l, "%s%s", l ? "+" : "", pq_encoding_name(e));
+            snprintf(out + l, cap - l, "%s%s", l ? "+" : "", bl_pq_encoding_name(e));
         }
     if (!out[0])
         snprintf(out, cap, "none");

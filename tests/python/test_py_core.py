@@ -54,14 +54,41 @@ class ConnectomeTest(TempDirCase):
 
     def test_select_refusals(self):
         c = self.c
-        bad = [dict(), dict(neurons=[1], ids=["x"]), dict(neurons=[]), dict(neurons=[-1]), dict(neurons=[2952]),
-               dict(neurons=[1, 1]), dict(ids=[]), dict(select={}), dict(select={"no_such_column": "x"}),
-               dict(cell_type=[]), dict(cell_type="no such type"), dict(select={"a": 1}, cell_type="PN")]
-        for kw in bad:
-            with self.assertRaises((ValueError, KeyError), msg=repr(kw)):
+        # Refused by the library, with its message naming the criterion.
+        for kw, text in [(dict(), "no selector"), (dict(neurons=[]), "neurons"), (dict(neurons=[-1]), "-1"),
+                         (dict(neurons=[2952]), "2952"), (dict(ids=[]), "ids"), (dict(ids=["not-an-id"]), "not-an-id"),
+                         (dict(select={}), "select"), (dict(select={"no_such_column": "x"}), "no_such_column"),
+                         (dict(cell_type=[]), "cell_type"), (dict(cell_type="no such type"), "empty selection"),
+                         (dict(from_="nowhere", depth=1), "nowhere")]:
+            with self.assertRaises(bl.Error, msg=repr(kw)) as e:
                 c.select(**kw)
-        with self.assertRaises(KeyError):
-            c.select(ids=["not-an-id"])
+            self.assertIn(text, str(e.exception), repr(kw))
+            self.assertIn("population 'selection'", str(e.exception))
+            self.assertNotIn("select.toml", str(e.exception))
+        with self.assertRaises(ValueError):
+            c.select(select={"a": "1"}, cell_type="PN")
+        with self.assertRaises(TypeError):
+            c.select(select={"cell_type": object()})
+        with self.assertRaises(TypeError):
+            c.select_many({"x": [1, 2]})
+
+    def test_select_language(self):
+        """Globs, not, depth from a population, union: the plan's language."""
+        c = self.c
+        ct = np.array(c.columns["cell_type"])
+        pn = c.select(cell_type="PN*")
+        np.testing.assert_array_equal(pn, [i for i, t in enumerate(ct) if t.startswith("PN")])
+        np.testing.assert_array_equal(c.select(cell_type={"not": ["sensory"]}), np.flatnonzero(ct != "sensory"))
+        m = c.select_many({"ORN": {"select": {"cell_type": "sensory", "modality": "olfactory"}},
+                           "next": {"from": "ORN", "depth": 1},
+                           "both": {"union": ["ORN", "next"]}})
+        # depth 1 from the ORNs: their direct targets that are not ORNs themselves
+        orn = m["ORN"]
+        direct = set()
+        for i in orn:
+            direct.update(c.targets[c.offsets[i]:c.offsets[i + 1]].tolist())
+        np.testing.assert_array_equal(m["next"], sorted(direct - set(orn.tolist())))
+        np.testing.assert_array_equal(m["both"], np.union1d(orn, m["next"]))
 
     def test_load_errors(self):
         with self.assertRaises(bl.Error) as e:
@@ -180,6 +207,10 @@ class RecordTest(TempDirCase):
             rec.load("no-such-artifact.npy")
         v = rec.verify()
         self.assertTrue(v)
+        self.assertIn("ok", repr(v))
+        self.assertIn("n=", repr(rec.spikes))
+        self.assertIn(rec.name, repr(rec))
+        self.assertIn("trials", repr(bl.simulate(bl.Connectome.load(LARVA), trials=1, duration_ms=5.0)))
         self.assertEqual(v.artifacts, len(rec.artifacts))
         self.assertTrue(bl.verify(rec.path))
         self.assertEqual(subprocess.run([CLI, "verify", rec.path], capture_output=True).returncode, 0)
@@ -188,11 +219,32 @@ class RecordTest(TempDirCase):
             f.write(" ")
         v = rec.verify()
         self.assertFalse(v)
+        self.assertIn("FAILED", repr(v))
         self.assertIn("summary.json", v.message)
         self.assertTrue(any("summary.json" in p for p in v.problems))
         cli = subprocess.run([CLI, "verify", rec.path], capture_output=True, text=True)
         self.assertNotEqual(cli.returncode, 0)
         self.assertIn("summary.json", cli.stdout + cli.stderr)
+
+    def test_spikes_one_file_per_trial(self):
+        import h5py
+        w = _core.record_writer(self.tmp, "per-trial")
+        for trial, (ts, ids) in enumerate([([0.1, 0.5], [3, 1]), ([0.2], [7])]):
+            with h5py.File(w.path("spikes/trial-%04d.h5" % trial), "w") as f:
+                g = f.create_group("spikes/pop")
+                g.attrs["sorting"] = "by_time"
+                g["timestamps"] = np.array(ts)
+                g["node_ids"] = np.array(ids, dtype=np.uint64)
+        rec = bl.Record(w.seal())
+        self.assertEqual(rec.spike_files, ["spikes/trial-0000.h5", "spikes/trial-0001.h5"])
+        sp = rec.spikes
+        np.testing.assert_array_equal(sp.timestamps_ms, [0.1, 0.5, 0.2])
+        np.testing.assert_array_equal(sp.node_ids, [3, 1, 7])
+        np.testing.assert_array_equal(sp.trials, [0, 0, 1])
+        self.assertEqual(rec.load("spikes/trial-0001.h5").sorting, "by_time")
+        empty = _core.record_writer(self.tmp, "no-spikes")
+        with self.assertRaises(KeyError):
+            bl.Record(empty.seal()).spikes
 
     def test_run_plan_errors(self):
         with self.assertRaises(bl.Error) as e:

@@ -146,19 +146,26 @@ class ConnectomeFigures(TempDirCase):
 
 class AuditAndReservoirFigures(TempDirCase):
     def test_hierarchy(self):
-        w = _core.record_writer(self.tmp, "audit")
-        layers = [{"name": "sensory", "size": 42}, {"name": "first-order", "size": 120}, {"name": "higher", "size": 7}]
-        edges = np.array([[[3, 40, 0], [0, 9, 12], [1, 0, 2]], [[0, 2, 0], [0, 1, 3], [0, 0, 0]]], dtype=np.int64)
-        with open(w.path("audit.json"), "w") as f:
-            json.dump({"layers": layers}, f)
-        np.save(w.path("layer_edges.npy"), edges)
-        src = bl.Record(w.seal())
+        src = bl.run_plan(os.path.join(SOURCE, "plans", "larva-audit.toml"), root=self.tmp)
         self.assertEqual(plot.available(src), ["hierarchy"])
         out = plot.plot_record(src, root=self.tmp)
         d = check_images(self, out, "hierarchy")
-        self.assertEqual(list(d["layer"]), ["sensory", "first-order", "higher"])
-        np.testing.assert_array_equal(d["layer_size"], [42, 120, 7])
-        np.testing.assert_array_equal(d["layer_edges"], edges.sum(axis=0))
+        with open(os.path.join(src.path, "audit.json")) as f:
+            h = json.load(f)["hierarchy"]
+        self.assertEqual(list(d["layer"]), h["layer_order"])
+        np.testing.assert_array_equal(d["layer_size"], [l["size"] for l in h["layers"]])
+        e = np.load(os.path.join(src.path, "layer_edges.npy"))
+        np.testing.assert_array_equal(d["layer_edges"], e[0, 0] + e[0, 1])
+        np.testing.assert_array_equal(d["layer_edges_excitatory"], h["edges"]["excitatory"]["edge_counts"])
+        np.testing.assert_array_equal(d["layer_edges_inhibitory"], h["edges"]["inhibitory"]["edge_counts"])
+        np.testing.assert_array_equal(d["layer_synapses"], e[1, 0] + e[1, 1])
+        self.assertEqual(sum(d["layer_size"]), 2952)
+        # A bare layer matrix is drawn too (layer names then come from the shape).
+        w = _core.record_writer(self.tmp, "bare")
+        np.save(w.path("layer_edges.npy"), np.array([[1, 2], [0, 3]], dtype=np.int64))
+        d = plot.hierarchy_data(bl.Record(w.seal()))
+        self.assertEqual(list(d["layer"]), ["layer 0", "layer 1"])
+        np.testing.assert_array_equal(d["layer_edges"], [[1, 2], [0, 3]])
 
     def test_reservoir(self):
         src = bl.run_plan(os.path.join(SOURCE, "plans", "delayed-cue.toml"), root=self.tmp)

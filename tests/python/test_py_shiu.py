@@ -176,6 +176,55 @@ class ShiuTest(TempDirCase):
         self.assertEqual([int(x) for x in self.conn.external_ids], self.ids.tolist())
 
 
+class TableTest(TempDirCase):
+    """The extension's Parquet writer and table reader (the library's), and load_exps over them."""
+
+    def test_write_read_roundtrip(self):
+        from brainlesslab import _core
+        p = os.path.join(self.tmp, "a.parquet")
+        t = np.array([0.0, 0.0001, 0.5])
+        try:
+            _core.write_parquet(p, [("t", "double", t), ("trial", "int64", [0, 1, 2]),
+                                    ("flywire_id", "int64", [720575940600000001, 2, 3]),
+                                    ("exp_name", "string", ["x", "x", "x"])], "zstd")
+        except bl.Error as e:
+            self.skipTest("the library's Parquet writer: %s" % e)
+        cols = _core.read_table(p)
+        self.assertEqual(list(cols), ["t", "trial", "flywire_id", "exp_name"])
+        np.testing.assert_array_equal(cols["t"], t)
+        np.testing.assert_array_equal(cols["flywire_id"], [720575940600000001, 2, 3])
+        self.assertEqual(cols["exp_name"], ["x", "x", "x"])
+        self.assertEqual(list(_core.read_table(p, ["trial"])), ["trial"])
+        df = shiu.load_exps([p, p])
+        self.assertEqual(len(df), 6)
+        self.assertEqual(list(np.asarray(df["exp_name"])), ["x"] * 6)
+        self.assertIn("6 spikes", repr(df)) if isinstance(df, shiu.SpikeTable) else None
+        with self.assertRaises(bl.Error) as e:
+            _core.read_table(p, ["no_such_column"])
+        self.assertIn("no_such_column", str(e.exception))
+        with self.assertRaises(bl.Error):
+            _core.read_table(os.path.join(self.tmp, "missing.parquet"))
+        with self.assertRaises(bl.Error):
+            shiu.load_exps([os.path.join(self.tmp, "missing.parquet")])
+        with self.assertRaises(ValueError):
+            _core.write_parquet(os.path.join(self.tmp, "b.parquet"), [("a", "complex", [1])])
+        with self.assertRaises(bl.Error):  # columns of unequal length
+            _core.write_parquet(os.path.join(self.tmp, "c.parquet"), [("a", "int64", [1, 2]), ("b", "int64", [1])])
+        with self.assertRaises(bl.Error):
+            _core.write_parquet(os.path.join(self.tmp, "d.parquet"), [("a", "int64", [1])], "no-such-codec")
+
+    def test_import_failure_is_reported(self):
+        comp = os.path.join(self.tmp, "c.csv")
+        with open(comp, "w") as f:
+            f.write(",Completed\n1,True\n")
+        con = os.path.join(self.tmp, "c.parquet")
+        open(con, "wb").close()
+        with self.assertRaises(bl.Error) as e:
+            shiu.flywire_connectome(comp, con, os.path.join(self.tmp, "cache"))
+        self.assertIn("import flywire failed", str(e.exception))
+        self.assertFalse(glob.glob(os.path.join(self.tmp, "cache", "connectome-*")))
+
+
 class GetRateTest(unittest.TestCase):
     def test_get_rate_equals_numpy(self):
         rng = np.random.default_rng(5)
@@ -220,6 +269,7 @@ class GetRateTest(unittest.TestCase):
                 self.assertAlmostEqual(col_s[k], np.sqrt(np.mean((r - r.mean()) ** 2)), places=12)
         self.assertEqual(list(rate.names)[0] if rate.names is not None else rate["name"].iloc[0], "sugar")
         self.assertIsNotNone(values)
+        self.assertIn("neurons", repr(rate)) if isinstance(rate, shiu.RateTable) else None
 
     def test_engine_params(self):
         over, dur, n_run, r1, r2 = shiu.engine_params(shiu.default_params)

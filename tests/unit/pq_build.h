@@ -77,56 +77,56 @@ static inline void pqb_put(pqb_buf *b, const void *p, size_t n)
 
 static inline void pqb_page_out(pqb_buf *b, const pqb_page *pg)
 {
-    pq_tw h = {0};
-    pq_tw_i32(&h, 1, pg->type);
-    pq_tw_i32(&h, 2, pg->uncompressed == PQB_AUTO ? (int32_t)pg->len : pg->uncompressed);
-    pq_tw_i32(&h, 3, pg->compressed == PQB_AUTO ? (int32_t)pg->len : pg->compressed);
+    bl_pq_tw h = {0};
+    bl_pq_tw_i32(&h, 1, pg->type);
+    bl_pq_tw_i32(&h, 2, pg->uncompressed == PQB_AUTO ? (int32_t)pg->len : pg->uncompressed);
+    bl_pq_tw_i32(&h, 3, pg->compressed == PQB_AUTO ? (int32_t)pg->len : pg->compressed);
     if (pg->type == PQ_DICTIONARY_PAGE) {
-        pq_tw_struct_begin(&h, 7);
-        pq_tw_i32(&h, 1, pg->num_values);
-        pq_tw_i32(&h, 2, pg->encoding);
+        bl_pq_tw_struct_begin(&h, 7);
+        bl_pq_tw_i32(&h, 1, pg->num_values);
+        bl_pq_tw_i32(&h, 2, pg->encoding);
     } else if (pg->type == PQ_DATA_PAGE_V2) {
-        pq_tw_struct_begin(&h, 8);
-        pq_tw_i32(&h, 1, pg->num_values);
-        pq_tw_i32(&h, 2, pg->num_nulls);
-        pq_tw_i32(&h, 3, pg->num_values);
-        pq_tw_i32(&h, 4, pg->encoding);
-        pq_tw_i32(&h, 5, pg->def_len);
-        pq_tw_i32(&h, 6, 0);
+        bl_pq_tw_struct_begin(&h, 8);
+        bl_pq_tw_i32(&h, 1, pg->num_values);
+        bl_pq_tw_i32(&h, 2, pg->num_nulls);
+        bl_pq_tw_i32(&h, 3, pg->num_values);
+        bl_pq_tw_i32(&h, 4, pg->encoding);
+        bl_pq_tw_i32(&h, 5, pg->def_len);
+        bl_pq_tw_i32(&h, 6, 0);
     } else {
-        pq_tw_struct_begin(&h, pg->type == PQ_DATA_PAGE ? 5 : 6);
-        pq_tw_i32(&h, 1, pg->num_values);
-        pq_tw_i32(&h, 2, pg->encoding);
-        pq_tw_i32(&h, 3, pg->def_encoding);
-        pq_tw_i32(&h, 4, PQ_RLE);
+        bl_pq_tw_struct_begin(&h, pg->type == PQ_DATA_PAGE ? 5 : 6);
+        bl_pq_tw_i32(&h, 1, pg->num_values);
+        bl_pq_tw_i32(&h, 2, pg->encoding);
+        bl_pq_tw_i32(&h, 3, pg->def_encoding);
+        bl_pq_tw_i32(&h, 4, PQ_RLE);
     }
-    pq_tw_struct_end(&h);
-    pq_tw_struct_end(&h);
+    bl_pq_tw_struct_end(&h);
+    bl_pq_tw_struct_end(&h);
     pqb_put(b, h.buf, h.len);
     pqb_put(b, pg->body, pg->len);
-    pq_tw_free(&h);
+    bl_pq_tw_free(&h);
 }
 
-static inline void pqb_chunk_meta(pq_tw *t, int32_t type, const char *name, int32_t codec, int64_t values,
+static inline void pqb_chunk_meta(bl_pq_tw *t, int32_t type, const char *name, int32_t codec, int64_t values,
                                   int64_t size, int64_t data_at, int64_t dict_at)
 {
-    pq_tw_struct_begin(t, 0);
-    pq_tw_i64(t, 2, data_at);
-    pq_tw_struct_begin(t, 3);
-    pq_tw_i32(t, 1, type);
-    pq_tw_list(t, 2, PQ_T_I32, 1);
-    pq_tw_elem_i32(t, PQ_PLAIN);
-    pq_tw_list(t, 3, PQ_T_BINARY, 1);
-    pq_tw_elem_binary(t, name, strlen(name));
-    pq_tw_i32(t, 4, codec);
-    pq_tw_i64(t, 5, values);
-    pq_tw_i64(t, 6, size);
-    pq_tw_i64(t, 7, size);
-    pq_tw_i64(t, 9, data_at);
+    bl_pq_tw_struct_begin(t, 0);
+    bl_pq_tw_i64(t, 2, data_at);
+    bl_pq_tw_struct_begin(t, 3);
+    bl_pq_tw_i32(t, 1, type);
+    bl_pq_tw_list(t, 2, PQ_T_I32, 1);
+    bl_pq_tw_elem_i32(t, PQ_PLAIN);
+    bl_pq_tw_list(t, 3, PQ_T_BINARY, 1);
+    bl_pq_tw_elem_binary(t, name, strlen(name));
+    bl_pq_tw_i32(t, 4, codec);
+    bl_pq_tw_i64(t, 5, values);
+    bl_pq_tw_i64(t, 6, size);
+    bl_pq_tw_i64(t, 7, size);
+    bl_pq_tw_i64(t, 9, data_at);
     if (dict_at >= 0)
-        pq_tw_i64(t, 11, dict_at);
-    pq_tw_struct_end(t);
-    pq_tw_struct_end(t);
+        bl_pq_tw_i64(t, 11, dict_at);
+    bl_pq_tw_struct_end(t);
+    bl_pq_tw_struct_end(t);
 }
 
 /* The file's bytes into *b. */
@@ -154,84 +154,85 @@ static inline void pqb_build(const pqb_file *f, pqb_buf *b)
         pqb_page_out(b, &pg);
         d_size = (int64_t)b->len - d_at;
     }
-    pq_tw t = {0};
-    pq_tw_i32(&t, 1, 1);
+    bl_pq_tw t = {0};
+    bl_pq_tw_i32(&t, 1, 1);
     int n_fields = 1 + (f->second_column != 0);
     int n_schema = 1 + n_fields + (f->num_children > 0);
-    pq_tw_list(&t, 2, PQ_T_STRUCT, f->schema_list_size == PQB_AUTO ? (uint32_t)n_schema : (uint32_t)f->schema_list_size);
-    pq_tw_struct_begin(&t, 0);
-    pq_tw_string(&t, 4, "schema");
-    pq_tw_i32(&t, 5, n_fields);
-    pq_tw_struct_end(&t);
-    pq_tw_struct_begin(&t, 0);
+    bl_pq_tw_list(&t, 2, PQ_T_STRUCT,
+                  f->schema_list_size == PQB_AUTO ? (uint32_t)n_schema : (uint32_t)f->schema_list_size);
+    bl_pq_tw_struct_begin(&t, 0);
+    bl_pq_tw_string(&t, 4, "schema");
+    bl_pq_tw_i32(&t, 5, n_fields);
+    bl_pq_tw_struct_end(&t);
+    bl_pq_tw_struct_begin(&t, 0);
     if (f->num_children == 0)
-        pq_tw_i32(&t, 1, f->phys);
-    pq_tw_i32(&t, 3, f->repetition);
+        bl_pq_tw_i32(&t, 1, f->phys);
+    bl_pq_tw_i32(&t, 3, f->repetition);
     if (f->name_as_i32)
-        pq_tw_i32(&t, 4, 99);
+        bl_pq_tw_i32(&t, 4, 99);
     else
-        pq_tw_string(&t, 4, "c");
+        bl_pq_tw_string(&t, 4, "c");
     if (f->num_children)
-        pq_tw_i32(&t, 5, f->num_children);
+        bl_pq_tw_i32(&t, 5, f->num_children);
     if (f->converted >= 0)
-        pq_tw_i32(&t, 6, f->converted);
+        bl_pq_tw_i32(&t, 6, f->converted);
     if (f->logical) {
-        pq_tw_struct_begin(&t, 10);
-        pq_tw_struct_begin(&t, (int16_t)f->logical);
+        bl_pq_tw_struct_begin(&t, 10);
+        bl_pq_tw_struct_begin(&t, (int16_t)f->logical);
         if (f->logical == PQ_LT_INTEGER) {
-            pq_tw_field(&t, 1, PQ_T_BYTE);
-            pq_tw_varint(&t, (uint64_t)f->int_bits); /* a byte: one raw byte below 128 */
-            pq_tw_field(&t, 2, f->int_signed ? PQ_T_TRUE : PQ_T_FALSE);
+            bl_pq_tw_field(&t, 1, PQ_T_BYTE);
+            bl_pq_tw_varint(&t, (uint64_t)f->int_bits); /* a byte: one raw byte below 128 */
+            bl_pq_tw_field(&t, 2, f->int_signed ? PQ_T_TRUE : PQ_T_FALSE);
         }
-        pq_tw_struct_end(&t);
-        pq_tw_struct_end(&t);
+        bl_pq_tw_struct_end(&t);
+        bl_pq_tw_struct_end(&t);
     }
-    pq_tw_struct_end(&t);
+    bl_pq_tw_struct_end(&t);
     if (f->num_children) {
-        pq_tw_struct_begin(&t, 0);
-        pq_tw_i32(&t, 1, f->phys);
-        pq_tw_i32(&t, 3, PQ_REQUIRED);
-        pq_tw_string(&t, 4, "leaf");
-        pq_tw_struct_end(&t);
+        bl_pq_tw_struct_begin(&t, 0);
+        bl_pq_tw_i32(&t, 1, f->phys);
+        bl_pq_tw_i32(&t, 3, PQ_REQUIRED);
+        bl_pq_tw_string(&t, 4, "leaf");
+        bl_pq_tw_struct_end(&t);
     }
     if (f->second_column) {
-        pq_tw_struct_begin(&t, 0);
-        pq_tw_i32(&t, 1, PQ_INT64);
-        pq_tw_i32(&t, 3, PQ_REQUIRED);
-        pq_tw_string(&t, 4, "d");
-        pq_tw_struct_end(&t);
+        bl_pq_tw_struct_begin(&t, 0);
+        bl_pq_tw_i32(&t, 1, PQ_INT64);
+        bl_pq_tw_i32(&t, 3, PQ_REQUIRED);
+        bl_pq_tw_string(&t, 4, "d");
+        bl_pq_tw_struct_end(&t);
     }
-    pq_tw_i64(&t, 3, f->file_rows == PQB_AUTO ? rows : f->file_rows);
-    pq_tw_list(&t, 4, PQ_T_STRUCT, 1);
-    pq_tw_struct_begin(&t, 0);
-    pq_tw_list(&t, 1, PQ_T_STRUCT, (uint32_t)n_fields);
+    bl_pq_tw_i64(&t, 3, f->file_rows == PQB_AUTO ? rows : f->file_rows);
+    bl_pq_tw_list(&t, 4, PQ_T_STRUCT, 1);
+    bl_pq_tw_struct_begin(&t, 0);
+    bl_pq_tw_list(&t, 1, PQ_T_STRUCT, (uint32_t)n_fields);
     pqb_chunk_meta(&t, f->chunk_type == PQB_AUTO ? f->phys : f->chunk_type, "c", f->codec,
                    f->chunk_values == PQB_AUTO ? rows : f->chunk_values,
                    f->total_compressed == PQB_AUTO ? size : f->total_compressed, data_at + f->data_offset_shift,
                    dict_at);
     if (f->second_column)
         pqb_chunk_meta(&t, PQ_INT64, "d", PQ_UNCOMPRESSED, rows, d_size, d_at, -1);
-    pq_tw_i64(&t, 3, rows);
-    pq_tw_struct_end(&t);
+    bl_pq_tw_i64(&t, 3, rows);
+    bl_pq_tw_struct_end(&t);
     if (f->deep_nesting) {
-        /* Raw bytes (pq_tw refuses such depth): field 20 as a struct in the
+        /* Raw bytes (bl_pq_tw refuses such depth): field 20 as a struct in the
          * long form (0x0c, zigzag 20 = 40), then 39 structs as field 1 (0x1c),
          * then 40 stop bytes. */
-        pq_tw_varint(&t, 0x0c);
-        pq_tw_varint(&t, 40);
+        bl_pq_tw_varint(&t, 0x0c);
+        bl_pq_tw_varint(&t, 40);
         for (int i = 0; i < 39; i++)
-            pq_tw_varint(&t, 0x1c);
+            bl_pq_tw_varint(&t, 0x1c);
         for (int i = 0; i < 40; i++)
-            pq_tw_varint(&t, 0);
+            bl_pq_tw_varint(&t, 0);
     }
-    pq_tw_struct_end(&t);
+    bl_pq_tw_struct_end(&t);
     pqb_put(b, t.buf, t.len);
     int64_t flen = (int64_t)t.len + f->footer_len_shift;
     uint8_t l[4] = {(uint8_t)flen, (uint8_t)(flen >> 8), (uint8_t)(flen >> 16), (uint8_t)(flen >> 24)};
     pqb_put(b, l, 4);
     pqb_put(b, f->tail_magic, 4);
     b->len -= f->truncate < b->len ? f->truncate : b->len;
-    pq_tw_free(&t);
+    bl_pq_tw_free(&t);
 }
 
 static inline int pqb_write(const char *path, const pqb_file *f)

@@ -17,6 +17,10 @@
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
 #include "engine/partition.h"
+#include "engine/shiu_retire.h"
+#include "models/lif_shiu2024.h"
+#include <float.h>
+#include <math.h>
 #include "test_engine_toy.h"
 
 /* ---- helpers ---- */
@@ -124,10 +128,10 @@ static uint32_t b32(float x)
 }
 
 /* The spec's constants (shared/spec/connectome-lif.md), SI units. */
-#define L2 0x1.f5dc99badec5bp-1
-#define L10 0x1.fd7246927d28bp-1
-#define L8 (-0x1.0ff306a505980p-12)
-#define L9 0x1.439cce9a65d5bp-8
+#define SPEC_L2 0x1.f5dc99badec5bp-1
+#define SPEC_L10 0x1.fd7246927d28bp-1
+#define SPEC_L8 (-0x1.0ff306a505980p-12)
+#define SPEC_L9 0x1.439cce9a65d5bp-8
 static const double V0 = -52 * 0.001, W_SYN = 0.275 * 0.001, W_POI = 0.275 * 0.001 * 250;
 
 /* A network with explicit events (step, neuron) and silenced neurons. */
@@ -183,12 +187,12 @@ static void shiu_spike_delay(void **unused)
         if (n_steps >= 20)
             g = w;
         if (n_steps >= 21) {
-            v = L8 + ((L9 * w) + (L10 * V0));
-            g = L2 * w;
+            v = SPEC_L8 + ((SPEC_L9 * w) + (SPEC_L10 * V0));
+            g = SPEC_L2 * w;
         }
         if (n_steps >= 22) {
-            double g1 = L2 * g;
-            v = L8 + ((L9 * g) + (L10 * v));
+            double g1 = SPEC_L2 * g;
+            v = SPEC_L8 + ((SPEC_L9 * g) + (SPEC_L10 * v));
             g = g1;
         }
         assert_true(b64(g64(r, 1)) == b64(g));
@@ -450,6 +454,142 @@ static void reference_vs_cpu_threads(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* ---- retirement (docs/retirement.md) ---- */
+
+static bl_shiu_consts shiu_consts(void)
+{
+    bl_lif_params p = preset("shiu2024");
+    return bl_shiu_consts_make(&p);
+}
+
+/* The integer map on subnormal units is the hardware's multiply, bit for bit. */
+static void retire_subnormal_map(void **unused)
+{
+    (void)unused;
+    bl_shiu_consts k = shiu_consts();
+    uint64_t x = 88172645463325252ull;
+    for (int t = 0; t < 200000; t++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t units = t < 64 ? (uint64_t)t : t < 128 ? (UINT64_C(1) << 52) - (uint64_t)(t - 63) : x >> (12 + t % 50);
+        double g = ldexp((double)units, -1074);
+        volatile double vg = g; /* the multiply itself, at run time */
+        double hw = k.L2 * vg;
+        assert_true(ldexp(hw, 1074) == (double)bl_shiu_subnormal_step(&k, units));
+    }
+    /* fl(SPEC_L2 * k units) = k for k <= 25: g sticks at 25 units (the spec) */
+    assert_int_equal(bl_shiu_subnormal_step(&k, 25), 25);
+    assert_int_equal(bl_shiu_subnormal_step(&k, 26), 25);
+}
+
+/* g_after equals the plain iteration, across the normal range, into the
+ * subnormals and onto their fixed point, for either sign. */
+static void retire_g_after(void **unused)
+{
+    (void)unused;
+    bl_shiu_consts k = shiu_consts();
+    const double starts[] = {0.275e-3, -0.55e-3, 68.75e-3, 1e-300, -3 * DBL_MIN, 5e-324, 0.0, -0.0};
+    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+        volatile double g = starts[i];
+        for (int64_t n = 0; n <= 40000; n++) {
+            if (n % 997 == 0 || n < 50 || (n > 35000 && n % 13 == 0)) {
+                double r = bl_shiu_g_after(&k, starts[i], n);
+                assert_true(b64(r) == b64(g));
+            }
+            g = k.L2 * g;
+        }
+    }
+    /* the absorption limit: below it an arriving w_syn (the smallest weight)
+     * swallows g whole, either sign; at four times it, not always */
+    double lim = bl_shiu_absorb_limit(&k), w = k.w_syn;
+    double below = nextafter(lim, 0.0);
+    assert_true(w + below == w && w - below == w && -w + below == -w);
+    assert_true(w + 2 * lim != w || w - 2 * lim != w);
+}
+
+/* Neurons driven into every regime of the rule, for 4.1 simulated seconds
+ * (long enough for g to reach its subnormal fixed point), on the reference,
+ * and on cpu at 1-4 threads; and one partition stepped by hand to see that
+ * neurons really leave the active set while g is still far from 0. Sources
+ * 0-3 spike one step after their events; neurons 4-9 listen:
+ *   4: one excitatory input (source 0 at 20), silence until g sits on its
+ *      subnormal fixed point, then input (source 10 at 40,019);
+ *   5: one inhibitory input (source 1 at 20), then silence to the end;
+ *   6: inputs before g is absorbed, after, after v is fixed (retired), and
+ *      after g's subnormal fixed point (source 2);
+ *   7: as 4, then zero-weight input (silenced source 3) while retired, in the
+ *      normal and the subnormal range of g;
+ *   8: as 4, then explicit events (v jumps: a retired neuron woken with its
+ *      exact g) at 9,000 and 39,000;
+ *   9: spikes (reset, refractory, retired at once), then input again. */
+static void retire_regimes(void **unused)
+{
+    (void)unused;
+    edge e[] = {{0, 4, 3},  {0, 6, 2}, {0, 7, 3}, {0, 8, 3}, {1, 5, -4}, {1, 9, 1},
+                {2, 6, 1},  {2, 9, 300}, {3, 7, 5}, {10, 4, 2}};
+    bl_connectome *c = graph(11, e, 10);
+    int32_t ev[64];
+    size_t n = 0;
+#define EV(step, neuron) (ev[2 * n] = (step), ev[2 * n + 1] = (neuron), n++)
+    EV(0, 0), EV(0, 1), EV(0, 3);
+    EV(1400, 2), EV(3000, 2), EV(8000, 2), EV(38000, 2);
+    EV(7000, 3), EV(39000, 3), EV(40000, 10);
+    EV(9000, 8), EV(39000, 8);
+#undef EV
+    /* events must be sorted by step */
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++)
+            if (ev[2 * b] < ev[2 * a] || (ev[2 * b] == ev[2 * a] && ev[2 * b + 1] < ev[2 * a + 1])) {
+                int32_t t0 = ev[2 * a], t1 = ev[2 * a + 1];
+                ev[2 * a] = ev[2 * b], ev[2 * a + 1] = ev[2 * b + 1], ev[2 * b] = t0, ev[2 * b + 1] = t1;
+            }
+    bl_lif_params p = preset("shiu2024");
+    bl_stimulus *stim;
+    int32_t sil[] = {3};
+    bl_network *net = network(c, &p, &stim, ev, n, sil, 1);
+    const uint64_t steps = 41000;
+    bl_result *ref = run_all(net, 1, steps);
+    int32_t s[16];
+    assert_int_equal(spikes_of(ref, 9, s, 16), 4); /* 9 spikes on each input from 2 (reset, refractory) */
+    /* 4 and 5 end with g on its subnormal fixed point, v on its own */
+    /* 5 ends with g on its subnormal fixed point (25 units), v on its own */
+    assert_true(b64(g64(ref, 5)) == b64(-25 * 0x1p-1074) && b64(v64(ref, 5)) != b64(V0));
+
+    /* by hand: neuron 4 leaves the active set once inert, long before its g
+     * reaches the subnormals, and the settled state is the reference's */
+    partition part;
+    memset(&part, 0, sizeof part);
+    assert_true(bl_partition_alloc(&part, net, 0, 11));
+    bl_partition_reset(&part, net, 1);
+    size_t cursor = 0;
+    int64_t retired_at = -1;
+    for (int64_t step = 0; step < (int64_t)steps; step++) {
+        const int32_t *arr = NULL;
+        uint64_t n_arr = 0;
+        int64_t j = step - net->delay_steps;
+        i32_list *w = &part.window[step % net->delay_steps];
+        /* window[j % delay] holds step j's spikers until step j + delay reads them */
+        static int32_t held[16]; /* the step's spikers, before this step overwrites them */
+        if (j >= 0) {
+            n_arr = w->n;
+            memcpy(held, w->v, n_arr * sizeof *held);
+            arr = held;
+        }
+        bl_partition_step(net, 1, &part, 0, step, arr, n_arr, &cursor, w);
+        assert_true(bl_partition_sane(&part));
+        if (retired_at < 0 && step > 100 && part.slot_of[4] < 0)
+            retired_at = step;
+    }
+    bl_partition_settle(&part);
+    assert_true(retired_at > 1000 && retired_at < 8000);
+    assert_memory_equal(part.v, bl_result_final_v(ref), 11 * sizeof(double));
+    assert_memory_equal(part.g, bl_result_final_g(ref), 11 * sizeof(double));
+    bl_partition_free(&part, net->delay_steps);
+    bl_result_destroy(ref);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
 /* ---- a new model row ---- */
 
 static void toy_model_row(void **unused)
@@ -544,6 +684,9 @@ int main(void)
         cmocka_unit_test(no_skip_without_fixed_point),
         cmocka_unit_test(delay_ring_edges),
         cmocka_unit_test(reference_vs_cpu_threads),
+        cmocka_unit_test(retire_subnormal_map),
+        cmocka_unit_test(retire_g_after),
+        cmocka_unit_test(retire_regimes),
         cmocka_unit_test(toy_model_row),
         cmocka_unit_test(sane_checkers),
     };

@@ -73,31 +73,31 @@ static void test_rle_hybrid(void **state)
      * run of five 4s (header 5<<1 = 0x0a, value byte 0x04). */
     const uint8_t b[] = {0x03, 0x88, 0xc6, 0xfa, 0x0a, 0x04};
     uint32_t v[13];
-    pq_why why;
-    assert_int_equal(pq_rle_decode(b, sizeof b, 3, v, 13, &why), 0);
+    bl_pq_why why;
+    assert_int_equal(bl_pq_rle_decode(b, sizeof b, 3, v, 13, &why), 0);
     for (uint32_t i = 0; i < 8; i++)
         assert_int_equal(v[i], i);
     for (int i = 8; i < 13; i++)
         assert_int_equal(v[i], 4);
-    assert_int_equal(pq_rle_decode(b, sizeof b, 3, v, 14, &why), -1);
+    assert_int_equal(bl_pq_rle_decode(b, sizeof b, 3, v, 14, &why), -1);
     assert_non_null(strstr(why.text, "ends after 13 of 14"));
-    assert_int_equal(pq_rle_decode(b, sizeof b, 33, v, 1, &why), -1);
+    assert_int_equal(bl_pq_rle_decode(b, sizeof b, 33, v, 1, &why), -1);
     assert_non_null(strstr(why.text, "above 32"));
     /* A bit-packed run claiming 2^41 groups. */
     const uint8_t huge[] = {0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
-    assert_int_equal(pq_rle_decode(huge, sizeof huge, 1, v, 4, &why), -1);
+    assert_int_equal(bl_pq_rle_decode(huge, sizeof huge, 1, v, 4, &why), -1);
 }
 
 static void test_delta_binary_packed(void **state)
 {
     (void)state;
-    pq_why why;
+    bl_pq_why why;
     int64_t v[8];
     size_t used;
     /* 1..5: block 128 (0x80 0x01), 4 miniblocks, 5 values, first 1 (zigzag
      * 2); one block: min delta 1 (zigzag 2), widths 0 0 0 0, no bits. */
     const uint8_t a[] = {0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0, 0, 0, 0};
-    assert_int_equal(pq_delta_decode(a, sizeof a, v, 5, &used, &why), 0);
+    assert_int_equal(bl_pq_delta_decode(a, sizeof a, v, 5, &used, &why), 0);
     for (int i = 0; i < 5; i++)
         assert_int_equal(v[i], i + 1);
     assert_int_equal(used, sizeof a);
@@ -106,19 +106,19 @@ static void test_delta_binary_packed(void **state)
      * 32 values (8 bytes). */
     const uint8_t b[] = {0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 2, 0, 0, 0, 0xc0, 0x3f, 0, 0, 0, 0, 0, 0};
     const int64_t want[] = {7, 5, 3, 1, 2, 3, 4, 5};
-    assert_int_equal(pq_delta_decode(b, sizeof b, v, 8, &used, &why), 0);
+    assert_int_equal(bl_pq_delta_decode(b, sizeof b, v, 8, &used, &why), 0);
     for (int i = 0; i < 8; i++)
         assert_int_equal(v[i], want[i]);
     assert_int_equal(used, sizeof b);
     /* The header must declare the count asked for; block sizes are checked. */
-    assert_int_equal(pq_delta_decode(b, sizeof b, v, 7, &used, &why), -1);
+    assert_int_equal(bl_pq_delta_decode(b, sizeof b, v, 7, &used, &why), -1);
     const uint8_t bad_block[] = {0x40, 0x04, 0x05, 0x02};
-    assert_int_equal(pq_delta_decode(bad_block, sizeof bad_block, v, 5, &used, &why), -1);
+    assert_int_equal(bl_pq_delta_decode(bad_block, sizeof bad_block, v, 5, &used, &why), -1);
     assert_non_null(strstr(why.text, "multiple of 128"));
     const uint8_t cut[] = {0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 2, 0, 0, 0, 0xc0};
-    assert_int_equal(pq_delta_decode(cut, sizeof cut, v, 8, &used, &why), -1);
+    assert_int_equal(bl_pq_delta_decode(cut, sizeof cut, v, 8, &used, &why), -1);
     const uint8_t wide[] = {0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 65, 0, 0, 0};
-    assert_int_equal(pq_delta_decode(wide, sizeof wide, v, 8, &used, &why), -1);
+    assert_int_equal(bl_pq_delta_decode(wide, sizeof wide, v, 8, &used, &why), -1);
     assert_non_null(strstr(why.text, "above 64"));
 }
 
@@ -140,17 +140,17 @@ static const uint8_t dba[] = {0x80, 0x01, 0x04, 0x04, 0x00, 0x03, 3, 0, 0, 0, 0x
 static void test_delta_strings(void **state)
 {
     (void)state;
-    pq_why why;
-    pq_str s[4];
-    assert_int_equal(pq_delta_length_strings(dlba, sizeof dlba, s, 4, &why), 0);
+    bl_pq_why why;
+    bl_pq_str s[4];
+    assert_int_equal(bl_pq_delta_length_strings(dlba, sizeof dlba, s, 4, &why), 0);
     const char *w1[] = {"Hello", "World", "Foobar", "ABCDEF"};
     for (int i = 0; i < 4; i++) {
         assert_int_equal(s[i].n, strlen(w1[i]));
         assert_memory_equal(s[i].p, w1[i], s[i].n);
     }
-    assert_int_equal(pq_delta_length_strings(dlba, sizeof dlba - 1, s, 4, &why), -1);
+    assert_int_equal(bl_pq_delta_length_strings(dlba, sizeof dlba - 1, s, 4, &why), -1);
     uint8_t *scratch;
-    assert_int_equal(pq_delta_strings(dba, sizeof dba, s, 4, 1000, &scratch, &why), 0);
+    assert_int_equal(bl_pq_delta_strings(dba, sizeof dba, s, 4, 1000, &scratch, &why), 0);
     const char *w2[] = {"axis", "axle", "babble", "babyhood"};
     for (int i = 0; i < 4; i++) {
         assert_int_equal(s[i].n, strlen(w2[i]));
@@ -158,103 +158,103 @@ static void test_delta_strings(void **state)
     }
     free(scratch);
     /* The bytes are bounded by the caller before they are allocated. */
-    assert_int_equal(pq_delta_strings(dba, sizeof dba, s, 4, 10, &scratch, &why), -1);
+    assert_int_equal(bl_pq_delta_strings(dba, sizeof dba, s, 4, 10, &scratch, &why), -1);
     free(scratch);
     assert_non_null(strstr(why.text, "more than the file justifies"));
     /* A prefix longer than the previous value. */
     uint8_t bad[sizeof dba];
     memcpy(bad, dba, sizeof dba);
     bad[4] = 0x04; /* first prefix 2, with no previous value */
-    assert_int_equal(pq_delta_strings(bad, sizeof bad, s, 4, 1000, &scratch, &why), -1);
+    assert_int_equal(bl_pq_delta_strings(bad, sizeof bad, s, 4, 1000, &scratch, &why), -1);
     free(scratch);
 }
 
 static void test_plain_and_split(void **state)
 {
     (void)state;
-    pq_why why;
+    bl_pq_why why;
     int64_t i64[4];
     double f64[4];
     /* BYTE_STREAM_SPLIT floats 1.0f (0x3f800000) and -2.0f (0xc0000000):
      * byte 0 of each, byte 1 of each, ... */
     const uint8_t split[] = {0, 0, 0, 0, 0x80, 0, 0x3f, 0xc0};
-    assert_int_equal(pq_byte_stream_split(PQ_FLOAT, split, sizeof split, NULL, f64, 2, &why), 0);
+    assert_int_equal(bl_pq_byte_stream_split(PQ_FLOAT, split, sizeof split, NULL, f64, 2, &why), 0);
     assert_true(f64[0] == 1.0 && f64[1] == -2.0);
-    assert_int_equal(pq_byte_stream_split(PQ_FLOAT, split, 7, NULL, f64, 2, &why), -1);
+    assert_int_equal(bl_pq_byte_stream_split(PQ_FLOAT, split, 7, NULL, f64, 2, &why), -1);
     /* PLAIN booleans 1 0 1 1 LSB-first (0x0d); INT32 -1 sign-extends. */
     const uint8_t bools[] = {0x0d};
-    assert_int_equal(pq_plain_fixed(PQ_BOOLEAN, bools, 1, i64, NULL, 4, &why), 0);
+    assert_int_equal(bl_pq_plain_fixed(PQ_BOOLEAN, bools, 1, i64, NULL, 4, &why), 0);
     assert_true(i64[0] == 1 && i64[1] == 0 && i64[2] == 1 && i64[3] == 1);
     const uint8_t ints[] = {0xff, 0xff, 0xff, 0xff, 7, 0, 0, 0};
-    assert_int_equal(pq_plain_fixed(PQ_INT32, ints, 8, i64, NULL, 2, &why), 0);
+    assert_int_equal(bl_pq_plain_fixed(PQ_INT32, ints, 8, i64, NULL, 2, &why), 0);
     assert_true(i64[0] == -1 && i64[1] == 7);
-    assert_int_equal(pq_plain_fixed(PQ_INT32, ints, 8, i64, NULL, 3, &why), -1);
-    pq_str s[2];
+    assert_int_equal(bl_pq_plain_fixed(PQ_INT32, ints, 8, i64, NULL, 3, &why), -1);
+    bl_pq_str s[2];
     const uint8_t strs[] = {2, 0, 0, 0, 'h', 'i', 0, 0, 0, 0};
-    assert_int_equal(pq_plain_strings(strs, sizeof strs, s, 2, &why), 0);
+    assert_int_equal(bl_pq_plain_strings(strs, sizeof strs, s, 2, &why), 0);
     assert_true(s[0].n == 2 && s[1].n == 0);
     const uint8_t long_str[] = {0xff, 0xff, 0xff, 0x7f, 'h'};
-    assert_int_equal(pq_plain_strings(long_str, sizeof long_str, s, 1, &why), -1);
+    assert_int_equal(bl_pq_plain_strings(long_str, sizeof long_str, s, 1, &why), -1);
 }
 
 static void test_thrift(void **state)
 {
     (void)state;
-    pq_why why;
-    pq_thrift t;
+    bl_pq_why why;
+    bl_pq_thrift t;
     int16_t last = 0, id;
     int type;
     int32_t v;
     /* {1: i32 -3 (0x15, zigzag 5), 4: binary "ab" (0x38, len 2), stop} */
     const uint8_t s[] = {0x15, 0x05, 0x38, 0x02, 'a', 'b', 0x00};
-    pq_t_init(&t, s, sizeof s, &why);
-    assert_int_equal(pq_t_field(&t, &last, &id, &type), 0);
+    bl_pq_t_init(&t, s, sizeof s, &why);
+    assert_int_equal(bl_pq_t_field(&t, &last, &id, &type), 0);
     assert_true(id == 1 && type == PQ_T_I32);
-    assert_int_equal(pq_t_i32(&t, type, &v), 0);
+    assert_int_equal(bl_pq_t_i32(&t, type, &v), 0);
     assert_int_equal(v, -3);
-    assert_int_equal(pq_t_field(&t, &last, &id, &type), 0);
+    assert_int_equal(bl_pq_t_field(&t, &last, &id, &type), 0);
     assert_true(id == 4 && type == PQ_T_BINARY);
     /* Reading a binary as an i32 is a type mismatch, not a guess. */
-    assert_int_equal(pq_t_i32(&t, type, &v), -1);
+    assert_int_equal(bl_pq_t_i32(&t, type, &v), -1);
     assert_non_null(strstr(why.text, "i32 expected, found binary"));
     /* A list claiming more elements than bytes left. */
     const uint8_t l[] = {0xf5, 0xff, 0xff, 0xff, 0x0f, 0x02};
     int elem;
     uint32_t n;
-    pq_t_init(&t, l, sizeof l, &why);
-    assert_int_equal(pq_t_list(&t, PQ_T_LIST, &elem, &n), -1);
+    bl_pq_t_init(&t, l, sizeof l, &why);
+    assert_int_equal(bl_pq_t_list(&t, PQ_T_LIST, &elem, &n), -1);
     /* A varint of eleven bytes. */
     const uint8_t vi[] = {0x15, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
-    pq_t_init(&t, vi, sizeof vi, &why);
+    bl_pq_t_init(&t, vi, sizeof vi, &why);
     last = 0;
-    assert_int_equal(pq_t_field(&t, &last, &id, &type), 0);
-    assert_int_equal(pq_t_i32(&t, type, &v), -1);
+    assert_int_equal(bl_pq_t_field(&t, &last, &id, &type), 0);
+    assert_int_equal(bl_pq_t_i32(&t, type, &v), -1);
     /* Skipping structs nested past the bound. */
     uint8_t deep[80];
     for (int i = 0; i < 40; i++)
         deep[i] = 0x1c;
     memset(deep + 40, 0, 40);
-    pq_t_init(&t, deep, sizeof deep, &why);
-    assert_int_equal(pq_t_skip(&t, PQ_T_STRUCT), -1);
+    bl_pq_t_init(&t, deep, sizeof deep, &why);
+    assert_int_equal(bl_pq_t_skip(&t, PQ_T_STRUCT), -1);
     assert_non_null(strstr(why.text, "nested deeper"));
     /* The writer's bytes read back. */
-    pq_tw w = {0};
-    pq_tw_i32(&w, 1, 123456);
-    pq_tw_i64(&w, 30, -5); /* long form: delta above 15 */
-    pq_tw_struct_end(&w);
-    pq_t_init(&t, w.buf, w.len, &why);
+    bl_pq_tw w = {0};
+    bl_pq_tw_i32(&w, 1, 123456);
+    bl_pq_tw_i64(&w, 30, -5); /* long form: delta above 15 */
+    bl_pq_tw_struct_end(&w);
+    bl_pq_t_init(&t, w.buf, w.len, &why);
     last = 0;
     int64_t v64;
-    assert_int_equal(pq_t_field(&t, &last, &id, &type), 0);
-    assert_int_equal(pq_t_i32(&t, type, &v), 0);
+    assert_int_equal(bl_pq_t_field(&t, &last, &id, &type), 0);
+    assert_int_equal(bl_pq_t_i32(&t, type, &v), 0);
     assert_int_equal(v, 123456);
-    assert_int_equal(pq_t_field(&t, &last, &id, &type), 0);
+    assert_int_equal(bl_pq_t_field(&t, &last, &id, &type), 0);
     assert_int_equal(id, 30);
-    assert_int_equal(pq_t_i64(&t, type, &v64), 0);
+    assert_int_equal(bl_pq_t_i64(&t, type, &v64), 0);
     assert_int_equal(v64, -5);
-    assert_int_equal(pq_t_field(&t, &last, &id, &type), 0);
+    assert_int_equal(bl_pq_t_field(&t, &last, &id, &type), 0);
     assert_int_equal(type, PQ_T_STOP);
-    pq_tw_free(&w);
+    bl_pq_tw_free(&w);
 }
 
 /* ---- whole files, hand-built ---- */
@@ -380,7 +380,7 @@ static void test_malformed(void **state)
         f = three_ints();                                                                          \
         setup;                                                                                     \
         assert_int_equal(pqb_write(p, &f), 0);                                                     \
-        bad_case k = {label, where, col ? (col == 2 ? "column 'd'" : "column 'c'") : NULL};                                                          \
+        bad_case k = {label, where, col ? (col == 2 ? "column 'd'" : "column 'c'") : NULL};       \
         expect_failure(p, &k);                                                                     \
     } while (0)
 
@@ -446,7 +446,8 @@ static void test_malformed(void **state)
          (f.repetition = PQ_OPTIONAL,
           f.pages[0] = (pqb_page){PQ_DATA_PAGE, 3, PQ_PLAIN, PQ_RLE, 0, 0, PQB_AUTO, PQB_AUTO, lvl_long, 6}));
     CASE("delta header bad block", "page at byte", 1,
-         (f.pages[0] = (pqb_page){PQ_DATA_PAGE, 3, PQ_DELTA_BINARY_PACKED, PQ_RLE, 0, 0, PQB_AUTO, PQB_AUTO, dba + 1, 9}));
+         (f.pages[0] = (pqb_page){PQ_DATA_PAGE, 3, PQ_DELTA_BINARY_PACKED, PQ_RLE, 0, 0, PQB_AUTO, PQB_AUTO,
+                                  dba + 1, 9}));
     static const uint8_t str_long[] = {0xff, 0xff, 0xff, 0x7f, 'x'};
     CASE("string length past page", "page at byte", 1,
          (f.phys = PQ_BYTE_ARRAY,

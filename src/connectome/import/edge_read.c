@@ -270,3 +270,111 @@ bl_status bl_neuron_table_read(const char *path, const char *id_col, bl_ids *ids
     bl_table_close(t);
     return st;
 }
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* A metadata name not yet taken: base, else base_2, base_3... */
+static void unique_name(const bl_meta *meta, const char *src, char *name, size_t size)
+{
+    char base[100];
+    bl_import_column_name(src, base, sizeof base);
+    if (!strcmp(base, "index") || !strcmp(base, "external_id") || !strcmp(base, "sign"))
+        snprintf(name, size, "source_%s", base);
+    else
+        snprintf(name, size, "%s", base);
+    for (size_t q = 0, bump = 2; q < meta->n_columns; q++)
+        if (!strcmp(meta->names[q], name)) {
+            snprintf(name, size, "%s_%zu", base, bump++);
+            q = (size_t)-1;
+        }
+}
+
+bl_status bl_neuron_join(const char *path, const char *id_col, const char *const *wanted, size_t n_wanted,
+                         const bl_ids *ids, bl_meta *meta, bl_report *report, bl_error *err)
+{
+    bl_table *t = NULL;
+    bl_status st = bl_table_open(path, BL_TABLE_AUTO, &t, err);
+    if (st != BL_OK)
+        return st;
+    size_t nc = bl_table_n_columns(t), idc = 0, m = 0;
+    const char **names = calloc(nc + 1, sizeof *names);
+    bl_col_type *want = calloc(nc + 1, sizeof *want);
+    bl_column *c = calloc(nc + 1, sizeof *c);
+    if (!names || !want || !c)
+        st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
+    if (st == BL_OK)
+        st = bl_table_find(t, id_col, &idc, err);
+    if (st == BL_OK) {
+        names[m++] = id_col;
+        for (size_t i = 0; i < nc; i++) {
+            const char *nm = bl_table_column_name(t, i);
+            int take = i != idc && bl_table_column_type(t, i) != 0;
+            if (take && n_wanted) {
+                take = 0;
+                for (size_t w = 0; w < n_wanted; w++)
+                    take |= !strcmp(wanted[w], nm);
+            }
+            if (take) {
+                want[m] = 0;
+                names[m++] = nm;
+            }
+        }
+        st = bl_table_read_all(t, names, want, m, c, err);
+    }
+    char ***vals = calloc(m ? m : 1, sizeof *vals);
+    if (st == BL_OK && !vals)
+        st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
+    for (size_t k = 1; st == BL_OK && k < m; k++) {
+        char name[128];
+        unique_name(meta, names[k], name, sizeof name);
+        st = bl_meta_add_empty(meta, name, &vals[k], err);
+    }
+    uint64_t *seen = calloc((size_t)(ids->n ? ids->n : 1), sizeof *seen);
+    uint64_t unknown = 0;
+    if (st == BL_OK && !seen)
+        st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
+    for (uint64_t r = 0; st == BL_OK && r < c[0].n; r++) {
+        char *id = bl_import_cell(&c[0], r);
+        int32_t j = id ? bl_ids_find(ids, id, strlen(id)) : -1;
+        if (!id) {
+            st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
+        } else if (j < 0) {
+            unknown++;
+        } else if (seen[j]) {
+            st = bl_fail(err, BL_ERR_INVALID, "%s: column %s, row %llu: id %s given twice (first at row %llu)", path,
+                         id_col, (unsigned long long)r + 1, id, (unsigned long long)seen[j]);
+        } else {
+            seen[j] = r + 1;
+            for (size_t k = 1; k < m && st == BL_OK; k++) {
+                if (!(vals[k][j] = bl_import_cell(&c[k], r)))
+                    st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
+                for (char *p = vals[k][j]; p && *p; p++)
+                    if (*p == '\n' || *p == '\r')
+                        *p = ' ';
+            }
+        }
+        free(id);
+    }
+    uint64_t missing = 0;
+    for (uint64_t i = 0; st == BL_OK && i < ids->n; i++)
+        missing += !seen[i];
+    if (st == BL_OK && unknown)
+        bl_report_add(report, "%s: %llu rows name ids that are not neurons of the import: ignored", base_name(path),
+                      (unsigned long long)unknown);
+    if (st == BL_OK && missing)
+        bl_report_add(report, "%s: %llu neurons have no row: their columns from it are empty", base_name(path),
+                      (unsigned long long)missing);
+    free(seen);
+    for (size_t k = 0; c && k < m; k++)
+        bl_column_clear(&c[k]);
+    free(c);
+    free(vals);
+    free(names);
+    free(want);
+    bl_table_close(t);
+    return st;
+}

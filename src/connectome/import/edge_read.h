@@ -36,4 +36,12 @@ void bl_edge_read_free(bl_edge_read *r);
 bl_status bl_neuron_table_read(const char *path, const char *id_col, bl_ids *ids, bl_meta *meta,
                                const char *const *skip, size_t n_skip, bl_error *err);
 
+/* Join a table of per-neuron facts by id (id_col): the columns in wanted
+ * that the file has (all its readable columns but the id when n_wanted is
+ * 0) become metadata columns (text; "" for neurons without a row). Rows of
+ * ids that are not neurons are counted in the report and ignored; an id given
+ * twice is an error naming both rows. */
+bl_status bl_neuron_join(const char *path, const char *id_col, const char *const *wanted, size_t n_wanted,
+                         const bl_ids *ids, bl_meta *meta, bl_report *report, bl_error *err);
+
 #endif

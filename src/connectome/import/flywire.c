@@ -120,50 +120,7 @@ static bl_status read_connectivity(const char *path, const bl_ids *ids, bl_edge_
 static bl_status read_annotations(const char *path, const bl_ids *ids, bl_meta *meta, bl_report *report, bl_error *err)
 {
     static const char *const wanted[5] = {"super_class", "class", "sub_class", "side", "nt_type"};
-    const char *names[6] = {"root_id"};
-    size_t n = 1;
-    for (int k = 0; k < 5; k++)
-        if (bl_import_has_column(path, wanted[k]))
-            names[n++] = wanted[k];
-    bl_column c[6] = {{0}};
-    bl_col_type want[6] = {0, BL_COL_STRING, BL_COL_STRING, BL_COL_STRING, BL_COL_STRING, BL_COL_STRING};
-    bl_status st = bl_import_read(path, names, want, n, c, err);
-    char **vals[6] = {NULL};
-    for (size_t k = 1; st == BL_OK && k < n; k++)
-        st = bl_meta_add_empty(meta, names[k], &vals[k], err);
-    uint64_t *seen = calloc((size_t)(ids->n ? ids->n : 1), sizeof *seen);
-    uint64_t unknown = 0;
-    if (st == BL_OK && !seen)
-        st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
-    for (uint64_t r = 0; st == BL_OK && r < c[0].n; r++) {
-        char *id = bl_import_cell(&c[0], r);
-        int32_t j = id ? bl_ids_find(ids, id, strlen(id)) : -1;
-        if (j < 0) {
-            unknown++;
-        } else if (seen[j]) {
-            st = bl_fail(err, BL_ERR_INVALID, "%s: column root_id, row %llu: id %s given twice (first at row %llu)", path,
-                         (unsigned long long)r + 1, id, (unsigned long long)seen[j]);
-        } else {
-            seen[j] = r + 1;
-            for (size_t k = 1; k < n && st == BL_OK; k++)
-                if (!(vals[k][j] = bl_import_text(&c[k], r)))
-                    st = bl_fail(err, BL_ERR_NOMEM, "out of memory");
-        }
-        free(id);
-    }
-    uint64_t missing = 0;
-    for (uint64_t i = 0; st == BL_OK && i < ids->n; i++)
-        missing += !seen[i];
-    if (st == BL_OK && unknown)
-        bl_report_add(report, "%s: %llu rows name root ids that are not neurons of the model: ignored", base_name(path),
-                      (unsigned long long)unknown);
-    if (st == BL_OK && missing)
-        bl_report_add(report, "%s: %llu neurons have no row: their annotations are empty", base_name(path),
-                      (unsigned long long)missing);
-    free(seen);
-    for (size_t k = 0; k < n; k++)
-        bl_column_clear(&c[k]);
-    return st;
+    return bl_neuron_join(path, "root_id", wanted, 5, ids, meta, report, err);
 }
 
 static bl_status column_policy(bl_sign_policy **out, bl_error *err)

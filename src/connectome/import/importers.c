@@ -8,6 +8,11 @@
 static const bl_importer *const table[] = {
     &bl_importer_larva,
     &bl_importer_celegans,
+    &bl_importer_flywire,
+    &bl_importer_flywire_codex,
+    &bl_importer_malecns,
+    &bl_importer_neuprint,
+    &bl_importer_phase4c,
     &bl_importer_edges,
 };
 

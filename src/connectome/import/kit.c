@@ -1,6 +1,7 @@
 /* The table importers' shared parts (kit.h). */
 #include "connectome/import/kit.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +140,19 @@ static int by_post(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+#ifndef NDEBUG
+/* The order bl_edge_list_sort promises: (pre, post, row) non-decreasing. */
+static int bl_edge_list_sane(const bl_edge_list *l)
+{
+    for (uint64_t e = 1; e < l->n; e++) {
+        const bl_import_edge *a = &l->e[e - 1], *b = &l->e[e];
+        if (a->pre > b->pre || (a->pre == b->pre && by_post(a, b) > 0))
+            return 0;
+    }
+    return 1;
+}
+#endif
+
 bl_status bl_edge_list_sort(bl_edge_list *l, bl_error *err)
 {
     if (l->n < 2)
@@ -186,6 +200,7 @@ bl_status bl_edge_list_sort(bl_edge_list *l, bl_error *err)
         a = b;
     }
     free(start);
+    assert(bl_edge_list_sane(l));
     return BL_OK;
 }
 
@@ -234,6 +249,21 @@ int bl_import_has_column(const char *path, const char *name)
     int has = bl_table_open(path, BL_TABLE_AUTO, &t, &err) == BL_OK && bl_table_find(t, name, &i, &err) == BL_OK;
     bl_table_close(t);
     return has;
+}
+
+const char *bl_import_pick_column(const char *path, const char *const *candidates, size_t n)
+{
+    bl_table *t = NULL;
+    bl_error err;
+    const char *found = NULL;
+    size_t i;
+    if (bl_table_open(path, BL_TABLE_AUTO, &t, &err) != BL_OK)
+        return NULL;
+    for (size_t k = 0; k < n && !found; k++)
+        if (bl_table_find(t, candidates[k], &i, &err) == BL_OK)
+            found = candidates[k];
+    bl_table_close(t);
+    return found;
 }
 
 char *bl_import_text(const bl_column *c, uint64_t r)

@@ -59,6 +59,13 @@ char *bl_import_text(const bl_column *c, uint64_t r);
 /* A column name made fit for a connectome metadata column ([a-z0-9_]). */
 void bl_import_column_name(const char *src, char *dst, size_t size);
 
+/* A --min-synapses style option: a whole number in 1..INT32_MAX (NULL text: 1). */
+bl_status bl_import_parse_count(const char *opt, const char *text, int64_t *out, bl_error *err);
+/* Column col of the table at path as n texts ("" for nulls), malloc'd. */
+bl_status bl_import_text_column(const char *path, const char *col, uint64_t n, char ***out, bl_error *err);
+/* The first of the candidate column names the table at path has (NULL: none). */
+const char *bl_import_pick_column(const char *path, const char *const *candidates, size_t n);
+
 /* A neuron metadata column being built: n malloc'd strings. */
 typedef struct bl_meta {
     size_t n_columns;
