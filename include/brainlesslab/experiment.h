@@ -28,6 +28,9 @@ typedef struct bl_experiment_options {
     bl_context *context;  /* the MPI job, the progress sink (called once per finished wave of trials)
                              and the log sink; NULL: the default context (context.h) */
     const char *sign_key; /* NULL: unsigned; else an Ed25519 private key (PEM) that signs the record */
+    int guard_signals;    /* 1: SIGINT, SIGTERM and SIGHUP during the run seal the record FAILED naming the
+                             signal, then end the process by it (a program's choice: the CLI sets it; an
+                             embedding such as Python keeps its own handlers with 0) */
 } bl_experiment_options;
 
 /* A neuron is a responder when its firing rate, averaged over trials,

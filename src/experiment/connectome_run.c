@@ -762,8 +762,10 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (x.rec && !st && opt->sign_key)
         st = bl_record_sign_with(x.rec, opt->sign_key, err);
     /* SIGINT, SIGTERM, SIGHUP: FAILED naming the signal. An MPI job of
-     * several ranks has its own watchdog on rank 0 (above). */
-    if (x.rec && !st && !multi)
+     * several ranks has its own watchdog on rank 0 (above). Only when the
+     * program asked: handlers are process-wide, and an embedding (Python)
+     * keeps its own. */
+    if (x.rec && !st && !multi && opt->guard_signals)
         st = bl_record_guard_signals(x.rec, err);
     if (x.rec && !st)
         st = bl_record_set_json(x.rec, "plan", bl_plan_resolved_json(plan), err);

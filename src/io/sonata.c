@@ -274,7 +274,7 @@ bl_status bl_sonata_write_spikes(const char *path, const char *population, uint6
      * written out by write_image below: a full disk or a size limit then
      * fails one ordinary write() with errno, instead of failing inside HDF5's
      * own flush, which left the file half-closed and crashed the process at
-     * exit (issue 16, finding 4). */
+     * exit; issue 16, finding 4. */
     fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0) {
         h5_capture(detail);

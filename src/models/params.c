@@ -30,24 +30,21 @@ typedef struct param_field {
     size_t offset;
 } param_field;
 
-#define FIELD(f) {#f, offsetof(bl_lif_params, f)}
-static const param_field fields[] = {
-    FIELD(dt_ms), FIELD(v_rest_mv), FIELD(v_reset_mv), FIELD(v_th_mv), FIELD(tau_m_ms),
-    FIELD(tau_syn_ms), FIELD(refractory_ms), FIELD(delay_ms), FIELD(w_syn_mv), FIELD(f_poi),
-};
+/* The fields once, as an X-macro, so that the table and the name list below
+ * are both constant data (no lazily filled static: two threads may ask). */
+#define BL_LIF_FIELDS(X)                                                                                        \
+    X(dt_ms) X(v_rest_mv) X(v_reset_mv) X(v_th_mv) X(tau_m_ms) X(tau_syn_ms) X(refractory_ms) X(delay_ms)      \
+    X(w_syn_mv) X(f_poi)
+#define FIELD(f) {#f, offsetof(bl_lif_params, f)},
+static const param_field fields[] = {BL_LIF_FIELDS(FIELD)};
 #undef FIELD
 enum { N_FIELDS = sizeof fields / sizeof fields[0] };
 
-const char *const *bl_lif_param_names(void)
-{
-    static const char *names[N_FIELDS + 2];
-    if (!names[0]) {
-        for (int i = 0; i < N_FIELDS; i++)
-            names[i] = fields[i].name;
-        names[N_FIELDS] = "poisson_refractory_zero";
-    }
-    return names;
-}
+#define NAME(f) #f,
+static const char *const param_names[] = {BL_LIF_FIELDS(NAME) "poisson_refractory_zero", NULL};
+#undef NAME
+
+const char *const *bl_lif_param_names(void) { return param_names; }
 
 bl_status bl_lif_params_set(bl_lif_params *p, const char *key, double value, bl_error *err)
 {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "brainlesslab/engine.h"
+#include "brainlesslab/mpi.h"
 
 /* Beyond these the model is not a neuron model any more (and the float32
  * preset overflows): generous physical bounds, not tuning. */
@@ -68,10 +69,7 @@ bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const b
                           plan->duration_ms, (unsigned long long)plan->steps, INT32_MAX,
                           (double)INT32_MAX * plan->params.dt_ms, plan->params.dt_ms);
     const char *b = plan->backend;
-    int known = !strcmp(b, "auto");
-#ifdef BL_HAVE_MPI
-    known = known || !strcmp(b, "mpi");
-#endif
+    int known = !strcmp(b, "auto") || (bl_mpi_available() && !strcmp(b, "mpi"));
     const char *const *names = bl_engine_backends();
     for (size_t i = 0; names[i] && !known; i++)
         known = !strcmp(names[i], b);
@@ -80,10 +78,8 @@ bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const b
         size_t o = strlen(list);
         for (size_t i = 0; names[i] && o < sizeof list; i++)
             o += (size_t)snprintf(list + o, sizeof list - o, ", %s", names[i]);
-#ifdef BL_HAVE_MPI
-        if (o < sizeof list)
+        if (bl_mpi_available() && o < sizeof list)
             snprintf(list + o, sizeof list - o, ", mpi");
-#endif
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
                           "unknown backend \"%s\" (known: %s)", b, list);
     }

@@ -147,8 +147,8 @@ def variant(name, detectable=True):
 
 @variant("byte changed in counts.npy")
 def _(r, o, s): flip_byte(P(r, "counts.npy"))
-@variant("spikes.h5 truncated")
-def _(r, o, s): open(P(r, "spikes.h5"), "r+b").truncate(100)
+@variant("spikes/trial-0000.h5 truncated")
+def _(r, o, s): open(P(r, "spikes", "trial-0000.h5"), "r+b").truncate(100)
 @variant("line appended to rates.csv")
 def _(r, o, s): open(P(r, "rates.csv"), "a").write("9,x,y,0,0,0,0\n")
 @variant("final_v.npy deleted")

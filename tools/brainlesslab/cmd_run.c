@@ -113,7 +113,7 @@ int bl_cmd_run(int argc, char **argv)
         bl_plan_destroy(plan);
         return rst ? bl_cli_report("run", &err) : 0;
     }
-    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL,
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL, .guard_signals = 1,
                                  .sign_key = sign_key};
     if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
         bl_audit *a = NULL;
