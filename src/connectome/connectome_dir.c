@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,7 +453,8 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
             join(paths[k], sizeof paths[k], dir, bl_src_names[k]);
             bl_error_clear(&errs[k]);
         }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(4)
+        int threads = omp_get_max_threads(); /* OMP_NUM_THREADS=1 keeps it serial */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < 4 ? threads : 4)
         for (int k = BL_SRC_OFFSETS; k < BL_SRC_COUNT; k++) {
             if (k == BL_SRC_OFFSETS)
                 sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT64, n + 1, what_n, &off, &got[k], &errs[k]);

@@ -337,7 +337,10 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
     snprintf(run->plan_id, sizeof run->plan_id, "%s", rp->id);
     bl_res_evaluation *ev = NULL;
     double wall = 0.0;
-    if (!(st = bl_record_add_input(rec, "plan", rp->path, err)) &&
+    /* The plan as hashed when it was parsed, never re-read (issue 16). */
+    if (!(st = strlen(rp->plan_sha256) == 64
+                   ? bl_record_add_input_digest(rec, "plan", rp->path, rp->plan_sha256, rp->plan_bytes, err)
+                   : bl_record_add_input(rec, "plan", rp->path, err)) &&
         !(st = bl_record_set_json(rec, "plan", rp->json, err)) && !(st = seeds_section(rec, rp, err))) {
         double t0 = now();
         st = bl_res_evaluate_progress(rp, opt->threads, opt->batch, opt->progress, &ev, err);

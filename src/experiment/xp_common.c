@@ -66,7 +66,8 @@ bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err)
     bl_status st = BL_OK;
     for (size_t i = 0; !st && i < bl_plan_n_inputs(plan); i++) {
         const bl_plan_input *in = bl_plan_input_at(plan, i);
-        st = bl_record_add_input(rec, in->role, in->path, err);
+        /* Hashed when the plan and its connectome were read: never re-read (issue 16). */
+        st = bl_record_add_input_digest(rec, in->role, in->path, in->sha256, in->bytes, err);
     }
     if (!st)
         st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);

@@ -667,6 +667,17 @@ out:
  * HDF5 is not thread-safe; writers may be used from several threads (one
  * writer per thread), so every HDF5 call here holds one process-wide lock. */
 #define STREAM_CHUNK 16384
+
+/* A file whose last flush failed (a full disk, a size limit) stays half-open
+ * inside HDF5 however its id is released, and HDF5's own atexit clean-up then
+ * flushes it again and crashes the process after it has already reported the
+ * error and marked its record FAILED (issue 16, finding 4). Every file this
+ * library writes is closed (or removed) explicitly, so the clean-up has
+ * nothing left to do: it is switched off before HDF5 starts. */
+__attribute__((constructor)) static void no_hdf5_atexit(void)
+{
+    H5dont_atexit();
+}
 static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct bl_sonata_writer {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smoke-fuzz the .npy, CSV, Parquet and Arrow readers and the Thrift and flatbuffer layers for 10 seconds each (tests/fuzz/run_fuzz.sh),
+# Smoke-fuzz every harness for 10 seconds each (tests/fuzz/run_fuzz.sh): the .npy, CSV, Parquet and Arrow readers, the Thrift and flatbuffer layers, plans, connectome directories and record verification,
 # where clang with libFuzzer is available; elsewhere skip (exit 0).
 set -u
 # The harnesses carry their own ASan + UBSan, so the sanitized suite would only

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harnesses with clang and run each for a bounded time.
 #   npy, csv, parquet, thrift, arrow, flatbuf   a reader alone (small limits)
-#   plan, connectome, verify   against the whole library, built with clang into
+#   plan, connectome, verify, bundle   against the whole library, built with clang into
 #                              $BL_FUZZ_WORK/lib (cmake -DBL_FUZZ=ON, no MPI)
 #   usage: tests/fuzz/run_fuzz.sh [seconds per harness, default 20] [harness...]
 #   BL_FUZZ_RUNS=N: stop each harness after N executions instead of a time; the
-#   documented long run: BL_FUZZ_RUNS=1000000 tests/fuzz/run_fuzz.sh 0 plan connectome verify
+#   documented long run: BL_FUZZ_RUNS=1000000 tests/fuzz/run_fuzz.sh 0 plan connectome verify bundle
 #   env:   BL_FUZZ_WORK  work folder (binaries, grown corpora, crash files);
 #                        default $BL_BUILD_DIR/fuzz, else build/fuzz in the repo
 #          CC_FUZZ       the clang to use (default clang, else clang-14)
@@ -16,7 +16,7 @@ set -euo pipefail
 secs=${1:-20}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy csv parquet thrift arrow flatbuf plan connectome verify)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy csv parquet thrift arrow flatbuf plan connectome verify bundle)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=${BL_FUZZ_WORK:-${BL_BUILD_DIR:-$root/build}/fuzz}
@@ -55,7 +55,7 @@ build_lib() {
     echo "== building the library with $cc for fuzzing ($work/lib)"
     CC=$cc CXX=$cxx cmake -S "$root" -B "$work/lib" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBL_FUZZ=ON \
         -DBL_MPI=OFF >/dev/null
-    cmake --build "$work/lib" -j "$(nproc)" --target fuzz_plan fuzz_connectome fuzz_verify >/dev/null
+    cmake --build "$work/lib" -j "$(nproc)" --target fuzz_plan fuzz_connectome fuzz_verify fuzz_bundle >/dev/null
     lib_built=1
 }
 
@@ -68,17 +68,17 @@ for h in "${harnesses[@]}"; do
     case $h in
     npy) srcs=("$root/src/io/npy.c" "$root/src/core/file.c") extra=(-I"$root/src") libs=() ;;
     csv) srcs=("$root/src/io/csv.c" "$root/src/core/file.c") extra=("${csv_small[@]}" -I"$root/src") libs=(-lcsv -lz) ;;
-    plan|connectome|verify) build_lib; bin=$work/lib/fuzz_$h ;;
+    plan|connectome|verify|bundle) build_lib; bin=$work/lib/fuzz_$h ;;
     parquet) srcs=("${pq_srcs[@]}") extra=(-DPQ_EXPANSION=64u -I"$root/src") libs=("${pq_libs[@]}") ;;
     thrift) srcs=("$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c") extra=(-I"$root/src") libs=() ;;
     arrow) srcs=("$root"/src/io/table_arrow.c "$root"/src/io/arrow_*.c "$root/src/io/column.c") extra=()
            libs=(-llz4 -lzstd) ;;
     flatbuf) srcs=("$root/src/io/arrow_fb.c" "$root/src/io/arrow_meta.c") extra=() libs=() ;;
     *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf, plan, connectome," \
-            "verify)" >&2; exit 2 ;;
+            "verify, bundle)" >&2; exit 2 ;;
     esac
     case $h in
-    plan|connectome|verify) ;;
+    plan|connectome|verify|bundle) ;;
     *) echo "== building $bin"
        "$cc" "${flags[@]}" "${extra[@]}" -o "$bin" "$root/tests/fuzz/fuzz_$h.c" "${srcs[@]}" \
            "$root/src/core/error.c" "${libs[@]}" ;;
