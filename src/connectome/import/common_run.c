@@ -12,13 +12,11 @@ bl_status bl_neuron_import_run(bl_neuron_import *p, bl_ids *ids, bl_meta *meta, 
     uint64_t n = ids->n;
     bl_edge_list edges = {0};
     bl_status st = BL_OK;
-    uint64_t zero = 0, dropped = 0, dropped_syn = 0;
     for (size_t f = 0; st == BL_OK && f < p->n_edge_paths; f++) {
         bl_edge_read r = {0};
         bl_edge_source src = {p->edge_paths[f], p->pre, p->post, p->weight, NULL, NULL, 0, p->drop_unknown,
                               p->neurons_path};
         st = bl_edge_read_table(&src, ids, &edges, &r, err);
-        zero += r.zero_rows, dropped += r.dropped_rows, dropped_syn += r.dropped_synapses;
         if (st == BL_OK) {
             bl_report_add(report, "%s: %llu rows read", bl_import_base_name(p->edge_paths[f]), (unsigned long long)r.rows);
             if (r.dropped_rows)
