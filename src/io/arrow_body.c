@@ -262,8 +262,12 @@ static bl_status decode_strings(const ar_body *body, const ar_batch *b, size_t b
         return bl_fail(err, BL_ERR_FORMAT, "%s: string data of %lld bytes", where, (long long)last);
     }
     st = get_buffer(body, b, buf + 2, (size_t)last, &data, where, "string data", err);
-    out->offsets = malloc((size_t)(n + 1) * sizeof *out->offsets);
-    out->data = malloc((size_t)(last - first) + 1);
+    /* Only once the body has shown it holds `last` bytes is that size trusted
+     * (an unchecked offset asked for petabytes; found by fuzzing). */
+    if (st == BL_OK) {
+        out->offsets = malloc((size_t)(n + 1) * sizeof *out->offsets);
+        out->data = malloc((size_t)(last - first) + 1);
+    }
     if (st == BL_OK && (!out->offsets || !out->data))
         st = bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", where);
     if (st == BL_OK) {
@@ -344,6 +348,11 @@ bl_status ar_decode(const ar_body *body, const ar_batch *b, const ar_field *f, s
         return bl_fail(err, BL_ERR_FORMAT, "%s: %lld rows", where, (long long)len);
     uint64_t n = (uint64_t)len;
     int dict_rows = as_dict && f->has_dict;
+    /* A stream may send a record batch before the dictionary batch its
+     * dictionary-encoded column needs (found by fuzzing). */
+    if (dict_rows && !dict)
+        return bl_fail(err, BL_ERR_FORMAT, "%s: dictionary-encoded column, but no dictionary batch came before this "
+                       "record batch", where);
     bl_col_type type = dict_rows ? dict->type : f->col;
     if (!type)
         return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: %s columns are not supported", where, f->why);
