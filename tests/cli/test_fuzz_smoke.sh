@@ -26,4 +26,4 @@ if [ -z "$cc" ] || ! "$cc" -fsanitize=fuzzer,address,undefined "$probe/probe.c" 
     exit 0
 fi
 rm -rf "$probe"
-CC_FUZZ=$cc BL_FUZZ_WORK=$build/fuzz-smoke exec bash "$root/tests/fuzz/run_fuzz.sh" 10
+CC_FUZZ=$cc BL_FUZZ_WORK=$build/fuzz-smoke BL_FUZZ_SEED=${BL_FUZZ_SEED:-1} exec bash "$root/tests/fuzz/run_fuzz.sh" 10

@@ -87,6 +87,8 @@ for h in "${harnesses[@]}"; do
     mkdir -p "$corpus"
     limit=(-max_total_time="$secs")
     [ -n "${BL_FUZZ_RUNS:-}" ] && limit=(-runs="$BL_FUZZ_RUNS")
+    # BL_FUZZ_SEED: a fixed libFuzzer seed (CI's smoke run), so a smoke failure reproduces.
+    [ -n "${BL_FUZZ_SEED:-}" ] && limit+=(-seed="$BL_FUZZ_SEED")
     echo "== running fuzz_$h (${limit[*]})"
     # -timeout: an input taking over 10 s counts as a hang; -rss_limit_mb: as a leak of memory.
     if ! (cd "$work" && "$bin" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
