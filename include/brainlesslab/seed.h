@@ -53,6 +53,22 @@ typedef struct bl_trial_seeds {
 BL_API void bl_seed_trial(uint64_t root_seed, uint32_t partition_word, bl_seed_scope scope, uint32_t block,
                    uint32_t trial, bl_trial_seeds *out);
 
+/* A seed under either scheme. "bl-philox-v1" (this build's) carries a 64-bit
+ * Philox key in u64. "philox-host-v1" (the Python BrainlessLab's) carries the
+ * SHA-256 digest of its canonical JSON naming (root seed, partition, stream,
+ * keys); read as a little-endian 256-bit integer it seeds NumPy's Philox
+ * bit generator through SeedSequence, so a plan written for the Python project
+ * draws the same worlds and wirings here (src/core/np_random.c). */
+typedef enum bl_rng_scheme {
+    BL_RNG_BL_PHILOX_V1 = 0,
+    BL_RNG_PHILOX_HOST_V1 = 1
+} bl_rng_scheme;
+typedef struct bl_rng_seed {
+    bl_rng_scheme scheme;
+    uint64_t u64;        /* bl-philox-v1 */
+    uint8_t digest[32];  /* philox-host-v1 */
+} bl_rng_seed;
+
 /* Draw n of a seed's stream in domain d: uniform in [0, 1) from counter
  * (n, 0, d, 0), the top 53 bits of words 0 and 1. */
 BL_API double bl_stream_uniform(uint64_t seed, uint32_t n, uint32_t domain);
