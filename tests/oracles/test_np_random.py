@@ -79,6 +79,8 @@ def numpy_draws(g, method, n, a=None, b=None):
     if method == "choice":
         seq = tuple(range(100, 100 + a))
         return [str(seq.index(int(g.choice(seq)))) for _ in range(n)]
+    if method == "permutation":
+        return [str(int(v)) for v in g.permutation(n)]
     if method in ("shuffle_i32", "shuffle_u32"):
         x = np.arange(n, dtype=np.int32 if method == "shuffle_i32" else np.uint32)
         g.shuffle(x)
@@ -139,6 +141,8 @@ for si in range(len(seeds)):
     for n in (31, 63, 2, 1, 0, 1000):
         plan.append((si, "shuffle_i32", n, None, None))
     plan.append((si, "shuffle_u32", 97, None, None))
+    for n in (166, 1, 5):
+        plan.append((si, "permutation", n, None, None))
     plan.append((si, "mixed", N // 2, None, None))
 
 commands, expected, labels = [], [], []
