@@ -7,7 +7,8 @@ philox-host-v1 seed_for with str and int keys, including strings JSON must escap
 it compares thousands of draws of every method: raw 64-bit and 32-bit words,
 random(), uniform(lo, hi), integers(lo, hi) over ranges taking the 32-bit and the
 64-bit Lemire paths (and the single-value range that draws nothing), the ziggurat
-standard_normal (tail and wedge included), shuffle of int32 arrays, choice, and a
+standard_normal (tail and wedge included), shuffle of int32 and uint32 arrays,
+permutation(n), choice, and a
 fixed interleaving of them all (the buffered 32-bit half across other draws).
 
 seed_for is restated here from the scheme's definition: SHA-256 of the JSON list
