@@ -212,14 +212,13 @@ static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root, b
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "reduction"), "numerics.reduction",
                           "\"%s\": only \"ordered\" (destination-owned, ascending source order)", shown);
     }
-    if (!strcmp(rng, "philox-host-v1"))
-        return copy_string(ctx, &rp->rng, rng); /* checked; `run` needs the documented --rng substitution */
+    if (!strcmp(rng, BL_SEED_SCHEME_HOST))
+        return copy_string(ctx, &rp->rng, rng); /* the Python project's NumPy seeding (src/core/np_random.c) */
     if (strcmp(rng, BL_SEED_SCHEME)) {
         bl_pk_printable(shown, sizeof shown, rng, strlen(rng));
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "rng"), "numerics.rng",
                           "\"%s\" is not a seed scheme (known: \"%s\", Philox4x32-10 counter streams; "
-                          "\"philox-host-v1\", the Python project's, which `check` accepts and `run` replaces only "
-                          "with --rng %s)", shown, BL_SEED_SCHEME, BL_SEED_SCHEME);
+                          "\"philox-host-v1\", the Python project's NumPy generators)", shown, BL_SEED_SCHEME);
     }
     return BL_OK;
 }
@@ -965,8 +964,9 @@ bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
 
 bl_status bl_res_plan_override(bl_res_plan *rp, uint32_t blocks, uint32_t trials, const char *rng, bl_error *err)
 {
-    if (rng && strcmp(rng, BL_SEED_SCHEME))
-        return bl_fail(err, BL_ERR_INVALID, "--rng %s: the only scheme this build runs is %s", rng, BL_SEED_SCHEME);
+    if (rng && strcmp(rng, BL_SEED_SCHEME) && strcmp(rng, BL_SEED_SCHEME_HOST))
+        return bl_fail(err, BL_ERR_INVALID, "--rng %s: not a seed scheme (known: %s, %s)", rng, BL_SEED_SCHEME,
+                       BL_SEED_SCHEME_HOST);
     const uint64_t nb = blocks ? blocks : rp->blocks, nt = trials ? trials : rp->trials_per_block;
     if (nb > BL_RP_MAX_BLOCKS || nb * nt * rp->n_targets > BL_RP_MAX_TRIALS)
         return bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " blocks x %" PRIu64 " trials is too many", rp->id, nb, nt);
@@ -995,4 +995,14 @@ bl_status bl_res_plan_override(bl_res_plan *rp, uint32_t blocks, uint32_t trials
     return BL_OK;
 }
 
-int bl_res_plan_runnable(const bl_res_plan *rp) { return rp->rng_override || !strcmp(rp->rng, BL_SEED_SCHEME); }
+int bl_res_plan_runnable(const bl_res_plan *rp)
+{
+    (void)rp;
+    return 1;
+}
+
+bl_rng_scheme bl_res_plan_scheme(const bl_res_plan *rp)
+{
+    const char *rng = rp->rng_override ? rp->rng_override : rp->rng;
+    return !strcmp(rng, BL_SEED_SCHEME_HOST) ? BL_RNG_PHILOX_HOST_V1 : BL_RNG_BL_PHILOX_V1;
+}

@@ -71,7 +71,7 @@ struct bl_res_plan {
     uint64_t plan_bytes;
     char *id, *description, *question, *version, *evidence;
     bl_rp_operation operation;
-    char *rng;          /* as the plan names it (bl-philox-v1, or philox-host-v1 which only `check` accepts) */
+    char *rng;          /* as the plan names it: bl-philox-v1 or philox-host-v1 (the Python project's) */
     char *rng_override; /* set by bl_res_plan_override: the scheme that ran instead */
     uint32_t overridden_blocks, overridden_trials; /* 0: as written */
     /* [probe]: the diagnostic ridge probe on emitted activity (docs/reservoir.md) */
