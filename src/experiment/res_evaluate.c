@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/hash.h"
 #include "brainlesslab/task.h"
 #include "core/np_random.h"
 #include "plan/plan_reservoir.h"
@@ -393,11 +394,66 @@ static double quantile(const double *a, size_t n, double q)
     return a[lo] + (a[lo + 1] - a[lo]) * frac;
 }
 
+/* np.quantile(sorted a, q) ("linear"): index (n - 1) q, and NumPy's lerp,
+ * which interpolates from the upper neighbour when the fraction is >= 0.5. */
+static double np_quantile(const double *a, size_t n, double q)
+{
+    const double v = (double)(n - 1) * q;
+    const double lo = floor(v);
+    size_t i = (size_t)lo;
+    if (i + 1 >= n)
+        return a[n - 1];
+    const double g = v - lo, x = a[i], y = a[i + 1], d = y - x;
+    return g >= 0.5 ? y - d * (1.0 - g) : x + d * g;
+}
+
+/* np.mean of n values: (0 + pairwise sum) / n. */
+static double np_mean(const double *a, size_t n) { return (0.0 + bl_np_pairwise_sum(a, n)) / (double)n; }
+
+/* The Python project's summary-bootstrap stream of a target under
+ * philox-host-v1: seed_for(root, partition, "summary-bootstrap", digest) with
+ * digest = SHA-256 hex of the JSON {"composition", "interventions",
+ * "mechanism", "pairing"} (sort_keys, compact). 0 when the plan gave no JSON form. */
+static int host_bootstrap_seed(const bl_res_plan *rp, const bl_rp_target *t, uint8_t digest[32], bl_error *err)
+{
+    if (!t->py_head || !t->py_params || !t->py_tail)
+        return 0;
+    char *mech = bl_rp_py_string(t->mechanism_key), *pair = bl_rp_py_string(t->pairing_key);
+    const size_t cap = strlen(t->py_head) + strlen(t->py_params) + strlen(t->py_tail) + 128 * (t->n_interventions + 1) +
+                       (mech ? strlen(mech) : 0) + (pair ? strlen(pair) : 0);
+    char *json = mech && pair ? malloc(cap) : NULL;
+    int ok = 0;
+    if (json) {
+        size_t n = (size_t)snprintf(json, cap, "{\"composition\":%s%s%s,\"interventions\":[", t->py_head, t->py_params,
+                                    t->py_tail);
+        for (size_t k = 0; k < t->n_interventions; k++)
+            n += (size_t)snprintf(json + n, cap - n, "%s{\"tick\":%u,\"verb\":\"%s\"}", k ? "," : "",
+                                  t->interventions[k].tick, bl_rp_verb_name(t->interventions[k].verb));
+        snprintf(json + n, cap - n, "],\"mechanism\":%s,\"pairing\":%s}", mech, pair);
+        char hex[BL_SHA256_HEX_LEN + 1];
+        bl_sha256_buffer(json, strlen(json), hex);
+        const bl_np_key key = {hex, 0};
+        ok = !bl_np_seed_for(rp->root_seed, rp->partition, "summary-bootstrap", &key, 1, digest, err);
+    }
+    free(json);
+    free(mech);
+    free(pair);
+    return ok;
+}
+
 static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_error *err)
 {
     const uint32_t blocks = rp->blocks, per = rp->trials_per_block;
     double *values = malloc(blocks * sizeof *values), *means = malloc(BOOTSTRAP_RESAMPLES * sizeof *means);
     if (!values || !means) {
+        free(values);
+        free(means);
+        return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot summarise");
+    }
+    /* philox-host-v1: the Python project's means (NumPy's pairwise sums) and bootstrap. */
+    const int host = bl_res_plan_scheme(rp) == BL_RNG_PHILOX_HOST_V1;
+    double *outcomes = host ? malloc((per ? per : 1) * sizeof *outcomes) : NULL;
+    if (host && !outcomes) {
         free(values);
         free(means);
         return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot summarise");
@@ -416,12 +472,14 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
                     s->completed++;
                     s->ties += tr->score.ties;
                     total = total + tr->score.outcome;
+                    if (host)
+                        outcomes[k] = tr->score.outcome;
                 } else {
                     s->failed++;
                     complete = 0;
                 }
             }
-            bm[b] = complete ? total / (double)per : NAN;
+            bm[b] = !complete ? NAN : host ? np_mean(outcomes, per) : total / (double)per;
             if (complete)
                 values[nv++] = bm[b];
         }
@@ -432,9 +490,32 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
         double total = 0.0;
         for (size_t k = 0; k < nv; k++)
             total = total + values[k];
-        s->accuracy = total / (double)nv;
+        s->accuracy = host ? np_mean(values, nv) : total / (double)nv;
         if (nv < 2)
             continue;
+        uint8_t digest[32];
+        if (host && host_bootstrap_seed(rp, &rp->targets[ti], digest, err)) {
+            /* integers(0, n, (2000, n)) row-major; each row's mean; np.quantile. */
+            bl_np_rng g;
+            bl_np_rng_seed_digest(&g, digest);
+            double *row = malloc(nv * sizeof *row);
+            if (!row) {
+                free(values);
+                free(means);
+                free(outcomes);
+                return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot summarise");
+            }
+            for (uint32_t r = 0; r < BOOTSTRAP_RESAMPLES; r++) {
+                for (size_t k = 0; k < nv; k++)
+                    row[k] = values[bl_np_integers(&g, 0, (int64_t)nv)];
+                means[r] = np_mean(row, nv);
+            }
+            free(row);
+            qsort(means, BOOTSTRAP_RESAMPLES, sizeof *means, cmp_double);
+            s->low = np_quantile(means, BOOTSTRAP_RESAMPLES, 0.025);
+            s->high = np_quantile(means, BOOTSTRAP_RESAMPLES, 0.975);
+            continue;
+        }
         /* Resample r, draw k: index = (word 0 of counter (r, k, 1, 0)) * nv >> 32. */
         uint64_t seed = bl_seed_derive(rp->root_seed, rp->partition_word, BL_SEED_BOOTSTRAP, (uint32_t)ti,
                                        BL_SEED_ANY);
@@ -453,6 +534,7 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
     }
     free(values);
     free(means);
+    free(outcomes);
     return BL_OK;
 }
 

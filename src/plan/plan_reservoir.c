@@ -482,6 +482,42 @@ static bl_status read_interventions(const bl_pk_ctx *ctx, const bl_toml_node *tt
     return BL_OK;
 }
 
+/* The composition's Python JSON (see py_head in plan_reservoir.h): the
+ * written values, or the Python project's defaults where none is written. */
+static void py_composition(const bl_toml_node *comp, bl_rp_target *t)
+{
+    const bl_toml_node *node = comp ? bl_toml_table_get(comp, "node") : NULL;
+    const bl_toml_node *task = comp ? bl_toml_table_get(comp, "task") : NULL;
+    char *count = bl_rp_py_json(comp ? bl_toml_table_get(comp, "count") : NULL, "200");
+    char *gain = bl_rp_py_json(comp ? bl_toml_table_get(comp, "input_gain") : NULL, "1.0");
+    char *nkind = bl_rp_py_json(node ? bl_toml_table_get(node, "kind") : NULL, "\"falandays\"");
+    char *params = bl_rp_py_json(node ? bl_toml_table_get(node, "parameters") : NULL, "{}");
+    char *tkind = bl_rp_py_json(task ? bl_toml_table_get(task, "kind") : NULL, "\"delayed_cue\"");
+    char *opts = bl_rp_py_json(task ? bl_toml_table_get(task, "options") : NULL, "{}");
+    if (count && gain && nkind && params && tkind && opts) {
+        size_t nh = strlen(count) + strlen(gain) + strlen(nkind) + 64, nt = strlen(tkind) + strlen(opts) + 64;
+        t->py_head = malloc(nh);
+        t->py_tail = malloc(nt);
+        if (t->py_head && t->py_tail) {
+            snprintf(t->py_head, nh, "{\"count\":%s,\"input_gain\":%s,\"node\":{\"kind\":%s,\"parameters\":", count,
+                     gain, nkind);
+            snprintf(t->py_tail, nt, "},\"task\":{\"kind\":%s,\"options\":%s}}", tkind, opts);
+            t->py_params = params;
+            params = NULL;
+        } else {
+            free(t->py_head);
+            free(t->py_tail);
+            t->py_head = t->py_tail = NULL;
+        }
+    }
+    free(count);
+    free(gain);
+    free(nkind);
+    free(params);
+    free(tkind);
+    free(opts);
+}
+
 static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const char *where, bl_rp_target *t,
                              const bl_res_plan *rp)
 {
@@ -550,6 +586,7 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     t->input_gain = gain;
     if ((st = read_node(ctx, comp, at, t)) || (st = read_task(ctx, comp, at, t)))
         return st;
+    py_composition(comp, t);
     if (!bl_task_controller_allowed(t->task.kind, t->controller)) {
         bl_pk_join(key, sizeof key, where, "controller", 10);
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "controller"), key,
@@ -873,6 +910,9 @@ void bl_res_plan_destroy(bl_res_plan *rp)
         free(rp->targets[i].pairing_key);
         free(rp->targets[i].construction_key);
         free(rp->targets[i].mechanism_key);
+        free(rp->targets[i].py_head);
+        free(rp->targets[i].py_params);
+        free(rp->targets[i].py_tail);
     }
     free(rp->targets);
     free(rp->path);

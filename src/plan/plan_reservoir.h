@@ -63,6 +63,11 @@ typedef struct bl_rp_target {
     uint32_t warmup;  /* the plan's (continuing tasks) */
     bl_rp_intervention interventions[BL_RP_MAX_INTERVENTIONS];
     size_t n_interventions;
+    /* The composition as the Python project serialises it (json.dumps,
+     * sort_keys, compact): head + parameters + tail. Names the target's
+     * philox-host-v1 bootstrap stream; NULL when a written value has no JSON
+     * form (that bootstrap then draws as bl-philox-v1). */
+    char *py_head, *py_params, *py_tail;
 } bl_rp_target;
 
 struct bl_res_plan {
@@ -110,6 +115,12 @@ typedef struct bl_rp_identity {
 /* Everything after the header keys; resolves, renders and hashes. */
 bl_status bl_rp_parse(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_rp_identity *who,
                       bl_res_plan **out);
+
+/* Python's json.dumps(value, sort_keys=True, separators=(",", ":")) of a
+ * written TOML value (`absent` when v is NULL), and of a string; malloc'd,
+ * NULL when out of memory or the value has no JSON form (plan_operations.c). */
+char *bl_rp_py_json(const bl_toml_node *v, const char *absent);
+char *bl_rp_py_string(const char *s);
 
 /* After the targets: [axes] expansion and the operation's rules (plan_operations.c). */
 bl_status bl_rp_apply_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp);

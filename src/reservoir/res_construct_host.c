@@ -234,7 +234,7 @@ static void host_weights(double *w, const uint8_t *mask, uint32_t rows, uint32_t
 /* NumPy's pairwise summation of a contiguous float64 run (what np.sum does
  * along the last axis): 8 interleaved partial sums up to 128 values, halves
  * (at a multiple of 8) above. */
-static double np_pairwise_sum(const double *a, size_t n)
+double bl_np_pairwise_sum(const double *a, size_t n)
 {
     if (n < 8) {
         double res = -0.0;
@@ -257,7 +257,7 @@ static double np_pairwise_sum(const double *a, size_t n)
     }
     size_t n2 = n / 2;
     n2 -= n2 % 8;
-    return np_pairwise_sum(a, n2) + np_pairwise_sum(a + n2, n - n2);
+    return bl_np_pairwise_sum(a, n2) + bl_np_pairwise_sum(a + n2, n - n2);
 }
 
 /* The row-sum targets (1 until SORN row-sum options exist: ee, ei, ie, input). */
@@ -302,7 +302,7 @@ static bl_status host_sorn(const bl_res_params *p, uint32_t n, uint32_t r, uint3
                     s->w[k] = dense[(size_t)i * ne + j];
                     k++;
                 }
-            s->c_e[i] = 0.0 + np_pairwise_sum(dense + (size_t)i * ne, ne);
+            s->c_e[i] = 0.0 + bl_np_pairwise_sum(dense + (size_t)i * ne, ne);
         }
         if (ni) {
             host_weights(s->w_ei, ei, ne, ni, BL_SORN_ROW_SUM(p, ei), g);

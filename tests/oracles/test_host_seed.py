@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 import numpy as np
 
@@ -270,6 +271,46 @@ def expected_seeds(row, scope, pairing="paired-worlds", construction="paired-con
             "control_seed": host_seed(root_seed, partition, "control", mechanism, task, b, t)}
 
 
+def json_equal(printed, value):
+    """summary.json's numbers come from cJSON, which prints 15 significant
+    digits when they read back within one relative epsilon: equal to that."""
+    return abs(printed - value) <= np.finfo(float).eps * max(abs(printed), abs(value))
+
+
+def check_summary(rec, plan_path, label):
+    """The summary: block means, their mean and the 95% bootstrap interval as
+    NumPy computes them, from the summary-bootstrap stream named by the
+    target's composition, interventions and keys."""
+    plan = tomllib.load(open(plan_path, "rb"))
+    ev = plan["evaluation"]
+    rows = list(csv.DictReader(open(os.path.join(rec, "trials.csv"))))
+    summary = json.load(open(os.path.join(rec, "summary.json")))
+    ok = True
+    for t, got in zip(plan["targets"], summary["targets"]):
+        comp = t.get("composition", {})
+        node, task = comp.get("node", {}), comp.get("task", {})
+        named = {"composition": {"node": {"kind": node.get("kind", "falandays"), "parameters": node.get("parameters", {})},
+                                 "task": {"kind": task.get("kind", "delayed_cue"), "options": task.get("options", {})},
+                                 "count": comp.get("count", 200), "input_gain": comp.get("input_gain", 1.0)},
+                 "interventions": [{"tick": i["tick"], "verb": i["verb"]} for i in t.get("interventions", [])],
+                 "pairing": t.get("pairing_key", "paired-worlds"), "mechanism": t.get("mechanism_key", "paired-mechanism")}
+        text = json.dumps(named, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        seed = host_seed(ev.get("root_seed", 0), ev.get("seed_partition", "development"), "summary-bootstrap",
+                         hashlib.sha256(text.encode()).hexdigest())
+        per_block = {}
+        for row in rows:
+            if row["target"] == t["id"]:
+                per_block.setdefault(int(row["block"]), []).append(float(row["outcome"]))
+        values = [float(np.mean(per_block[b])) for b in sorted(per_block)]
+        boot = np.asarray(values)[gen(seed).integers(0, len(values), (2000, len(values)))].mean(axis=1)
+        low, high = np.quantile(boot, (0.025, 0.975))
+        ok &= len(got["block_means"]) == len(values) and all(json_equal(x, y) for x, y in zip(got["block_means"], values))
+        ok &= json_equal(got["value"], float(np.mean(values)))
+        ok &= got["interval"] is not None and json_equal(got["interval"]["low"], float(low)) and \
+            json_equal(got["interval"]["high"], float(high))
+    check(ok, "%s: block means, their mean and the bootstrap interval are NumPy's (summary-bootstrap stream)" % label)
+
+
 for name in ("sweep-delayed-cue", "ablate-delayed-cue"):
     plan = os.path.join(SRC, "plans", "reservoir", name + ".toml")
     r, rec = run_plan(plan, "--trials", "1")
@@ -284,6 +325,7 @@ for name in ("sweep-delayed-cue", "ablate-delayed-cue"):
     ok = all(row["world_seed"] == hexseed(expected_seeds(row, "block")["world_seed"]) and
              row["construction_seed"] == hexseed(expected_seeds(row, "block")["construction_seed"]) for row in rows)
     check(ok, "%s: trials.csv world and construction seeds are seed_for's (64 hex digits)" % name)
+    check_summary(rec, plan, name)
 
 plan = os.path.join(TMP, "drive-control.toml")
 open(plan, "w").write("""format = "brainlesslab-plan"
@@ -341,6 +383,44 @@ if check(rec is not None, "an Oosawa-drive and reference_null plan runs under ph
     coins = [2 if gen(x["control_seed"]).random() >= 0.5 else 1 for x in exp]
     check([int(row["decision"]) for row in null] == coins,
           "drive/control plan: each null decides its control generator's first coin (2 if u >= 0.5)")
+    check_summary(rec, plan, "drive/control plan")
+
+# A continuous outcome over many blocks, so that the interval depends on every bootstrap draw.
+plan = os.path.join(TMP, "tracking-null.toml")
+open(plan, "w").write("""format = "brainlesslab-plan"
+format_version = 4
+id = "host-tracking-null"
+operation = "profile"
+diagnostic = true
+
+[[targets]]
+id = "null"
+controller = "reference_null"
+pairing_key = "tracking/\u00e9"
+[targets.composition]
+count = 12
+input_gain = 1
+[targets.composition.task]
+kind = "tracking"
+
+[evaluation]
+blocks = 9
+trials_per_block = 3
+horizon = 40
+root_seed = 5
+seed_partition = "development"
+
+[numerics]
+rng = "philox-host-v1"
+""")
+r, rec = run_plan(plan)
+if check(rec is not None, "a tracking reference_null plan runs under philox-host-v1 (%s)" % r.stderr.strip()[:300]):
+    rows = list(csv.DictReader(open(os.path.join(rec, "trials.csv"))))
+    check(len({row["outcome"] for row in rows}) > 20, "tracking null: continuous outcomes")
+    check(all(row["control_seed"] == hexseed(host_seed(5, "development", "control", "paired-mechanism", "tracking",
+                                                       int(row["block"]), int(row["trial"]))) for row in rows),
+          "tracking null: control seeds are seed_for's")
+    check_summary(rec, plan, "tracking null (9 blocks, a non-ASCII pairing key, an integer input_gain)")
 
 if FAILURES:
     print("%d failure(s); files kept in %s" % (len(FAILURES), TMP))
