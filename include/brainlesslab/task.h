@@ -221,6 +221,9 @@ typedef struct bl_task_trace {
     double outcome;
     int done, finite;
     uint32_t scored, hits, misses, longest_rally;
+    double start[8];                /* the world's physical start state */
+    uint32_t n_draws;               /* pong: the serve draws [n_draws][2] */
+    double *draws;
 } bl_task_trace;
 
 /* Run one trial of a task without a node: effectors from the control
@@ -229,6 +232,12 @@ typedef struct bl_task_trace {
 BL_API bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
                             uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
                             size_t tape_rows, bl_task_trace **out, bl_error *err);
+/* The same with a world seed of either scheme (bl_task_trace_run passes a
+ * bl-philox-v1 seed): a philox-host-v1 digest draws the Python project's world. */
+BL_API bl_status bl_task_trace_run_rng(const bl_task_options *o, bl_controller controller,
+                                       const bl_rng_seed *world_seed, uint64_t control_seed, uint32_t horizon,
+                                       uint32_t warmup, const double *tape, size_t tape_rows, bl_task_trace **out,
+                                       bl_error *err);
 BL_API void bl_task_trace_destroy(bl_task_trace *t);
 
 /* ---- profile plans ---- */

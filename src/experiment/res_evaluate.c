@@ -115,7 +115,8 @@ static bl_status slot_init(const bl_rp_target *t, const bl_res_trial *tr, slot *
     memset(x, 0, sizeof *x);
     const bl_task_ops *ops = bl_task_ops_of(t->task.kind);
     x->world.kind = t->task.kind;
-    bl_status st = ops->world(&t->task, tr->seed_world, t->horizon, &x->world, err);
+    /* The world seed of the scheme that runs (bl-philox-v1: rng.world.u64 = seed_world). */
+    bl_status st = ops->world(&t->task, &tr->rng.world, t->horizon, &x->world, err);
     if (!st)
         st = bl_task_state_init(&x->world, &x->state, err);
     if (st) {

@@ -27,6 +27,9 @@ import tomllib
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tasks_numpy as tasks  # noqa: E402  (world_host: the tasks' philox-host-v1 worlds)
+
 CLI = os.environ.get("BL_CLI", "brainlesslab")
 SRC = os.environ.get("BL_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TMP = tempfile.mkdtemp(prefix="bl_host_seed_")
@@ -326,6 +329,11 @@ for name in ("sweep-delayed-cue", "ablate-delayed-cue"):
              row["construction_seed"] == hexseed(expected_seeds(row, "block")["construction_seed"]) for row in rows)
     check(ok, "%s: trials.csv world and construction seeds are seed_for's (64 hex digits)" % name)
     check_summary(rec, plan, name)
+    # The worlds themselves: label and delay as the Python project's prepare() draws them.
+    worlds = [tasks.world_host("delayed_cue", dict(tasks.DEFAULTS["delayed_cue"]),
+                               gen(expected_seeds(row, "block")["world_seed"]), 0) for row in rows]
+    check(all(int(row["label"]) == w["labels"][0] and int(row["delay"]) == w["meta"][1] for row, w in zip(rows, worlds)),
+          "%s: every trial's world (label, delay) is the Python project's" % name)
 
 plan = os.path.join(TMP, "drive-control.toml")
 open(plan, "w").write("""format = "brainlesslab-plan"
