@@ -13,7 +13,11 @@ Checked, value for value:
   * a trial's seeds: the example sweep and ablation plans run as written
     (shortened with --trials 1) and a plan with an Oosawa drive and a
     reference_null control; trials.csv's seed columns are the oracle's, the
-    records verify, and each null's decision is its control coin."""
+    records verify, the worlds are tasks_numpy.world_host's and each null's
+    decision is its control coin;
+  * whole Oosawa trials (one with shuffle_input) replayed closed-loop in NumPy
+    (reservoir_numpy, tasks_numpy) from the seeds: the same evidence;
+  * summaries: block means, their mean and the bootstrap interval."""
 
 import csv
 import hashlib
@@ -363,6 +367,20 @@ count = 12
 [targets.composition.task]
 kind = "delayed_cue"
 
+[[targets]]
+id = "shuffled"
+controller = "reservoir"
+interventions = [{ tick = 1, verb = "shuffle_input" }]
+[targets.composition]
+count = 12
+input_gain = 0.8
+[targets.composition.node]
+kind = "falandays"
+[targets.composition.node.parameters]
+drive = "oosawa"
+membrane_noise = 0.3
+noise_gain = 0.2
+
 [evaluation]
 blocks = 3
 trials_per_block = 4
@@ -392,6 +410,44 @@ if check(rec is not None, "an Oosawa-drive and reference_null plan runs under ph
     check([int(row["decision"]) for row in null] == coins,
           "drive/control plan: each null decides its control generator's first coin (2 if u >= 0.5)")
     check_summary(rec, plan, "drive/control plan")
+    # Whole trials, closed loop in NumPy: the wiring of the construction seed, the
+    # world of the world seed, the drive tape of the drive seed (N normals a frame)
+    # and, for "shuffled", permutation(3) of the input-shuffle seed from tick 1.
+    import reservoir_numpy as node_oracle
+    same = True
+    for row in [row for row in rows if row["target"] in ("noisy", "shuffled")]:
+        b, t = int(row["block"]), int(row["trial"])
+        x = expected_seeds(row, "trial", root_seed=11)
+        net = os.path.join(TMP, "trial-%s-%d-%d" % (row["target"], b, t))
+        res = sh(CLI, "reservoir", "construct", "--node", "falandays", "--units", 12, "--inputs", 3, "--effectors", 2,
+                 "--host-seed", hexseed(x["construction_seed"]), "--param", "oosawa=true", "--param",
+                 "membrane_noise=0.3", "--param", "noise_gain=0.2", "--out", net)
+        if res.returncode != 0:
+            same = False
+            break
+        fal = node_oracle.Falandays([node_oracle.load_bundle(net)])
+        o = dict(tasks.DEFAULTS["delayed_cue"])
+        w = tasks.world_host("delayed_cue", o, gen(x["world_seed"]), 0)
+        env = tasks.Episode("delayed_cue", o, w)
+        tape = gen(x["drive_seed"])
+        shuffled = row["target"] == "shuffled"
+        perm = gen(host_seed(11, "development", "input-shuffle", "paired-mechanism", "falandays", b, t)).permutation(3)
+        gain = 0.8 if shuffled else 1.0
+        ev = [0.0, 0.0]
+        while env.finite and not env.done:
+            obs = env.encode(1)
+            u = np.array([obs[perm[r]] if shuffled else obs[r] for r in range(3)]) * gain
+            fal.step(u[None, :], tape.standard_normal(12)[None, :])
+            e = [float(v) for v in fal.effectors[0]]
+            if w["starts"][0] <= env.tick < w["ends"][0]:
+                ev = [ev[0] + e[0], ev[1] + e[1]]
+            env.last = e
+            env.advance(0)
+        same &= (float(row["evidence_left"]), float(row["evidence_right"])) == (ev[0], ev[1])
+        same &= int(row["decision"]) == env.dec[0] and float(row["outcome"]) == env.outcome
+        same &= int(row["ticks"]) == env.tick
+    check(same, "drive/control plan: 24 Oosawa trials (12 with shuffled, scaled input) replayed in NumPy from the "
+                "seeds give the same evidence, decision and outcome")
 
 # A continuous outcome over many blocks, so that the interval depends on every bootstrap draw.
 plan = os.path.join(TMP, "tracking-null.toml")
