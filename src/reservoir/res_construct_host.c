@@ -260,7 +260,10 @@ double bl_np_pairwise_sum(const double *a, size_t n)
     return bl_np_pairwise_sum(a, n2) + bl_np_pairwise_sum(a + n2, n - n2);
 }
 
-/* The row-sum targets (1 until SORN row-sum options exist: ee, ei, ie, input). */
+/* The row-sum targets of the Python project's SORNConfig (ee_row_sum,
+ * ei_row_sum, ie_row_sum, input_row_sum): 1 until the parameters exist here.
+ * Once bl_res_params has them (branch sornrow), this becomes
+ * ((p)->which##_row_sum); a target of 0 then draws nothing, as in Python. */
 #ifndef BL_SORN_ROW_SUM
 #define BL_SORN_ROW_SUM(p, which) ((void)(p), 1.0)
 #endif
