@@ -371,6 +371,13 @@ void bl_np_shuffle_u32(bl_np_rng *g, uint32_t *a, size_t n)
     }
 }
 
+void bl_np_permutation(bl_np_rng *g, uint32_t *out, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        out[k] = (uint32_t)k;
+    bl_np_shuffle_u32(g, out, n);
+}
+
 /* ---- the normal ziggurat ---- */
 
 double bl_np_standard_normal(bl_np_rng *g)

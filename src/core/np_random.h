@@ -61,6 +61,8 @@ double bl_np_standard_normal(bl_np_rng *g);                    /* Generator.stan
 void bl_np_shuffle_i32(bl_np_rng *g, int32_t *a, size_t n);    /* Generator.shuffle of a 1-D array */
 void bl_np_shuffle_u32(bl_np_rng *g, uint32_t *a, size_t n);
 int64_t bl_np_choice_index(bl_np_rng *g, int64_t n);           /* the index Generator.choice(seq of n) picks */
+/* Generator.permutation(n): 0 .. n-1 (np.arange), then shuffled as above. */
+void bl_np_permutation(bl_np_rng *g, uint32_t *out, size_t n);
 /* random_interval(max): a value in [0, max] by masked rejection (shuffle's draw). */
 uint64_t bl_np_interval(bl_np_rng *g, uint64_t max);
 

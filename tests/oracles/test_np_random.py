@@ -7,7 +7,8 @@ philox-host-v1 seed_for with str and int keys, including strings JSON must escap
 it compares thousands of draws of every method: raw 64-bit and 32-bit words,
 random(), uniform(lo, hi), integers(lo, hi) over ranges taking the 32-bit and the
 64-bit Lemire paths (and the single-value range that draws nothing), the ziggurat
-standard_normal (tail and wedge included), shuffle of int32 arrays, choice, and a
+standard_normal (tail and wedge included), shuffle of int32 and uint32 arrays,
+permutation(n), choice, and a
 fixed interleaving of them all (the buffered 32-bit half across other draws).
 
 seed_for is restated here from the scheme's definition: SHA-256 of the JSON list
@@ -79,6 +80,8 @@ def numpy_draws(g, method, n, a=None, b=None):
     if method == "choice":
         seq = tuple(range(100, 100 + a))
         return [str(seq.index(int(g.choice(seq)))) for _ in range(n)]
+    if method == "permutation":
+        return [str(int(v)) for v in g.permutation(n)]
     if method in ("shuffle_i32", "shuffle_u32"):
         x = np.arange(n, dtype=np.int32 if method == "shuffle_i32" else np.uint32)
         g.shuffle(x)
@@ -139,6 +142,8 @@ for si in range(len(seeds)):
     for n in (31, 63, 2, 1, 0, 1000):
         plan.append((si, "shuffle_i32", n, None, None))
     plan.append((si, "shuffle_u32", 97, None, None))
+    for n in (166, 1, 5):
+        plan.append((si, "permutation", n, None, None))
     plan.append((si, "mixed", N // 2, None, None))
 
 commands, expected, labels = [], [], []

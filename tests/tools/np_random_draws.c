@@ -7,7 +7,7 @@
  *   seedfor ROOT PART STREAM [i:N | s:HEXUTF8]...   prints the digest, seeds from it
  *   json ROOT PART STREAM [keys...]                 prints the canonical JSON (hex)
  *   draw METHOD COUNT [A B] METHOD: u64 u32 random uniform integers normal choice
- *                           shuffle_i32 shuffle_u32 (COUNT = array length, prints it)
+ *                           shuffle_i32 shuffle_u32 permutation (COUNT = array length, prints it)
  *   mixed COUNT             a fixed interleaving of every method */
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,6 +58,14 @@ static void draw(bl_np_rng *g, const char *m, long count, const char *sa, const 
 {
     const double a = strtod(sa, NULL), b = strtod(sb, NULL);
     const int64_t ia = strtoll(sa, NULL, 10), ib = strtoll(sb, NULL, 10);
+    if (!strcmp(m, "permutation")) {
+        uint32_t *x = malloc((size_t)count * sizeof *x + 1);
+        bl_np_permutation(g, x, (size_t)count);
+        for (long k = 0; k < count; k++)
+            printf("%" PRIu32 "\n", x[k]);
+        free(x);
+        return;
+    }
     if (!strcmp(m, "shuffle_i32") || !strcmp(m, "shuffle_u32")) {
         int32_t *x = malloc((size_t)count * sizeof *x + 1);
         for (long k = 0; k < count; k++)
