@@ -149,6 +149,11 @@ typedef struct bl_task_control {
     int memory[10];   /* first, last, second, context, mapping, feedback seen, cue, coin, coin round, tick seen */
     double counts[2];
     uint64_t seed;    /* reference_null: the control seed */
+    /* reference_null under philox-host-v1 (set by the runner, owned by it):
+     * the k-th uniform of the control seed's generator is the coin of round k
+     * (episode tasks) or the draw of tick k (continuing tasks); NULL: seed. */
+    const double *coins;
+    uint32_t n_coins;
     double movement_amp; /* tracking's oracle */
 } bl_task_control;
 
