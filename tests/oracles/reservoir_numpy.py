@@ -45,7 +45,9 @@ FALANDAYS_DEFAULTS = dict(leak=0.25, lrate_wmat=1.0, lrate_targ=0.01, threshold_
                           weight_init_std=1.0, repair_masks=False, weight_init_mode="excitatory")
 SORN_DEFAULTS = dict(inhibitory_fraction=0.2, p_ee=10.0 / 166.0, p_ei=1.0, p_ie=1.0, p_input=0.05, p_output=0.05,
                      T_E_max=0.5, T_I_max=1.0, eta_stdp=0.001, eta_ip=0.001, H_ip=0.1, fast_inhibition=False,
-                     pruning=True, learn_on=True)
+                     pruning=True, learn_on=True,
+                     # construction only (the row sums a seeded bundle was built with); stepping never reads them
+                     ee_row_sum=1.0, ei_row_sum=1.0, ie_row_sum=1.0, input_row_sum=1.0)
 
 
 def ordered_sum(mt, v):
