@@ -495,7 +495,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         size_t len = e ? (size_t)(e - p) : strlen(p);
         char id[16];
         if (len == 0 || len >= sizeof id)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': expected a comma list of w1, w2, w3, %s",
+            return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': expected a comma list of w1 .. w5, %s",
                            o->workloads, bl_bench_res_ids());
         memcpy(id, p, len);
         id[len] = '\0';
@@ -503,7 +503,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_res_def *rd = d ? NULL : bl_bench_res_find(id, o->quick);
         const bl_bench_import_def *imp = d || rd ? NULL : bl_bench_import_find(id, o->quick);
         if (!d && !rd && !imp)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1, w2, w3, %s, %s)", id,
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, %s, %s)", id,
                            bl_bench_res_ids(), bl_bench_import_ids());
         const char *canon = d ? d->id : rd ? rd->id : imp->id;
         for (int i = 0; i < n_ids; i++)

@@ -272,6 +272,16 @@ void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case
         cJSON_AddItemToObject(f, "synaptic_events_per_s", bl_bench_rate_json(syn, ph[k]));
         cJSON_AddItemToObject(f, "spikes_per_s", bl_bench_rate_json(spk, ph[k]));
     }
+    /* Memory per edge: the whole worker's peak RSS (graph, engine, outputs,
+     * interpreter for peers) over the graph's edges, the scale figure the
+     * 10x workload is judged by. */
+    if (cr->rss.n && in->n_edges) {
+        double *b = malloc(cr->rss.n * sizeof *b);
+        for (size_t j = 0; b && j < cr->rss.n; j++)
+            b[j] = cr->rss.v[j] / (double)in->n_edges;
+        cJSON_AddItemToObject(fig, "peak_rss_bytes_per_edge", bl_bench_stat_json(b, b ? cr->rss.n : 0));
+        free(b);
+    }
 }
 
 void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,

@@ -43,6 +43,19 @@ static const bl_bench_workload_def full_defs[] = {
      "'sensory' and modality 'olfactory' (ORNs) at 150 Hz; 30 trials x 1000 ms per worker (trial 0 "
      "cold, trials 1..29 warm)",
      BL_BENCH_GRAPH_LARVA, 0, 0, 0, BL_BENCH_STIM_OLFACTORY, 0, 150.0, 1000.0, 30, 1},
+    /* Scale workloads (issue 15): not in the default list, run on request
+     * (`--workloads w4,w5`); the stimulus is w1's, so the activity is
+     * comparable and what grows is the graph. */
+    {"w4", "MaleCNS-scale synthetic graph, w1's stimulus",
+     "brainlesslab synth --neurons 166700 --mean-degree 146.97 --seed 1 (166,700 neurons, ~24.5M edges: "
+     "the male CNS connectome's size); stimulus: the 20 'sensory' neurons of largest signed out-strength "
+     "at 150 Hz (as w1); 1000 ms; 2 trials per worker (cold, warm)",
+     BL_BENCH_GRAPH_SYNTH, 166700, 146.97, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1},
+    {"w5", "Ten times FlyWire: 1.39M neurons, ~151M edges, w1's stimulus",
+     "brainlesslab synth --neurons 1386390 --mean-degree 108.858 --seed 1 (ten times the FlyWire "
+     "neuron count at its mean out-degree: ~151M edges); stimulus: the 20 'sensory' neurons of largest "
+     "signed out-strength at 150 Hz (as w1); 1000 ms; 2 trials per worker (cold, warm)",
+     BL_BENCH_GRAPH_SYNTH, 1386390, 108.858, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1},
 };
 
 static const bl_bench_workload_def quick_defs[] = {
@@ -57,12 +70,21 @@ static const bl_bench_workload_def quick_defs[] = {
      "--quick stand-in for w3: the larva connectome; its 42 olfactory sensory neurons at 150 Hz; "
      "3 trials x 100 ms",
      BL_BENCH_GRAPH_LARVA, 0, 0, 0, BL_BENCH_STIM_OLFACTORY, 0, 150.0, 100.0, 3, 1},
+    {"w4", "quick: a denser small synthetic graph, strongest sensory neurons",
+     "--quick stand-in for w4: brainlesslab synth --neurons 2400 --mean-degree 35 --seed 1; the 20 "
+     "'sensory' neurons of largest signed out-strength at 150 Hz; 100 ms; 2 trials",
+     BL_BENCH_GRAPH_SYNTH, 2400, 35.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1},
+    {"w5", "quick: a larger small synthetic graph, strongest sensory neurons",
+     "--quick stand-in for w5: brainlesslab synth --neurons 20000 --mean-degree 25 --seed 1; the 20 "
+     "'sensory' neurons of largest signed out-strength at 150 Hz; 100 ms; 2 trials",
+     BL_BENCH_GRAPH_SYNTH, 20000, 25.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1},
 };
 
 const bl_bench_workload_def *bl_bench_workload_find(const char *id, int quick)
 {
     const bl_bench_workload_def *defs = quick ? quick_defs : full_defs;
-    for (size_t i = 0; i < 3; i++)
+    size_t n = quick ? sizeof quick_defs / sizeof quick_defs[0] : sizeof full_defs / sizeof full_defs[0];
+    for (size_t i = 0; i < n; i++)
         if (!strcmp(defs[i].id, id))
             return &defs[i];
     return NULL;

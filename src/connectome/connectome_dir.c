@@ -16,6 +16,7 @@
 #include "brainlesslab/csv.h"
 #include "brainlesslab/hash.h"
 #include "brainlesslab/npy.h"
+#include "core/json_check.h"
 #include "core/file.h"
 
 #define MANIFEST "manifest.json"
@@ -358,22 +359,6 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
     return st;
 }
 
-/* Refuse duplicate keys anywhere in a JSON document: cJSON keeps the first,
- * Python's json the last, so two readers of one manifest would disagree. */
-static const char *duplicate_key(const cJSON *v)
-{
-    for (const cJSON *a = v ? v->child : NULL; a; a = a->next) {
-        if (cJSON_IsObject(v) && a->string)
-            for (const cJSON *b = a->next; b; b = b->next)
-                if (b->string && !strcmp(a->string, b->string))
-                    return a->string;
-        const char *d = duplicate_key(a);
-        if (d)
-            return d;
-    }
-    return NULL;
-}
-
 bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out, bl_error *err)
 {
     *out = NULL;
@@ -402,7 +387,7 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         cJSON_Delete(m);
         return bl_fail(err, BL_ERR_FORMAT, "%s: not a single JSON object (invalid JSON or text after it)", mpath);
     }
-    const char *dup = duplicate_key(m);
+    const char *dup = bl_json_duplicate_key(m);
     if (dup) {
         char shown[80];
         snprintf(shown, sizeof shown, "%s", dup);

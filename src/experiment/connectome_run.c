@@ -272,25 +272,6 @@ static cJSON *propagation_json(const bl_propagation *p)
     return o;
 }
 
-static bl_status write_json(bl_record *rec, const char *name, cJSON *o, bl_error *err)
-{
-    char path[4096];
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    bl_status st = text ? bl_record_path(rec, name, path, sizeof path, err)
-                        : bl_fail(err, BL_ERR_NOMEM, "cannot render %s", name);
-    if (!st) {
-        FILE *f = fopen(path, "w");
-        int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        if (f && fclose(f))
-            ok = 0;
-        if (!ok)
-            st = bl_fail(err, BL_ERR_IO, "%s: cannot write", path);
-    }
-    free(text);
-    return st;
-}
-
 static int cmp_group(const void *a, const void *b)
 {
     const group *x = a, *y = b;
@@ -408,7 +389,7 @@ static bl_status write_summary(bl_experiment *xp, run_ctx *x, cJSON *propagation
     cJSON_AddItemToObject(o, "propagation", propagation_json(&xp->pooled));
     if (propagation_trials)
         cJSON_AddItemToObject(o, "propagation_per_trial", propagation_trials);
-    return write_json(x->rec, "summary.json", o, err);
+    return bl_xp_write_json(x->rec, "summary.json", o, err);
 }
 
 static bl_status merge_depths_mpi(int32_t *depth, uint64_t n, void *user, bl_error *err)
@@ -624,7 +605,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         cJSON_AddItemToObject(o, "pooled_over_trials", propagation_json(&xp->pooled));
         cJSON_AddItemToObject(o, "per_trial", cJSON_Duplicate(per_trial, 1));
         if (!st)
-            st = write_json(x->rec, "propagation.json", o, err);
+            st = bl_xp_write_json(x->rec, "propagation.json", o, err);
         else
             cJSON_Delete(o);
     }

@@ -6,6 +6,7 @@
  * until it has passed bl_record_bad_relpath, and every file is opened with
  * bl_record_open_inside, so a crafted record cannot make verify read (or
  * vouch for) a file outside it. */
+#include "core/json_check.h"
 #include "brainlesslab/record.h"
 
 #include "record/record_impl.h"
@@ -352,22 +353,6 @@ static int format_version(const cJSON *manifest)
     return cJSON_IsNumber(v) ? (int)v->valuedouble : 0;
 }
 
-/* Duplicate keys in one object: cJSON keeps the first, Python the last, so
- * two readers of one manifest could see two different records. */
-static const char *duplicate_key(const cJSON *v)
-{
-    for (const cJSON *a = v ? v->child : NULL; a; a = a->next) {
-        if (cJSON_IsObject(v) && a->string)
-            for (const cJSON *b = a->next; b; b = b->next)
-                if (b->string && !strcmp(a->string, b->string))
-                    return a->string;
-        const char *d = duplicate_key(a);
-        if (d)
-            return d;
-    }
-    return NULL;
-}
-
 /* Version 2: the record's name, its plan hash and the artifacts its plan's
  * outputs promise. NAME is the directory's last component. */
 static void check_binding(const cJSON *manifest, const char *name, const listed *a, size_t na, problems *p)
@@ -610,7 +595,7 @@ bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, F
             manifest = NULL;
         }
     }
-    const char *dup = manifest ? duplicate_key(manifest) : NULL;
+    const char *dup = manifest ? bl_json_duplicate_key(manifest) : NULL;
     if (dup)
         add_problem(&p, "%s: key '%s' appears twice in one object", BL_RECORD_MANIFEST, dup);
     check_markers(rootfd, manifest, &p);
