@@ -2,7 +2,8 @@
  * et al. 2023), exactly as ../shared/spec/reservoir-models.md defines them.
  *
  * Conventions (the contract, docs/reservoir.md):
- *   - float64 throughout, no FMA, no fast-math; matrices are [destination, source];
+ *   - float64 throughout (float32 on request: bl_res_state_cast), no FMA, no
+ *     fast-math; matrices are [destination, source];
  *   - unit i sums its inputs serially over sources in ascending order, from +0.0;
  *   - thresholds fire on equality (>=); every input of a frame is the old state;
  *   - step order: save previous -> integrate -> learn/adapt -> emit -> finite check;
@@ -127,6 +128,24 @@ BL_API bl_status bl_res_params_validate(const bl_res_params *p, bl_error *err);
 
 typedef struct bl_res_state bl_res_state;
 
+/* Numerics of a state. float64 is the contract above. float32 computes the
+ * same equations in the same operation order with every value, parameter and
+ * intermediate rounded to float (inputs and noise are rounded on entry); it
+ * is qualified by its own oracle (bit for bit against a NumPy float32
+ * implementation) and only a stated divergence from float64
+ * (docs/reservoir.md, "Numerics"): its results never stand for float64's. */
+typedef enum bl_res_dtype {
+    BL_RES_FLOAT64 = 0,
+    BL_RES_FLOAT32 = 1
+} bl_res_dtype;
+BL_API const char *bl_res_dtype_name(bl_res_dtype dtype); /* "float64", "float32" */
+/* 0 and *out set when name is a dtype, else -1. */
+BL_API int bl_res_dtype_parse(const char *name, bl_res_dtype *out);
+/* The parameters the equations read survive the cast to dtype (float32: each
+ * finite as a float, threshold_mult and targ_min still > 0); the error names
+ * the parameter. Plans check it, so `check` refuses what `run` could not cast. */
+BL_API bl_status bl_res_params_check_dtype(const bl_res_params *p, bl_res_dtype dtype, bl_error *err);
+
 /* Seeded construction (spec defaults; Philox stream keyed by seed). */
 BL_API bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
                                         uint32_t n_effectors, uint64_t seed, bl_res_state **out,
@@ -155,10 +174,20 @@ BL_API bl_status bl_res_read_npy_f64(const char *path, int ndim, int allow_nonfi
 /* Read only node.json of a bundle: *found is 0 (and *out untouched) when absent. */
 BL_API bl_status bl_res_bundle_params(const char *dir, bl_res_params *out, int *found, bl_error *err);
 /* Write the state as a bundle into dir (created; must not exist), node.json
- * included, so that a saved state loads back bit for bit. */
+ * included, so that a saved state loads back bit for bit. A float32 state is
+ * written as its exact float64 values with "dtype": "float32" in node.json,
+ * and bl_res_state_load casts such a bundle back to float32. */
 BL_API bl_status bl_res_state_save(const bl_res_state *s, const char *dir, bl_error *err);
 
 BL_API bl_status bl_res_state_copy(const bl_res_state *s, bl_res_state **out, bl_error *err);
+/* A copy of s in another dtype (the same dtype: a copy). To float32 every
+ * value is rounded to the nearest float and checked as the Python project
+ * checks its casts: a value that is not finite as a float (overflow) fails,
+ * naming the array and the index ("w[3, 7]"), and so does a parameter the
+ * equations use (threshold_mult and targ_min must stay > 0). To float64 the
+ * values widen exactly. Plasticity flags, frames and the finite flag carry over. */
+BL_API bl_status bl_res_state_cast(const bl_res_state *s, bl_res_dtype dtype, bl_res_state **out, bl_error *err);
+BL_API bl_res_dtype bl_res_state_dtype(const bl_res_state *s);
 BL_API void bl_res_state_destroy(bl_res_state *s);
 
 BL_API const bl_res_params *bl_res_state_params(const bl_res_state *s);
@@ -172,7 +201,8 @@ BL_API uint64_t bl_res_state_frames(const bl_res_state *s); /* frames advanced s
 BL_API int bl_res_state_learning_weights(const bl_res_state *s);
 BL_API int bl_res_state_learning(const bl_res_state *s);
 
-/* Per-unit views of the latest frame, N values each (E for effectors):
+/* Per-unit views of the latest frame, N values each (E for effectors; a
+ * float32 state's values widened exactly to double):
  *   spikes     0/1 (SORN: x then y)
  *   margins    the value compared with the threshold, minus it: Falandays
  *              a - theta (before the reset), SORN the drive (fires when >= 0)

@@ -235,6 +235,12 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
         }
         st = bl_res_state_construct(&t->node, t->count, R, t->def.n_effectors, c->tr[k].seed_construction,
                                     &built[n_built], err);
+        if (!st && c->rp->dtype != BL_RES_FLOAT64) { /* numerics.dtype: construction is float64, then cast */
+            bl_res_state *cast = NULL;
+            st = bl_res_state_cast(built[n_built], c->rp->dtype, &cast, err);
+            bl_res_state_destroy(built[n_built]);
+            built[n_built] = cast;
+        }
         if (!st)
             states[k] = built[n_built++];
     }

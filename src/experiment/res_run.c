@@ -163,6 +163,8 @@ static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_r
     cJSON_AddStringToObject(root, "plan_id", rp->id);
     cJSON_AddStringToObject(root, "plan_hash", rp->hash);
     cJSON_AddStringToObject(root, "operation", bl_rp_operation_name(rp->operation));
+    /* float32 results never stand for float64 ones: every summary says which it is */
+    cJSON_AddStringToObject(root, "dtype", bl_res_dtype_name(rp->dtype));
     /* The first target's task names the key; targets of other tasks carry their own. */
     const bl_rp_target *t0 = &rp->targets[0];
     cJSON_AddStringToObject(root, "task", bl_task_name(t0->task.kind));
@@ -290,7 +292,12 @@ static bl_status run_section(bl_record *rec, const bl_res_run_options *opt, cons
     cJSON_AddNumberToObject(run, "batch_size", ev->batch);
     cJSON_AddNumberToObject(run, "trials", (double)ev->n_trials);
     cJSON_AddNumberToObject(run, "wall_evaluate_s", wall);
-    cJSON_AddStringToObject(run, "numerics", "float64, ordered destination-owned sums, no FMA, no fast-math");
+    cJSON_AddStringToObject(run, "dtype", bl_res_dtype_name(rp->dtype));
+    cJSON_AddStringToObject(run, "numerics", rp->dtype == BL_RES_FLOAT32
+                                                 ? "float32 (its own oracle and tolerance contract, docs/reservoir.md; "
+                                                   "never evidence for float64), ordered destination-owned sums, no "
+                                                   "FMA, no fast-math"
+                                                 : "float64, ordered destination-owned sums, no FMA, no fast-math");
     char *text = cJSON_PrintUnformatted(run);
     cJSON_Delete(run);
     bl_status st = text ? bl_record_set_json(rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");

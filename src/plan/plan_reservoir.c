@@ -4,7 +4,7 @@
  *     question, version, evidence, diagnostic      (optional metadata)
  *     [evaluation] blocks, trials_per_block, horizon, warmup = 0,
  *                  construction_scope = "block", root_seed, seed_partition
- *     [numerics]   dtype = "float64", fast_math = false, reduction = "ordered",
+ *     [numerics]   dtype = "float64" | "float32", fast_math = false, reduction = "ordered",
  *                  rng = "bl-philox-v1"
  *     [execution]  threads = 0, batch_size = 32     (do not change results)
  *     [[targets]]  id, label, controller = "reservoir"
@@ -198,11 +198,11 @@ static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root, b
         (st = bl_pk_string(ctx, nu, "numerics", "rng", 0, &rng, NULL)))
         return st;
     char shown[160];
-    if (strcmp(dtype, "float64")) {
+    if (bl_res_dtype_parse(dtype, &rp->dtype)) {
         bl_pk_printable(shown, sizeof shown, dtype, strlen(dtype));
-        return bl_pk_fail(ctx, !strcmp(dtype, "float32") ? BL_ERR_UNSUPPORTED : BL_ERR_INVALID,
-                          bl_toml_table_get(nu, "dtype"), "numerics.dtype",
-                          "\"%s\": this build computes reservoirs in float64 only", shown);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(nu, "dtype"), "numerics.dtype",
+                          "\"%s\": reservoirs compute in \"float64\" (the contract) or \"float32\" (its own "
+                          "oracle and tolerance contract, docs/reservoir.md)", shown);
     }
     if (fast)
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "fast_math"), "numerics.fast_math",
@@ -764,7 +764,7 @@ char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
     }
     cJSON *nu = j_obj(&b, root, "numerics");
     if (nu) {
-        j_str(&b, nu, "dtype", "float64");
+        j_str(&b, nu, "dtype", bl_res_dtype_name(rp->dtype));
         j_bool(&b, nu, "fast_math", 0);
         j_str(&b, nu, "reduction", "ordered");
         j_str(&b, nu, "rng", rp->rng_override ? rp->rng_override : rp->rng);
@@ -822,6 +822,12 @@ static bl_status parse_body(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_r
         (st = read_targets(ctx, root, rp)) ||
         (st = bl_rp_apply_operation(ctx, root, rp)))
         return st;
+    for (size_t i = 0; i < rp->n_targets; i++) {
+        const bl_rp_target *t = &rp->targets[i];
+        if (t->controller == BL_CTRL_RESERVOIR && (st = bl_res_params_check_dtype(&t->node, rp->dtype, ctx->err)))
+            return bl_fail_context(ctx->err, "%s: targets[%zu] (id \"%s\") under numerics.dtype = \"%s\"", ctx->file,
+                                   i, t->id, bl_res_dtype_name(rp->dtype));
+    }
     rp->json = bl_res_plan_render(rp, 0);
     if (!rp->json)
         return nomem(ctx);

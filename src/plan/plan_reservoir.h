@@ -73,6 +73,7 @@ struct bl_res_plan {
     bl_rp_operation operation;
     char *rng;          /* as the plan names it (bl-philox-v1, or philox-host-v1 which only `check` accepts) */
     char *rng_override; /* set by bl_res_plan_override: the scheme that ran instead */
+    bl_res_dtype dtype; /* [numerics] dtype: every node of the plan computes in it */
     uint32_t overridden_blocks, overridden_trials; /* 0: as written */
     /* [probe]: the diagnostic ridge probe on emitted activity (docs/reservoir.md) */
     int probe;

@@ -51,6 +51,9 @@ bl_status bl_res_batch_create(size_t batch, const bl_res_state *const *initial, 
                            "differs from slot 0 (%s, %u, %u, %u, %u)", b, bl_res_kind_name(s->p.kind), s->n,
                            s->ne, s->r, s->e, bl_res_kind_name(first->p.kind), first->n, first->ne, first->r,
                            first->e);
+        if (s->dtype != first->dtype)
+            return bl_fail(err, BL_ERR_INVALID, "reservoir batch: slot %zu is %s, slot 0 %s (one dtype per batch)", b,
+                           bl_res_dtype_name(s->dtype), bl_res_dtype_name(first->dtype));
     }
     bl_res_batch *bt = calloc(1, sizeof *bt);
     if (!bt)

@@ -206,6 +206,7 @@ typedef struct node_info {
     bl_res_params p;
     int learning_weights, learning; /* -1: not given */
     uint64_t frames;
+    bl_res_dtype dtype; /* "dtype" (float64 when absent) */
 } node_info;
 
 static bl_status parse_node(const char *path, const char *text, node_info *ni, bl_error *err)
@@ -224,6 +225,7 @@ static bl_status parse_node(const char *path, const char *text, node_info *ni, b
         bl_res_params_default(k, &ni->p);
     ni->learning_weights = ni->learning = -1;
     ni->frames = 0;
+    ni->dtype = BL_RES_FLOAT64;
     for (const cJSON *it = root->child; it && !st; it = it->next) {
         const char *key = it->string ? it->string : "";
         if (!strcmp(key, "kind")) {
@@ -241,6 +243,9 @@ static bl_status parse_node(const char *path, const char *text, node_info *ni, b
                 ni->learning = cJSON_IsTrue(it);
             else
                 ni->learning_weights = cJSON_IsTrue(it);
+        } else if (!strcmp(key, "dtype")) {
+            if (!cJSON_IsString(it) || bl_res_dtype_parse(it->valuestring, &ni->dtype))
+                st = bl_fail(err, BL_ERR_INVALID, "%s: \"dtype\" must be \"float64\" or \"float32\"", path);
         } else if (!strcmp(key, "frames")) {
             if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 9007199254740992.0 ||
                 it->valuedouble != floor(it->valuedouble))
@@ -267,7 +272,7 @@ static bl_status parse_node(const char *path, const char *text, node_info *ni, b
             }
         } else {
             st = bl_fail(err, BL_ERR_INVALID, "%s: unknown key \"%.64s\" (allowed: format, format_version, kind, "
-                         "parameters, learning_weights, learning, frames)", path, key);
+                         "parameters, learning_weights, learning, frames, dtype)", path, key);
         }
     }
     cJSON_Delete(root);
@@ -514,7 +519,16 @@ bl_status bl_res_state_load(const char *dir, const bl_res_params *params, bl_res
     if (!(*out)->learn)
         (*out)->learn_weights = 0;
     (*out)->frames = ni.frames;
-    return BL_OK;
+    if (ni.dtype != BL_RES_FLOAT64) {
+        /* saved from a float32 state: its values are floats, so the cast is exact */
+        bl_res_state *c;
+        st = bl_res_state_cast(*out, ni.dtype, &c, err);
+        bl_res_state_destroy(*out);
+        *out = st ? NULL : c;
+        if (st)
+            bl_fail_context(err, "%s", dir);
+    }
+    return st;
 }
 
 /* ---- save ---- */
@@ -529,7 +543,7 @@ static bl_status put(const char *dir, const char *name, bl_dtype dt, int ndim, u
     return bl_npy_write(path, dt, ndim, shape, data ? data : &empty, err);
 }
 
-static bl_status save_node(const bl_res_state *s, const char *dir, bl_error *err)
+static bl_status save_node(const bl_res_state *s, bl_res_dtype dtype, const char *dir, bl_error *err)
 {
     cJSON *root = cJSON_CreateObject(), *params = cJSON_CreateObject();
     if (!root || !params) {
@@ -551,6 +565,8 @@ static bl_status save_node(const bl_res_state *s, const char *dir, bl_error *err
     cJSON_AddBoolToObject(root, "learning_weights", s->learn_weights);
     cJSON_AddBoolToObject(root, "learning", s->learn);
     cJSON_AddNumberToObject(root, "frames", (double)s->frames);
+    if (dtype != BL_RES_FLOAT64) /* float64 bundles stay as they were */
+        cJSON_AddStringToObject(root, "dtype", bl_res_dtype_name(dtype));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text)
@@ -567,7 +583,22 @@ static bl_status save_node(const bl_res_state *s, const char *dir, bl_error *err
     return st;
 }
 
+static bl_status save_f64(const bl_res_state *s, bl_res_dtype dtype, const char *dir, bl_error *err);
+
 bl_status bl_res_state_save(const bl_res_state *s, const char *dir, bl_error *err)
+{
+    if (s->dtype == BL_RES_FLOAT64)
+        return save_f64(s, BL_RES_FLOAT64, dir, err);
+    /* float32: its values widened exactly, and node.json says float32 */
+    bl_res_state *wide;
+    bl_status st = bl_res_state_cast(s, BL_RES_FLOAT64, &wide, err);
+    if (!st)
+        st = save_f64(wide, s->dtype, dir, err);
+    bl_res_state_destroy(wide);
+    return st;
+}
+
+static bl_status save_f64(const bl_res_state *s, bl_res_dtype dtype, const char *dir, bl_error *err)
 {
     if (mkdir(dir, 0777) != 0)
         return bl_fail(err, errno == EEXIST ? BL_ERR_EXISTS : BL_ERR_IO, "%s: cannot create the bundle directory: %s",
@@ -604,6 +635,6 @@ bl_status bl_res_state_save(const bl_res_state *s, const char *dir, bl_error *er
     free(dense);
     free(mask);
     if (!st)
-        st = save_node(s, dir, err);
+        st = save_node(s, dtype, dir, err);
     return st;
 }

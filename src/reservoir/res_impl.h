@@ -10,6 +10,16 @@
 
 #include "brainlesslab/reservoir.h"
 
+/* The parameters the equations read, as float32 sees them (each rounded to
+ * float once, when a state is cast; the flags as they are). Field names are
+ * bl_res_params' so that the equations are written once for both. */
+typedef struct bl_res_params32 {
+    bl_res_kind kind;
+    float leak, lrate_wmat, lrate_targ, threshold_mult, targ_min, membrane_noise, noise_gain;
+    float eta_stdp, eta_ip, H_ip;
+    int rectify, dale, oosawa, fast_inhibition, pruning;
+} bl_res_params32;
+
 /* One node. Every array lives in one arena so that a copy is one memcpy plus
  * a re-layout (res_state.c); arrays a kind does not use are NULL.
  *
@@ -65,7 +75,34 @@ struct bl_res_state {
     uint32_t *cptr;
     uint32_t *cdst;
     uint32_t *cpos;
+    /* float32 numerics (bl_res_state_cast): the equations run on the *32
+     * arrays and p32; w, w_in, w_out, out_den, sign, w_ei, w_ie, c_e and prev
+     * are then NULL, while spikes, margins, thr, acts, errors and effectors
+     * hold the float values widened (exactly) after every frame, so that views
+     * and readers of a state never depend on its dtype. */
+    bl_res_dtype dtype;
+    bl_res_params32 p32;
+    float *w32, *w_in32, *w_out32, *out_den32, *sign32, *w_ei32, *w_ie32, *c_e32;
+    float *spikes32, *prev32, *margins32, *thr32, *acts32, *errors32, *effectors32;
 };
+
+/* What the float32 instance of the equations reads: the state's scalars and
+ * its float arrays under the float64 names (res_state.c fills one per phase
+ * call; the equations write only through its pointers). */
+typedef struct bl_res_k32 {
+    bl_res_params32 p;
+    uint32_t n, r, e, ne, ni, rows;
+    int learn_weights, learn;
+    uint64_t *row_start;
+    uint32_t *row_len, *col;
+    float *w, *w_in, *w_out, *out_den, *sign, *w_ei, *w_ie, *c_e;
+    float *spikes, *prev, *margins, *thr, *acts, *errors, *effectors;
+    uint32_t *kcount;
+    uint8_t *ok;
+    uint32_t *list;
+    uint32_t n_list_x, n_list_y, n_list_new;
+    uint32_t *cptr, *cdst, *cpos;
+} bl_res_k32;
 
 /* Units per block of the source index and per work item of a batch frame. */
 #define BL_RES_BLOCK 64
@@ -80,6 +117,10 @@ bl_status bl_res_state_alloc(const bl_res_params *p, uint32_t n, uint32_t r, uin
 void bl_res_state_finish(bl_res_state *s);
 /* Copy src into dst of the same dimensions and capacity (a reset; no allocation). */
 void bl_res_state_assign(bl_res_state *dst, const bl_res_state *src);
+
+/* Float64 values of a float32 state's view arrays (spikes, margins, thr,
+ * acts, errors, effectors) from its float arrays. */
+void bl_res_state_widen_views(bl_res_state *s);
 
 /* Steps, split in phases so that the batch can put a barrier between them.
  * Phase A: per state (save previous, list active sources). Phase B: per unit

@@ -237,7 +237,9 @@ static void test_plan_errors(void **state)
     expect_plan_error("warmup", "[evaluation]\nroot_seed = 1\nwarmup = 3\n" T1, "warmup = 0");
     expect_plan_error("scope", "[evaluation]\nroot_seed = 1\nconstruction_scope = \"cohort\"\n" T1,
                       "evaluation.construction_scope");
-    expect_plan_error("f32", EV "[numerics]\ndtype = \"float32\"\n" T1, "float64 only");
+    expect_plan_error("f16", EV "[numerics]\ndtype = \"float16\"\n" T1, "numerics.dtype");
+    expect_plan_error("f32tiny", EV "[numerics]\ndtype = \"float32\"\n" T1
+                      "[targets.composition.node]\nparameters = { targ_min = 1e-50 }\n", "targ_min");
     expect_plan_error("fast", EV "[numerics]\nfast_math = true\n" T1, "fast-math");
     expect_plan_error("rng", EV "[numerics]\nrng = \"mersenne\"\n" T1, "numerics.rng");
     expect_plan_error("notargets", EV, "targets");

@@ -24,10 +24,10 @@
 
 static const char usage_text[] =
     "usage: brainlesslab reservoir construct --node KIND --units N --inputs R --effectors E --seed S\n"
-    "                                        [--preset NAME] [--param NAME=VALUE]... --out DIR\n"
+    "                                        [--preset NAME] [--param NAME=VALUE]... [--dtype D] --out DIR\n"
     "       brainlesslab reservoir replay BUNDLE --inputs X.npy [--noise Z.npy] --out DIR [--frames T]\n"
     "                                     [--node KIND] [--preset NAME] [--param NAME=VALUE]...\n"
-    "                                     [--freeze-weights-at K] [--freeze-plasticity-at K]\n"
+    "                                     [--freeze-weights-at K] [--freeze-plasticity-at K] [--dtype D]\n"
     "       brainlesslab reservoir bench-case --node KIND --units N --batch B --frames T\n"
     "                                         [--threads N] [--seed S] [--repeat K] [--export DIR]\n"
     "                                         [--task tracking|pong]\n"
@@ -48,6 +48,9 @@ static const char usage_text[] =
     "  DIR (created, must not exist) gets spikes.npy (uint8 [T,N]), margins.npy, effectors.npy,\n"
     "  finite.npy, Falandays acts/targets/errors.npy, SORN thresholds.npy, final/ (the end\n"
     "  state as a bundle) and replay.json.\n"
+    "--dtype float64 (the contract; default, or node.json's \"dtype\") | float32 (every value and\n"
+    "  operation in float, inputs and noise rounded on entry; its own oracle and tolerance contract,\n"
+    "  docs/reservoir.md). Arrays out are float64 either way (float32 values widen exactly).\n"
     "bench-case: default parameters, 3 inputs, 2 effectors, B slots from one seeded node, a\n"
     "  Philox 0/1 input tape; prints {wall times (cold, then K warm runs from a reset batch),\n"
     "  counts, trajectory sha256}. --export DIR\n"
@@ -82,7 +85,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 
 /* Options shared by the subcommands; unknown ones are usage errors. */
 typedef struct opts {
-    const char *positional, *node, *preset, *out, *inputs, *noise, *export_dir, *task;
+    const char *positional, *node, *preset, *out, *inputs, *noise, *export_dir, *dtype, *task;
     const char *params[64];
     int n_params;
     uint64_t units, n_inputs, effectors, seed, batch, frames, threads, fw_at, fp_at, repeat;
@@ -115,6 +118,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->noise = v;
         else if (!strcmp(a, "--export"))
             o->export_dir = v;
+        else if (!strcmp(a, "--dtype"))
+            o->dtype = v;
         else if (!strcmp(a, "--task") && !strcmp(argv[1], "bench-case"))
             o->task = v;
         else if (!strcmp(a, "--param")) {
@@ -224,6 +229,25 @@ static int build_params(const opts *o, bl_res_params *p, int *given, bl_error *e
     return bl_res_params_validate(p, err) != BL_OK;
 }
 
+/* --dtype: *s replaced by its cast (NULL on failure). */
+static int in_dtype(const opts *o, bl_res_state **s, bl_error *err)
+{
+    if (!o->dtype)
+        return 0;
+    bl_res_dtype dt;
+    bl_res_state *c = NULL;
+    if (bl_res_dtype_parse(o->dtype, &dt))
+        bl_fail(err, BL_ERR_INVALID, "--dtype '%s' is not float64 or float32", o->dtype);
+    else if (!bl_res_state_cast(*s, dt, &c, err)) {
+        bl_res_state_destroy(*s);
+        *s = c;
+        return 0;
+    }
+    bl_res_state_destroy(*s);
+    *s = NULL;
+    return 1;
+}
+
 static int cmd_construct(int argc, char **argv)
 {
     opts o;
@@ -240,7 +264,8 @@ static int cmd_construct(int argc, char **argv)
     if (build_params(&o, &p, &given, &err))
         return bl_cli_report("reservoir construct", &err);
     bl_res_state *s;
-    if (bl_res_state_construct(&p, (uint32_t)o.units, (uint32_t)o.n_inputs, (uint32_t)o.effectors, o.seed, &s, &err))
+    if (bl_res_state_construct(&p, (uint32_t)o.units, (uint32_t)o.n_inputs, (uint32_t)o.effectors, o.seed, &s, &err) ||
+        in_dtype(&o, &s, &err))
         return bl_cli_report("reservoir construct", &err);
     bl_status st = bl_res_state_save(s, o.out, &err);
     if (!st)
@@ -275,10 +300,10 @@ static int write_replay_json(const char *dir, const char *bundle, const char *in
             "  \"inputs\": %u,\n  \"effectors\": %u,\n  \"finite_frames\": %" PRIu64 ",\n"
             "  \"first_nonfinite_frame\": %" PRIu64 ",\n  \"freeze_weights_at\": %" PRIu64 ",\n"
             "  \"freeze_plasticity_at\": %" PRIu64 ",\n  \"links_final\": %" PRIu64 ",\n"
-            "  \"inputs_sha256\": \"%s\",\n  \"noise_sha256\": \"%s\"\n}\n",
+            "  \"inputs_sha256\": \"%s\",\n  \"noise_sha256\": \"%s\",\n  \"dtype\": \"%s\"\n}\n",
             bl_res_kind_name(bl_res_state_params(s)->kind), t->frames, bl_res_state_units(s),
             bl_res_state_excitatory(s), bl_res_state_inputs(s), bl_res_state_effectors(s), finite, first_bad, o->fw_at,
-            o->fp_at, bl_res_state_links(s), in_sha, noise_sha);
+            o->fp_at, bl_res_state_links(s), in_sha, noise_sha, bl_res_dtype_name(bl_res_state_dtype(s)));
     (void)bundle;
     if (fclose(f)) {
         bl_fail(err, BL_ERR_IO, "%s: write error", path);
@@ -301,7 +326,7 @@ static int cmd_replay(int argc, char **argv)
     if (build_params(&o, &p, &given, &err))
         return bl_cli_report("reservoir replay", &err);
     bl_res_state *s = NULL;
-    if (bl_res_state_load(o.positional, given ? &p : NULL, &s, &err))
+    if (bl_res_state_load(o.positional, given ? &p : NULL, &s, &err) || in_dtype(&o, &s, &err))
         return bl_cli_report("reservoir replay", &err);
     const uint32_t n = bl_res_state_units(s), r = bl_res_state_inputs(s);
     double *in = NULL, *noise = NULL;
