@@ -278,7 +278,11 @@ bl_status bl_res_bench_task_case(bl_res_kind kind, uint32_t n_units, uint32_t ba
     for (uint32_t k = 0; !st && k < batch; k++) {
         wseeds[k] = bench_world_seed(seed, k);
         worlds[k].kind = task;
-        st = ops->world(&to, wseeds[k], horizon, &worlds[k], err);
+        bl_rng_seed ws;
+        memset(&ws, 0, sizeof ws);
+        ws.scheme = BL_RNG_BL_PHILOX_V1;
+        ws.u64 = wseeds[k];
+        st = ops->world(&to, &ws, horizon, &worlds[k], err);
         if (!st)
             n_worlds = k + 1;
     }

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "brainlesslab/error.h"
+#include "brainlesslab/seed.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -150,6 +151,12 @@ BL_API bl_status bl_res_params_check_dtype(const bl_res_params *p, bl_res_dtype 
 BL_API bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
                                         uint32_t n_effectors, uint64_t seed, bl_res_state **out,
                                         bl_error *err);
+/* Seeded construction under either scheme: bl-philox-v1 is the call above
+ * with seed->u64; philox-host-v1 draws the Python project's wiring from NumPy's
+ * Generator(Philox) of seed->digest, in its order (docs/reservoir.md, "Seeds"). */
+BL_API bl_status bl_res_state_construct_rng(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
+                                            uint32_t n_effectors, const bl_rng_seed *seed, bl_res_state **out,
+                                            bl_error *err);
 
 /* Explicit bundle: a directory of .npy files (NumPy .npz is not read; unpack
  * it first, docs/reservoir.md shows how). Parameters come from `node.json` in
@@ -294,6 +301,10 @@ BL_API double bl_res_normal(uint64_t seed, uint32_t a, uint32_t b, uint32_t doma
 BL_API double bl_res_uniform(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain, uint32_t c);
 /* The Oosawa noise tape of a drive seed: xi for (frame, unit). */
 BL_API double bl_res_noise(uint64_t drive_seed, uint64_t frame, uint32_t unit);
+/* The first `frames` frames of a drive seed's tape into out [frames][units]:
+ * bl-philox-v1 bl_res_noise's; philox-host-v1 the Python project's NoiseTape,
+ * standard normals of the digest's Generator(Philox), `units` per frame, in order. */
+BL_API void bl_res_noise_tape(const bl_rng_seed *drive, uint32_t units, uint64_t frames, double *out);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "brainlesslab/error.h"
 #include "brainlesslab/export.h"
 
 #ifdef __cplusplus
@@ -68,6 +69,43 @@ typedef struct bl_rng_seed {
     uint64_t u64;        /* bl-philox-v1 */
     uint8_t digest[32];  /* philox-host-v1 */
 } bl_rng_seed;
+
+/* Every seed one trial uses, under either scheme (bl-philox-v1: u64 set
+ * as bl_seed_trial's; philox-host-v1: digest set). */
+typedef struct bl_trial_rng {
+    bl_rng_seed world, construction, drive, control, intervention;
+} bl_trial_rng;
+#define BL_SEED_SCHEME_HOST "philox-host-v1"
+
+/* What names a trial's seeds under philox-host-v1 beside the root seed, the
+ * partition, the construction scope, the block and the trial (the Python
+ * project's evaluation.py): the target's three keys, the node and task kind
+ * names ("falandays", "delayed_cue"), the unit count and the port counts. */
+typedef struct bl_host_trial_keys {
+    const char *pairing_key, *construction_key, *mechanism_key;
+    const char *node_kind, *task_kind;
+    uint32_t count, n_inputs, n_effectors;
+} bl_host_trial_keys;
+
+/* The philox-host-v1 seeds of one trial (docs/reservoir.md, "Seeds"):
+ *   world        seed_for(root, partition, "world", pairing_key, task, block, trial)
+ *   construction seed_for(root, partition, "construction", construction_key, node, count,
+ *                         n_inputs, n_effectors, scope...)   scope: (), (block), (block, trial)
+ *   drive        seed_for(root, partition, "drive", mechanism_key, node, block, trial)
+ *   control      seed_for(root, partition, "control", mechanism_key, task, block, trial)
+ *   intervention seed_for(root, partition, "input-shuffle", mechanism_key, node, block, trial)
+ * Each digest's u64 is 0. Fails only on a key that cannot be written as JSON. */
+BL_API bl_status bl_seed_trial_host(uint64_t root_seed, const char *partition, bl_seed_scope scope,
+                                    const bl_host_trial_keys *keys, uint32_t block, uint32_t trial,
+                                    bl_trial_rng *out, bl_error *err);
+/* bl_seed_trial's seeds as bl_rng_seed values (scheme bl-philox-v1). */
+BL_API void bl_seed_trial_rng(uint64_t root_seed, uint32_t partition_word, bl_seed_scope scope, uint32_t block,
+                              uint32_t trial, bl_trial_rng *out);
+/* The Python project's text of a philox-host-v1 seed: the digest read as a
+ * little-endian integer, 64 lowercase hex digits (its f"{seed:064x}"). */
+BL_API void bl_rng_seed_hex(const bl_rng_seed *seed, char hex[65]);
+/* 1 when two seeds are the same seed. */
+BL_API int bl_rng_seed_equal(const bl_rng_seed *a, const bl_rng_seed *b);
 
 /* Draw n of a seed's stream in domain d: uniform in [0, 1) from counter
  * (n, 0, d, 0), the top 53 bits of words 0 and 1. */

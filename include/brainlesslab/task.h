@@ -221,6 +221,9 @@ typedef struct bl_task_trace {
     double outcome;
     int done, finite;
     uint32_t scored, hits, misses, longest_rally;
+    double start[8];                /* the world's physical start state */
+    uint32_t n_draws;               /* pong: the serve draws [n_draws][2] */
+    double *draws;
 } bl_task_trace;
 
 /* Run one trial of a task without a node: effectors from the control
@@ -229,6 +232,12 @@ typedef struct bl_task_trace {
 BL_API bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
                             uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
                             size_t tape_rows, bl_task_trace **out, bl_error *err);
+/* The same with a world seed of either scheme (bl_task_trace_run passes a
+ * bl-philox-v1 seed): a philox-host-v1 digest draws the Python project's world. */
+BL_API bl_status bl_task_trace_run_rng(const bl_task_options *o, bl_controller controller,
+                                       const bl_rng_seed *world_seed, uint64_t control_seed, uint32_t horizon,
+                                       uint32_t warmup, const double *tape, size_t tape_rows, bl_task_trace **out,
+                                       bl_error *err);
 BL_API void bl_task_trace_destroy(bl_task_trace *t);
 
 /* ---- profile plans ---- */
@@ -246,13 +255,16 @@ BL_API const char *bl_res_plan_hash(const bl_res_plan *plan);
 /* Indented JSON (malloc'd; NULL when out of memory). */
 BL_API char *bl_res_plan_render(const bl_res_plan *plan, int pretty);
 /* Shorter runs of a written plan (blocks, trials: 0 keeps the plan's) and
- * the seed scheme that replaces the plan's (NULL keeps it; only
- * "bl-philox-v1" runs): the resolved plan, its hash and the record say what
+ * the seed scheme that replaces the plan's (NULL keeps it; "bl-philox-v1"
+ * or "philox-host-v1"): the resolved plan, its hash and the record say what
  * was written and what ran. */
 BL_API bl_status bl_res_plan_override(bl_res_plan *plan, uint32_t blocks, uint32_t trials, const char *rng,
                                       bl_error *err);
-/* 0 when the plan names a seed scheme this build cannot run (philox-host-v1). */
+/* 1: every scheme a plan can name runs (philox-host-v1 since issue 14);
+ * kept for callers that asked. */
 BL_API int bl_res_plan_runnable(const bl_res_plan *plan);
+/* The seed scheme that runs: the override's, else the plan's. */
+BL_API bl_rng_scheme bl_res_plan_scheme(const bl_res_plan *plan);
 
 /* ---- evaluation ---- */
 
@@ -275,7 +287,8 @@ typedef struct bl_res_trial {
     bl_trial_score score;
     bl_trial_status status;
     uint32_t ticks;
-    uint64_t seed_world, seed_construction, seed_drive, seed_control, seed_intervention;
+    uint64_t seed_world, seed_construction, seed_drive, seed_control, seed_intervention; /* bl-philox-v1 */
+    bl_trial_rng rng; /* the seeds under the scheme that ran (bl-philox-v1: the same u64s) */
 } bl_res_trial;
 
 typedef struct bl_res_summary {

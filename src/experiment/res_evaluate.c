@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/hash.h"
 #include "brainlesslab/task.h"
+#include "core/np_random.h"
 #include "plan/plan_reservoir.h"
 #include "reservoir/res_impl.h"
 #include "experiment/res_run_impl.h"
@@ -63,12 +65,49 @@ typedef struct slot {
     bl_task_state state;
     bl_task_control control;
     uint32_t perm[BL_TASK_MAX_INPUTS]; /* shuffle_input */
+    double *coins;                     /* reference_null under philox-host-v1 */
 } slot;
 
 static void slot_free(slot *x)
 {
     bl_task_world_free(&x->world);
     bl_task_state_free(&x->state);
+    free(x->coins);
+    x->coins = NULL;
+}
+
+/* philox-host-v1 controls and interventions (the Python project's
+ * evaluation): reference_null reads the k-th uniform of the control seed's
+ * generator for round k (episode tasks: one array of the world's rounds) or
+ * tick k (continuing tasks: a tape over the horizon); shuffle_input is
+ * permutation(n_inputs) of the intervention seed's generator (its
+ * input-shuffle stream), and the node's input r reads observation perm[r]. */
+static bl_status host_slot(const bl_rp_target *t, const bl_res_trial *tr, slot *x, bl_error *err)
+{
+    if (t->controller == BL_CTRL_REFERENCE_NULL) {
+        const int continuing = t->task.kind <= BL_TASK_CARTPOLE_PLANK_EASY;
+        const uint32_t n = continuing ? t->horizon : x->world.n_rounds;
+        const uint32_t m = n ? n : 1;
+        x->coins = malloc(m * sizeof *x->coins);
+        if (!x->coins)
+            return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot allocate %u control draws", m);
+        bl_np_rng g;
+        bl_np_rng_seed_digest(&g, tr->rng.control.digest);
+        for (uint32_t k = 0; k < m; k++)
+            x->coins[k] = bl_np_random(&g);
+        x->control.coins = x->coins;
+        x->control.n_coins = m;
+    }
+    const uint32_t n = t->def.n_inputs;
+    int32_t perm[BL_TASK_MAX_INPUTS];
+    for (uint32_t k = 0; k < n; k++)
+        perm[k] = (int32_t)k;
+    bl_np_rng g;
+    bl_np_rng_seed_digest(&g, tr->rng.intervention.digest);
+    bl_np_shuffle_i32(&g, perm, n);
+    for (uint32_t k = 0; k < n; k++)
+        x->perm[k] = (uint32_t)perm[k];
+    return BL_OK;
 }
 
 static bl_status slot_init(const bl_rp_target *t, const bl_res_trial *tr, slot *x, bl_error *err)
@@ -76,7 +115,8 @@ static bl_status slot_init(const bl_rp_target *t, const bl_res_trial *tr, slot *
     memset(x, 0, sizeof *x);
     const bl_task_ops *ops = bl_task_ops_of(t->task.kind);
     x->world.kind = t->task.kind;
-    bl_status st = ops->world(&t->task, tr->seed_world, t->horizon, &x->world, err);
+    /* The world seed of the scheme that runs (bl-philox-v1: rng.world.u64 = seed_world). */
+    bl_status st = ops->world(&t->task, &tr->rng.world, t->horizon, &x->world, err);
     if (!st)
         st = bl_task_state_init(&x->world, &x->state, err);
     if (st) {
@@ -84,6 +124,11 @@ static bl_status slot_init(const bl_rp_target *t, const bl_res_trial *tr, slot *
         return st;
     }
     bl_task_control_init(&x->control, t->controller, &t->task, tr->seed_control);
+    if (tr->rng.world.scheme == BL_RNG_PHILOX_HOST_V1) {
+        if ((st = host_slot(t, tr, x, err)))
+            slot_free(x);
+        return st;
+    }
     const uint32_t n = t->def.n_inputs;
     for (uint32_t k = 0; k < n; k++)
         x->perm[k] = k;
@@ -217,8 +262,12 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
     double *inputs = calloc(nb * R, sizeof *inputs);
     const int oosawa = t->node.kind == BL_RES_FALANDAYS && t->node.oosawa;
     double *noise = oosawa ? calloc(nb * (size_t)t->count, sizeof *noise) : NULL;
+    /* philox-host-v1: each trial's noise tape is its drive generator's
+     * standard normals, n per frame it steps, in order (NoiseTape). */
+    const int host = nb && c->tr[0].rng.drive.scheme == BL_RNG_PHILOX_HOST_V1;
+    bl_np_rng *tapes = oosawa && host ? calloc(nb, sizeof *tapes) : NULL;
     bl_res_batch *batch = NULL;
-    bl_status st = built && states && slots && active && inputs && (!oosawa || noise)
+    bl_status st = built && states && slots && active && inputs && (!oosawa || noise) && (!oosawa || !host || tapes)
                        ? BL_OK
                        : bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot allocate a batch of %zu", nb);
     size_t n_slots = 0, n_built = 0;
@@ -227,14 +276,14 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
             break;
         n_slots = k + 1;
         size_t m = 0;
-        while (m < k && c->tr[m].seed_construction != c->tr[k].seed_construction)
+        while (m < k && !bl_rng_seed_equal(&c->tr[m].rng.construction, &c->tr[k].rng.construction))
             m++;
         if (m < k) {
             states[k] = states[m];
             continue;
         }
-        st = bl_res_state_construct(&t->node, t->count, R, t->def.n_effectors, c->tr[k].seed_construction,
-                                    &built[n_built], err);
+        st = bl_res_state_construct_rng(&t->node, t->count, R, t->def.n_effectors, &c->tr[k].rng.construction,
+                                        &built[n_built], err);
         if (!st && c->rp->dtype != BL_RES_FLOAT64) { /* numerics.dtype: construction is float64, then cast */
             bl_res_state *cast = NULL;
             st = bl_res_state_cast(built[n_built], c->rp->dtype, &cast, err);
@@ -248,6 +297,8 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
         st = bl_res_batch_create(nb, states, &batch, err);
     for (size_t k = 0; k < n_built; k++)
         bl_res_state_destroy(built[k]); /* the batch holds copies */
+    for (size_t k = 0; !st && tapes && k < nb; k++)
+        bl_np_rng_seed_digest(&tapes[k], c->tr[k].rng.drive.digest);
     if (!st) {
         bl_res_batch_set_threads(batch, c->threads);
         for (size_t k = 0; k < nb; k++)
@@ -277,7 +328,11 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
                     u[q] = v * t->input_gain;
                 }
             }
-            if (oosawa) {
+            if (tapes) {
+                for (size_t k = 0; k < nb; k++)
+                    for (uint32_t i = 0; i < n; i++)
+                        noise[k * n + i] = active[k] ? bl_np_standard_normal(&tapes[k]) : 0.0;
+            } else if (oosawa) {
                 const uint64_t frame = (uint64_t)tick * F + (f - 1);
                 const long long cells = (long long)nb * n;
                 bl_res_trial *tr = c->tr;
@@ -322,6 +377,7 @@ static bl_status run_chunk(const chunk_ctx *c, bl_error *err)
     free(active);
     free(inputs);
     free(noise);
+    free(tapes);
     return st;
 }
 
@@ -345,11 +401,66 @@ static double quantile(const double *a, size_t n, double q)
     return a[lo] + (a[lo + 1] - a[lo]) * frac;
 }
 
+/* np.quantile(sorted a, q) ("linear"): index (n - 1) q, and NumPy's lerp,
+ * which interpolates from the upper neighbour when the fraction is >= 0.5. */
+static double np_quantile(const double *a, size_t n, double q)
+{
+    const double v = (double)(n - 1) * q;
+    const double lo = floor(v);
+    size_t i = (size_t)lo;
+    if (i + 1 >= n)
+        return a[n - 1];
+    const double g = v - lo, x = a[i], y = a[i + 1], d = y - x;
+    return g >= 0.5 ? y - d * (1.0 - g) : x + d * g;
+}
+
+/* np.mean of n values: (0 + pairwise sum) / n. */
+static double np_mean(const double *a, size_t n) { return (0.0 + bl_np_pairwise_sum(a, n)) / (double)n; }
+
+/* The Python project's summary-bootstrap stream of a target under
+ * philox-host-v1: seed_for(root, partition, "summary-bootstrap", digest) with
+ * digest = SHA-256 hex of the JSON {"composition", "interventions",
+ * "mechanism", "pairing"} (sort_keys, compact). 0 when the plan gave no JSON form. */
+static int host_bootstrap_seed(const bl_res_plan *rp, const bl_rp_target *t, uint8_t digest[32], bl_error *err)
+{
+    if (!t->py_head || !t->py_params || !t->py_tail)
+        return 0;
+    char *mech = bl_rp_py_string(t->mechanism_key), *pair = bl_rp_py_string(t->pairing_key);
+    const size_t cap = strlen(t->py_head) + strlen(t->py_params) + strlen(t->py_tail) + 128 * (t->n_interventions + 1) +
+                       (mech ? strlen(mech) : 0) + (pair ? strlen(pair) : 0);
+    char *json = mech && pair ? malloc(cap) : NULL;
+    int ok = 0;
+    if (json) {
+        size_t n = (size_t)snprintf(json, cap, "{\"composition\":%s%s%s,\"interventions\":[", t->py_head, t->py_params,
+                                    t->py_tail);
+        for (size_t k = 0; k < t->n_interventions; k++)
+            n += (size_t)snprintf(json + n, cap - n, "%s{\"tick\":%u,\"verb\":\"%s\"}", k ? "," : "",
+                                  t->interventions[k].tick, bl_rp_verb_name(t->interventions[k].verb));
+        snprintf(json + n, cap - n, "],\"mechanism\":%s,\"pairing\":%s}", mech, pair);
+        char hex[BL_SHA256_HEX_LEN + 1];
+        bl_sha256_buffer(json, strlen(json), hex);
+        const bl_np_key key = {hex, 0};
+        ok = !bl_np_seed_for(rp->root_seed, rp->partition, "summary-bootstrap", &key, 1, digest, err);
+    }
+    free(json);
+    free(mech);
+    free(pair);
+    return ok;
+}
+
 static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_error *err)
 {
     const uint32_t blocks = rp->blocks, per = rp->trials_per_block;
     double *values = malloc(blocks * sizeof *values), *means = malloc(BOOTSTRAP_RESAMPLES * sizeof *means);
     if (!values || !means) {
+        free(values);
+        free(means);
+        return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot summarise");
+    }
+    /* philox-host-v1: the Python project's means (NumPy's pairwise sums) and bootstrap. */
+    const int host = bl_res_plan_scheme(rp) == BL_RNG_PHILOX_HOST_V1;
+    double *outcomes = host ? malloc((per ? per : 1) * sizeof *outcomes) : NULL;
+    if (host && !outcomes) {
         free(values);
         free(means);
         return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot summarise");
@@ -368,12 +479,14 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
                     s->completed++;
                     s->ties += tr->score.ties;
                     total = total + tr->score.outcome;
+                    if (host)
+                        outcomes[k] = tr->score.outcome;
                 } else {
                     s->failed++;
                     complete = 0;
                 }
             }
-            bm[b] = complete ? total / (double)per : NAN;
+            bm[b] = !complete ? NAN : host ? np_mean(outcomes, per) : total / (double)per;
             if (complete)
                 values[nv++] = bm[b];
         }
@@ -384,9 +497,32 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
         double total = 0.0;
         for (size_t k = 0; k < nv; k++)
             total = total + values[k];
-        s->accuracy = total / (double)nv;
+        s->accuracy = host ? np_mean(values, nv) : total / (double)nv;
         if (nv < 2)
             continue;
+        uint8_t digest[32];
+        if (host && host_bootstrap_seed(rp, &rp->targets[ti], digest, err)) {
+            /* integers(0, n, (2000, n)) row-major; each row's mean; np.quantile. */
+            bl_np_rng g;
+            bl_np_rng_seed_digest(&g, digest);
+            double *row = malloc(nv * sizeof *row);
+            if (!row) {
+                free(values);
+                free(means);
+                free(outcomes);
+                return bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot summarise");
+            }
+            for (uint32_t r = 0; r < BOOTSTRAP_RESAMPLES; r++) {
+                for (size_t k = 0; k < nv; k++)
+                    row[k] = values[bl_np_integers(&g, 0, (int64_t)nv)];
+                means[r] = np_mean(row, nv);
+            }
+            free(row);
+            qsort(means, BOOTSTRAP_RESAMPLES, sizeof *means, cmp_double);
+            s->low = np_quantile(means, BOOTSTRAP_RESAMPLES, 0.025);
+            s->high = np_quantile(means, BOOTSTRAP_RESAMPLES, 0.975);
+            continue;
+        }
         /* Resample r, draw k: index = (word 0 of counter (r, k, 1, 0)) * nv >> 32. */
         uint64_t seed = bl_seed_derive(rp->root_seed, rp->partition_word, BL_SEED_BOOTSTRAP, (uint32_t)ti,
                                        BL_SEED_ANY);
@@ -405,6 +541,7 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
     }
     free(values);
     free(means);
+    free(outcomes);
     return BL_OK;
 }
 
@@ -444,9 +581,11 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
     if (ev->threads == 0)
         ev->threads = omp_get_num_procs();
     ev->batch = batch > 0 ? (uint32_t)batch : rp->batch_size;
-    for (size_t ti = 0; ti < rp->n_targets; ti++)
-        for (uint32_t b = 0; b < blocks; b++)
-            for (uint32_t k = 0; k < per; k++) {
+    const int host = bl_res_plan_scheme(rp) == BL_RNG_PHILOX_HOST_V1;
+    bl_status st = BL_OK;
+    for (size_t ti = 0; !st && ti < rp->n_targets; ti++)
+        for (uint32_t b = 0; !st && b < blocks; b++)
+            for (uint32_t k = 0; !st && k < per; k++) {
                 bl_res_trial *tr = &ev->trials[(ti * blocks + b) * per + k];
                 /* Each purpose draws from the bank of its key (the defaults: the partition's). */
                 const bl_rp_target *t = &rp->targets[ti];
@@ -462,8 +601,25 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
                 tr->seed_drive = mw.drive;
                 tr->seed_control = pw.control;
                 tr->seed_intervention = mw.intervention;
+                bl_trial_rng *g = &tr->rng;
+                bl_seed_trial_rng(rp->root_seed, rp->partition_word, rp->scope, b, k, g);
+                g->world.u64 = pw.world;
+                g->construction.u64 = cw.construction;
+                g->drive.u64 = mw.drive;
+                g->control.u64 = pw.control;
+                g->intervention.u64 = mw.intervention;
+                if (host) {
+                    /* The Python project's names: the target's keys, the node and task kinds, the sizes. */
+                    const bl_host_trial_keys keys = {t->pairing_key, t->construction_key, t->mechanism_key,
+                                                     bl_res_kind_name(t->node.kind), bl_task_name(t->task.kind),
+                                                     t->count, t->def.n_inputs, t->def.n_effectors};
+                    st = bl_seed_trial_host(rp->root_seed, rp->partition, rp->scope, &keys, b, k, g, err);
+                }
             }
-    bl_status st = BL_OK;
+    if (st) {
+        bl_res_evaluation_destroy(ev);
+        return st;
+    }
     size_t done = 0;
     for (size_t ti = 0; !st && ti < rp->n_targets; ti++) {
         const bl_rp_target *t = &rp->targets[ti];

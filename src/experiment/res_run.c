@@ -59,7 +59,15 @@ static bl_status reserve(const bl_res_plan *rp, const char *root, bl_record **re
     return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, rp->id);
 }
 
-static void hex16(char *buf, uint64_t v) { snprintf(buf, 17, "%016" PRIx64, v); }
+/* A trial's seed as trials.csv shows it: bl-philox-v1 16 hex digits,
+ * philox-host-v1 the Python project's 64 (its integer, most significant first). */
+static void seed_text(char *buf, const bl_rng_seed *seed)
+{
+    if (seed->scheme == BL_RNG_PHILOX_HOST_V1)
+        bl_rng_seed_hex(seed, buf);
+    else
+        snprintf(buf, 17, "%016" PRIx64, seed->u64);
+}
 
 static bl_status write_csv(bl_record *rec, const bl_res_plan *rp, const bl_res_evaluation *ev, bl_error *err)
 {
@@ -78,16 +86,16 @@ static bl_status write_csv(bl_record *rec, const bl_res_plan *rp, const bl_res_e
         const bl_rp_target *t = &rp->targets[tr->target];
         const int res = t->controller == BL_CTRL_RESERVOIR;
         const int done = tr->status == BL_TRIAL_COMPLETED;
-        char w[17], c[17] = "", d[17] = "", k[17] = "", units[16] = "";
-        hex16(w, tr->seed_world);
+        char w[65], c[65] = "", d[65] = "", k[65] = "", units[16] = "";
+        seed_text(w, &tr->rng.world);
         if (res) {
-            hex16(c, tr->seed_construction);
+            seed_text(c, &tr->rng.construction);
             if (t->node.kind == BL_RES_FALANDAYS && t->node.oosawa)
-                hex16(d, tr->seed_drive);
+                seed_text(d, &tr->rng.drive);
             snprintf(units, sizeof units, "%u", t->count);
         }
         if (t->controller == BL_CTRL_REFERENCE_NULL)
-            hex16(k, tr->seed_control);
+            seed_text(k, &tr->rng.control);
         char dec[8] = "", tie[4] = "", out[32] = "";
         if (tr->score.decision) {
             snprintf(dec, sizeof dec, "%d", tr->score.decision);
@@ -272,6 +280,21 @@ static bl_status write_probe(bl_record *rec, const bl_res_plan *rp, const bl_res
 static bl_status seeds_section(bl_record *rec, const bl_res_plan *rp, bl_error *err)
 {
     char text[2048];
+    if (bl_res_plan_scheme(rp) == BL_RNG_PHILOX_HOST_V1) {
+        snprintf(text, sizeof text,
+                 "{\"scheme\": \"%s\", \"root_seed\": %" PRIu64 ", \"seed_partition\": \"%s\", "
+                 "\"construction_scope\": \"%s\", "
+                 "\"derivation\": \"the Python project's: seed_for(root_seed, seed_partition, stream, keys...) = "
+                 "SHA-256 of the JSON [\\\"philox-host-v1\\\", root_seed, partition, stream, [[type, key], ...]] read as a "
+                 "little-endian integer, seeding numpy.random.Generator(Philox(seed)); streams world (pairing_key, task, "
+                 "block, trial), construction (construction_key, node, count, inputs, effectors, scope), drive "
+                 "(mechanism_key, node, block, trial), control (mechanism_key, task, block, trial), input-shuffle "
+                 "(mechanism_key, node, block, trial); docs/reservoir.md, Seeds\", "
+                 "\"per_trial\": \"trials.csv (world_seed, construction_seed, drive_seed, control_seed, 64 hex digits "
+                 "of the seed integer, as the Python project writes them)\"}",
+                 BL_SEED_SCHEME_HOST, rp->root_seed, rp->partition, bl_rp_scope_name(rp->scope));
+        return bl_record_set_json(rec, "seeds", text, err);
+    }
     snprintf(text, sizeof text,
              "{\"scheme\": \"%s\", \"root_seed\": %" PRIu64 ", \"seed_partition\": \"%s\", \"partition_word\": %u, "
              "\"construction_scope\": \"%s\", "
@@ -310,10 +333,6 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
     *out = NULL;
     if (!opt || !opt->root)
         return bl_fail(err, BL_ERR_INVALID, "a record root is required");
-    if (!bl_res_plan_runnable(rp))
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: numerics.rng \"%s\" (the Python project's NumPy seeding) cannot "
-                       "be run by this build; run it on this build's seeds with --rng %s (recorded in the manifest)",
-                       rp->path, rp->rng, BL_SEED_SCHEME);
     bl_res_calibration *cal = NULL;
     if (opt->calibration) {
         bl_status cst = bl_res_calibration_load(opt->calibration, &cal, err);

@@ -86,6 +86,186 @@ static int py_value(const bl_toml_node *v, int json, char *dst, size_t cap)
 
 static char *dup(const char *s) { return bl_pk_strdup(s ? s : ""); }
 
+/* ---- Python's canonical JSON of written values (philox-host-v1 digests) ---- */
+
+typedef struct pj {
+    char *p;
+    size_t n, cap;
+    int bad;
+} pj;
+
+static void pj_put(pj *b, const char *s, size_t len)
+{
+    if (b->bad || b->n + len + 1 > b->cap) {
+        b->bad = 1;
+        return;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = 0;
+}
+
+static void pj_str(pj *b, const char *s, size_t len)
+{
+    pj_put(b, "\"", 1);
+    for (size_t i = 0; i < len && !b->bad;) {
+        const unsigned char c = (unsigned char)s[i];
+        char e[16];
+        if (c == '"' || c == '\\') {
+            e[0] = '\\', e[1] = (char)c;
+            pj_put(b, e, 2);
+            i++;
+            continue;
+        }
+        if (c >= 0x20 && c < 0x7f) {
+            pj_put(b, (const char *)&s[i], 1);
+            i++;
+            continue;
+        }
+        /* ensure_ascii: control characters and every non-ASCII code point as \uXXXX
+         * (above U+FFFF a surrogate pair); the short escapes Python uses first. */
+        const char *shortcut = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\b' ? "\\b"
+                               : c == '\f' ? "\\f" : NULL;
+        if (shortcut) {
+            pj_put(b, shortcut, 2);
+            i++;
+            continue;
+        }
+        uint32_t cp = c;
+        size_t more = c < 0x80 ? 0 : c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+        if (c >= 0x80) {
+            cp = c & (0x3f >> more);
+            if (!more) { /* a continuation byte cannot lead */
+                b->bad = 1;
+                return;
+            }
+            for (size_t k = 1; k <= more; k++) {
+                if (i + k >= len || (((unsigned char)s[i + k]) & 0xc0) != 0x80) {
+                    b->bad = 1;
+                    return;
+                }
+                cp = (cp << 6) | (((unsigned char)s[i + k]) & 0x3f);
+            }
+        }
+        if (cp > 0xffff) {
+            cp -= 0x10000;
+            snprintf(e, sizeof e, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+        } else {
+            snprintf(e, sizeof e, "\\u%04x", cp);
+        }
+        pj_put(b, e, strlen(e));
+        i += 1 + more;
+    }
+    pj_put(b, "\"", 1);
+}
+
+typedef struct pj_entry {
+    const char *name;
+    size_t len;
+    const bl_toml_node *value;
+} pj_entry;
+
+static int pj_by_name(const void *a, const void *b)
+{
+    const pj_entry *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->name, y->name, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void pj_value(pj *b, const bl_toml_node *v, int depth)
+{
+    if (b->bad)
+        return;
+    if (depth > 32) {
+        b->bad = 1;
+        return;
+    }
+    char text[64];
+    const char *s;
+    size_t len;
+    switch (bl_toml_type_of(v)) {
+    case BL_TOML_TABLE: {
+        const size_t n = bl_toml_table_size(v);
+        pj_entry *e = calloc(n ? n : 1, sizeof *e);
+        if (!e) {
+            b->bad = 1;
+            return;
+        }
+        for (size_t k = 0; k < n; k++) {
+            e[k].name = bl_toml_table_key(v, k, &e[k].len);
+            e[k].value = bl_toml_table_value(v, k);
+        }
+        qsort(e, n, sizeof *e, pj_by_name); /* sort_keys: UTF-8 byte order is code point order */
+        pj_put(b, "{", 1);
+        for (size_t k = 0; k < n; k++) {
+            if (k)
+                pj_put(b, ",", 1);
+            pj_str(b, e[k].name, e[k].len);
+            pj_put(b, ":", 1);
+            pj_value(b, e[k].value, depth + 1);
+        }
+        pj_put(b, "}", 1);
+        free(e);
+        return;
+    }
+    case BL_TOML_ARRAY:
+        pj_put(b, "[", 1);
+        for (size_t k = 0; k < bl_toml_array_size(v); k++) {
+            if (k)
+                pj_put(b, ",", 1);
+            pj_value(b, bl_toml_array_at(v, k), depth + 1);
+        }
+        pj_put(b, "]", 1);
+        return;
+    case BL_TOML_STRING:
+        bl_toml_get_string(v, &s, &len);
+        pj_str(b, s, len);
+        return;
+    case BL_TOML_INTEGER:
+    case BL_TOML_FLOAT:
+    case BL_TOML_BOOLEAN:
+        if (py_value(v, 1, text, sizeof text)) {
+            b->bad = 1;
+            return;
+        }
+        pj_put(b, text, strlen(text));
+        return;
+    default: b->bad = 1; return; /* dates have no JSON form */
+    }
+}
+
+char *bl_rp_py_json(const bl_toml_node *v, const char *absent)
+{
+    pj b = {malloc(65536), 0, 65536, 0};
+    if (!b.p)
+        return NULL;
+    b.p[0] = 0;
+    if (v)
+        pj_value(&b, v, 0);
+    else
+        pj_put(&b, absent, strlen(absent));
+    if (b.bad) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+char *bl_rp_py_string(const char *s)
+{
+    pj b = {malloc(4 * strlen(s) * 3 + 8), 0, 4 * strlen(s) * 3 + 8, 0};
+    if (!b.p)
+        return NULL;
+    b.p[0] = 0;
+    pj_str(&b, s, strlen(s));
+    if (b.bad) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
 static bl_status copy_target(const bl_pk_ctx *ctx, const bl_rp_target *src, bl_rp_target *dst)
 {
     *dst = *src;
@@ -95,7 +275,11 @@ static bl_status copy_target(const bl_pk_ctx *ctx, const bl_rp_target *src, bl_r
     dst->pairing_key = dup(src->pairing_key);
     dst->construction_key = dup(src->construction_key);
     dst->mechanism_key = dup(src->mechanism_key);
-    if (!dst->id || !dst->label || !dst->preset || !dst->pairing_key || !dst->construction_key || !dst->mechanism_key)
+    dst->py_head = src->py_head ? dup(src->py_head) : NULL;
+    dst->py_params = src->py_params ? dup(src->py_params) : NULL;
+    dst->py_tail = src->py_tail ? dup(src->py_tail) : NULL;
+    if (!dst->id || !dst->label || !dst->preset || !dst->pairing_key || !dst->construction_key || !dst->mechanism_key ||
+        (src->py_head && !dst->py_head) || (src->py_params && !dst->py_params) || (src->py_tail && !dst->py_tail))
         return nomem(ctx);
     return BL_OK;
 }
@@ -212,6 +396,9 @@ static bl_status expand_axes(const bl_pk_ctx *ctx, const bl_toml_node *root, con
             snprintf(json + used, sizeof json - used, "%s\"%s\":%s", k ? "," : "", written[k].name, text);
         }
         strncat(json, "}", sizeof json - strlen(json) - 1);
+        /* The combination's parameters are its composition's (the Python sweep's). */
+        free(t->py_params);
+        t->py_params = t->py_head ? bl_pk_strdup(json) : NULL;
         char hex[BL_SHA256_HEX_LEN + 1];
         bl_sha256_buffer(json, strlen(json), hex);
         free(t->id);
@@ -233,14 +420,14 @@ static bl_status expand_axes(const bl_pk_ctx *ctx, const bl_toml_node *root, con
         for (size_t k = 0; k < made; k++) {
             bl_rp_target *t = &out[k];
             free(t->id), free(t->label), free(t->preset), free(t->pairing_key), free(t->construction_key),
-                free(t->mechanism_key);
+                free(t->mechanism_key), free(t->py_head), free(t->py_params), free(t->py_tail);
         }
         free(out);
         return st;
     }
     bl_rp_target *base = rp->targets;
     free(base->id), free(base->label), free(base->preset), free(base->pairing_key), free(base->construction_key),
-        free(base->mechanism_key);
+        free(base->mechanism_key), free(base->py_head), free(base->py_params), free(base->py_tail);
     free(base);
     rp->targets = out;
     rp->n_targets = total;

@@ -212,14 +212,13 @@ static bl_status read_numerics(const bl_pk_ctx *ctx, const bl_toml_node *root, b
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "reduction"), "numerics.reduction",
                           "\"%s\": only \"ordered\" (destination-owned, ascending source order)", shown);
     }
-    if (!strcmp(rng, "philox-host-v1"))
-        return copy_string(ctx, &rp->rng, rng); /* checked; `run` needs the documented --rng substitution */
+    if (!strcmp(rng, BL_SEED_SCHEME_HOST))
+        return copy_string(ctx, &rp->rng, rng); /* the Python project's NumPy seeding (src/core/np_random.c) */
     if (strcmp(rng, BL_SEED_SCHEME)) {
         bl_pk_printable(shown, sizeof shown, rng, strlen(rng));
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(nu, "rng"), "numerics.rng",
                           "\"%s\" is not a seed scheme (known: \"%s\", Philox4x32-10 counter streams; "
-                          "\"philox-host-v1\", the Python project's, which `check` accepts and `run` replaces only "
-                          "with --rng %s)", shown, BL_SEED_SCHEME, BL_SEED_SCHEME);
+                          "\"philox-host-v1\", the Python project's NumPy generators)", shown, BL_SEED_SCHEME);
     }
     return BL_OK;
 }
@@ -483,6 +482,42 @@ static bl_status read_interventions(const bl_pk_ctx *ctx, const bl_toml_node *tt
     return BL_OK;
 }
 
+/* The composition's Python JSON (see py_head in plan_reservoir.h): the
+ * written values, or the Python project's defaults where none is written. */
+static void py_composition(const bl_toml_node *comp, bl_rp_target *t)
+{
+    const bl_toml_node *node = comp ? bl_toml_table_get(comp, "node") : NULL;
+    const bl_toml_node *task = comp ? bl_toml_table_get(comp, "task") : NULL;
+    char *count = bl_rp_py_json(comp ? bl_toml_table_get(comp, "count") : NULL, "200");
+    char *gain = bl_rp_py_json(comp ? bl_toml_table_get(comp, "input_gain") : NULL, "1.0");
+    char *nkind = bl_rp_py_json(node ? bl_toml_table_get(node, "kind") : NULL, "\"falandays\"");
+    char *params = bl_rp_py_json(node ? bl_toml_table_get(node, "parameters") : NULL, "{}");
+    char *tkind = bl_rp_py_json(task ? bl_toml_table_get(task, "kind") : NULL, "\"delayed_cue\"");
+    char *opts = bl_rp_py_json(task ? bl_toml_table_get(task, "options") : NULL, "{}");
+    if (count && gain && nkind && params && tkind && opts) {
+        size_t nh = strlen(count) + strlen(gain) + strlen(nkind) + 64, nt = strlen(tkind) + strlen(opts) + 64;
+        t->py_head = malloc(nh);
+        t->py_tail = malloc(nt);
+        if (t->py_head && t->py_tail) {
+            snprintf(t->py_head, nh, "{\"count\":%s,\"input_gain\":%s,\"node\":{\"kind\":%s,\"parameters\":", count,
+                     gain, nkind);
+            snprintf(t->py_tail, nt, "},\"task\":{\"kind\":%s,\"options\":%s}}", tkind, opts);
+            t->py_params = params;
+            params = NULL;
+        } else {
+            free(t->py_head);
+            free(t->py_tail);
+            t->py_head = t->py_tail = NULL;
+        }
+    }
+    free(count);
+    free(gain);
+    free(nkind);
+    free(params);
+    free(tkind);
+    free(opts);
+}
+
 static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const char *where, bl_rp_target *t,
                              const bl_res_plan *rp)
 {
@@ -551,6 +586,7 @@ static bl_status read_target(const bl_pk_ctx *ctx, const bl_toml_node *tt, const
     t->input_gain = gain;
     if ((st = read_node(ctx, comp, at, t)) || (st = read_task(ctx, comp, at, t)))
         return st;
+    py_composition(comp, t);
     if (!bl_task_controller_allowed(t->task.kind, t->controller)) {
         bl_pk_join(key, sizeof key, where, "controller", 10);
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(tt, "controller"), key,
@@ -880,6 +916,9 @@ void bl_res_plan_destroy(bl_res_plan *rp)
         free(rp->targets[i].pairing_key);
         free(rp->targets[i].construction_key);
         free(rp->targets[i].mechanism_key);
+        free(rp->targets[i].py_head);
+        free(rp->targets[i].py_params);
+        free(rp->targets[i].py_tail);
     }
     free(rp->targets);
     free(rp->path);
@@ -971,8 +1010,9 @@ bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
 
 bl_status bl_res_plan_override(bl_res_plan *rp, uint32_t blocks, uint32_t trials, const char *rng, bl_error *err)
 {
-    if (rng && strcmp(rng, BL_SEED_SCHEME))
-        return bl_fail(err, BL_ERR_INVALID, "--rng %s: the only scheme this build runs is %s", rng, BL_SEED_SCHEME);
+    if (rng && strcmp(rng, BL_SEED_SCHEME) && strcmp(rng, BL_SEED_SCHEME_HOST))
+        return bl_fail(err, BL_ERR_INVALID, "--rng %s: not a seed scheme (known: %s, %s)", rng, BL_SEED_SCHEME,
+                       BL_SEED_SCHEME_HOST);
     const uint64_t nb = blocks ? blocks : rp->blocks, nt = trials ? trials : rp->trials_per_block;
     if (nb > BL_RP_MAX_BLOCKS || nb * nt * rp->n_targets > BL_RP_MAX_TRIALS)
         return bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " blocks x %" PRIu64 " trials is too many", rp->id, nb, nt);
@@ -1001,4 +1041,14 @@ bl_status bl_res_plan_override(bl_res_plan *rp, uint32_t blocks, uint32_t trials
     return BL_OK;
 }
 
-int bl_res_plan_runnable(const bl_res_plan *rp) { return rp->rng_override || !strcmp(rp->rng, BL_SEED_SCHEME); }
+int bl_res_plan_runnable(const bl_res_plan *rp)
+{
+    (void)rp;
+    return 1;
+}
+
+bl_rng_scheme bl_res_plan_scheme(const bl_res_plan *rp)
+{
+    const char *rng = rp->rng_override ? rp->rng_override : rp->rng;
+    return !strcmp(rng, BL_SEED_SCHEME_HOST) ? BL_RNG_PHILOX_HOST_V1 : BL_RNG_BL_PHILOX_V1;
+}

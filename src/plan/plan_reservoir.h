@@ -63,6 +63,11 @@ typedef struct bl_rp_target {
     uint32_t warmup;  /* the plan's (continuing tasks) */
     bl_rp_intervention interventions[BL_RP_MAX_INTERVENTIONS];
     size_t n_interventions;
+    /* The composition as the Python project serialises it (json.dumps,
+     * sort_keys, compact): head + parameters + tail. Names the target's
+     * philox-host-v1 bootstrap stream; NULL when a written value has no JSON
+     * form (that bootstrap then draws as bl-philox-v1). */
+    char *py_head, *py_params, *py_tail;
 } bl_rp_target;
 
 struct bl_res_plan {
@@ -71,7 +76,7 @@ struct bl_res_plan {
     uint64_t plan_bytes;
     char *id, *description, *question, *version, *evidence;
     bl_rp_operation operation;
-    char *rng;          /* as the plan names it (bl-philox-v1, or philox-host-v1 which only `check` accepts) */
+    char *rng;          /* as the plan names it: bl-philox-v1 or philox-host-v1 (the Python project's) */
     char *rng_override; /* set by bl_res_plan_override: the scheme that ran instead */
     bl_res_dtype dtype; /* [numerics] dtype: every node of the plan computes in it */
     uint32_t overridden_blocks, overridden_trials; /* 0: as written */
@@ -111,6 +116,12 @@ typedef struct bl_rp_identity {
 /* Everything after the header keys; resolves, renders and hashes. */
 bl_status bl_rp_parse(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_rp_identity *who,
                       bl_res_plan **out);
+
+/* Python's json.dumps(value, sort_keys=True, separators=(",", ":")) of a
+ * written TOML value (`absent` when v is NULL), and of a string; malloc'd,
+ * NULL when out of memory or the value has no JSON form (plan_operations.c). */
+char *bl_rp_py_json(const bl_toml_node *v, const char *absent);
+char *bl_rp_py_string(const char *s);
 
 /* After the targets: [axes] expansion and the operation's rules (plan_operations.c). */
 bl_status bl_rp_apply_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp);

@@ -2,7 +2,8 @@
  * choice is one Philox draw named by (row, column, domain): the wiring is a
  * function of the seed alone, whatever order it is built in. The layouts are
  * listed in docs/reservoir.md; matching the Python or Julia generators is not
- * a goal (their RNG streams are not part of the contract). */
+ * a goal of this scheme (bl-philox-v1). The Python project's own scheme,
+ * philox-host-v1, is res_construct_host.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,10 +274,9 @@ static bl_status construct_sorn(const bl_res_params *p, uint32_t n, uint32_t r, 
     return BL_OK;
 }
 
-bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
-                                 uint32_t n_effectors, uint64_t seed, bl_res_state **out, bl_error *err)
+static bl_status construct_checks(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
+                                  uint32_t n_effectors, bl_error *err)
 {
-    *out = NULL;
     bl_status st = bl_res_params_validate(p, err);
     if (st)
         return st;
@@ -287,6 +287,29 @@ bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint3
     if (p->kind == BL_RES_FALANDAYS && p->n_input_link_p && p->n_input_link_p != n_inputs)
         return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: %u probabilities for %u receptors",
                        p->n_input_link_p, n_inputs);
+    return BL_OK;
+}
+
+bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
+                                 uint32_t n_effectors, uint64_t seed, bl_res_state **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = construct_checks(p, n_units, n_inputs, n_effectors, err);
+    if (st)
+        return st;
     return p->kind == BL_RES_SORN ? construct_sorn(p, n_units, n_inputs, n_effectors, seed, out, err)
                                   : construct_falandays(p, n_units, n_inputs, n_effectors, seed, out, err);
+}
+
+bl_status bl_res_state_construct_rng(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,
+                                     uint32_t n_effectors, const bl_rng_seed *seed, bl_res_state **out,
+                                     bl_error *err)
+{
+    if (seed->scheme != BL_RNG_PHILOX_HOST_V1)
+        return bl_res_state_construct(p, n_units, n_inputs, n_effectors, seed->u64, out, err);
+    *out = NULL;
+    bl_status st = construct_checks(p, n_units, n_inputs, n_effectors, err);
+    if (st)
+        return st;
+    return bl_res_construct_host(p, n_units, n_inputs, n_effectors, seed->digest, out, err);
 }

@@ -142,6 +142,14 @@ int bl_res_needs_b2(const bl_res_state *s);
  * (default 32768 unit and link visits); 1 forces every requested thread. */
 void bl_res_batch_set_grain(bl_res_batch *b, uint64_t work);
 
+/* philox-host-v1 construction (res_construct_host.c); p validated, dimensions checked. */
+bl_status bl_res_construct_host(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e,
+                                const uint8_t digest[32], bl_res_state **out, bl_error *err);
+
+/* NumPy's pairwise summation of n contiguous float64 values (what np.sum and
+ * np.mean do along the last axis, before adding to their initial 0). */
+double bl_np_pairwise_sum(const double *a, size_t n);
+
 /* Philox: key (seed lo, seed hi), counter (a, b, domain, c). */
 void bl_res_philox(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain, uint32_t c,
                    uint32_t out[4]);

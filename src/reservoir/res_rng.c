@@ -9,6 +9,7 @@
  * value does not depend on the C library (sqrt is correctly rounded by IEEE). */
 #include <math.h>
 
+#include "core/np_random.h"
 #include "core/philox.h"
 #include "reservoir/res_impl.h"
 
@@ -67,4 +68,18 @@ double bl_res_noise(uint64_t drive_seed, uint64_t frame, uint32_t unit)
 {
     /* Frames past 2^32 wrap into the same counter: plans cap horizons far below. */
     return bl_res_normal(drive_seed, (uint32_t)frame, unit, BL_RD_NOISE);
+}
+
+void bl_res_noise_tape(const bl_rng_seed *drive, uint32_t units, uint64_t frames, double *out)
+{
+    if (drive->scheme == BL_RNG_PHILOX_HOST_V1) {
+        bl_np_rng g;
+        bl_np_rng_seed_digest(&g, drive->digest);
+        for (uint64_t k = 0; k < frames * units; k++)
+            out[k] = bl_np_standard_normal(&g);
+        return;
+    }
+    for (uint64_t f = 0; f < frames; f++)
+        for (uint32_t i = 0; i < units; i++)
+            out[f * units + i] = bl_res_noise(drive->u64, f, i);
 }

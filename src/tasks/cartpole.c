@@ -40,14 +40,17 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->episode = 1; /* ends by itself; warmup 0 */
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     (void)err;
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     for (int k = 0; k < 4; k++) {
         const double lo = o->initial_ranges[k][0], hi = o->initial_ranges[k][1];
-        /* uniform(lo, hi) = lo + (hi - lo) u, drawn only for a proper range */
+        /* uniform(lo, hi) = lo + (hi - lo) u, drawn only for a proper range (under
+         * philox-host-v1 this is exactly NumPy's Generator.uniform) */
         w->physical[k] = lo == hi ? lo : lo + (hi - lo) * bl_task_rng_uniform(&r);
     }
     w->width = 8;

@@ -38,7 +38,8 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     const uint32_t c = o->cue_ticks, n = o->pulse_count, p = o->pulse_ticks, len = c + n * p + o->response_ticks;
@@ -49,7 +50,8 @@ static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon
         free(pulses);
         return st;
     }
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     const int context = bl_task_rng_int(&r, 1, 2), label = bl_task_rng_int(&r, 1, 2), drawn = bl_task_rng_int(&r, 1, 2);
     const int other = o->congruency == BL_CONG_CONGRUENT ? label : o->congruency == BL_CONG_CONFLICTING ? 3 - label : drawn;
     const int labels[2] = {context == 1 ? label : other, context == 1 ? other : label};

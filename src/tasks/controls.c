@@ -129,7 +129,13 @@ void bl_task_control_step(bl_task_control *c, const double *in, uint32_t n, uint
     int *m = c->memory;
     const int continuing = c->kind <= BL_TASK_CARTPOLE_PLANK_EASY;
     if (c->policy == BL_CTRL_REFERENCE_NULL) {
-        const double u = bl_stream_uniform(c->seed, tick, 1);
+        double u;
+        if (c->coins) {
+            const uint32_t k = continuing ? tick : round;
+            u = c->coins[k < c->n_coins ? k : c->n_coins - 1];
+        } else {
+            u = bl_stream_uniform(c->seed, tick, 1);
+        }
         if (c->kind == BL_TASK_TRACKING || c->kind == BL_TASK_PONG) {
             steer(2.0 * u - 1.0, eff);
             return;

@@ -200,13 +200,27 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     bl_dc_options x;
     bl_dc_world dw;
     to_dc(o, &x);
-    bl_dc_world_draw(&x, seed, &dw);
+    if (seed->scheme == BL_RNG_PHILOX_HOST_V1) {
+        /* The Python project's draws: integers(1, 3) for the cue, then
+         * choice(delays) (an index draw; none when there is one delay). */
+        bl_task_rng r;
+        bl_task_rng_init(&r, seed);
+        memset(&dw, 0, sizeof dw);
+        dw.label = (uint32_t)bl_task_rng_int(&r, 1, 2);
+        dw.delay = x.delays[bl_task_rng_choice(&r, x.n_delays)];
+        dw.response_start = x.cue_ticks + dw.delay;
+        dw.length = dw.response_start + x.response_ticks;
+        dw.response_end = dw.length;
+    } else {
+        bl_dc_world_draw(&x, seed->u64, &dw);
+    }
     bl_status st = bl_task_world_alloc(w, dw.length, BL_DC_INPUTS, 1, err);
     if (st)
         return st;

@@ -33,14 +33,16 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     const uint32_t c = o->cue_ticks, len = 2 * c + o->gap + o->response_ticks, second = c + o->gap;
     bl_status st = bl_task_world_alloc(w, len, 5, 1, err);
     if (st)
         return st;
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     const int a = bl_task_rng_int(&r, 1, 2), b = bl_task_rng_int(&r, 1, 2);
     if (o->cue_mode != BL_CUE_HIDDEN) {
         const int held = o->cue_mode == BL_CUE_PERSISTENT;

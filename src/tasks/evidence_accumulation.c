@@ -34,7 +34,8 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     const uint32_t n = o->pulse_count, p = o->pulse_ticks, len = n * p + o->response_ticks;
@@ -45,7 +46,8 @@ static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon
         free(pulses);
         return st;
     }
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     const int label = bl_task_rng_int(&r, 1, 2);
     bl_task_pulses(&r, n, o->evidence_fraction, label, pulses);
     for (uint32_t i = 0; o->input_visible && i < n; i++)

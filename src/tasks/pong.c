@@ -36,9 +36,11 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->outcome_key = "hit_rate";
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     w->n_draws = horizon + 1;
     w->draws = malloc(2 * (size_t)w->n_draws * sizeof *w->draws);
     if (!w->draws)

@@ -43,20 +43,24 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     const uint32_t c = o->cue_ticks, len = c + o->delay + o->response_ticks;
     bl_status st = bl_task_world_alloc(w, len, 3, 1, err);
     if (st)
         return st;
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     const int cue = bl_task_rng_int(&r, 1, 2);
     if (o->cue_mode != BL_CUE_HIDDEN)
         bl_task_mark(w, 0, o->cue_mode == BL_CUE_PERSISTENT ? len : c, (uint32_t)cue - 1, 1.0);
     const uint32_t k = o->distractors, dw = o->distractor_ticks;
     for (uint32_t i = 1; i <= k; i++) {
-        const int drawn = bl_task_rng_int(&r, 1, 2); /* drawn for every distractor, whatever the mode */
+        /* Drawn for every distractor, whatever the mode; nothing else is drawn in
+         * between, so under philox-host-v1 these are integers(1, 3, distractors). */
+        const int drawn = bl_task_rng_int(&r, 1, 2);
         const uint32_t start = c + i * (o->delay - dw) / (k + 1);
         if (o->distractor_mode == BL_DISTRACT_ABSENT)
             continue;

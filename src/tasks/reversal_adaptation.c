@@ -44,7 +44,8 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     const uint32_t c = o->cue_ticks, r = o->response_ticks, f = o->feedback_ticks, n = o->rounds;
@@ -52,7 +53,8 @@ static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon
     bl_status st = bl_task_world_alloc(w, n * span, 8, n, err);
     if (st)
         return st;
-    bl_task_rng rng = {seed, 0};
+    bl_task_rng rng;
+    bl_task_rng_init(&rng, seed);
     const int mapping = bl_task_rng_int(&rng, 0, 1);
     const int reversal = bl_task_rng_int(&rng, (int)o->reversal_lo, (int)o->reversal_hi);
     for (uint32_t k = 0; k < n; k++) {

@@ -13,16 +13,22 @@
  *
  * The semantics are those of the Python project's task definitions
  * (github.com/btgaskin/brainless-lab, tasks/_prepare.py and _runtime.py),
- * restated in docs/reservoir.md; the random draws are this build's own
- * (bl-philox-v1 counter streams). Private to the library: the runner in
- * src/experiment/ and the plan reader use it. */
+ * restated in docs/reservoir.md. A world seed names its scheme: under
+ * bl-philox-v1 the draws are this build's own counter streams; under
+ * philox-host-v1 they are the Python project's own, NumPy's Generator over
+ * Philox (src/core/np_random.h) called with the same methods in the same
+ * order as its prepare(), so a Python plan's worlds come out identical.
+ * Private to the library: the runner in src/experiment/ and the plan reader
+ * use it. */
 #ifndef BL_TASKS_TASK_OPS_H
 #define BL_TASKS_TASK_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "brainlesslab/seed.h"
 #include "brainlesslab/task.h"
+#include "core/np_random.h"
 
 #define BL_TASK_MAX_INPUTS 64
 #define BL_TASK_MAX_ROUNDS 100000
@@ -65,7 +71,7 @@ typedef struct bl_task_ops {
     bl_status (*validate)(const bl_task_options *o, bl_error *err);
     void (*definition)(const bl_task_options *o, bl_task_definition *d);
     /* Draw the world (episode worlds are complete; horizon bounds pong's serves). */
-    bl_status (*world)(const bl_task_options *o, uint64_t world_seed, uint32_t horizon, bl_task_world *w,
+    bl_status (*world)(const bl_task_options *o, const bl_rng_seed *world_seed, uint32_t horizon, bl_task_world *w,
                        bl_error *err);
     /* Observation for `frame` (1-based within the tick's neural cycle). */
     void (*encode)(const bl_task_world *w, const bl_task_state *s, uint32_t frame, double *obs);
@@ -91,14 +97,26 @@ void bl_task_world_free(bl_task_world *w);
 static inline double *bl_task_stim(const bl_task_world *w, uint32_t tick) { return w->stimuli + (size_t)tick * w->width; }
 /* Mark [start, end) on channel c. */
 void bl_task_mark(bl_task_world *w, uint32_t start, uint32_t end, uint32_t c, double v);
-/* The sequential world stream. */
+/* The world stream of either scheme. bl-philox-v1: draw n is the counter
+ * stream's (n, 0, 1, 0). philox-host-v1: each call is one NumPy Generator call
+ * (named below), the calls the Python project's prepare() makes. */
 typedef struct bl_task_rng {
-    uint64_t seed;
+    uint64_t seed; /* bl-philox-v1 */
     uint32_t n;
+    int host;      /* philox-host-v1: draws come from np */
+    bl_np_rng np;
 } bl_task_rng;
-double bl_task_rng_uniform(bl_task_rng *r);
-int bl_task_rng_int(bl_task_rng *r, int lo, int hi); /* inclusive */
-void bl_task_rng_shuffle(bl_task_rng *r, uint32_t *a, uint32_t n);
+void bl_task_rng_init(bl_task_rng *r, const bl_rng_seed *seed);
+/* A bl-philox-v1 seed (what the callers that hold a u64 pass). */
+static inline bl_rng_seed bl_task_seed_v1(uint64_t seed)
+{
+    bl_rng_seed s = {BL_RNG_BL_PHILOX_V1, seed, {0}};
+    return s;
+}
+double bl_task_rng_uniform(bl_task_rng *r);          /* host: random() */
+int bl_task_rng_int(bl_task_rng *r, int lo, int hi); /* inclusive; host: integers(lo, hi + 1), no draw if lo == hi */
+void bl_task_rng_shuffle(bl_task_rng *r, uint32_t *a, uint32_t n); /* host: shuffle(a) */
+uint32_t bl_task_rng_choice(bl_task_rng *r, uint32_t n); /* host: the index choice(seq of n) picks */
 
 /* The response indicator: channel set to 1 over every response window. */
 void bl_task_episode_go(bl_task_world *w, uint32_t channel);
@@ -131,6 +149,11 @@ typedef struct bl_task_control {
     int memory[10];   /* first, last, second, context, mapping, feedback seen, cue, coin, coin round, tick seen */
     double counts[2];
     uint64_t seed;    /* reference_null: the control seed */
+    /* reference_null under philox-host-v1 (set by the runner, owned by it):
+     * the k-th uniform of the control seed's generator is the coin of round k
+     * (episode tasks) or the draw of tick k (continuing tasks); NULL: seed. */
+    const double *coins;
+    uint32_t n_coins;
     double movement_amp; /* tracking's oracle */
 } bl_task_control;
 

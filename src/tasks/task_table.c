@@ -120,15 +120,43 @@ void bl_task_mark(bl_task_world *w, uint32_t start, uint32_t end, uint32_t c, do
         bl_task_stim(w, t)[c] = v;
 }
 
-double bl_task_rng_uniform(bl_task_rng *r) { return bl_stream_uniform(r->seed, r->n++, BL_TASK_WORLD_DOMAIN); }
+void bl_task_rng_init(bl_task_rng *r, const bl_rng_seed *seed)
+{
+    memset(r, 0, sizeof *r);
+    r->host = seed->scheme == BL_RNG_PHILOX_HOST_V1;
+    if (r->host)
+        bl_np_rng_seed_digest(&r->np, seed->digest);
+    else
+        r->seed = seed->u64;
+}
+
+double bl_task_rng_uniform(bl_task_rng *r)
+{
+    if (r->host)
+        return bl_np_random(&r->np);
+    return bl_stream_uniform(r->seed, r->n++, BL_TASK_WORLD_DOMAIN);
+}
 
 int bl_task_rng_int(bl_task_rng *r, int lo, int hi)
 {
+    if (r->host)
+        return (int)bl_np_integers(&r->np, lo, (int64_t)hi + 1);
     return (int)bl_stream_integer(r->seed, r->n++, BL_TASK_WORLD_DOMAIN, lo, hi);
+}
+
+uint32_t bl_task_rng_choice(bl_task_rng *r, uint32_t n)
+{
+    if (r->host)
+        return (uint32_t)bl_np_choice_index(&r->np, n);
+    return (uint32_t)bl_task_rng_int(r, 0, (int)n - 1);
 }
 
 void bl_task_rng_shuffle(bl_task_rng *r, uint32_t *a, uint32_t n)
 {
+    if (r->host) {
+        bl_np_shuffle_u32(&r->np, a, n);
+        return;
+    }
     /* Fisher-Yates from the end: position i swaps with j = floor(u (i + 1)). */
     for (uint32_t i = n; i-- > 1;) {
         uint32_t j = (uint32_t)bl_task_rng_int(r, 0, (int)i);

@@ -19,6 +19,7 @@ void bl_task_trace_destroy(bl_task_trace *t)
     free(t->labels);
     free(t->decisions);
     free(t->ties);
+    free(t->draws);
     free(t);
 }
 
@@ -33,6 +34,14 @@ static void *dup(const void *p, size_t bytes)
 bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, uint64_t world_seed,
                             uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
                             size_t tape_rows, bl_task_trace **out, bl_error *err)
+{
+    const bl_rng_seed ws = bl_task_seed_v1(world_seed);
+    return bl_task_trace_run_rng(o, controller, &ws, control_seed, horizon, warmup, tape, tape_rows, out, err);
+}
+
+bl_status bl_task_trace_run_rng(const bl_task_options *o, bl_controller controller, const bl_rng_seed *world_seed,
+                                uint64_t control_seed, uint32_t horizon, uint32_t warmup, const double *tape,
+                                size_t tape_rows, bl_task_trace **out, bl_error *err)
 {
     *out = NULL;
     bl_status st = bl_task_validate(o, err);
@@ -102,6 +111,9 @@ bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, 
     t->decisions = dup(s.decisions, w.n_rounds);
     t->ties = dup(s.ties, w.n_rounds);
     t->reversal = w.reversal;
+    memcpy(t->start, w.physical, sizeof t->start);
+    t->n_draws = w.draws ? w.n_draws : 0;
+    t->draws = dup(w.draws, 2 * (size_t)t->n_draws * sizeof *w.draws);
     memcpy(t->meta, w.meta, sizeof t->meta);
     t->outcome = s.outcome;
     t->done = s.done;
@@ -112,7 +124,7 @@ bl_status bl_task_trace_run(const bl_task_options *o, bl_controller controller, 
     t->longest_rally = s.longest_rally;
     bl_task_state_free(&s);
     bl_task_world_free(&w);
-    if (!t->stimuli || !t->starts || !t->ends || !t->labels || !t->decisions || !t->ties) {
+    if (!t->stimuli || !t->starts || !t->ends || !t->labels || !t->decisions || !t->ties || !t->draws) {
         bl_task_trace_destroy(t);
         return bl_fail(err, BL_ERR_NOMEM, "task trace: out of memory");
     }

@@ -33,7 +33,8 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->probe = 1;
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     const uint32_t c = o->cue_ticks, g = o->gap, r = o->response_ticks;
@@ -41,7 +42,8 @@ static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon
     bl_status st = bl_task_world_alloc(w, len, 4, 1, err);
     if (st)
         return st;
-    bl_task_rng rng = {seed, 0};
+    bl_task_rng rng;
+    bl_task_rng_init(&rng, seed);
     const int label = bl_task_rng_int(&rng, 1, 2);
     if (o->input_visible) {
         bl_task_mark(w, 0, c, (uint32_t)label - 1, 1.0);

@@ -54,11 +54,13 @@ static void definition(const bl_task_options *o, bl_task_definition *d)
     d->outcome_key = "track_score";
 }
 
-static bl_status world(const bl_task_options *o, uint64_t seed, uint32_t horizon, bl_task_world *w, bl_error *err)
+static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32_t horizon, bl_task_world *w,
+                       bl_error *err)
 {
     (void)horizon;
     (void)err;
-    bl_task_rng r = {seed, 0};
+    bl_task_rng r;
+    bl_task_rng_init(&r, seed);
     const int rnd = o->randomize_start;
     /* The draws happen in this order, each only when needed. */
     w->physical[0] = o->has_theta0 ? o->theta0 : rnd ? 2.0 * M_PI * bl_task_rng_uniform(&r) : M_PI / 2.0;

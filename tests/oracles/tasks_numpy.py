@@ -8,6 +8,10 @@ library's functions), so results are compared for exact equality.
 
     trial(task, options, world_seed, control_seed, controller, horizon, warmup, tape=None)
         -> dict(stimuli, starts, ends, labels, obs, eff, physical, decisions, ties, outcome, ...)
+
+world_seed is a bl-philox-v1 seed (an int) or HostSeed(n): a philox-host-v1 seed, the
+integer the Python project hands np.random.Philox; world_host() then draws the world
+with np.random.Generator calls, the calls that project's task preparation makes.
 """
 import math
 
@@ -198,6 +202,140 @@ def world(task, o, seed, horizon):
         starts, ends, labels = [], [], []
         for k in range(n):
             cue = rng.integer(1, 2)
+            st = k * (c + r + f)
+            S[st:st + c + r, cue - 1] = 1
+            S[st + c + r:st + c + r + f, 3] = 1
+            starts.append(st + c)
+            ends.append(st + c + r)
+            labels.append(3 - cue if (mapping ^ (k + 1 >= rev)) else cue)
+        w.update(starts=starts, ends=ends, labels=labels, reversal=rev, feedback=o["feedback_mode"] == "visible",
+                 meta=[rev, mapping, 0, 0])
+        go = 2
+    for s0, e0 in zip(w["starts"], w["ends"]):
+        S[s0:e0, go] = 1
+    w["stimuli"] = S
+    return w
+
+
+class HostSeed:
+    """A philox-host-v1 world seed: the integer np.random.Philox is seeded with."""
+
+    def __init__(self, n):
+        self.n = n
+
+
+def _host_pulses(g, n, f, label):
+    """The label's side gets n (1 + f) / 2 pulses; the last pulse is drawn first
+    (integers(1, 3)), the other n - 1 are an int32 array shuffled in place."""
+    left_count = int(n * (1 + (f if label == 1 else -f)) / 2)
+    final = int(g.integers(1, 3))
+    left = left_count - (final == 1)
+    body = np.array([1] * left + [2] * (n - 1 - left), dtype=np.int32)
+    g.shuffle(body)
+    return [int(v) for v in body] + [final]
+
+
+def world_host(task, o, g, horizon):
+    """The world under philox-host-v1: the same world as world() builds, its random
+    choices drawn from the Generator g by the Python project's calls, in its order."""
+    w = dict(physical=[0.0] * 8, starts=[], ends=[], labels=[], reversal=0, feedback=False, meta=[0, 0, 0, 0])
+    if task == "tracking":
+        rnd = o["randomize_start"]
+        th = o["theta0"] if o["theta0"] is not None else 2 * math.pi * g.random() if rnd else math.pi / 2
+        ph = o["phi0"] if o["phi0"] is not None else 2 * math.pi * g.random() if rnd else 0.0
+        di = o["direction0"] if o["direction0"] is not None else (1.0 if g.integers(2) else -1.0) if rnd else 1.0
+        w["physical"][:3] = [float(th), float(ph), float(di)]
+        w["angles"] = [eye + off for eye in (o["eye_offset_deg"], -o["eye_offset_deg"]) for off in o["sensor_offsets_deg"]]
+        w["stimuli"] = np.zeros((0, width(task, o)))
+        return w
+    if task == "pong":
+        draws = g.random((horizon + 1, 2))
+        w["draws"] = [(float(a), float(b)) for a, b in draws]
+        w["physical"][:5] = [995.0, 1 + 498 * w["draws"][0][0], 250.0, -5.0, 5.0 if w["draws"][0][1] >= 0.5 else -5.0]
+        w["angles"] = [-90.0 + 4 * k for k in range(46)]
+        w["stimuli"] = np.zeros((0, 46))
+        return w
+    if task == "cartpole_plank_easy":
+        w["physical"][:4] = [lo if lo == hi else float(g.uniform(lo, hi)) for lo, hi in o["initial_ranges"]]
+        w["stimuli"] = np.zeros((0, 8))
+        return w
+    c, r = o.get("cue_ticks", 0), o["response_ticks"]
+    length = default_horizon(task, o)()
+    go = width(task, o) - 1
+    if task == "delayed_cue":
+        cue = int(g.integers(1, 3))
+        delay = int(g.choice(o["delays"]))
+        length = c + delay + r
+        S = np.zeros((length, 3))
+        if o["cue_mode"] != "hidden":
+            S[: (length if o["cue_mode"] == "persistent" else c), cue - 1] = 1
+        w.update(starts=[c + delay], ends=[length], labels=[cue], meta=[cue, delay, 0, 0])
+    elif task == "recall_interference":
+        cue = int(g.integers(1, 3))
+        k, d, dw = o["distractors"], o["delay"], o["distractor_ticks"]
+        drawn = [int(v) for v in g.integers(1, 3, k)]
+        S = np.zeros((length, 3))
+        if o["cue_mode"] != "hidden":
+            S[: (length if o["cue_mode"] == "persistent" else c), cue - 1] = 1
+        mode = o["distractor_mode"]
+        for i in range(1, k + 1):
+            start = c + i * (d - dw) // (k + 1)
+            if mode == "absent":
+                continue
+            lab = cue if mode == "matched" else 3 - cue if mode == "opposite" else drawn[i - 1]
+            S[start:start + dw, :2] = 0
+            S[start:start + dw, lab - 1] = 1
+        w.update(starts=[c + d], ends=[length], labels=[cue], meta=[cue, 0, 0, 0])
+    elif task == "delayed_xor":
+        a, b = (int(v) for v in g.integers(1, 3, 2))
+        S = np.zeros((length, 5))
+        second = c + o["gap"]
+        if o["cue_mode"] != "hidden":
+            held = o["cue_mode"] == "persistent"
+            S[: (length if held else c), a - 1] = 1
+            S[second: (length if held else second + c), b + 1] = 1
+        w.update(starts=[2 * c + o["gap"]], ends=[length], labels=[1 if a == b else 2], meta=[a, b, 0, 0])
+    elif task == "evidence_accumulation":
+        n, f, p = o["pulse_count"], o["evidence_fraction"], o["pulse_ticks"]
+        label = int(g.integers(1, 3))
+        pulses = _host_pulses(g, n, f, label)
+        S = np.zeros((length, 3))
+        if o["input_mode"] == "visible":
+            for i, q in enumerate(pulses):
+                S[i * p:(i + 1) * p, q - 1] = 1
+        w.update(starts=[n * p], ends=[length], labels=[label], meta=[label, 0, 0, 0])
+    elif task == "context_integration":
+        n, f, p = o["pulse_count"], o["evidence_fraction"], o["pulse_ticks"]
+        ctx, label, drawn = (int(v) for v in g.integers(1, 3, 3))
+        cg = o["congruency"]
+        other = label if cg == "congruent" else 3 - label if cg == "conflicting" else drawn
+        labs = (label, other) if ctx == 1 else (other, label)
+        streams = [_host_pulses(g, n, f, v) for v in labs]
+        S = np.zeros((length, 7))
+        if o["context_mode"] != "hidden":
+            S[: (length if o["context_mode"] == "persistent" else c), ctx - 1] = 1
+        for s_, pulses in enumerate(streams):
+            for i, q in enumerate(pulses):
+                S[c + i * p:c + (i + 1) * p, 2 + 2 * s_ + q - 1] = 1
+        w.update(starts=[c + n * p], ends=[length], labels=[label], meta=[ctx, int(label == other), 0, 0])
+    elif task == "temporal_order":
+        label = int(g.integers(1, 3))
+        S = np.zeros((length, 4))
+        gp = o["gap"]
+        if o["input_mode"] == "visible":
+            S[:c, label - 1] = 1
+            S[c + gp:2 * c + gp, 2 - label] = 1
+        S[2 * c + gp:length - r, 2] = 1
+        w.update(starts=[length - r], ends=[length], labels=[label], meta=[label, 0, 0, 0])
+    elif task == "reversal_adaptation":
+        mapping = int(bool(g.integers(2)))
+        lo, hi = o["reversal_range"]
+        rev = int(g.integers(lo, hi + 1))
+        n, f = o["rounds"], o["feedback_ticks"]
+        cues = [int(v) for v in g.integers(1, 3, n)]
+        S = np.zeros((length, 8))
+        starts, ends, labels = [], [], []
+        for k, cue in enumerate(cues):
             st = k * (c + r + f)
             S[st:st + c + r, cue - 1] = 1
             S[st + c + r:st + c + r + f, 3] = 1
@@ -477,7 +615,10 @@ def trial(task, options, world_seed, control_seed, controller="oracle", horizon=
     o.update(options)
     if not horizon:
         horizon = default_horizon(task, o) if task in CONTINUING else default_horizon(task, o)()
-    w = world(task, o, world_seed, horizon)
+    if isinstance(world_seed, HostSeed):
+        w = world_host(task, o, np.random.Generator(np.random.Philox(world_seed.n)), horizon)
+    else:
+        w = world(task, o, world_seed, horizon)
     env = (Continuing if task in CONTINUING else Episode)(task, o, w)
     ctl = Control(task, o, controller, control_seed)
     frames = 24 if task == "cartpole_plank_easy" else 1

@@ -5,6 +5,7 @@
  *               frame's spikes, margins, thresholds/targets, acts, errors and
  *               effectors out as .npy, plus the final state as a bundle
  *   bench-case  one timed benchmark case, JSON on stdout (for `brainlesslab bench`)
+ *   noise       the first frames of a drive seed's Oosawa noise tape as .npy
  *
  * Plans with operation "profile" run through `brainlesslab check` and
  * `brainlesslab run` like every plan. */
@@ -17,14 +18,17 @@
 #include <sys/stat.h>
 
 #include "brainlesslab/hash.h"
+#include "brainlesslab/npy.h"
 #include "brainlesslab/reservoir.h"
 #include "bench.h" /* bl_res_bench_case: the benchmark's reservoir worker */
 #include "cli.h"
 #include "cli_reservoir.h"
 
 static const char usage_text[] =
-    "usage: brainlesslab reservoir construct --node KIND --units N --inputs R --effectors E --seed S\n"
-    "                                        [--preset NAME] [--param NAME=VALUE]... [--dtype D] --out DIR\n"
+    "usage: brainlesslab reservoir construct --node KIND --units N --inputs R --effectors E\n"
+    "                                        (--seed S | --host-seed HEX) [--preset NAME]\n"
+    "                                        [--param NAME=VALUE]... [--dtype D] --out DIR\n"
+    "       brainlesslab reservoir noise (--seed S | --host-seed HEX) --units N --frames T --out Z.npy\n"
     "       brainlesslab reservoir replay BUNDLE --inputs X.npy [--noise Z.npy] --out DIR [--frames T]\n"
     "                                     [--node KIND] [--preset NAME] [--param NAME=VALUE]...\n"
     "                                     [--freeze-weights-at K] [--freeze-plasticity-at K] [--dtype D]\n"
@@ -32,9 +36,11 @@ static const char usage_text[] =
     "                                         [--threads N] [--seed S] [--repeat K] [--export DIR]\n"
     "                                         [--task tracking|pong]\n"
     "\n"
-    "       brainlesslab reservoir task --task NAME [--option NAME=VALUE]... --world-seed S\n"
+    "       brainlesslab reservoir task --task NAME [--option NAME=VALUE]... (--world-seed S | --world-digest HEX)\n"
     "                                   [--control-seed S] [--controller C] [--horizon H] [--warmup W]\n"
     "                                   [--effectors E.npy] --out DIR\n"
+    "  --world-digest: a philox-host-v1 world seed (its 32-byte SHA-256 digest, 64 hex digits): the\n"
+    "  Python BrainlessLab's world for that seed; --world-seed is this build's (bl-philox-v1).\n"
     "\n"
     "Nodes (KIND): falandays, sorn (../shared/spec/reservoir-models.md; docs/reservoir.md).\n"
     "A bundle is a directory of .npy files plus node.json (kind, parameters); matrices are\n"
@@ -48,6 +54,10 @@ static const char usage_text[] =
     "  DIR (created, must not exist) gets spikes.npy (uint8 [T,N]), margins.npy, effectors.npy,\n"
     "  finite.npy, Falandays acts/targets/errors.npy, SORN thresholds.npy, final/ (the end\n"
     "  state as a bundle) and replay.json.\n"
+    "--host-seed HEX: a philox-host-v1 seed, the Python project's seed_for integer as 64 hex digits\n"
+    "  (as its trials record them): construct draws its wiring, noise its NoiseTape.\n"
+    "noise: float64 [T,N], the drive seed's xi (bl-philox-v1 with --seed).\n"
+    "--param input_link_p=P0,P1,...: one input link probability per receptor (Falandays).\n"
     "--dtype float64 (the contract; default, or node.json's \"dtype\") | float32 (every value and\n"
     "  operation in float, inputs and noise rounded on entry; its own oracle and tolerance contract,\n"
     "  docs/reservoir.md). Arrays out are float64 either way (float32 values widen exactly).\n"
@@ -85,7 +95,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 
 /* Options shared by the subcommands; unknown ones are usage errors. */
 typedef struct opts {
-    const char *positional, *node, *preset, *out, *inputs, *noise, *export_dir, *dtype, *task;
+    const char *positional, *node, *preset, *out, *inputs, *noise, *export_dir, *dtype, *host_seed, *task;
     const char *params[64];
     int n_params;
     uint64_t units, n_inputs, effectors, seed, batch, frames, threads, fw_at, fp_at, repeat;
@@ -118,6 +128,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->noise = v;
         else if (!strcmp(a, "--export"))
             o->export_dir = v;
+        else if (!strcmp(a, "--host-seed"))
+            o->host_seed = v;
         else if (!strcmp(a, "--dtype"))
             o->dtype = v;
         else if (!strcmp(a, "--task") && !strcmp(argv[1], "bench-case"))
@@ -215,7 +227,25 @@ static int build_params(const opts *o, bl_res_params *p, int *given, bl_error *e
         char *end;
         double x = strtod(v, &end);
         bl_status st;
-        if (!strcmp(v, "true") || !strcmp(v, "false"))
+        if (!strcmp(name, "input_link_p")) {
+            /* A list: one probability per receptor, comma-separated. */
+            double values[BL_RES_MAX_PORTS];
+            size_t n = 0;
+            const char *at = v;
+            for (;;) {
+                if (n == BL_RES_MAX_PORTS)
+                    break;
+                values[n++] = strtod(at, &end);
+                if (end == at || (*end && *end != ',')) {
+                    bl_fail(err, BL_ERR_INVALID, "--param %s: not a comma-separated list of numbers", o->params[k]);
+                    return 1;
+                }
+                if (!*end)
+                    break;
+                at = end + 1;
+            }
+            st = bl_res_params_set_input_link_p(p, values, n, err);
+        } else if (!strcmp(v, "true") || !strcmp(v, "false"))
             st = bl_res_params_set(p, name, !strcmp(v, "true"), err);
         else if (*v && !*end)
             st = bl_res_params_set(p, name, x, err);
@@ -227,6 +257,64 @@ static int build_params(const opts *o, bl_res_params *p, int *given, bl_error *e
         }
     }
     return bl_res_params_validate(p, err) != BL_OK;
+}
+
+/* The seed of --seed (bl-philox-v1) or --host-seed (philox-host-v1: 64 hex
+ * digits of the integer, most significant first; the digest is its
+ * little-endian bytes). */
+static int seed_opt(const opts *o, bl_rng_seed *seed)
+{
+    memset(seed, 0, sizeof *seed);
+    if (!o->host_seed) {
+        seed->u64 = o->seed;
+        return o->have_seed ? 0 : usage_error("%s", "--seed or --host-seed is required");
+    }
+    if (o->have_seed)
+        return usage_error("%s", "--seed and --host-seed exclude each other");
+    if (strlen(o->host_seed) != 64)
+        return usage_error("--host-seed '%s' is not 64 hex digits", o->host_seed);
+    seed->scheme = BL_RNG_PHILOX_HOST_V1;
+    for (int k = 0; k < 64; k++) {
+        const char c = o->host_seed[k];
+        const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (v < 0)
+            return usage_error("--host-seed '%s' is not 64 hex digits", o->host_seed);
+        seed->digest[31 - k / 2] |= (uint8_t)(k % 2 ? v : v << 4);
+    }
+    return 0;
+}
+
+static int cmd_noise(int argc, char **argv)
+{
+    opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    if (!o.have_units || !o.have_frames || !o.out)
+        return usage_error("%s needs --units, --frames and --out", "noise");
+    if (o.positional)
+        return usage_error("unexpected argument '%s'", o.positional);
+    bl_rng_seed seed;
+    if ((rc = seed_opt(&o, &seed)))
+        return rc;
+    bl_error err = {0};
+    if (o.frames * o.units > (UINT64_C(1) << 28)) {
+        bl_fail(&err, BL_ERR_INVALID, "--frames %" PRIu64 " x --units %" PRIu64 ": more than 2^28 values",
+                o.frames, o.units);
+        return bl_cli_report("reservoir noise", &err);
+    }
+    const uint64_t cells = o.frames * o.units;
+    double *z = malloc((size_t)(cells ? cells : 1) * sizeof *z);
+    if (!z) {
+        bl_fail(&err, BL_ERR_NOMEM, "cannot allocate the tape");
+        return bl_cli_report("reservoir noise", &err);
+    }
+    bl_res_noise_tape(&seed, (uint32_t)o.units, o.frames, z);
+    const uint64_t shape[2] = {o.frames, o.units};
+    bl_status st = bl_npy_write(o.out, BL_DTYPE_FLOAT64, 2, shape, z, &err);
+    free(z);
+    return st ? bl_cli_report("reservoir noise", &err) : 0;
 }
 
 /* --dtype: *s replaced by its cast (NULL on failure). */
@@ -254,8 +342,12 @@ static int cmd_construct(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc;
-    if (!o.node || !o.have_units || !o.have_inputs || !o.have_effectors || !o.have_seed || !o.out)
-        return usage_error("%s needs --node, --units, --inputs, --effectors, --seed and --out", "construct");
+    if (!o.node || !o.have_units || !o.have_inputs || !o.have_effectors || !o.out)
+        return usage_error("%s needs --node, --units, --inputs, --effectors, --seed (or --host-seed) and --out",
+                           "construct");
+    bl_rng_seed seed;
+    if ((rc = seed_opt(&o, &seed)))
+        return rc;
     if (o.positional)
         return usage_error("unexpected argument '%s'", o.positional);
     bl_error err = {0};
@@ -264,14 +356,20 @@ static int cmd_construct(int argc, char **argv)
     if (build_params(&o, &p, &given, &err))
         return bl_cli_report("reservoir construct", &err);
     bl_res_state *s;
-    if (bl_res_state_construct(&p, (uint32_t)o.units, (uint32_t)o.n_inputs, (uint32_t)o.effectors, o.seed, &s, &err) ||
+    if (bl_res_state_construct_rng(&p, (uint32_t)o.units, (uint32_t)o.n_inputs, (uint32_t)o.effectors, &seed, &s,
+                                   &err) ||
         in_dtype(&o, &s, &err))
         return bl_cli_report("reservoir construct", &err);
     bl_status st = bl_res_state_save(s, o.out, &err);
+    char shown[96];
+    if (o.host_seed)
+        snprintf(shown, sizeof shown, "philox-host-v1 %s", o.host_seed);
+    else
+        snprintf(shown, sizeof shown, "%" PRIu64, o.seed);
     if (!st)
-        printf("%s: %s, %u units (%u excitatory), %u inputs, %u effectors, %" PRIu64 " links, seed %" PRIu64 "\n",
-               o.out, bl_res_kind_name(p.kind), bl_res_state_units(s), bl_res_state_excitatory(s),
-               bl_res_state_inputs(s), bl_res_state_effectors(s), bl_res_state_links(s), o.seed);
+        printf("%s: %s, %u units (%u excitatory), %u inputs, %u effectors, %" PRIu64 " links, seed %s\n", o.out,
+               bl_res_kind_name(p.kind), bl_res_state_units(s), bl_res_state_excitatory(s), bl_res_state_inputs(s),
+               bl_res_state_effectors(s), bl_res_state_links(s), shown);
     bl_res_state_destroy(s);
     return st ? bl_cli_report("reservoir construct", &err) : 0;
 }
@@ -434,7 +532,9 @@ int bl_cmd_reservoir(int argc, char **argv)
         return cmd_replay(argc, argv);
     if (!strcmp(argv[1], "bench-case"))
         return cmd_bench_case(argc, argv);
+    if (!strcmp(argv[1], "noise"))
+        return cmd_noise(argc, argv);
     if (!strcmp(argv[1], "task"))
         return bl_cmd_reservoir_task(argc, argv);
-    return usage_error("unknown subcommand '%s' (construct, replay, bench-case, task)", argv[1]);
+    return usage_error("unknown subcommand '%s' (construct, replay, bench-case, noise, task)", argv[1]);
 }

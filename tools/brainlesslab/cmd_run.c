@@ -28,7 +28,9 @@ static const char usage_text[] =
     "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n"
     "Reservoir plans (profile, sweep, ablate, benchmark, calibrate; docs/reservoir.md):\n"
     "  --blocks N / --trials N  run fewer (or more) blocks / trials per block than written (recorded)\n"
-    "  --rng bl-philox-v1       run a plan written for philox-host-v1 on this build's seeds (recorded)\n"
+    "  --rng SCHEME             run on another seed scheme than written (recorded): bl-philox-v1\n"
+    "                           (this build's Philox counter streams) or philox-host-v1 (the Python\n"
+    "                           project's NumPy generators; plans naming it run as written)\n"
     "  --calibration RECORD     normalise continuing-task scores by a calibrate record's null mean\n"
     "  records hold trials.csv, outcomes.npy, summary.json (calibrate: calibration.json).\n";
 

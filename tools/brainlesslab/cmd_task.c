@@ -3,10 +3,14 @@
  * decisions and the outcome) for the NumPy oracle and for looking at a task.
  *
  *   brainlesslab reservoir task --task NAME [--option NAME=VALUE]...
- *       --world-seed S [--control-seed S] [--controller C] [--horizon H]
- *       [--warmup W] [--effectors E.npy] --out DIR
+ *       (--world-seed S | --world-digest HEX) [--control-seed S] [--controller C]
+ *       [--horizon H] [--warmup W] [--effectors E.npy] --out DIR
+ *
+ * --world-digest: a philox-host-v1 world seed, the 32-byte digest in hex (the
+ * Python project's world for it); --world-seed: a bl-philox-v1 seed.
  *
  * VALUE: a number, true/false, a word, or [a, b, ...] / [[a, b], ...]. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -92,6 +96,7 @@ int bl_cmd_reservoir_task(int argc, char **argv)
     int n_options = 0;
     uint64_t world_seed = 0, control_seed = 0, horizon = 0, warmup = 0;
     int have_world = 0;
+    bl_rng_seed ws = {BL_RNG_BL_PHILOX_V1, 0, {0}};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -112,7 +117,21 @@ int bl_cmd_reservoir_task(int argc, char **argv)
             options[n_options++] = v;
         } else if (!strcmp(a, "--world-seed")) {
             num = &world_seed;
-            have_world = 1;
+            have_world |= 1;
+        } else if (!strcmp(a, "--world-digest")) {
+            if (strlen(v) != 64)
+                return fail("--world-digest '%s' is not 64 hex digits", v);
+            for (int k = 0; k < 32; k++) {
+                unsigned byte;
+                char pair[3] = {v[2 * k], v[2 * k + 1], 0};
+                char *end;
+                byte = (unsigned)strtoul(pair, &end, 16);
+                if (*end || !isxdigit((unsigned char)pair[0]))
+                    return fail("--world-digest '%s' is not 64 hex digits", v);
+                ws.digest[k] = (uint8_t)byte;
+            }
+            ws.scheme = BL_RNG_PHILOX_HOST_V1;
+            have_world |= 2;
         } else if (!strcmp(a, "--control-seed"))
             num = &control_seed;
         else if (!strcmp(a, "--horizon"))
@@ -130,7 +149,11 @@ int bl_cmd_reservoir_task(int argc, char **argv)
         }
     }
     if (!task || !out || !have_world)
-        return fail("%s", "--task, --world-seed and --out are required");
+        return fail("%s", "--task, --world-seed (or --world-digest) and --out are required");
+    if (have_world == 3)
+        return fail("%s", "--world-seed and --world-digest exclude each other");
+    if (have_world == 1)
+        ws.u64 = world_seed;
     if (horizon > BL_DC_MAX_TICKS || warmup > BL_DC_MAX_TICKS)
         return fail("%s", "--horizon and --warmup are at most 1000000");
     bl_task_kind kind;
@@ -168,8 +191,8 @@ int bl_cmd_reservoir_task(int argc, char **argv)
         }
     }
     bl_task_trace *t = NULL;
-    bl_status st = bl_task_trace_run(&o, ctrl, world_seed, control_seed, (uint32_t)horizon, (uint32_t)warmup,
-                                     tape_path ? tape.data : NULL, tape_path ? tape.shape[0] : 0, &t, &err);
+    bl_status st = bl_task_trace_run_rng(&o, ctrl, &ws, control_seed, (uint32_t)horizon, (uint32_t)warmup,
+                                         tape_path ? tape.data : NULL, tape_path ? tape.shape[0] : 0, &t, &err);
     if (tape_path)
         bl_npy_free(&tape);
     if (st) {
@@ -188,7 +211,9 @@ int bl_cmd_reservoir_task(int argc, char **argv)
           write_npy(out, "ends.npy", BL_DTYPE_UINT32, 1, t->n_rounds, 0, t->ends) ||
           write_npy(out, "labels.npy", BL_DTYPE_UINT32, 1, t->n_rounds, 0, t->labels) ||
           write_npy(out, "decisions.npy", BL_DTYPE_UINT8, 1, t->n_rounds, 0, t->decisions) ||
-          write_npy(out, "ties.npy", BL_DTYPE_UINT8, 1, t->n_rounds, 0, t->ties);
+          write_npy(out, "ties.npy", BL_DTYPE_UINT8, 1, t->n_rounds, 0, t->ties) ||
+          write_npy(out, "draws.npy", BL_DTYPE_FLOAT64, 2, t->n_draws, 2, t->draws) ||
+          write_npy(out, "start.npy", BL_DTYPE_FLOAT64, 1, 8, 0, t->start);
     if (!bad) {
         char path[4096];
         snprintf(path, sizeof path, "%s/result.json", out);
