@@ -31,7 +31,7 @@ typedef void (*bl_bench_log_fn)(void *user, const char *line);
 
 typedef struct bl_bench_options {
     const char *workloads;    /* comma list of w1, w2, w3 (connectome) and r1, r1-sorn,
-                                 r1-falandays (reservoirs vs the NumPy oracle); default "w1,w2,w3" */
+                                 r1-falandays, r2 (reservoirs vs the NumPy oracle); default "w1,w2,w3" */
     int repetitions;          /* fresh-process repetitions per case, >= 3 (default 3) */
     double timeout_s;         /* bound on every worker process (default 600) */
     const char *work_dir;     /* cached inputs and per-run files (default "bench-work") */
@@ -91,11 +91,28 @@ typedef struct bl_res_bench_result {
     uint64_t spikes;
     int threads;             /* used */
     char hash[65];
+    double outcome_mean;     /* closed loop: the task's outcome, mean over the slots (information only) */
+    uint32_t trials_failed;  /* closed loop: slots whose trial failed */
 } bl_res_bench_result;
 
 bl_status bl_res_bench_case(bl_res_kind kind, uint32_t n_units, uint32_t batch, uint32_t frames,
                             int threads, uint64_t seed, uint32_t repeats, const char *export_dir,
                             bl_res_bench_result *out, bl_error *err);
+
+/* The closed-loop case: the same node (default parameters, built from seed)
+ * with the inputs and effectors of a continuing task (tracking or pong, its
+ * default options, one node frame a tick, input gain 1), batch slots each
+ * running one trial of `horizon` ticks in its own world (slot k's world seed:
+ * Philox(key = seed, counter (k, 0, 201, 0)), word0 | word1 << 32), as the
+ * evaluation runs reservoir trials. The hash is the open-loop one (spikes of
+ * every tick and slot, then each slot's final node state) followed by each
+ * slot's task result: outcome and physical[8] (float64 LE), then ticks,
+ * scored, hits, misses, finite (uint32 LE). export_dir gets bundle/ and
+ * task.json (task, horizon, world seeds) for the NumPy peer, which runs the
+ * same trials with tests/oracles/tasks_numpy.py. frames = horizon. */
+bl_status bl_res_bench_task_case(bl_res_kind kind, uint32_t n_units, uint32_t batch, const char *task,
+                                 uint32_t horizon, int threads, uint64_t seed, uint32_t repeats,
+                                 const char *export_dir, bl_res_bench_result *out, bl_error *err);
 
 #ifdef __cplusplus
 }

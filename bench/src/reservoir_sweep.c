@@ -26,6 +26,11 @@
 #include "reservoir_sweep.h"
 
 #define PEER_SCRIPT "tests/oracles/reservoir_numpy.py"
+/* r2's node size: the dense peer's frame costs B N^2, and 2000 ticks of 128
+ * slots in scalar Python tasks must stay minutes on the development machine
+ * (about a minute a run: so the peer's workers make one cold run each, no
+ * warm repeat; ours make 2). */
+#define R2_UNITS 128
 
 static const char full_definition[] =
     "Each point is one reservoir node of N units (the kind's default parameters, 3 inputs, 2 effectors, built "
@@ -36,22 +41,39 @@ static const char full_definition[] =
     "Qualified by the trajectory SHA-256 (every frame's spikes, then each slot's final thresholds, Falandays "
     "acts and dense weights, float64): bit-identical or not timed.";
 
+static const char task_definition[] =
+    "One Falandays node of N units (default parameters, built from the seed) with the receptors and effectors of "
+    "the continuing task `tracking` (62 receptors, 2 effectors, default options, one node frame a tick, input "
+    "gain 1) copied into B = 128 batch slots; slot k runs one trial of the task's default horizon (2000 ticks, "
+    "its minimum scored window) in its own world (world seed Philox(key = seed, counter (k, 0, 201, 0)), word0 | "
+    "word1 << 32), in closed loop as the evaluation runs reservoir trials: per tick encode -> node frame -> "
+    "effectors -> physics and score; a slot leaves the batch when its trial is over or failed. Ours: "
+    "`brainlesslab reservoir bench-case --task tracking` (sparse link rows, the C task table). Peer: the NumPy "
+    "oracle tests/oracles/reservoir_numpy.py (dense batched node) with the task oracle tests/oracles/"
+    "tasks_numpy.py (scalar Python per slot, `math`), fed the bundle and world seeds our qualification worker "
+    "exported. Qualified by the trajectory SHA-256 (every tick's spikes of every slot, each slot's final node "
+    "state, then each slot's outcome, physical state and counters): bit-identical or not timed.";
+
 static const bl_bench_res_def res_defs[] = {
     {"r1", "reservoirs: SORN and Falandays, N x batch grid, against the NumPy oracle", full_definition,
-     {"sorn", "falandays"}, 2, {64, 256, 1024}, {100, 20, 4}, 3, {1, 8, 32, 128}, 4, 3, 1, 20240611},
+     {"sorn", "falandays"}, 2, {64, 256, 1024}, {100, 20, 4}, 3, {1, 8, 32, 128}, 4, 3, 1, 20240611, NULL},
     {"r1-sorn", "reservoir: SORN, N x batch grid, against the NumPy oracle", full_definition,
-     {"sorn", NULL}, 1, {64, 256, 1024}, {100, 20, 4}, 3, {1, 8, 32, 128}, 4, 3, 1, 20240611},
+     {"sorn", NULL}, 1, {64, 256, 1024}, {100, 20, 4}, 3, {1, 8, 32, 128}, 4, 3, 1, 20240611, NULL},
     {"r1-falandays", "reservoir: Falandays, N x batch grid, against the NumPy oracle", full_definition,
-     {"falandays", NULL}, 1, {64, 256, 1024}, {100, 20, 4}, 3, {1, 8, 32, 128}, 4, 3, 1, 20240611},
+     {"falandays", NULL}, 1, {64, 256, 1024}, {100, 20, 4}, 3, {1, 8, 32, 128}, 4, 3, 1, 20240611, NULL},
+    {"r2", "reservoir in closed loop: Falandays on tracking, 128 trials in one batch, against the NumPy oracle",
+     task_definition, {"falandays", NULL}, 1, {R2_UNITS}, {2000}, 1, {128}, 1, 2, 0, 20240611, "tracking"},
 };
 
 static const bl_bench_res_def res_quick[] = {
     {"r1", "reservoirs (quick): SORN and Falandays, tiny grid, against the NumPy oracle", full_definition,
-     {"sorn", "falandays"}, 2, {32}, {8}, 1, {1, 4}, 2, 2, 1, 20240611},
+     {"sorn", "falandays"}, 2, {32}, {8}, 1, {1, 4}, 2, 2, 1, 20240611, NULL},
     {"r1-sorn", "reservoir (quick): SORN, tiny grid, against the NumPy oracle", full_definition,
-     {"sorn", NULL}, 1, {32}, {8}, 1, {1, 4}, 2, 2, 1, 20240611},
+     {"sorn", NULL}, 1, {32}, {8}, 1, {1, 4}, 2, 2, 1, 20240611, NULL},
     {"r1-falandays", "reservoir (quick): Falandays, tiny grid, against the NumPy oracle", full_definition,
-     {"falandays", NULL}, 1, {32}, {8}, 1, {1, 4}, 2, 2, 1, 20240611},
+     {"falandays", NULL}, 1, {32}, {8}, 1, {1, 4}, 2, 2, 1, 20240611, NULL},
+    {"r2", "reservoir in closed loop (quick): Falandays on tracking, 128 trials, 8 ticks, against the NumPy oracle",
+     task_definition, {"falandays", NULL}, 1, {32}, {8}, 1, {128}, 1, 1, 1, 20240611, "tracking"},
 };
 
 #define N_RES_DEFS ((int)(sizeof res_defs / sizeof res_defs[0]))
@@ -64,7 +86,7 @@ const bl_bench_res_def *bl_bench_res_find(const char *id, int quick)
     return NULL;
 }
 
-const char *bl_bench_res_ids(void) { return "r1, r1-sorn, r1-falandays"; }
+const char *bl_bench_res_ids(void) { return "r1, r1-sorn, r1-falandays, r2"; }
 
 /* The peer's environment: one thread everywhere a BLAS or OpenMP could add some. */
 static const char *const peer_env[] = {"PYTHONDONTWRITEBYTECODE=1", "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1",
@@ -210,6 +232,8 @@ static void run_worker(bl_bench_ctx *ctx, const bl_bench_res_def *d, const res_p
         argv[n++] = "--repeat", argv[n++] = rep;
         if (export_inputs)
             argv[n++] = "--export", argv[n++] = (char *)p->export_dir;
+        if (d->task)
+            argv[n++] = "--task", argv[n++] = (char *)d->task;
     } else {
         argv[n++] = ctx->python;
         argv[n++] = script;
@@ -614,11 +638,23 @@ static cJSON *inputs_json(const bl_bench_ctx *ctx, const bl_bench_res_def *d)
     for (int i = 0; i < d->n_batch; i++)
         cJSON_AddItemToArray(b, cJSON_CreateNumber(d->batch[i]));
     cJSON_AddNumberToObject(in, "seed", (double)d->seed);
-    cJSON_AddNumberToObject(in, "inputs_per_slot", 3);
-    cJSON_AddNumberToObject(in, "effectors", 2);
     cJSON_AddStringToObject(in, "parameters", "the defaults of each node kind (shared/spec/reservoir-models.md)");
-    cJSON_AddStringToObject(in, "input_tape", "Philox: inputs[t][b][r] = 1 if uniform(seed, t, b*3 + r, "
-                                              "BENCH_IN) < 1/2 else 0; no noise tape");
+    if (d->task) {
+        cJSON_AddStringToObject(in, "task", d->task);
+        cJSON_AddStringToObject(in, "loop", "closed: the task's observations drive the node, its effectors the task");
+        cJSON_AddNumberToObject(in, "horizon_ticks", d->frames[0]);
+        cJSON_AddNumberToObject(in, "neural_frames_per_tick", 1);
+        cJSON_AddNumberToObject(in, "inputs_per_slot", 62);
+        cJSON_AddNumberToObject(in, "effectors", 2);
+        cJSON_AddStringToObject(in, "task_options", "the task's defaults; warmup 0; input gain 1");
+        cJSON_AddStringToObject(in, "worlds", "slot k: world seed = Philox(key = seed, counter (k, 0, 201, 0)), "
+                                              "word0 | word1 << 32; no noise tape");
+    } else {
+        cJSON_AddNumberToObject(in, "inputs_per_slot", 3);
+        cJSON_AddNumberToObject(in, "effectors", 2);
+        cJSON_AddStringToObject(in, "input_tape", "Philox: inputs[t][b][r] = 1 if uniform(seed, t, b*3 + r, "
+                                                  "BENCH_IN) < 1/2 else 0; no noise tape");
+    }
     cJSON_AddStringToObject(in, "dtype", "float64 (state, weights), uint8 spikes");
     cJSON_AddNumberToObject(in, "threads_ours", ctx->threads);
     cJSON_AddNumberToObject(in, "threads_numpy", 1);
@@ -627,22 +663,31 @@ static cJSON *inputs_json(const bl_bench_ctx *ctx, const bl_bench_res_def *d)
     return in;
 }
 
-static cJSON *case_definitions_json(void)
+static cJSON *case_definitions_json(const bl_bench_res_def *d)
 {
     cJSON *a = cJSON_CreateArray();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", "bl-reservoir");
     cJSON_AddStringToObject(o, "kind", "ours");
-    cJSON_AddStringToObject(o, "implementation", "brainlesslab reservoir bench-case --threads N (bl_res_bench_case: "
-                                                 "sparse link rows, silent sources skipped, batch slots threaded)");
+    cJSON_AddStringToObject(o, "implementation",
+                            d->task ? "brainlesslab reservoir bench-case --task TASK --threads N "
+                                      "(bl_res_bench_task_case: sparse link rows, silent sources skipped, batch "
+                                      "slots threaded; the C task table encodes, scores and advances each slot)"
+                                    : "brainlesslab reservoir bench-case --threads N (bl_res_bench_case: "
+                                      "sparse link rows, silent sources skipped, batch slots threaded)");
     cJSON_AddStringToObject(o, "dtype", "float64");
     cJSON_AddItemToArray(a, o);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", "numpy-oracle");
     cJSON_AddStringToObject(o, "kind", "peer");
-    cJSON_AddStringToObject(o, "implementation", PEER_SCRIPT " bench EXPORT_DIR --repeat K: the independent dense "
-                                                 "batched NumPy oracle, written from the spec alone; ordered "
-                                                 "serial sums, one thread");
+    cJSON_AddStringToObject(o, "implementation",
+                            d->task ? PEER_SCRIPT " bench EXPORT_DIR --repeat K: the independent dense batched NumPy "
+                                      "oracle, written from the spec alone (ordered serial sums, one thread), in "
+                                      "closed loop with tests/oracles/tasks_numpy.py (the task oracle, written "
+                                      "from the task definitions; scalar Python per slot)"
+                                    : PEER_SCRIPT " bench EXPORT_DIR --repeat K: the independent dense "
+                                      "batched NumPy oracle, written from the spec alone; ordered "
+                                      "serial sums, one thread");
     cJSON_AddStringToObject(o, "dtype", "float64");
     cJSON *env = cJSON_AddObjectToObject(o, "environment");
     for (const char *const *e = peer_env; *e; e++) {
@@ -696,7 +741,7 @@ void bl_bench_res_run(bl_bench_ctx *ctx, const bl_bench_res_def *d, cJSON *wj)
         return;
     }
     cJSON_AddItemToObject(wj, "inputs", inputs_json(ctx, d));
-    cJSON_AddItemToObject(wj, "case_definitions", case_definitions_json());
+    cJSON_AddItemToObject(wj, "case_definitions", case_definitions_json(d));
     cJSON_AddStringToObject(wj, "order", "per point: qualification (ours, then the oracle), then per repetition "
                                          "ours then the oracle on even repetitions, the oracle then ours on odd "
                                          "ones; each worker a fresh process");

@@ -92,6 +92,13 @@ typedef struct bl_res_params {
     double H_ip;                 /* 0.1 */
     int fast_inhibition;         /* 0     I units read the new x */
     int pruning;                 /* 1     a link whose weight reaches <= 0 is removed for good */
+    /* SORN construction: each row of a block starts as U(0,1) on its links scaled
+     * by row_sum / (the row's ascending sum); 0 leaves the whole block at 0. The
+     * normalisation target c_e is W_EE's initial row sums, so ee_row_sum sets it. */
+    double ee_row_sum;           /* 1.0   W_EE */
+    double ei_row_sum;           /* 1.0   W_EI */
+    double ie_row_sum;           /* 1.0   W_IE */
+    double input_row_sum;        /* 1.0   W_EU */
 } bl_res_params;
 
 /* "excitatory", "pong_mixed", "legacy_normal" (bl_res_params.weight_init_mode). */

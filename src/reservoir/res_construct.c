@@ -175,19 +175,22 @@ static bl_status fanout(uint8_t *mask, uint32_t rows, uint32_t cols, uint32_t k,
     return BL_OK;
 }
 
-/* U(0,1) on the mask, each row scaled to sum to 1 (w * (1 / total)). */
+/* U(0,1) on the mask, each row scaled to sum to target: w * (target / total),
+ * one rounding for the scale as the Python project does (so target 1 is the
+ * old 1 / total exactly). A target of 0 leaves the whole block at 0, links
+ * and all (its links stay in the mask). */
 static void row_weights(double *w, const uint8_t *mask, uint32_t rows, uint32_t cols, uint64_t seed,
-                        uint32_t domain)
+                        uint32_t domain, double target)
 {
     for (uint32_t i = 0; i < rows; i++) {
         double *row = w + (size_t)i * cols;
         double total = 0.0;
         for (uint32_t j = 0; j < cols; j++) {
-            row[j] = mask[(size_t)i * cols + j] ? U(seed, i, j, domain) : 0.0;
+            row[j] = target != 0.0 && mask[(size_t)i * cols + j] ? U(seed, i, j, domain) : 0.0;
             total = total + row[j];
         }
         if (total > 0.0) {
-            double scale = 1.0 / total;
+            double scale = target / total;
             for (uint32_t j = 0; j < cols; j++)
                 row[j] = row[j] * scale;
         }
@@ -221,7 +224,7 @@ static bl_status construct_sorn(const bl_res_params *p, uint32_t n, uint32_t r, 
         st = bl_res_state_alloc(p, n, r, e, ne, len, &s, err);
     }
     if (!st) {
-        row_weights(dense, mask, ne, ne, seed, BL_RD_SORN_EE_W);
+        row_weights(dense, mask, ne, ne, seed, BL_RD_SORN_EE_W, p->ee_row_sum);
         for (uint32_t i = 0; i < ne; i++) {
             uint64_t k = s->row_start[i];
             double c = 0.0;
@@ -237,16 +240,16 @@ static bl_status construct_sorn(const bl_res_params *p, uint32_t n, uint32_t r, 
         }
         if (ni > 0) {
             random_mask(mask, ne, ni, p->p_ei, 0, seed, BL_RD_SORN_EI_MASK, BL_RD_SORN_EI_REPAIR);
-            row_weights(s->w_ei, mask, ne, ni, seed, BL_RD_SORN_EI_W);
+            row_weights(s->w_ei, mask, ne, ni, seed, BL_RD_SORN_EI_W, p->ei_row_sum);
             random_mask(mask, ni, ne, p->p_ie, 0, seed, BL_RD_SORN_IE_MASK, BL_RD_SORN_IE_REPAIR);
-            row_weights(s->w_ie, mask, ni, ne, seed, BL_RD_SORN_IE_W);
+            row_weights(s->w_ie, mask, ni, ne, seed, BL_RD_SORN_IE_W, p->ie_row_sum);
         }
         /* Each input channel reaches round(p_input N_E) E units; rows scaled to 1. */
         memset(pools, 0, (size_t)(r > e ? r : e) * ne);
         st = fanout(pools, ne, r, round_count(p->p_input * ne, 1, ne), seed, BL_RD_SORN_IN_PICK, 0, err);
     }
     if (!st) {
-        row_weights(s->w_in, pools, ne, r, seed, BL_RD_SORN_EU_W);
+        row_weights(s->w_in, pools, ne, r, seed, BL_RD_SORN_EU_W, p->input_row_sum);
         memset(pools, 0, (size_t)(r > e ? r : e) * ne);
         st = fanout(pools, ne, e, round_count(p->p_output * ne, 1, ne), seed, BL_RD_SORN_OUT_PICK, 1, err);
     }

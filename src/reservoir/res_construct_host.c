@@ -261,12 +261,9 @@ double bl_np_pairwise_sum(const double *a, size_t n)
 }
 
 /* The row-sum targets of the Python project's SORNConfig (ee_row_sum,
- * ei_row_sum, ie_row_sum, input_row_sum): 1 until the parameters exist here.
- * Once bl_res_params has them (branch sornrow), this becomes
- * ((p)->which##_row_sum); a target of 0 then draws nothing, as in Python. */
-#ifndef BL_SORN_ROW_SUM
-#define BL_SORN_ROW_SUM(p, which) ((void)(p), 1.0)
-#endif
+ * ei_row_sum, ie_row_sum, input_row_sum; bl_res_params, default 1); a target
+ * of 0 draws nothing, as in Python. */
+#define BL_SORN_ROW_SUM(p, which) ((p)->which##_row_sum)
 
 static bl_status host_sorn(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, bl_np_rng *g,
                            bl_res_state **out, bl_error *err)

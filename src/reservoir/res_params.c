@@ -50,6 +50,10 @@ void bl_res_params_default(bl_res_kind kind, bl_res_params *p)
     p->eta_ip = 0.001;
     p->H_ip = 0.1;
     p->pruning = 1;
+    p->ee_row_sum = 1.0;
+    p->ei_row_sum = 1.0;
+    p->ie_row_sum = 1.0;
+    p->input_row_sum = 1.0;
 }
 
 bl_status bl_res_params_preset(bl_res_kind kind, const char *preset, bl_res_params *out,
@@ -89,7 +93,8 @@ static const param_def falandays_defs[] = {
 static const param_def sorn_defs[] = {
     DBL(inhibitory_fraction), DBL(p_ee), DBL(p_ei), DBL(p_ie), DBL(p_input), DBL(p_output),
     DBL(T_E_max), DBL(T_I_max), DBL(eta_stdp), DBL(eta_ip), DBL(H_ip), BOOL(fast_inhibition),
-    BOOL(pruning), BOOL(learn_on), {NULL, 0, 0}};
+    BOOL(pruning), BOOL(learn_on), DBL(ee_row_sum), DBL(ei_row_sum), DBL(ie_row_sum), DBL(input_row_sum),
+    {NULL, 0, 0}};
 
 static const char *const falandays_names[] = {
     "leak", "lrate_wmat", "lrate_targ", "threshold_mult", "targ_min", "input_weight", "link_p",
@@ -97,7 +102,8 @@ static const char *const falandays_names[] = {
     "noise_gain", "learn_on", "weight_init_std", "repair_masks", NULL};
 static const char *const sorn_names[] = {
     "inhibitory_fraction", "p_ee", "p_ei", "p_ie", "p_input", "p_output", "T_E_max", "T_I_max",
-    "eta_stdp", "eta_ip", "H_ip", "fast_inhibition", "pruning", "learn_on", NULL};
+    "eta_stdp", "eta_ip", "H_ip", "fast_inhibition", "pruning", "learn_on", "ee_row_sum", "ei_row_sum",
+    "ie_row_sum", "input_row_sum", NULL};
 
 const char *const *bl_res_param_names(bl_res_kind kind)
 {
@@ -268,7 +274,11 @@ bl_status bl_res_params_validate(const bl_res_params *p, bl_error *err)
         (st = non_negative(err, "T_E_max", p->T_E_max)) ||
         (st = non_negative(err, "T_I_max", p->T_I_max)) ||
         (st = non_negative(err, "eta_stdp", p->eta_stdp)) ||
-        (st = non_negative(err, "eta_ip", p->eta_ip)))
+        (st = non_negative(err, "eta_ip", p->eta_ip)) ||
+        (st = non_negative(err, "ee_row_sum", p->ee_row_sum)) ||
+        (st = non_negative(err, "ei_row_sum", p->ei_row_sum)) ||
+        (st = non_negative(err, "ie_row_sum", p->ie_row_sum)) ||
+        (st = non_negative(err, "input_row_sum", p->input_row_sum)))
         return st;
     return BL_OK;
 }

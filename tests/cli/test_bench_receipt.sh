@@ -5,10 +5,12 @@
 # alternating order across >= 3 fresh-process repetitions, censored timeouts
 # with their bound, reasons for unavailable cases, and the strong-scaling
 # section of bl-mpi (rank counts qualified, per-rank BL_MPI_STATS counters; or
-# unavailable with a reason without MPI). The reservoir workload r1 (quick
-# grid) is checked the same way: every point qualified bit for bit against the
-# NumPy oracle by its trajectory SHA-256, ours and the oracle timed in
-# alternating order, ratios consistent with the medians. No timing
+# unavailable with a reason without MPI). The reservoir workloads r1 (quick
+# grid) and r2 (quick closed loop: Falandays on tracking, 128 trials in one
+# batch) are checked the same way: every point qualified bit for bit against
+# the NumPy oracle by its trajectory SHA-256 (r2: with the task oracle in the
+# loop, the same mean outcome), ours and the oracle timed in alternating
+# order, ratios consistent with the medians. No timing
 # thresholds: how fast anything ran is never checked here.
 set -euo pipefail
 
@@ -36,7 +38,7 @@ grep -q "w9" "$work/err" || fail "no message naming w9: $(cat "$work/err")"
 [[ ! -e $work/bad.json ]] || fail "a receipt was written for a bad invocation"
 
 start=$(date +%s)
-"$BL_CLI" bench --quick --workloads w1,w2,w3,r1 --receipt "$work/R.json" --work "$work/cache" >"$work/table.txt" 2>"$work/log.txt" || {
+"$BL_CLI" bench --quick --workloads w1,w2,w3,r1,r2 --receipt "$work/R.json" --work "$work/cache" >"$work/table.txt" 2>"$work/log.txt" || {
     tail -40 "$work/log.txt" >&2
     fail "bench --quick exited $?"
 }
@@ -107,8 +109,8 @@ STATUSES = {"measured", "failed_qualification", "qualification_timeout", "qualif
 QSTATUS = {"reference", "passed", "failed", "timeout", "error", "not_run", "unavailable"}
 SAMPLE = {"ok", "timeout", "failed", "mismatch"}
 wids = [w.get("id") for w in r.get("workloads", [])]
-if wids != ["w1", "w2", "w3", "r1"]:
-    problems.append(f"workloads: {wids}, expected w1, w2, w3, r1")
+if wids != ["w1", "w2", "w3", "r1", "r2"]:
+    problems.append(f"workloads: {wids}, expected w1, w2, w3, r1, r2")
 n_measured = 0
 n_points = 0
 
@@ -125,8 +127,14 @@ def check_reservoir(w):
     inp = w.get("inputs", {})
     need(inp, ["nodes", "units", "batch", "frames_by_units", "seed", "threads_ours", "threads_numpy",
                "warm_runs_per_worker_ours", "warm_runs_per_worker_numpy"], f"{wid}.inputs")
-    if sorted(inp.get("nodes", [])) != ["falandays", "sorn"]:
-        problems.append(f"{wid}: nodes {inp.get('nodes')}, expected sorn and falandays")
+    closed = wid == "r2"
+    want_nodes = ["falandays"] if closed else ["falandays", "sorn"]
+    if sorted(inp.get("nodes", [])) != want_nodes:
+        problems.append(f"{wid}: nodes {inp.get('nodes')}, expected {want_nodes}")
+    if closed and (inp.get("task") != "tracking" or inp.get("batch") != [128] or
+                   inp.get("horizon_ticks") != inp.get("frames_by_units", {}).get(str((inp.get("units") or [0])[0]))):
+        problems.append(f"{wid}: inputs {inp.get('task')!r}, batch {inp.get('batch')}, horizon "
+                        f"{inp.get('horizon_ticks')}: expected tracking, [128], the frames")
     defs = {c.get("id"): c for c in w.get("case_definitions", [])}
     if sorted(defs) != ["bl-reservoir", "numpy-oracle"]:
         problems.append(f"{wid}: case definitions {sorted(defs)}")
@@ -162,6 +170,15 @@ def check_reservoir(w):
         if q.get("status") != "passed" or q.get("ours", {}).get("trajectory_sha256") != h or \
                 q.get("numpy", {}).get("trajectory_sha256") != h:
             problems.append(f"{where}: qualification {q.get('status')!r} does not show both hashes equal to {h[:12]}")
+        if closed:
+            ro = q.get("ours", {}).get("worker_report", {})
+            rn = q.get("numpy", {}).get("worker_report", {})
+            if ro.get("task") != "tracking" or rn.get("task") != "tracking" or \
+                    ro.get("outcome_mean") != rn.get("outcome_mean") or ro.get("trials_failed") != 0 or \
+                    rn.get("trials_failed") != 0:
+                problems.append(f"{where}: closed-loop reports differ or failed: ours {ro.get('task')} "
+                                f"{ro.get('outcome_mean')} {ro.get('trials_failed')}, numpy {rn.get('task')} "
+                                f"{rn.get('outcome_mean')} {rn.get('trials_failed')}")
         need(p.get("counts", {}), ["unit_updates_per_run", "synaptic_events_per_run", "spikes_per_run"],
              f"{where}.counts")
         if p.get("counts", {}).get("unit_updates_per_run") != p.get("frames", 0) * p.get("batch", 0) * p.get("units", 0):

@@ -138,6 +138,26 @@ for kind, n, batch in (("falandays", 64, 4), ("sorn", 100, 3)):
     check(ok and c["trajectory_sha256"] == p["trajectory_sha256"] and c["spikes"] == p["spikes"] > 0,
           "bench-case %s N=%d B=%d: C and NumPy peer hashes agree (%s)" % (kind, n, batch, c.get("trajectory_sha256", r.stderr)[:16]))
 
+# The closed loop (bench r2): a continuing task drives every slot; the peer runs
+# the task oracle (tasks_numpy.py) in the loop. Same hash, same mean outcome.
+for kind, task, n, batch, ticks in (("falandays", "tracking", 48, 5, 120), ("falandays", "pong", 40, 3, 450),
+                                    ("sorn", "tracking", 60, 4, 80)):
+    ex = os.path.join(tmp, "bench-%s-%s" % (kind, task))
+    r = sh(CLI, "reservoir", "bench-case", "--node", kind, "--task", task, "--units", n, "--batch", batch,
+           "--frames", ticks, "--threads", 2, "--repeat", 1, "--export", ex)
+    ok = r.returncode == 0
+    c = json.loads(r.stdout) if ok else {}
+    p = reservoir_numpy.bench(ex, repeat=1) if ok else {}
+    check(ok and c["trajectory_sha256"] == p["trajectory_sha256"] and c["spikes"] == p["spikes"] > 0 and
+          c["task"] == p["task"] == task and c["outcome_mean"] == p["outcome_mean"] and c["trials_failed"] == 0 and
+          os.path.exists(os.path.join(ex, "task.json")),
+          "bench-case --task %s %s N=%d B=%d, %d ticks: C and NumPy+task-oracle hashes agree (%s), mean outcome %s"
+          % (task, kind, n, batch, ticks, c.get("trajectory_sha256", r.stderr)[:16], c.get("outcome_mean")))
+r = sh(CLI, "reservoir", "bench-case", "--node", "falandays", "--task", "delayed_cue", "--units", 20, "--batch", 2,
+       "--frames", 5)
+check(r.returncode == 1 and "delayed_cue" in r.stderr and "tracking or pong" in r.stderr,
+      "bench-case --task refuses a task that is not tracking or pong, naming it")
+
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:
     print("%d check(s) FAILED" % len(failures))

@@ -28,6 +28,7 @@ Command line (also the benchmark peer):
 
 import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -45,7 +46,9 @@ FALANDAYS_DEFAULTS = dict(leak=0.25, lrate_wmat=1.0, lrate_targ=0.01, threshold_
                           weight_init_std=1.0, repair_masks=False, weight_init_mode="excitatory")
 SORN_DEFAULTS = dict(inhibitory_fraction=0.2, p_ee=10.0 / 166.0, p_ei=1.0, p_ie=1.0, p_input=0.05, p_output=0.05,
                      T_E_max=0.5, T_I_max=1.0, eta_stdp=0.001, eta_ip=0.001, H_ip=0.1, fast_inhibition=False,
-                     pruning=True, learn_on=True)
+                     pruning=True, learn_on=True,
+                     # construction only (the row sums a seeded bundle was built with); stepping never reads them
+                     ee_row_sum=1.0, ei_row_sum=1.0, ie_row_sum=1.0, input_row_sum=1.0)
 
 
 def ordered_sum(mt, v):
@@ -358,6 +361,11 @@ def trajectory_hash(kind, spikes, node):
     """The bench hash of bench/src/res_case.c: spikes [T, B, N] as bytes,
     then per slot thresholds, (Falandays) acts, dense weights, float64 LE."""
     h = hashlib.sha256()
+    _hash_state(h, kind, spikes, node)
+    return h.hexdigest()
+
+
+def _hash_state(h, kind, spikes, node):
     h.update(np.ascontiguousarray(spikes, dtype=np.uint8).tobytes())
     thr, w = node.thresholds(), node.weights()
     for b in range(thr.shape[0]):
@@ -365,13 +373,15 @@ def trajectory_hash(kind, spikes, node):
         if kind == "falandays":
             h.update(np.ascontiguousarray(node.acts[b], dtype="<f8").tobytes())
         h.update(np.ascontiguousarray(w[b], dtype="<f8").tobytes())
-    return h.hexdigest()
 
 
 def bench(export_dir, frames=None, repeat=0):
     """Time the exported case: construction (the batch arrays from the bundle),
     then the run; `repeat` more runs from a fresh batch are the warm samples.
-    Every run must give the same hash."""
+    Every run must give the same hash. An export with task.json is the closed
+    loop (bench_task)."""
+    if os.path.exists(os.path.join(export_dir, "task.json")):
+        return bench_task(export_dir, repeat)
     bundle = load_bundle(os.path.join(export_dir, "bundle"))
     inputs = np.load(os.path.join(export_dir, "inputs.npy")).astype(F64)  # [T, B, R]
     T = inputs.shape[0] if frames is None else frames
@@ -396,6 +406,84 @@ def bench(export_dir, frames=None, repeat=0):
     return {"peer": "numpy-oracle", "numpy": np.__version__, "node": bundle["kind"], "units": int(N), "batch": int(B),
             "frames": int(T), "wall_construct_s": construct, "wall_run_s": walls[0], "wall_warm_s": walls[1:],
             "spikes": int(spikes.sum()), "trajectory_sha256": hashes.pop()}
+
+
+def bench_task(export_dir, repeat=0):
+    """The closed-loop case (bench/src/res_case.c, bl_res_bench_task_case):
+    slot k runs one trial of the continuing task in the world of world_seeds[k]
+    (tasks_numpy.py: world, observation, physics and score, from the task
+    definitions), the batched node in between: per tick, encode -> step ->
+    effectors (a non-finite node or an effector outside [0, 1] fails the
+    trial) -> advance; a slot leaves the batch when its trial is over or has
+    failed. Hash: trajectory_hash, then per slot outcome and physical[8]
+    (float64 LE) and tick, scored, hits, misses, finite (uint32 LE)."""
+    import tasks_numpy as tn  # the task oracle, beside this file
+
+    spec = json.load(open(os.path.join(export_dir, "task.json")))
+    bundle = load_bundle(os.path.join(export_dir, "bundle"))
+    task, H, seeds = spec["task"], int(spec["horizon"]), [int(x) for x in spec["world_seeds"]]
+    if task not in ("tracking", "pong") or spec.get("options") or spec.get("warmup") or spec.get("input_gain") != 1.0:
+        raise ValueError("task.json: only tracking or pong with default options, warmup 0, input gain 1")
+    o = dict(tn.DEFAULTS[task])
+    B, R = len(seeds), tn.width(task, o)
+    walls, hashes = [], set()
+    for rep in range(1 + repeat):
+        t0 = time.perf_counter()
+        node = make([bundle] * B)
+        worlds = [tn.world(task, o, s, H) for s in seeds]
+        envs = [tn.Continuing(task, o, w) for w in worlds]
+        t1 = time.perf_counter()
+        N = node.spikes.shape[1]
+        spikes = np.zeros((H, B, N), dtype=np.uint8)
+        active = np.ones(B, dtype=bool)
+        u = np.zeros((B, R))
+        for t in range(H):
+            for k in range(B):
+                u[k] = envs[k].encode(1) if active[k] else 0.0
+            node.step(u, None, active.copy())
+            spikes[t] = node.spikes
+            for k in range(B):
+                if not active[k]:
+                    continue
+                env = envs[k]
+                if not node.finite[k]:
+                    env.finite = False
+                elif not env.done and env.finite:
+                    e = [float(node.effectors[k, 0]), float(node.effectors[k, 1])]
+                    if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in e):
+                        env.finite = False
+                    env.last = e
+                if env.finite and not env.done:
+                    env.advance(0)
+                    if not all(math.isfinite(v) for v in env.physical) or \
+                            (env.done and not math.isfinite(env.outcome)):
+                        env.finite = False
+                active[k] = env.finite and not env.done and env.tick < H
+        t2 = time.perf_counter()
+        walls.append(t2 - t1)
+        hashes.add(_task_hash(bundle["kind"], spikes, node, envs))
+        if rep == 0:
+            construct = t1 - t0
+            outcome = 0.0
+            for env in envs:  # in slot order, as ours (np.mean sums pairwise)
+                outcome = outcome + env.outcome
+            outcome = outcome / B
+            failed = sum(not env.finite for env in envs)
+    if len(hashes) != 1:
+        raise RuntimeError("repeated runs disagree")
+    return {"peer": "numpy-oracle", "numpy": np.__version__, "node": bundle["kind"], "task": task, "units": int(N),
+            "batch": int(B), "frames": int(H), "wall_construct_s": construct, "wall_run_s": walls[0],
+            "wall_warm_s": walls[1:], "spikes": int(spikes.sum()), "outcome_mean": outcome,
+            "trials_failed": int(failed), "trajectory_sha256": hashes.pop()}
+
+
+def _task_hash(kind, spikes, node, envs):
+    h = hashlib.sha256()
+    _hash_state(h, kind, spikes, node)
+    for env in envs:
+        h.update(np.array([env.outcome] + [float(v) for v in env.physical], dtype="<f8").tobytes())
+        h.update(np.array([env.tick, env.scored, env.hits, env.misses, int(bool(env.finite))], dtype="<u4").tobytes())
+    return h.hexdigest()
 
 
 def _main(argv):

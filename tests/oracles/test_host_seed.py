@@ -147,15 +147,18 @@ def sorn(params, n, r, e, seed):
             m[g.permutation(rows)[:k], col] = True
         return m
 
-    def rows_to_one(m):
+    def rows_to(m, target):
+        # the row-sum options (ee_row_sum, ...): target / total; a target of 0 draws nothing
         w = np.zeros(m.shape)
+        if not target:
+            return w
         w[m] = g.random(int(np.count_nonzero(m)))
         for i in range(w.shape[0]):
             total = 0.0
             for v in w[i]:
                 total = total + float(v)
             if total > 0:
-                w[i] = w[i] * (1.0 / total)
+                w[i] = w[i] * (target / total)
         return w
 
     ee = links(ne, ne, c["p_ee"], True)
@@ -163,10 +166,10 @@ def sorn(params, n, r, e, seed):
     ie = links(ni, ne, c["p_ie"], False)
     pin = pools(ne, r, c["p_input"])
     pout = pools(ne, e, c["p_output"])
-    w_ee = rows_to_one(ee)
-    w_ei = rows_to_one(ei)
-    w_ie = rows_to_one(ie)
-    w_eu = rows_to_one(pin)
+    w_ee = rows_to(ee, c.get("ee_row_sum", 1.0))
+    w_ei = rows_to(ei, c.get("ei_row_sum", 1.0))
+    w_ie = rows_to(ie, c.get("ie_row_sum", 1.0))
+    w_eu = rows_to(pin, c.get("input_row_sum", 1.0))
     t_e = c["T_E_max"] * g.random(ne)
     t_i = c["T_I_max"] * g.random(ni)
     return {"w_ee": w_ee, "mask_ee": ee.astype(np.uint8), "c_e": w_ee.sum(axis=1), "w_ei": w_ei, "w_ie": w_ie,
@@ -233,7 +236,9 @@ for ci, params in enumerate(fal_cases):
 # 2. SORN: sizes around the pairwise-summation block edges (8, 128), sparse and dense E<->I, N_I = 0.
 sorn_cases = [({}, 200, 3, 2), ({}, 30, 2, 2), ({"p_ee": 0.3, "p_ei": 0.2, "p_ie": 0.5}, 60, 4, 3),
               ({"inhibitory_fraction": 0.0}, 12, 3, 2), ({"p_ee": 0.0, "p_input": 0.2, "p_output": 0.5}, 9, 2, 2),
-              ({"T_E_max": 1.0, "T_I_max": 0.5}, 310, 3, 2)]
+              ({"T_E_max": 1.0, "T_I_max": 0.5}, 310, 3, 2),
+              ({"ee_row_sum": 2.5, "ei_row_sum": 0.375, "ie_row_sum": 3.0, "input_row_sum": 1.7}, 60, 3, 2),
+              ({"ee_row_sum": 0.0, "ei_row_sum": 0.0}, 40, 2, 2), ({"ie_row_sum": 0.0, "input_row_sum": 0.0}, 40, 2, 2)]
 for ci, (params, n, r, e) in enumerate(sorn_cases):
     for si, seed in enumerate(seeds[2:] if ci else seeds):
         construct_case("sorn", params, n, r, e, seed, "sorn%d-%d" % (ci, si))

@@ -52,6 +52,14 @@ static void test_params(void **state)
     bl_res_params_default(BL_RES_SORN, &p);
     assert_true(p.p_ee == 10.0 / 166.0 && p.T_E_max == 0.5 && p.T_I_max == 1.0 && p.eta_stdp == 0.001 &&
                 p.H_ip == 0.1 && p.pruning && !p.fast_inhibition);
+    assert_true(p.ee_row_sum == 1.0 && p.ei_row_sum == 1.0 && p.ie_row_sum == 1.0 && p.input_row_sum == 1.0);
+    assert_int_equal(bl_res_params_set(&p, "ie_row_sum", -0.25, &err), BL_OK);
+    assert_int_equal(bl_res_params_validate(&p, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "ie_row_sum"));
+    assert_true(isnan(bl_res_params_get(&p, "leak")));
+    bl_res_params_default(BL_RES_FALANDAYS, &p);
+    assert_true(isnan(bl_res_params_get(&p, "ee_row_sum"))); /* a SORN parameter only */
+    bl_res_params_default(BL_RES_SORN, &p);
     assert_int_equal(bl_res_params_preset(BL_RES_SORN, "lazar2009", &p, &err), BL_OK);
     assert_true(p.T_E_max == 1.0 && p.T_I_max == 0.5);
     assert_int_equal(bl_res_params_preset(BL_RES_SORN, "zheng2013", &p, &err), BL_OK);

@@ -10,6 +10,7 @@
  * Plans with operation "profile" run through `brainlesslab check` and
  * `brainlesslab run` like every plan. */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ static const char usage_text[] =
     "                                     [--freeze-weights-at K] [--freeze-plasticity-at K] [--dtype D]\n"
     "       brainlesslab reservoir bench-case --node KIND --units N --batch B --frames T\n"
     "                                         [--threads N] [--seed S] [--repeat K] [--export DIR]\n"
+    "                                         [--task tracking|pong]\n"
     "\n"
     "       brainlesslab reservoir task --task NAME [--option NAME=VALUE]... (--world-seed S | --world-digest HEX)\n"
     "                                   [--control-seed S] [--controller C] [--horizon H] [--warmup W]\n"
@@ -63,6 +65,8 @@ static const char usage_text[] =
     "  Philox 0/1 input tape; prints {wall times (cold, then K warm runs from a reset batch),\n"
     "  counts, trajectory sha256}. --export DIR\n"
     "  writes the bundle and tape for the NumPy peer (tests/oracles/reservoir_numpy.py bench).\n"
+    "  --task: the closed loop instead: the task's receptors and effectors, each slot one trial of T\n"
+    "  ticks in its own world (docs/benchmark.md, r2); --export writes bundle/ and task.json.\n"
     "task: one trial of a task driven by a control (or the effector tape E [rows, 2], one row per\n"
     "  node frame) into DIR: obs.npy, effectors.npy, physical.npy, stimuli.npy, starts/ends/labels/\n"
     "  decisions/ties.npy, result.json (for tests/oracles/tasks_numpy.py).\n"
@@ -91,7 +95,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 
 /* Options shared by the subcommands; unknown ones are usage errors. */
 typedef struct opts {
-    const char *positional, *node, *preset, *out, *inputs, *noise, *export_dir, *dtype, *host_seed;
+    const char *positional, *node, *preset, *out, *inputs, *noise, *export_dir, *dtype, *host_seed, *task;
     const char *params[64];
     int n_params;
     uint64_t units, n_inputs, effectors, seed, batch, frames, threads, fw_at, fp_at, repeat;
@@ -128,6 +132,8 @@ static int parse_opts(int argc, char **argv, opts *o)
             o->host_seed = v;
         else if (!strcmp(a, "--dtype"))
             o->dtype = v;
+        else if (!strcmp(a, "--task") && !strcmp(argv[1], "bench-case"))
+            o->task = v;
         else if (!strcmp(a, "--param")) {
             if (o->n_params >= 64)
                 return usage_error("too many --param options (%s)", v);
@@ -484,10 +490,19 @@ static int cmd_bench_case(int argc, char **argv)
     bl_error err = {0};
     bl_res_bench_result r;
     const uint64_t seed = o.have_seed ? o.seed : 20240611;
-    if (bl_res_bench_case(kind, (uint32_t)o.units, (uint32_t)o.batch, (uint32_t)o.frames, (int)o.threads, seed,
-                          (uint32_t)o.repeat, o.export_dir, &r, &err))
+    if (o.task ? bl_res_bench_task_case(kind, (uint32_t)o.units, (uint32_t)o.batch, o.task, (uint32_t)o.frames,
+                                        (int)o.threads, seed, (uint32_t)o.repeat, o.export_dir, &r, &err)
+               : bl_res_bench_case(kind, (uint32_t)o.units, (uint32_t)o.batch, (uint32_t)o.frames, (int)o.threads, seed,
+                                   (uint32_t)o.repeat, o.export_dir, &r, &err))
         return bl_cli_report("reservoir bench-case", &err);
-    printf("{\"node\": \"%s\", \"units\": %" PRIu64 ", \"batch\": %" PRIu64 ", \"frames\": %" PRIu64
+    if (o.task && isfinite(r.outcome_mean))
+        printf("{\"task\": \"%s\", \"outcome_mean\": %.17g, \"trials_failed\": %u, ", o.task, r.outcome_mean,
+               r.trials_failed);
+    else if (o.task) /* a failed trial's outcome may be NaN: JSON has no NaN */
+        printf("{\"task\": \"%s\", \"outcome_mean\": null, \"trials_failed\": %u, ", o.task, r.trials_failed);
+    else
+        printf("{");
+    printf("\"node\": \"%s\", \"units\": %" PRIu64 ", \"batch\": %" PRIu64 ", \"frames\": %" PRIu64
            ", \"threads\": %d, \"seed\": %" PRIu64 ", \"wall_construct_s\": %.9f, \"wall_tapes_s\": %.9f, "
            "\"wall_run_s\": %.9f, \"wall_warm_s\": [",
            bl_res_kind_name(kind), r.units, r.batch, r.frames, r.threads, seed, r.wall_construct_s, r.wall_tapes_s,
