@@ -342,7 +342,7 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
         return bl_fail(err, BL_ERR_INVALID, "%s: shape (%" PRIu64 ",), %s", path, s.header.count, what);
     }
     size_t item = bl_dtype_size(dtype);
-    *data = malloc(n ? (size_t)(n * item) : 1);
+    *data = bl_alloc_bulk((size_t)(n * item));
     if (!*data) {
         bl_npy_stream_close(&s, NULL, NULL, &ignored);
         return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " elements", path, n);

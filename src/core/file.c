@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -115,4 +116,20 @@ bl_status bl_read_small(const char *path, size_t max, char **text, size_t *len, 
     *text = buf;
     *len = got;
     return BL_OK;
+}
+
+void *bl_alloc_bulk(size_t bytes)
+{
+    enum { HUGE = 2u << 20 };
+    if (bytes < HUGE)
+        return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    /* Advice only: a kernel without THP, or with it off, says EINVAL and the
+     * ordinary pages serve exactly as before. */
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
 }
