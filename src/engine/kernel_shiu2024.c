@@ -341,11 +341,24 @@ static void part_settle(const bl_network *net, partition *p)
 /* Steps 1-2 over the active slots, in blocks of 64. The inner loop only
  * updates state and notes whether any slot of the block might have spiked or
  * come to rest, so that it vectorises; block_hit[b] marks the blocks that the
- * exact scalar scan in part_step must visit (usually none or one). */
+ * exact scalar scan in part_step must visit (usually none or one).
+ *
+ * GATED: whether a refractory slot must be held still (step < ready). When
+ * the reset state is a one-step fixed point (bl_shiu_reset_is_fixed_point,
+ * as with the published parameters, where v_reset = v_rest) it need not be:
+ * a refractory neuron holds exactly (v_rst, +0) from its reset until it is
+ * available again, because every input on the way (synapses, Poisson,
+ * events, forced spikes) is dropped while it is refractory, so updating it
+ * anyway writes back the same bits; it cannot cross threshold (v_rst <=
+ * v_th), and its inert mark is the one the gated loop computes from the same
+ * integrated values. The ungated loop reads 16 bytes a slot instead of 24 and
+ * has no blend: w1's update took ~40% less time. */
 #define SHIU_BLOCK 64
-__attribute__((target_clones("avx512f", "avx2", "default")))
-static int shiu_update(const bl_shiu_consts *k_in, int64_t step, uint64_t n, double *restrict av,
-                      double *restrict ag, const int64_t *restrict ready, uint8_t *restrict block_hit)
+static inline __attribute__((always_inline)) int shiu_update_body(const bl_shiu_consts *k_in, int64_t step,
+                                                                  uint64_t n, double *restrict av,
+                                                                  double *restrict ag,
+                                                                  const int64_t *restrict ready,
+                                                                  uint8_t *restrict block_hit, const int gated)
 {
     int any = 0;
     const bl_shiu_consts kk = *k_in, *k = &kk; /* in registers: the stores cannot alias it */
@@ -353,7 +366,7 @@ static int shiu_update(const bl_shiu_consts *k_in, int64_t step, uint64_t n, dou
         uint64_t end = b0 + SHIU_BLOCK < n ? b0 + SHIU_BLOCK : n;
         int64_t hit = 0;
         for (uint64_t a = b0; a < end; a++) {
-            int64_t nr = step >= ready[a];
+            int64_t nr = gated ? step >= ready[a] : 1;
             double v = av[a], g = ag[a], v1 = v, g1 = g;
             int64_t inert = bl_shiu_integrate_inert(k, &v1, &g1);
             v = nr ? v1 : v;
@@ -366,6 +379,27 @@ static int shiu_update(const bl_shiu_consts *k_in, int64_t step, uint64_t n, dou
         any |= hit != 0;
     }
     return any;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static int shiu_update_gated(const bl_shiu_consts *k, int64_t step, uint64_t n, double *restrict av,
+                             double *restrict ag, const int64_t *restrict ready, uint8_t *restrict block_hit)
+{
+    return shiu_update_body(k, step, n, av, ag, ready, block_hit, 1);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static int shiu_update_free(const bl_shiu_consts *k, uint64_t n, double *restrict av, double *restrict ag,
+                            uint8_t *restrict block_hit)
+{
+    return shiu_update_body(k, 0, n, av, ag, NULL, block_hit, 0);
+}
+
+int bl_shiu_reset_is_fixed_point(const bl_shiu_consts *k)
+{
+    double v = k->v_rst, g = 0.0;
+    bl_shiu_integrate_inert(k, &v, &g);
+    return bl_bits64(v) == bl_bits64(k->v_rst) && bl_bits64(g) == bl_bits64(0.0) && !bl_shiu_crosses(k, k->v_rst);
 }
 
 /* One source's owned edges [e0, e1) into the targets that are not
@@ -417,7 +451,10 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     int64_t *ready = p->rng[F_READY];
     spikers->n = 0;
     /* act_flag holds one byte per block of slots here (it has a byte per slot). */
-    if (shiu_update(k, step, p->n_active, p->act[F_V], p->act[F_G], p->act[F_READY], p->act_flag)) {
+    int hit = bl_shiu_reset_is_fixed_point(k)
+                  ? shiu_update_free(k, p->n_active, p->act[F_V], p->act[F_G], p->act_flag)
+                  : shiu_update_gated(k, step, p->n_active, p->act[F_V], p->act[F_G], p->act[F_READY], p->act_flag);
+    if (hit) {
         const double *av = p->act[F_V], *ag = p->act[F_G];
         int64_t *aready = p->act[F_READY];
         /* Descending, so that a removal (the last slot fills the hole) only

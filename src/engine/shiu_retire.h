@@ -25,4 +25,9 @@ uint64_t bl_shiu_subnormal_step(const bl_shiu_consts *k, uint64_t units);
  * (|w| >= w_syn), so an arriving spike sets g to exactly w, as if g were 0. */
 double bl_shiu_absorb_limit(const bl_shiu_consts *k);
 
+/* Is the reset state (v_rst, +0) a one-step fixed point below threshold?
+ * Then the partition update need not hold refractory slots still (they sit
+ * at exactly that state): see shiu_update_body in kernel_shiu2024.c. */
+int bl_shiu_reset_is_fixed_point(const bl_shiu_consts *k);
+
 #endif

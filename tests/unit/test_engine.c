@@ -455,6 +455,51 @@ static void reference_vs_cpu_threads(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* The partition update holds refractory slots still only when it must: when
+ * the reset state (v_rst, +0) is a one-step fixed point below threshold (the
+ * published parameters, v_reset = v_rest) a refractory neuron sits exactly
+ * there, and updating it anyway changes no bit (kernel_shiu2024.c,
+ * shiu_update_body). Resets at rest, below it, between rest and threshold
+ * and just under threshold, with a refractory period long enough that
+ * refractory neurons stay in active slots for many updates, and inputs
+ * strong enough that many spike: cpu equals the reference at 1-4 threads. */
+static void reset_state_gating(void **unused)
+{
+    (void)unused;
+    bl_synth_params sp;
+    bl_synth_defaults(&sp);
+    sp.n_neurons = 600;
+    sp.mean_out_degree = 25;
+    sp.seed = 12;
+    bl_connectome *c = NULL;
+    bl_error err;
+    assert_int_equal(bl_synth_generate(&sp, &c, &err), BL_OK);
+    int32_t pop[40];
+    for (int i = 0; i < 40; i++)
+        pop[i] = i * 13;
+    const double resets[] = {-52.0, -60.0, -48.0, -45.5};
+    const int fixed[] = {1, 0, 0, 0};
+    for (size_t q = 0; q < sizeof resets / sizeof resets[0]; q++) {
+        bl_lif_params p = preset("shiu2024");
+        p.v_reset_mv = resets[q];
+        p.refractory_ms = 6.0;
+        p.w_syn_mv = 1.5;
+        bl_shiu_consts k = bl_shiu_consts_make(&p);
+        assert_int_equal(bl_shiu_reset_is_fixed_point(&k), fixed[q]);
+        bl_stimulus *stim;
+        bl_network *net = NULL;
+        assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_poisson(stim, pop, 40, 400.0, 0.0, 200.0, &err), BL_OK);
+        assert_int_equal(bl_network_create(c, &p, stim, NULL, 0, 77, &net, &err), BL_OK);
+        bl_result *r = run_all(net, 2, 3000);
+        assert_true(bl_result_n_events(r) > 500);
+        bl_result_destroy(r);
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
 /* ---- retirement (docs/retirement.md) ---- */
 
 static bl_shiu_consts shiu_consts(void)
@@ -736,6 +781,7 @@ int main(void)
         cmocka_unit_test(no_skip_without_fixed_point),
         cmocka_unit_test(delay_ring_edges),
         cmocka_unit_test(reference_vs_cpu_threads),
+        cmocka_unit_test(reset_state_gating),
         cmocka_unit_test(retire_subnormal_map),
         cmocka_unit_test(retire_g_after),
         cmocka_unit_test(retire_regimes),
