@@ -63,6 +63,40 @@ static bl_status trajectory_hash(const bl_res_batch *b, bl_res_kind kind, const 
     return BL_OK;
 }
 
+/* One repetition's timing and hash: the first sets the hash, every warm one
+ * must reproduce it (a kernel that is not deterministic fails the case). */
+static bl_status note_repetition(bl_res_bench_result *out, uint32_t rep, double secs, const char *hex,
+                                 uint64_t events, bl_error *err)
+{
+    if (rep == 0) {
+        out->wall_run_s = secs;
+        memcpy(out->hash, hex, sizeof out->hash);
+        out->synaptic_events = events;
+        return BL_OK;
+    }
+    out->wall_warm_s[rep - 1] = secs;
+    out->warm = rep;
+    if (strcmp(hex, out->hash))
+        return bl_fail(err, BL_ERR_INTERNAL, "bench case: warm run %u gave hash %.16s, the first %.16s", rep, hex,
+                       out->hash);
+    return BL_OK;
+}
+
+/* What every case reports once its repetitions agree. */
+static void note_totals(bl_res_bench_result *out, const uint8_t *spikes, uint64_t record, double construct_s,
+                        double tapes_s, uint32_t frames, uint32_t batch, uint32_t n_units, const bl_res_batch *b)
+{
+    for (uint64_t k = 0; k < record; k++)
+        out->spikes += spikes[k];
+    out->wall_construct_s = construct_s;
+    out->wall_tapes_s = tapes_s;
+    out->frames = frames;
+    out->batch = batch;
+    out->units = n_units;
+    out->unit_updates = record;
+    out->threads = bl_res_batch_threads(b);
+}
+
 bl_status bl_res_bench_case(bl_res_kind kind, uint32_t n_units, uint32_t batch, uint32_t frames, int threads,
                             uint64_t seed, uint32_t repeats, const char *export_dir, bl_res_bench_result *out,
                             bl_error *err)
@@ -140,28 +174,11 @@ bl_status bl_res_bench_case(bl_res_kind kind, uint32_t n_units, uint32_t batch, 
         uint64_t events = 0;
         if (!st)
             st = trajectory_hash(b, kind, spikes, record, NULL, 0, hex, &events, err);
-        if (!st && rep == 0) {
-            out->wall_run_s = t4 - t3;
-            memcpy(out->hash, hex, sizeof hex);
-            out->synaptic_events = events;
-        } else if (!st) {
-            out->wall_warm_s[rep - 1] = t4 - t3;
-            out->warm = rep;
-            if (strcmp(hex, out->hash))
-                st = bl_fail(err, BL_ERR_INTERNAL, "bench case: warm run %u gave hash %.16s, the first %.16s", rep, hex,
-                             out->hash);
-        }
+        if (!st)
+            st = note_repetition(out, rep, t4 - t3, hex, events, err);
     }
-    for (uint64_t k = 0; !st && k < record; k++)
-        out->spikes += spikes[k];
     if (!st) {
-        out->wall_construct_s = t1 - t0;
-        out->wall_tapes_s = t2 - t1;
-        out->frames = frames;
-        out->batch = batch;
-        out->units = n_units;
-        out->unit_updates = record;
-        out->threads = bl_res_batch_threads(b);
+        note_totals(out, spikes, record, t1 - t0, t2 - t1, frames, batch, n_units, b);
     }
     free(inputs);
     free(spikes);
@@ -361,28 +378,11 @@ bl_status bl_res_bench_task_case(bl_res_kind kind, uint32_t n_units, uint32_t ba
         if (!st)
             st = trajectory_hash(b, kind, spikes, record, results, (size_t)batch * TASK_RESULT_BYTES, hex, &events,
                                  err);
-        if (!st && rep == 0) {
-            out->wall_run_s = t4 - t3;
-            memcpy(out->hash, hex, sizeof hex);
-            out->synaptic_events = events;
-        } else if (!st) {
-            out->wall_warm_s[rep - 1] = t4 - t3;
-            out->warm = rep;
-            if (strcmp(hex, out->hash))
-                st = bl_fail(err, BL_ERR_INTERNAL, "bench case: warm run %u gave hash %.16s, the first %.16s", rep, hex,
-                             out->hash);
-        }
+        if (!st)
+            st = note_repetition(out, rep, t4 - t3, hex, events, err);
     }
-    for (uint64_t k = 0; !st && k < record; k++)
-        out->spikes += spikes[k];
     if (!st) {
-        out->wall_construct_s = t1 - t0;
-        out->wall_tapes_s = t2 - t1;
-        out->frames = horizon;
-        out->batch = batch;
-        out->units = n_units;
-        out->unit_updates = record;
-        out->threads = bl_res_batch_threads(b);
+        note_totals(out, spikes, record, t1 - t0, t2 - t1, horizon, batch, n_units, b);
         out->outcome_mean = outcome_sum / batch;
         out->trials_failed = failed;
     }

@@ -351,16 +351,6 @@ uint64_t bl_np_interval(bl_np_rng *g, uint64_t max)
 }
 
 /* Fisher-Yates from the last element: i swaps with random_interval(i). */
-void bl_np_shuffle_i32(bl_np_rng *g, int32_t *a, size_t n)
-{
-    for (size_t i = n; i-- > 1;) {
-        const size_t j = (size_t)bl_np_interval(g, i);
-        const int32_t t = a[j];
-        a[j] = a[i];
-        a[i] = t;
-    }
-}
-
 void bl_np_shuffle_u32(bl_np_rng *g, uint32_t *a, size_t n)
 {
     for (size_t i = n; i-- > 1;) {
@@ -370,6 +360,10 @@ void bl_np_shuffle_u32(bl_np_rng *g, uint32_t *a, size_t n)
         a[i] = t;
     }
 }
+
+/* The same swaps: only positions move, and C lets an int32_t be accessed as
+ * its unsigned counterpart. */
+void bl_np_shuffle_i32(bl_np_rng *g, int32_t *a, size_t n) { bl_np_shuffle_u32(g, (uint32_t *)a, n); }
 
 void bl_np_permutation(bl_np_rng *g, uint32_t *out, size_t n)
 {

@@ -421,18 +421,26 @@ static void delay_ring_edges(void **unused)
 
 /* ---- reference against cpu on a random graph ---- */
 
-static void reference_vs_cpu_threads(void **unused)
+/* A 600-neuron synthetic graph, mean out-degree 25. */
+static bl_connectome *synth_graph(uint64_t seed)
 {
-    (void)unused;
     bl_synth_params sp;
     bl_synth_defaults(&sp);
     sp.n_neurons = 600;
     sp.mean_out_degree = 25;
-    sp.seed = 11;
+    sp.seed = seed;
     bl_connectome *c = NULL;
     bl_error err;
     assert_int_equal(bl_synth_generate(&sp, &c, &err), BL_OK);
     assert_true(bl_connectome_sane(c));
+    return c;
+}
+
+static void reference_vs_cpu_threads(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(11);
+    bl_error err;
     int32_t pop[30], sil[] = {5, 17};
     for (int i = 0; i < 30; i++)
         pop[i] = i * 19;
@@ -466,14 +474,8 @@ static void reference_vs_cpu_threads(void **unused)
 static void reset_state_gating(void **unused)
 {
     (void)unused;
-    bl_synth_params sp;
-    bl_synth_defaults(&sp);
-    sp.n_neurons = 600;
-    sp.mean_out_degree = 25;
-    sp.seed = 12;
-    bl_connectome *c = NULL;
+    bl_connectome *c = synth_graph(12);
     bl_error err;
-    assert_int_equal(bl_synth_generate(&sp, &c, &err), BL_OK);
     int32_t pop[40];
     for (int i = 0; i < 40; i++)
         pop[i] = i * 13;
