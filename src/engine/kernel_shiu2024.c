@@ -17,7 +17,15 @@
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 #define PREFETCH 16 /* edges ahead */
 
-static inline const bl_shiu_consts *K_of(const bl_network *net) { return (const bl_shiu_consts *)net->consts; }
+/* The network's constants: the model's, then what the partition step derives
+ * from them once (not every step). */
+typedef struct shiu_net_consts {
+    bl_shiu_consts k;
+    int reset_fixed; /* bl_shiu_reset_is_fixed_point(&k): the update needs no refractory test */
+} shiu_net_consts;
+
+static inline const shiu_net_consts *NK_of(const bl_network *net) { return (const shiu_net_consts *)net->consts; }
+static inline const bl_shiu_consts *K_of(const bl_network *net) { return &NK_of(net)->k; }
 
 static inline double weight(const bl_shiu_consts *k, const bl_net_fanout *f, int64_t e)
 {
@@ -395,12 +403,15 @@ static int shiu_update_free(const bl_shiu_consts *k, uint64_t n, double *restric
     return shiu_update_body(k, 0, n, av, ag, NULL, block_hit, 0);
 }
 
-int bl_shiu_reset_is_fixed_point(const bl_shiu_consts *k)
+/* Is (v, +0) one update's fixed point, bit for bit, below threshold? */
+static int fixed_below_threshold(const bl_shiu_consts *k, double v0)
 {
-    double v = k->v_rst, g = 0.0;
-    bl_shiu_integrate_inert(k, &v, &g);
-    return bl_bits64(v) == bl_bits64(k->v_rst) && bl_bits64(g) == bl_bits64(0.0) && !bl_shiu_crosses(k, k->v_rst);
+    double v = v0, g = 0.0;
+    bl_shiu_integrate(k, &v, &g);
+    return bl_bits64(v) == bl_bits64(v0) && bl_bits64(g) == bl_bits64(0.0) && !bl_shiu_crosses(k, v0);
 }
+
+int bl_shiu_reset_is_fixed_point(const bl_shiu_consts *k) { return fixed_below_threshold(k, k->v_rst); }
 
 /* One source's owned edges [e0, e1) into the targets that are not
  * refractory. With PF the scattered targets' state is fetched ahead: their
@@ -451,7 +462,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     int64_t *ready = p->rng[F_READY];
     spikers->n = 0;
     /* act_flag holds one byte per block of slots here (it has a byte per slot). */
-    int hit = bl_shiu_reset_is_fixed_point(k)
+    int hit = NK_of(net)->reset_fixed
                   ? shiu_update_free(k, p->n_active, p->act[F_V], p->act[F_G], p->act_flag)
                   : shiu_update_gated(k, step, p->n_active, p->act[F_V], p->act[F_G], p->act[F_READY], p->act_flag);
     if (hit) {
@@ -542,7 +553,12 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
 
 /* ---- the row ---- */
 
-static void make_consts(const bl_lif_params *p, void *out) { *(bl_shiu_consts *)out = bl_shiu_consts_make(p); }
+static void make_consts(const bl_lif_params *p, void *out)
+{
+    shiu_net_consts *c = out;
+    c->k = bl_shiu_consts_make(p);
+    c->reset_fixed = bl_shiu_reset_is_fixed_point(&c->k);
+}
 
 static bl_status validate(const bl_lif_params *p, bl_error *err)
 {
@@ -555,10 +571,7 @@ static bl_status validate(const bl_lif_params *p, bl_error *err)
 /* v = v_0, g = 0 is one step's fixed point, bit for bit, below threshold. */
 static int rest_is_fixed_point(const bl_network *net)
 {
-    const bl_shiu_consts *k = K_of(net);
-    double v0 = net->params.v_rest_mv * 0.001, v = v0, g = 0.0;
-    bl_shiu_integrate(k, &v, &g);
-    return bl_bits64(v) == bl_bits64(v0) && g == 0.0 && !bl_shiu_crosses(k, v0);
+    return fixed_below_threshold(K_of(net), net->params.v_rest_mv * 0.001);
 }
 
 /* Shiu et al. 2024, model.py: the published constants; every Poisson target
@@ -569,7 +582,7 @@ const bl_model bl_model_shiu2024 = {
     .defaults = {.preset = BL_PRESET_SHIU2024, .dt_ms = 0.1, .v_rest_mv = -52.0, .v_reset_mv = -52.0,
                  .v_th_mv = -45.0, .tau_m_ms = 20.0, .tau_syn_ms = 5.0, .refractory_ms = 2.2, .delay_ms = 1.8,
                  .w_syn_mv = 0.275, .f_poi = 250.0, .poisson_refractory_zero = 1},
-    .consts_size = sizeof(bl_shiu_consts),
+    .consts_size = sizeof(shiu_net_consts),
     .make_consts = make_consts,
     .validate = validate,
     .rest_is_fixed_point = rest_is_fixed_point,

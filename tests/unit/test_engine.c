@@ -436,11 +436,24 @@ static bl_connectome *synth_graph(uint64_t seed)
     return c;
 }
 
+/* A network driven by one Poisson population from step 0 to stop_ms. */
+static bl_network *poisson_network(const bl_connectome *c, const bl_lif_params *p, bl_stimulus **stim,
+                                   const int32_t *pop, size_t n, double rate_hz, double stop_ms,
+                                   const int32_t *silenced, size_t n_silenced, uint64_t seed)
+{
+    bl_error err;
+    bl_network *net = NULL;
+    assert_int_equal(bl_stimulus_create(stim, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_poisson(*stim, pop, n, rate_hz, 0.0, stop_ms, &err), BL_OK);
+    if (bl_network_create(c, p, *stim, silenced, n_silenced, seed, &net, &err))
+        fail_msg("%s", err.message);
+    return net;
+}
+
 static void reference_vs_cpu_threads(void **unused)
 {
     (void)unused;
     bl_connectome *c = synth_graph(11);
-    bl_error err;
     int32_t pop[30], sil[] = {5, 17};
     for (int i = 0; i < 30; i++)
         pop[i] = i * 19;
@@ -448,10 +461,7 @@ static void reference_vs_cpu_threads(void **unused)
     for (int m = 0; m < 2; m++) {
         bl_lif_params p = preset(names[m]);
         bl_stimulus *stim;
-        bl_network *net = NULL;
-        assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
-        assert_int_equal(bl_stimulus_add_poisson(stim, pop, 30, 300.0, 0.0, 150.0, &err), BL_OK);
-        assert_int_equal(bl_network_create(c, &p, stim, sil, 2, 99, &net, &err), BL_OK);
+        bl_network *net = poisson_network(c, &p, &stim, pop, 30, 300.0, 150.0, sil, 2, 99);
         for (uint32_t trials = 1; trials <= 3; trials += 2) {
             bl_result *r = run_all(net, trials, 2500);
             assert_true(bl_result_n_events(r) > 100);
@@ -475,7 +485,6 @@ static void reset_state_gating(void **unused)
 {
     (void)unused;
     bl_connectome *c = synth_graph(12);
-    bl_error err;
     int32_t pop[40];
     for (int i = 0; i < 40; i++)
         pop[i] = i * 13;
@@ -489,10 +498,7 @@ static void reset_state_gating(void **unused)
         bl_shiu_consts k = bl_shiu_consts_make(&p);
         assert_int_equal(bl_shiu_reset_is_fixed_point(&k), fixed[q]);
         bl_stimulus *stim;
-        bl_network *net = NULL;
-        assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
-        assert_int_equal(bl_stimulus_add_poisson(stim, pop, 40, 400.0, 0.0, 200.0, &err), BL_OK);
-        assert_int_equal(bl_network_create(c, &p, stim, NULL, 0, 77, &net, &err), BL_OK);
+        bl_network *net = poisson_network(c, &p, &stim, pop, 40, 400.0, 200.0, NULL, 0, 77);
         bl_result *r = run_all(net, 2, 3000);
         assert_true(bl_result_n_events(r) > 500);
         bl_result_destroy(r);
