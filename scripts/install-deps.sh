@@ -13,6 +13,12 @@ packages=(
   python3 python3-dev python3-numpy python3-scipy python3-h5py python3-brian python3-matplotlib
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
+  python3-pandas  # the Shiu et al. workflow (get_rate, load_exps return pandas objects)
+  python3-torch   # the bench's torch-eager peer (the phase4c seed's own tool) and gradient oracles
+  python3-pynn    # PyNN scripts: pyNN.brian2 is the oracle for the PyNN backend
+  libsundials-dev # stiff solvers and sensitivities (CVODE, CVODES, ARKODE)
+  libcurl4-openssl-dev # `brainlesslab fetch`
+  python3-venv python3-pip # the pip-install test builds the package in a fresh venv
 )
 # zstd and lz4 (the command-line tools) compress the Arrow oracle's fixtures
 # (tests/js/arrow_fixtures.mjs). Node.js runs the test-only oracles (tests/js); a machine that already has a

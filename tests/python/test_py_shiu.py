@@ -297,7 +297,8 @@ class GetRateTest(unittest.TestCase):
                     continue
                 self.assertAlmostEqual(col_r[k], r.mean(), places=12)
                 self.assertAlmostEqual(col_s[k], np.sqrt(np.mean((r - r.mean()) ** 2)), places=12)
-        self.assertEqual(list(rate.names)[0] if rate.names is not None else rate["name"].iloc[0], "sugar")
+        names = getattr(rate, "names", None)  # a pandas DataFrame has a "name" column instead
+        self.assertEqual(list(names)[0] if names is not None else rate["name"].iloc[0], "sugar")
         self.assertIsNotNone(values)
         self.assertIn("neurons", repr(rate)) if isinstance(rate, shiu.RateTable) else None
 
