@@ -11,7 +11,6 @@
 #include "brainlesslab/plan.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/table.h"
-#include "brainlesslab/task.h"
 
 /* ---- RecordWriter: bl_record_reserve .. seal, for derived records ---- */
 
@@ -178,15 +177,16 @@ PyObject *bl_py_verify(PyObject *self, PyObject *args)
     return out;
 }
 
-/* run_plan(path, root, backend=None, threads=-1) -> record directory. */
+/* run_plan(path, root, backend=None, threads=-1, force=False) -> record
+ * directory: bl_run_plan, whatever the plan's operation. */
 PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"path", "root", "backend", "threads", NULL};
+    static char *names[] = {"path", "root", "backend", "threads", "force", NULL};
     PyObject *path, *root;
     const char *backend = NULL;
-    int threads = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zi", names, PyUnicode_FSConverter, &path,
-                                     PyUnicode_FSConverter, &root, &backend, &threads))
+    int threads = -1, force = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zip", names, PyUnicode_FSConverter, &path,
+                                     PyUnicode_FSConverter, &root, &backend, &threads, &force))
         return NULL;
     bl_error err = {0};
     bl_plan *plan = NULL;
@@ -202,40 +202,14 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
         sigaction(signals[k], NULL, &saved[k]);
     Py_BEGIN_ALLOW_THREADS
     st = bl_plan_load(PyBytes_AS_STRING(path), &plan, &err);
-    if (!st && bl_plan_reservoir(plan)) {
-        if (backend)
-            st = bl_fail(&err, BL_ERR_INVALID, "backend applies to connectome plans only");
-        bl_res_run_options ro = {.root = PyBytes_AS_STRING(root), .threads = threads, .batch = 0, .progress = NULL};
-        bl_res_run *rr = NULL;
-        if (!st)
-            st = bl_res_run_plan(bl_plan_reservoir(plan), &ro, &rr, &err);
-        if (!st)
-            dir = strdup(bl_res_run_record_dir(rr));
-        bl_res_run_destroy(rr);
-    } else if (!st) {
-        /* The same dispatch as `brainlesslab run`: audit, screen, or a connectome experiment. */
-        bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
-                                     .context = NULL};
-        if (bl_plan_audit_spec(plan)) {
-            bl_audit *a = NULL;
-            st = bl_audit_run(plan, &opt, &a, &err);
-            if (!st)
-                dir = strdup(bl_audit_record_dir(a));
-            bl_audit_destroy(a);
-        } else if (bl_plan_n_axes(plan)) {
-            bl_screen *sc = NULL;
-            st = bl_screen_run(plan, &opt, &sc, &err);
-            if (!st)
-                dir = strdup(bl_screen_record_dir(sc));
-            bl_screen_destroy(sc);
-        } else {
-            bl_experiment *x = NULL;
-            st = bl_experiment_run(plan, &opt, &x, &err);
-            if (!st)
-                dir = strdup(bl_experiment_record_dir(x));
-            bl_experiment_destroy(x);
-        }
-    }
+    bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
+                                 .force = force};
+    bl_run *run = NULL;
+    if (!st)
+        st = bl_run_plan(plan, &opt, &run, &err);
+    if (!st)
+        dir = strdup(bl_run_record_dir(run));
+    bl_run_destroy(run);
     bl_plan_destroy(plan);
     Py_END_ALLOW_THREADS
     for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)

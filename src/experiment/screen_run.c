@@ -352,7 +352,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
 
     /* The backend: "auto" is chosen once, on the first condition's network. */
     const char *requested = opt->backend ? opt->backend : bl_plan_backend(plan);
-    int threads = opt->threads >= 0 ? opt->threads : bl_plan_threads(plan);
+    int threads = bl_xp_threads(opt, bl_plan_threads(plan));
     if (!st) {
         bl_lif_params params;
         bl_stimulus *stim = NULL;
@@ -511,12 +511,12 @@ bl_status bl_screen_run(const bl_plan *plan, const bl_experiment_options *opt, b
     bl_xp_log log;
     bl_xp_log_open(&log, rec);
     bl_xp_logf(&log, "screen %s (plan %.12s)", bl_plan_id(plan), bl_plan_hash(plan));
-    st = bl_xp_begin(plan, rec, err);
+    st = bl_xp_protect(rec, opt, 0, err);
+    if (!st)
+        st = bl_xp_begin(plan, rec, err);
     if (!st)
         st = screen_body(s, plan, opt, rec, &log, err);
-    bl_xp_logf(&log, st ? "failed: %s" : "sealing%s", st ? err->message : "");
-    bl_xp_log_close(&log);
-    st = bl_xp_finish(rec, st, err);
+    st = bl_xp_end(rec, &log, st, err);
     bl_record_destroy(rec);
     if (st) {
         bl_screen_destroy(s);

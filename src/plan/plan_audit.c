@@ -13,6 +13,7 @@
  *     type_column = "cell_type"          per-layer sizes by this column
  *     seed = 1                           for populations with `sample` */
 #include "plan/plan_impl.h"
+#include "plan/plan_op.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -143,4 +144,12 @@ bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, 
     int col = type_column[0] ? bl_connectome_column(c, type_column) : -1;
     plan->audit.type_column = col >= 0 ? bl_connectome_column_name(c, (size_t)col) : "";
     return BL_OK;
+}
+
+/* The row of operation "audit" (plan_op.h). */
+bl_status bl_pk_op_load_audit(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
+                              const char *plan_dir, bl_plan *plan)
+{
+    (void)op;
+    return bl_pk_load_audit_plan(ctx, root, plan_dir, plan);
 }
