@@ -21,6 +21,7 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
+#include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 #include "plan/plan_op.h"
 #include "plan/plan_reservoir.h"
@@ -92,12 +93,13 @@ static const char *const calibrate_artifacts[] = {"trials.csv", "outcomes.npy", 
 static const bl_operation rows[] = {
     /* A connectome LIF experiment; only it checks its estimate before a run
      * (an audit simulates nothing, a screen's runs are estimated one by one). */
-    NETWORK_ROW("connectome", bl_pk_op_load_connectome, BL_OP_FIT_BEFORE_RUN, BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI,
-                connectome, connectome_artifacts),
+    NETWORK_ROW("connectome", bl_pk_op_load_connectome, BL_OP_FIT_BEFORE_RUN | BL_OP_RECORD_SPIKES,
+                BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI, connectome, connectome_artifacts),
     NETWORK_ROW("audit", bl_pk_op_load_audit, BL_OP_SPEC_AUDIT, BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI, audit,
                 audit_artifacts),
     /* Conditions run side by side in one process. */
-    NETWORK_ROW("screen", bl_pk_op_load_screen, 0, BL_OP_TAKES_BACKEND, screen, screen_artifacts),
+    NETWORK_ROW("screen", bl_pk_op_load_screen, BL_OP_RECORD_CONDITIONS, BL_OP_TAKES_BACKEND, screen,
+                screen_artifacts),
     RESERVOIR_ROW("profile", BL_OP_PROFILE, reservoir_artifacts),
     RESERVOIR_ROW("sweep", BL_OP_SWEEP, reservoir_artifacts),
     RESERVOIR_ROW("ablate", BL_OP_ABLATE, reservoir_artifacts),
@@ -105,6 +107,14 @@ static const bl_operation rows[] = {
     RESERVOIR_ROW("calibrate", BL_OP_CALIBRATE, calibrate_artifacts),
 };
 #define N_ROWS (sizeof rows / sizeof *rows)
+
+const bl_operation *bl_xp_operation(const char *name)
+{
+    for (size_t i = 0; name && i < N_ROWS; i++)
+        if (!strcmp(rows[i].name, name))
+            return &rows[i];
+    return NULL;
+}
 
 /* ---- loading ---- */
 

@@ -41,6 +41,10 @@ bl_status bl_xp_finish(bl_record *rec, bl_status st, bl_error *err);
 bl_status bl_xp_protect(bl_record *rec, const bl_experiment_options *opt, int multi, bl_error *err);
 typedef struct bl_xp_log bl_xp_log;
 bl_status bl_xp_end(bl_record *rec, bl_xp_log *log, bl_status st, bl_error *err);
+/* The row of the operations table named `name` (a record's manifest names
+ * its plan's operation); NULL when no row has that name. operations.c. */
+const bl_operation *bl_xp_operation(const char *name);
+
 /* The threads of a run: the option's when given (>= 0), else the plan's;
  * 0 stays 0 (all cores: core/threads.h resolves it where threads start). */
 int bl_xp_threads(const bl_experiment_options *opt, int plan_threads);

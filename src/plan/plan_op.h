@@ -31,6 +31,9 @@ struct bl_experiment_options; /* experiment.h: what every run is given */
 #define BL_OP_SPEC_AUDIT 2u     /* plan->audit */
 #define BL_OP_SPEC_RESERVOIR 4u /* plan->spec is a bl_res_plan (task.h) */
 #define BL_OP_FIT_BEFORE_RUN 8u /* run refuses a plan whose estimate exceeds the machine (--force skips) */
+/* What its records hold, for readers of records (compare): */
+#define BL_OP_RECORD_SPIKES 16u     /* a connectome run's counts, spikes and final state (comparable) */
+#define BL_OP_RECORD_CONDITIONS 32u /* conditions, each with counts and final state (compared as DIR@K) */
 
 struct bl_operation {
     const char *name; /* as plans write it */
