@@ -6,9 +6,10 @@
 # operations table (commit 00f25f8). A refactor of how operations load, hash
 # and run must leave every line equal.
 #
-# The resolved plan names its connectome by absolute path, so the hash depends
-# on where the plans lie: they are copied with the data they read into one
-# fixed directory (FIXED below, taken under a lock), not a random temporary one.
+# The record's manifest names its inputs (the plan, the connectome's files) by
+# absolute path, so its content depends on where the plans lie: they are
+# copied with the data they read into one fixed directory (FIXED below, taken
+# under a lock), not a random temporary one.
 # Plans are shortened so that the whole test takes seconds: connectome plans
 # by rewriting trials/duration_ms in their copy (recorded: the copy's bytes are
 # an input of the record), reservoir plans by --blocks/--trials.
@@ -25,6 +26,8 @@
 # DONE; checksums.sha256 (its artifact lines are compared through the
 # artifacts, its manifest line is the manifest's). Every other artifact is
 # compared by its SHA-256. BL_GOLDEN_WRITE=1 rewrites the golden file.
+# Last, the run options an operation does not take are refused as at 00f25f8
+# (exit status 2, the same message).
 set -euo pipefail
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
 : "${BL_SOURCE_DIR:?BL_SOURCE_DIR must name the repository root}"
@@ -159,6 +162,27 @@ for plan in plans:
                 continue
             lines.append("%s artifact %s %s" % (name, rel, artifact_digest(os.path.join(dirpath, f), rel)))
     print("ran  %s (%s)" % (name, os.path.basename(rec)))
+
+# Options an operation does not take: exit status 2 and the message of 00f25f8.
+REFUSED = [
+    ("plans/larva-orn-150hz.toml", ["--blocks", "2"],
+     "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only"),
+    ("plans/larva-audit.toml", ["--rng", "bl-philox-v1"],
+     "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only"),
+    ("plans/larva-screen.toml", ["--calibration", root],
+     "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only"),
+    ("plans/delayed-cue.toml", ["--backend", "cpu"], "brainlesslab run: --backend applies to connectome plans only"),
+    ("plans/reservoir/sweep-delayed-cue.toml", ["--backend", "reference"],
+     "brainlesslab run: --backend applies to connectome plans only"),
+]
+for plan, extra, message in REFUSED:
+    r = subprocess.run([CLI, "run", os.path.join(FIXED, plan), "--root", root, "--quiet"] + extra,
+                       capture_output=True, text=True)
+    if r.returncode != 2 or r.stderr.strip() != message:
+        failures.append("%s %s: exit %d, %r (expected 2, %r)" % (plan, " ".join(extra), r.returncode,
+                                                                r.stderr.strip(), message))
+    else:
+        print("ok   %s %s refused" % (plan, extra[0]))
 
 shutil.rmtree(FIXED, ignore_errors=True)
 lock.close()
