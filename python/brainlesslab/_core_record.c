@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/record.h"
@@ -177,6 +178,32 @@ PyObject *bl_py_verify(PyObject *self, PyObject *args)
     return out;
 }
 
+/* Ctrl-C during run_plan: the run asks its context between waves of trials
+ * (batches, conditions); on the thread that released the GIL this takes the
+ * GIL back for a moment and lets Python run its signal handlers. A
+ * KeyboardInterrupt (or any exception they raise) stops the run, whose record
+ * is then FAILED ("cancelled"), and is raised when run_plan returns. */
+typedef struct py_cancel {
+    PyThreadState *saved;
+    unsigned long thread;
+    int stop;
+    PyObject *type, *value, *traceback;
+} py_cancel;
+
+static int py_cancel_asked(void *user)
+{
+    py_cancel *c = user;
+    if (c->stop || PyThread_get_thread_ident() != c->thread)
+        return c->stop;
+    PyEval_RestoreThread(c->saved);
+    if (PyErr_CheckSignals() < 0) {
+        c->stop = 1;
+        PyErr_Fetch(&c->type, &c->value, &c->traceback);
+    }
+    c->saved = PyEval_SaveThread();
+    return c->stop;
+}
+
 /* run_plan(path, root, backend=None, threads=-1, force=False) -> record
  * directory: bl_run_plan, whatever the plan's operation. */
 PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
@@ -189,6 +216,14 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
                                      PyUnicode_FSConverter, &root, &backend, &threads, &force))
         return NULL;
     bl_error err = {0};
+    bl_context *ctx = NULL;
+    if (bl_context_create(&ctx, &err)) {
+        Py_DECREF(path);
+        Py_DECREF(root);
+        return bl_py_raise(&err);
+    }
+    py_cancel cancel = {.thread = PyThread_get_thread_ident()};
+    bl_context_set_cancel(ctx, py_cancel_asked, &cancel);
     bl_plan *plan = NULL;
     bl_status st;
     char *dir = NULL;
@@ -200,10 +235,10 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
     struct sigaction saved[sizeof signals / sizeof *signals];
     for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
         sigaction(signals[k], NULL, &saved[k]);
-    Py_BEGIN_ALLOW_THREADS
+    cancel.saved = PyEval_SaveThread();
     st = bl_plan_load(PyBytes_AS_STRING(path), &plan, &err);
     bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
-                                 .force = force};
+                                 .context = ctx, .force = force};
     bl_run *run = NULL;
     if (!st)
         st = bl_run_plan(plan, &opt, &run, &err);
@@ -211,18 +246,24 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
         dir = strdup(bl_run_record_dir(run));
     bl_run_destroy(run);
     bl_plan_destroy(plan);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(cancel.saved);
+    bl_context_destroy(ctx);
     for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
         sigaction(signals[k], &saved[k], NULL);
     Py_DECREF(path);
     Py_DECREF(root);
+    if (cancel.stop) { /* the handler's exception, not the cancelled run's */
+        free(dir);
+        PyErr_Restore(cancel.type, cancel.value, cancel.traceback);
+        return NULL;
+    }
     if (st)
         return bl_py_raise(&err);
     if (!dir)
         return PyErr_NoMemory();
     PyObject *out = PyUnicode_DecodeFSDefault(dir);
     free(dir);
-    /* A Ctrl-C during the run is honoured now; the record is sealed already. */
+    /* A Ctrl-C after the last wave is honoured now; the record is sealed already. */
     if (out && PyErr_CheckSignals() < 0)
         Py_CLEAR(out);
     return out;

@@ -525,6 +525,9 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         if (!st && x->ctx->progress && xp->mpi_rank == 0)
             x->ctx->progress(x->ctx->progress_user, first + k, trials, (first + k) * xp->duration_ms / 1000.0,
                              now() - t1);
+        /* Rank 0 asks; it then fails the record and ends the job. */
+        if (!st && first + k < trials && xp->mpi_rank == 0 && bl_context_cancelled(x->ctx))
+            st = bl_fail(err, BL_ERR_CANCELLED, "cancelled after %u of %u trials", first + k, trials);
     }
     xp->wall_run = now() - t1;
     if (st)

@@ -647,6 +647,8 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
                 st = run_control(t, &first[j], err);
             done += jobs;
             report(ctx, done, n, t0);
+            if (!st && done < n && bl_context_cancelled(ctx))
+                st = bl_fail(err, BL_ERR_CANCELLED, "%s: cancelled after %zu of %zu trials", rp->id, done, n);
             continue;
         }
         for (size_t j0 = 0; !st && j0 < jobs; j0 += ev->batch) {
@@ -654,6 +656,8 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
             st = run_chunk(&c, err);
             done += c.nb;
             report(ctx, done, n, t0);
+            if (!st && done < n && bl_context_cancelled(ctx))
+                st = bl_fail(err, BL_ERR_CANCELLED, "%s: cancelled after %zu of %zu trials", rp->id, done, n);
         }
     }
     for (size_t i = 0; !st && i < n; i++) {

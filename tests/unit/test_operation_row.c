@@ -6,7 +6,8 @@
  * no change to the library. Also: the row is seen only by the load it was
  * given to (nothing is registered process-wide), its name is listed when an
  * operation is unknown, the options it does not take are refused, and the
- * built-in rows are found first. */
+ * built-in rows are found first. And the one options struct of every run:
+ * a reservoir plan's progress and cancellation go through the context. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/hash.h"
 #include "brainlesslab/plan.h"
@@ -287,6 +289,72 @@ static void builtin_rows_win(void **state)
     assert_null(strstr(err.message, "toy.count"));
 }
 
+/* One options struct for every operation: a reservoir plan runs through
+ * bl_run_plan, reports progress through the context (not a FILE *), and the
+ * context's cancel stops it between batches, leaving a FAILED record. */
+typedef struct watch {
+    uint32_t calls, last_done, last_total;
+    int cancel_after;
+    int asked;
+} watch;
+
+static void on_progress(void *user, uint32_t done, uint32_t total, double simulated_s, double wall_s)
+{
+    (void)wall_s;
+    watch *w = user;
+    w->calls++;
+    w->last_done = done;
+    w->last_total = total;
+    assert_true(simulated_s == 0.0);
+}
+
+static int on_cancel(void *user)
+{
+    watch *w = user;
+    return ++w->asked >= w->cancel_after && w->cancel_after > 0;
+}
+
+static const char reservoir_plan[] =
+    "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"res-1\"\noperation = \"profile\"\n"
+    "[evaluation]\nblocks = 4\ntrials_per_block = 4\nroot_seed = 5\n[execution]\nthreads = 1\nbatch_size = 4\n"
+    "[[targets]]\nid = \"fal\"\n[targets.composition]\ncount = 16\n[targets.composition.node]\n"
+    "kind = \"falandays\"\n[targets.composition.task]\nkind = \"delayed_cue\"\n"
+    "[targets.composition.task.options]\ndelays = [2, 5]\n";
+
+static void reservoir_progress_and_cancel(void **state)
+{
+    (void)state;
+    bl_error err = {0};
+    bl_context *ctx = NULL;
+    assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+    watch w = {0};
+    bl_context_set_progress(ctx, on_progress, &w);
+    bl_context_set_cancel(ctx, on_cancel, &w);
+    bl_plan *plan = NULL;
+    assert_int_equal(bl_plan_load(write_plan("res.toml", reservoir_plan), &plan, &err), BL_OK);
+    const char *root = tmp_path("res-records");
+    assert_int_equal(mkdir(root, 0755), 0);
+    bl_experiment_options opt = {.root = root, .threads = -1, .context = ctx, .batch = 4};
+    bl_run *run = NULL;
+    assert_int_equal(bl_run_plan(plan, &opt, &run, &err), BL_OK);
+    assert_int_equal(w.calls, 4); /* 16 trials in batches of 4 */
+    assert_int_equal(w.last_done, 16);
+    assert_int_equal(w.last_total, 16);
+    assert_int_equal(w.asked, 3); /* never after the last batch */
+    assert_int_equal(bl_record_verify(bl_run_record_dir(run), NULL, NULL, &err), BL_OK);
+    bl_run_destroy(run);
+
+    /* Cancelled at the second question: a FAILED record that says so. */
+    w = (watch){.cancel_after = 2};
+    assert_int_equal(bl_run_plan(plan, &opt, &run, &err), BL_ERR_CANCELLED);
+    assert_null(run);
+    assert_non_null(strstr(err.message, "cancelled after 8 of 16 trials"));
+    assert_non_null(strstr(err.message, "FAILED"));
+    assert_string_equal(bl_status_name(BL_ERR_CANCELLED), "cancelled");
+    bl_plan_destroy(plan);
+    bl_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +362,7 @@ int main(void)
         cmocka_unit_test(toy_runs_and_verifies),
         cmocka_unit_test(toy_is_not_global),
         cmocka_unit_test(builtin_rows_win),
+        cmocka_unit_test(reservoir_progress_and_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
