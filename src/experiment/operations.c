@@ -75,9 +75,9 @@ static const char *const reservoir_artifacts[] = {"trials.csv", "outcomes.npy", 
 static const char *const calibrate_artifacts[] = {"trials.csv", "outcomes.npy", "summary.json", "calibration.json",
                                                   NULL};
 
-#define NETWORK_ROW(NAME, LOAD, FLAGS, TAKES, RUN, ART)                                                          \
+#define NETWORK_ROW(NAME, LOAD, FLAGS, TAKES, RUN, ART, FREE)                                                    \
     {                                                                                                          \
-        .name = NAME, .flags = BL_OP_SPEC_NETWORK | (FLAGS), .takes = (TAKES), .load = LOAD,                   \
+        .name = NAME, .flags = BL_OP_SPEC_NETWORK | (FLAGS), .takes = (TAKES), .load = LOAD, .free_spec = FREE, \
         .render = bl_pk_op_render_network, .estimate = bl_pk_op_estimate_network, .run = run_##RUN,            \
         .record_dir = dir_##RUN, .print = print_##RUN, .destroy = destroy_##RUN, .artifacts = ART              \
     }
@@ -94,12 +94,12 @@ static const bl_operation rows[] = {
     /* A connectome LIF experiment; only it checks its estimate before a run
      * (an audit simulates nothing, a screen's runs are estimated one by one). */
     NETWORK_ROW("connectome", bl_pk_op_load_connectome, BL_OP_FIT_BEFORE_RUN | BL_OP_RECORD_SPIKES,
-                BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI, connectome, connectome_artifacts),
+                BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI, connectome, connectome_artifacts, NULL),
     NETWORK_ROW("audit", bl_pk_op_load_audit, BL_OP_SPEC_AUDIT, BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI, audit,
-                audit_artifacts),
+                audit_artifacts, bl_pk_op_free_audit),
     /* Conditions run side by side in one process. */
-    NETWORK_ROW("screen", bl_pk_op_load_screen, BL_OP_RECORD_CONDITIONS, BL_OP_TAKES_BACKEND, screen,
-                screen_artifacts),
+    NETWORK_ROW("screen", bl_pk_op_load_screen, BL_OP_SPEC_SCREEN | BL_OP_RECORD_CONDITIONS, BL_OP_TAKES_BACKEND,
+                screen, screen_artifacts, bl_pk_op_free_screen),
     RESERVOIR_ROW("profile", BL_OP_PROFILE, reservoir_artifacts),
     RESERVOIR_ROW("sweep", BL_OP_SWEEP, reservoir_artifacts),
     RESERVOIR_ROW("ablate", BL_OP_ABLATE, reservoir_artifacts),

@@ -220,12 +220,7 @@ void bl_plan_destroy(bl_plan *plan)
     bl_connectome_destroy(plan->connectome);
     free(plan->connectome_path);
     free(plan->preset);
-    bl_pk_free_screen(plan);
     free(plan->psth_pops);
-    free(plan->audit_pops);
-    for (size_t i = 0; plan->audit_columns && i < plan->audit.n_columns; i++)
-        free(plan->audit_columns[i]);
-    free(plan->audit_columns);
     free_populations(plan->named, plan->n_named);
     free_populations(plan->stimuli, plan->n_stimuli);
     free_populations(plan->silences, plan->n_silences);
@@ -257,14 +252,23 @@ bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan)
 }
 const bl_operation *bl_pk_row(const bl_plan *plan) { return plan->op; }
 void *bl_pk_spec(const bl_plan *plan) { return plan->spec; }
-size_t bl_plan_n_axes(const bl_plan *plan) { return plan->n_axes; }
+static const bl_pk_screen *screen_of(const bl_plan *plan)
+{
+    return plan->op->flags & BL_OP_SPEC_SCREEN ? plan->spec : NULL;
+}
+size_t bl_plan_n_axes(const bl_plan *plan)
+{
+    const bl_pk_screen *sc = screen_of(plan);
+    return sc ? sc->n_axes : 0;
+}
 const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i)
 {
-    return i < plan->n_axes ? &plan->axes[i] : NULL;
+    const bl_pk_screen *sc = screen_of(plan);
+    return sc && i < sc->n_axes ? &sc->axes[i] : NULL;
 }
 const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan)
 {
-    return plan->op->flags & BL_OP_SPEC_AUDIT ? &plan->audit : NULL;
+    return plan->op->flags & BL_OP_SPEC_AUDIT ? &((const bl_pk_audit *)plan->spec)->view : NULL;
 }
 
 char *bl_plan_render(const bl_plan *plan, int full)

@@ -82,14 +82,20 @@ struct bl_plan {
     size_t n_inputs;
     char *json;
     char hash[65];
-    /* operation "audit" (plan_audit.c) */
-    bl_plan_audit audit;
-    const bl_plan_population **audit_pops; /* storage behind audit.populations */
-    char **audit_columns;                   /* storage behind audit.columns */
-    /* operation "screen" (plan_screen.c) */
+};
+
+/* Operation "audit": its section (plan->spec; plan_audit.c). */
+typedef struct bl_pk_audit {
+    bl_plan_audit view;
+    const bl_plan_population **pops; /* storage behind view.populations */
+    char **columns;                  /* storage behind view.columns */
+} bl_pk_audit;
+
+/* Operation "screen": its section (plan->spec; plan_screen.c). */
+typedef struct bl_pk_screen {
     bl_plan_axis *axes;
     size_t n_axes;
-};
+} bl_pk_screen;
 
 /* What every helper needs to name the place of a fault. */
 typedef struct bl_pk_ctx {
@@ -193,9 +199,8 @@ bl_status bl_pk_check_schedule(const bl_pk_ctx *ctx, const bl_toml_node *node, c
                                const bl_pk_population *pop);
 
 /* The [screen] table of operation "screen" (plan_screen.c), read after the
- * rest of the connectome plan is resolved. */
+ * rest of the connectome plan is resolved, into plan->spec (a bl_pk_screen). */
 bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan);
-void bl_pk_free_screen(bl_plan *plan);
 
 /* The connectome operation (and, with screen set, the screen): everything
  * after the header keys. */

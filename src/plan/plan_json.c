@@ -73,12 +73,12 @@ static void add_population(bl_cj *b, cJSON *arr, const bl_pk_population *p, int 
         add_neurons(b, o, "first_neurons", p->neurons, ABRIDGED_NEURONS);
 }
 
-static void add_screen(bl_cj *b, cJSON *root, const bl_plan *plan)
+static void add_screen(bl_cj *b, cJSON *root, const bl_plan *plan, const bl_pk_screen *sc)
 {
     static const char *const kinds[] = {"silence", "stimulate", "rate", "parameter"};
     cJSON *axes = bl_cj_arr(b, bl_cj_obj(b, root, "screen"), "axis");
-    for (size_t i = 0; axes && b->ok && i < plan->n_axes; i++) {
-        const bl_plan_axis *ax = &plan->axes[i];
+    for (size_t i = 0; axes && b->ok && i < sc->n_axes; i++) {
+        const bl_plan_axis *ax = &sc->axes[i];
         cJSON *o = bl_cj_append(b, axes, NULL, cJSON_CreateObject());
         if (!o)
             return;
@@ -101,7 +101,7 @@ static void add_screen(bl_cj *b, cJSON *root, const bl_plan *plan)
     }
 }
 
-static void add_audit(bl_cj *b, cJSON *root, const bl_plan *plan, int full)
+static void add_audit(bl_cj *b, cJSON *root, const bl_plan *plan, const bl_plan_audit *audit, int full)
 {
     cJSON *named = bl_cj_arr(b, root, "population");
     for (size_t i = 0; named && b->ok && i < plan->n_named; i++)
@@ -110,14 +110,14 @@ static void add_audit(bl_cj *b, cJSON *root, const bl_plan *plan, int full)
     if (!a)
         return;
     cJSON *pops = bl_cj_arr(b, a, "populations");
-    for (size_t i = 0; pops && i < plan->audit.n_populations; i++)
-        bl_cj_append_str(b, pops, plan->audit.populations[i]->name);
-    bl_cj_str(b, a, "source", plan->audit.source ? plan->audit.source->name : "");
-    bl_cj_str(b, a, "split_higher", plan->audit.split ? plan->audit.split->name : "");
+    for (size_t i = 0; pops && i < audit->n_populations; i++)
+        bl_cj_append_str(b, pops, audit->populations[i]->name);
+    bl_cj_str(b, a, "source", audit->source ? audit->source->name : "");
+    bl_cj_str(b, a, "split_higher", audit->split ? audit->split->name : "");
     cJSON *cols = bl_cj_arr(b, a, "columns");
-    for (size_t i = 0; cols && i < plan->audit.n_columns; i++)
-        bl_cj_append_str(b, cols, plan->audit.columns[i]);
-    bl_cj_str(b, a, "type_column", plan->audit.type_column);
+    for (size_t i = 0; cols && i < audit->n_columns; i++)
+        bl_cj_append_str(b, cols, audit->columns[i]);
+    bl_cj_str(b, a, "type_column", audit->type_column);
     if (plan->has_seed)
         bl_cj_uint(b, a, "seed", plan->seed);
 }
@@ -146,8 +146,8 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         bl_cj_uint(&b, c, "n_edges", bl_connectome_n_edges(plan->connectome));
     }
 
-    if (plan->audit_pops) { /* operation "audit": populations and the audit table only */
-        add_audit(&b, root, plan, full);
+    if (plan->op->flags & BL_OP_SPEC_AUDIT) { /* operation "audit": populations and the audit table only */
+        add_audit(&b, root, plan, &((const bl_pk_audit *)plan->spec)->view, full);
         if (!b.ok) {
             cJSON_Delete(root);
             return NULL;
@@ -187,8 +187,8 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
         bl_cj_int(&b, run, "threads", plan->threads);
     }
 
-    if (plan->n_axes)
-        add_screen(&b, root, plan);
+    if (plan->op->flags & BL_OP_SPEC_SCREEN)
+        add_screen(&b, root, plan, plan->spec);
 
     cJSON *out = bl_cj_obj(&b, root, "outputs");
     if (out) {

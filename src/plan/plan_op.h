@@ -28,8 +28,9 @@ struct bl_experiment_options; /* experiment.h: what every run is given */
 
 /* What the row's spec is, for the typed accessors of plan.h. */
 #define BL_OP_SPEC_NETWORK 1u   /* the connectome family: the network fields of struct bl_plan */
-#define BL_OP_SPEC_AUDIT 2u     /* plan->audit */
+#define BL_OP_SPEC_AUDIT 2u     /* plan->spec is a bl_pk_audit (plan_impl.h) */
 #define BL_OP_SPEC_RESERVOIR 4u /* plan->spec is a bl_res_plan (task.h) */
+#define BL_OP_SPEC_SCREEN 64u   /* plan->spec is a bl_pk_screen (plan_impl.h) */
 #define BL_OP_FIT_BEFORE_RUN 8u /* run refuses a plan whose estimate exceeds the machine (--force skips) */
 /* What its records hold, for readers of records (compare): */
 #define BL_OP_RECORD_SPIKES 16u     /* a connectome run's counts, spikes and final state (comparable) */
@@ -84,6 +85,8 @@ bl_status bl_pk_op_load_audit(const bl_operation *op, const bl_pk_ctx *ctx, cons
 bl_status bl_pk_op_load_reservoir(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
                                   const char *plan_dir, bl_plan *plan);
 void bl_pk_op_free_reservoir(bl_plan *plan);
+void bl_pk_op_free_audit(bl_plan *plan);
+void bl_pk_op_free_screen(bl_plan *plan);
 char *bl_pk_op_render_network(const bl_plan *plan, int pretty, int full);
 char *bl_pk_op_render_reservoir(const bl_plan *plan, int pretty, int full);
 void bl_pk_op_estimate_network(const bl_plan *plan, bl_plan_estimate_t *out);
