@@ -6,6 +6,8 @@
  *   - the sinks: a log callback for lines the library has to say (MPI
  *     exchange statistics, an aborting rank's reason) and a progress
  *     callback (finished waves of trials);
+ *   - cancellation: a callback a run asks between waves of trials, batches
+ *     of reservoir trials and screen conditions;
  *   - tunables, read once from the environment when the context is created
  *     (BL_MPI_STATS, BL_CPU_PARTITION_MIN_EDGES) and settable afterwards.
  *
@@ -49,6 +51,16 @@ BL_API bl_context *bl_context_default(void);
 
 BL_API void bl_context_set_log(bl_context *ctx, bl_log_fn fn, void *user);
 BL_API void bl_context_set_progress(bl_context *ctx, bl_progress_fn fn, void *user);
+
+/* Nonzero: stop. A run asks between waves of trials (connectome), batches of
+ * trials (reservoir) and conditions (screen), on the thread that finishes
+ * them (a screen's from its worker threads, one at a time; an MPI job asks
+ * on rank 0 and ends the job); it then fails with BL_ERR_CANCELLED and its
+ * record is FAILED ("cancelled"). Nothing already written is lost. */
+typedef int (*bl_cancel_fn)(void *user);
+BL_API void bl_context_set_cancel(bl_context *ctx, bl_cancel_fn fn, void *user);
+/* What the cancel callback says now (0 when none is set). */
+BL_API int bl_context_cancelled(const bl_context *ctx);
 
 /* Tunables. They never change a result, only how it is computed or reported. */
 /* mpi backend: when set (BL_MPI_STATS=PREFIX), every rank writes its

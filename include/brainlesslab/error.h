@@ -18,7 +18,8 @@ typedef enum bl_status {
     BL_ERR_NOMEM = 4,    /* allocation failed or a size would overflow */
     BL_ERR_EXISTS = 5,   /* refusing to overwrite */
     BL_ERR_UNSUPPORTED = 6,
-    BL_ERR_INTERNAL = 7  /* a broken invariant: a bug in BrainlessLab */
+    BL_ERR_INTERNAL = 7, /* a broken invariant: a bug in BrainlessLab */
+    BL_ERR_CANCELLED = 8 /* the caller asked the run to stop (bl_context_set_cancel) */
 } bl_status;
 
 #define BL_ERROR_MESSAGE_MAX 1024

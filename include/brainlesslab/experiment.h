@@ -1,5 +1,12 @@
 /* Experiments: a resolved plan in, a sealed record out.
  *
+ * bl_run_plan runs any plan, whatever its operation: the plan's row of the
+ * operations table (src/experiment/operations.c) runs it with one options
+ * struct, and one result type tells where the record is and prints the
+ * summary. The CLI's `run` and Python's run_plan are a few lines over it.
+ * The per-operation runners below stay for programs that want an
+ * operation's own result (bl_experiment_backend, ...).
+ *
  * bl_experiment_run reserves a new record under a root, runs every trial of
  * the plan's network on the chosen backend, writes the artifacts (SONATA
  * spikes, counts, rates, final state, summary, propagation statistics) and
@@ -21,17 +28,53 @@
 extern "C" {
 #endif
 
+/* The options of every run, whatever the operation. Every operation takes
+ * root, threads, context, sign_key, guard_signals and force; the rest only
+ * some take, and bl_run_plan refuses one given to an operation that does not
+ * take it (bl_run_refused). Zero means "not given" for every optional field
+ * (threads: < 0), so `{.root = DIR, .threads = -1}` runs the plan as written. */
 typedef struct bl_experiment_options {
     const char *root;     /* records are created under it */
-    const char *backend;  /* NULL: the plan's */
-    int threads;          /* < 0: the plan's */
-    bl_context *context;  /* the MPI job, the progress sink (called once per finished wave of trials)
-                             and the log sink; NULL: the default context (context.h) */
+    const char *backend;  /* NULL: the plan's (connectome, screen, audit) */
+    int threads;          /* < 0: the plan's; 0: all cores */
+    bl_context *context;  /* the MPI job, the progress sink (called once per finished wave of trials or
+                             batch of reservoir trials) and the log sink; NULL: the default context */
     const char *sign_key; /* NULL: unsigned; else an Ed25519 private key (PEM) that signs the record */
     int guard_signals;    /* 1: SIGINT, SIGTERM and SIGHUP during the run seal the record FAILED naming the
                              signal, then end the process by it (a program's choice: the CLI sets it; an
                              embedding such as Python keeps its own handlers with 0) */
+    int force;            /* bl_run_plan: run a plan whose estimate exceeds this machine (bl_run_plan_fits) */
+    /* Reservoir operations (profile, sweep, ablate, benchmark, calibrate): */
+    uint32_t blocks, trials; /* 1..100000: run that many blocks / trials per block instead (recorded); 0: as written */
+    const char *rng;         /* another seed scheme than written (recorded); NULL: as written */
+    const char *calibration; /* a calibrate record: normalises the scores of its task; NULL: none */
+    int batch;               /* <= 0: the plan's batch size */
 } bl_experiment_options;
+
+/* The result of bl_run_plan: opaque, whatever the operation. */
+typedef struct bl_run bl_run;
+
+/* Options given that the plan's operation does not take (bits; 0: none). */
+#define BL_RUN_REFUSED_RESERVOIR 1u /* blocks, trials, rng or calibration: reservoir plans only */
+#define BL_RUN_REFUSED_BACKEND 2u   /* backend: connectome plans only */
+#define BL_RUN_REFUSED_MPI 4u       /* the operation runs in one process, not under mpirun */
+BL_API unsigned bl_run_refused(const bl_plan *plan, const bl_experiment_options *options);
+/* BL_ERR_INVALID (naming the estimate) when the plan's operation checks its
+ * estimate before a run, options->force is 0 and the plan exceeds this
+ * machine's memory or the free disk under options->root (bl_plan_fits_machine). */
+BL_API bl_status bl_run_plan_fits(const bl_plan *plan, const bl_experiment_options *options, bl_error *err);
+/* Run the plan by its operation's row: refuse the options it does not take
+ * (BL_ERR_INVALID, one line naming them), check the fit (bl_run_plan_fits),
+ * reserve a record under options->root, write the operation's artifacts and
+ * seal it (a failure after the reservation leaves a FAILED record). The plan
+ * is not changed, except that reservoir options (blocks, trials, rng) are
+ * applied to its reservoir plan before the run, as the record says. */
+BL_API bl_status bl_run_plan(bl_plan *plan, const bl_experiment_options *options, bl_run **out, bl_error *err);
+BL_API void bl_run_destroy(bl_run *run);
+BL_API const char *bl_run_record_dir(const bl_run *run);
+BL_API const char *bl_run_operation(const bl_run *run);
+/* The human summary of the run (the operation's own), ending with the record. */
+BL_API void bl_run_print(const bl_run *run, FILE *out);
 
 /* A neuron is a responder when its firing rate, averaged over trials,
  * reaches this many Hz. */

@@ -24,9 +24,11 @@
  * naming the plan file, line:column where known, the dotted key at fault
  * (e.g. `stimulus[1].rate_hz`) and the offending value.
  *
- * Operations: "connectome" (connectome LIF experiments). The reservoir
- * operations of the format (profile, sweep, ablate, benchmark, calibrate)
- * are recognised and refused as not supported yet. */
+ * Operations: each is one row of the operations table (src/experiment/
+ * operations.c; docs/architecture.md): connectome, audit, screen, and the
+ * reservoir operations profile, sweep, ablate, benchmark, calibrate. The row
+ * loads and validates its section, renders the canonical JSON, estimates the
+ * cost and runs the plan (bl_run_plan, experiment.h). */
 #ifndef BRAINLESSLAB_PLAN_H
 #define BRAINLESSLAB_PLAN_H
 
@@ -55,6 +57,9 @@ extern "C" {
 #define BL_PLAN_MAX_NAME 128          /* id and population names */
 
 typedef struct bl_plan bl_plan;
+/* A row of the operations table (src/plan/plan_op.h): library-internal; a
+ * program passes rows of its own only through bl_plan_load_options. */
+typedef struct bl_operation bl_operation;
 /* The resolved reservoir plan of operation "profile" (task.h runs it). */
 typedef struct bl_res_plan bl_res_plan;
 
@@ -123,13 +128,28 @@ typedef struct bl_plan_input {
 
 BL_API bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err);
 
-/* What a connectome plan will take (plan_sense.c): peak memory, disk for the
- * record, and time on one core, from the graph's size, trials, steps and the
- * stimulus's own spikes (times a response factor). An estimate, not a bound. */
+/* Loading with options. The table's rows are looked up first; `operations`
+ * adds rows for this load only (an operation defined outside the library, a
+ * test's toy operation): nothing is registered process-wide, so two callers
+ * in one process never see each other's rows. The plan keeps its row, and
+ * bl_run_plan runs it. parts = 0 means 1 (the whole connectome). */
+typedef struct bl_plan_load_options {
+    int part, parts;                          /* bl_plan_load_part */
+    const bl_operation *const *operations;    /* extra rows (may be NULL) */
+    size_t n_operations;
+} bl_plan_load_options;
+BL_API bl_status bl_plan_load_with(const char *path, const bl_plan_load_options *options, bl_plan **out,
+                                   bl_error *err);
+
+/* What a plan will take, by its operation's row (the connectome family's is
+ * plan_sense.c): peak memory, disk for the record, and time on one core, from
+ * the graph's size, trials, steps and the stimulus's own spikes (times a
+ * response factor). An estimate, not a bound. Returns 0 (and zeros) when the
+ * operation gives no estimate, 1 otherwise. */
 typedef struct bl_plan_estimate_t {
     double memory_bytes, disk_bytes, seconds_one_core, spikes;
 } bl_plan_estimate_t;
-BL_API void bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *out);
+BL_API int bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *out);
 /* "memory ~1.2 GiB, disk ~300.0 MiB, time ~4 s on one core (~1e+06 spikes)" */
 BL_API void bl_plan_estimate_text(const bl_plan_estimate_t *e, char *buf, size_t size);
 /* BL_ERR_INVALID (with the estimate) when the plan needs more memory than

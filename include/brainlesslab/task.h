@@ -313,20 +313,17 @@ BL_API const double *bl_res_evaluation_block_means(const bl_res_evaluation *ev, 
 
 /* ---- runs into records ---- */
 
-typedef struct bl_res_run_options {
-    const char *root; /* records are created under it */
-    int threads;      /* < 0: the plan's */
-    int batch;        /* <= 0: the plan's */
-    FILE *progress;   /* NULL: quiet */
-    const char *calibration; /* a calibrate record: normalises the scores of its task (may be NULL) */
-} bl_res_run_options;
-
 typedef struct bl_res_run bl_res_run;
+struct bl_experiment_options; /* experiment.h: the options of every run */
 
-/* Reserve a new record under root, evaluate, write trials.csv, outcomes.npy,
- * summary.json, seal. A failure after the reservation leaves a FAILED record. */
-BL_API bl_status bl_res_run_plan(const bl_res_plan *plan, const bl_res_run_options *opt, bl_res_run **out,
-                                 bl_error *err);
+/* Reserve a new record under opt->root, evaluate, write trials.csv,
+ * outcomes.npy, summary.json, seal. Of the options it reads root, threads
+ * (< 0: the plan's), batch (<= 0: the plan's), calibration, sign_key,
+ * guard_signals and context (progress: once per batch of trials, with
+ * simulated_s = 0). A failure after the reservation leaves a FAILED record.
+ * bl_run_plan (experiment.h) runs any plan, this one included. */
+BL_API bl_status bl_res_run_plan(const bl_res_plan *plan, const struct bl_experiment_options *opt,
+                                 bl_res_run **out, bl_error *err);
 BL_API void bl_res_run_destroy(bl_res_run *run);
 BL_API const char *bl_res_run_record_dir(const bl_res_run *run);
 BL_API void bl_res_run_print(const bl_res_run *run, FILE *out);

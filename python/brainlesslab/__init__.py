@@ -20,12 +20,14 @@ __all__ = ["Connectome", "Error", "Record", "SimulationResult", "Spikes", "Verif
            "preset_params", "run_plan", "simulate", "verify"]
 
 
-def run_plan(path, root="records", backend=None, threads=-1):
-    """Run a plan (TOML) into a new sealed record under root; returns the Record.
-    backend/threads override the plan's (None / -1: the plan's)."""
+def run_plan(path, root="records", backend=None, threads=-1, force=False):
+    """Run a plan (TOML) of any operation into a new sealed record under root;
+    returns the Record. backend/threads override the plan's (None / -1: the
+    plan's); a connectome plan whose estimate exceeds this machine's memory or
+    the root's free disk is refused unless force (as `brainlesslab run`)."""
     import os
 
-    return Record(_core.run_plan(os.fspath(path), os.fspath(root), backend, int(threads)))
+    return Record(_core.run_plan(os.fspath(path), os.fspath(root), backend, int(threads), bool(force)))
 
 
 def verify(path):

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/table.h"
-#include "brainlesslab/task.h"
 
 /* ---- RecordWriter: bl_record_reserve .. seal, for derived records ---- */
 
@@ -178,17 +178,52 @@ PyObject *bl_py_verify(PyObject *self, PyObject *args)
     return out;
 }
 
-/* run_plan(path, root, backend=None, threads=-1) -> record directory. */
+/* Ctrl-C during run_plan: the run asks its context between waves of trials
+ * (batches, conditions); on the thread that released the GIL this takes the
+ * GIL back for a moment and lets Python run its signal handlers. A
+ * KeyboardInterrupt (or any exception they raise) stops the run, whose record
+ * is then FAILED ("cancelled"), and is raised when run_plan returns. */
+typedef struct py_cancel {
+    PyThreadState *saved;
+    unsigned long thread;
+    int stop;
+    PyObject *type, *value, *traceback;
+} py_cancel;
+
+static int py_cancel_asked(void *user)
+{
+    py_cancel *c = user;
+    if (c->stop || PyThread_get_thread_ident() != c->thread)
+        return c->stop;
+    PyEval_RestoreThread(c->saved);
+    if (PyErr_CheckSignals() < 0) {
+        c->stop = 1;
+        PyErr_Fetch(&c->type, &c->value, &c->traceback);
+    }
+    c->saved = PyEval_SaveThread();
+    return c->stop;
+}
+
+/* run_plan(path, root, backend=None, threads=-1, force=False) -> record
+ * directory: bl_run_plan, whatever the plan's operation. */
 PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"path", "root", "backend", "threads", NULL};
+    static char *names[] = {"path", "root", "backend", "threads", "force", NULL};
     PyObject *path, *root;
     const char *backend = NULL;
-    int threads = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zi", names, PyUnicode_FSConverter, &path,
-                                     PyUnicode_FSConverter, &root, &backend, &threads))
+    int threads = -1, force = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|zip", names, PyUnicode_FSConverter, &path,
+                                     PyUnicode_FSConverter, &root, &backend, &threads, &force))
         return NULL;
     bl_error err = {0};
+    bl_context *ctx = NULL;
+    if (bl_context_create(&ctx, &err)) {
+        Py_DECREF(path);
+        Py_DECREF(root);
+        return bl_py_raise(&err);
+    }
+    py_cancel cancel = {.thread = PyThread_get_thread_ident()};
+    bl_context_set_cancel(ctx, py_cancel_asked, &cancel);
     bl_plan *plan = NULL;
     bl_status st;
     char *dir = NULL;
@@ -200,55 +235,35 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
     struct sigaction saved[sizeof signals / sizeof *signals];
     for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
         sigaction(signals[k], NULL, &saved[k]);
-    Py_BEGIN_ALLOW_THREADS
+    cancel.saved = PyEval_SaveThread();
     st = bl_plan_load(PyBytes_AS_STRING(path), &plan, &err);
-    if (!st && bl_plan_reservoir(plan)) {
-        if (backend)
-            st = bl_fail(&err, BL_ERR_INVALID, "backend applies to connectome plans only");
-        bl_res_run_options ro = {.root = PyBytes_AS_STRING(root), .threads = threads, .batch = 0, .progress = NULL};
-        bl_res_run *rr = NULL;
-        if (!st)
-            st = bl_res_run_plan(bl_plan_reservoir(plan), &ro, &rr, &err);
-        if (!st)
-            dir = strdup(bl_res_run_record_dir(rr));
-        bl_res_run_destroy(rr);
-    } else if (!st) {
-        /* The same dispatch as `brainlesslab run`: audit, screen, or a connectome experiment. */
-        bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
-                                     .context = NULL};
-        if (bl_plan_audit_spec(plan)) {
-            bl_audit *a = NULL;
-            st = bl_audit_run(plan, &opt, &a, &err);
-            if (!st)
-                dir = strdup(bl_audit_record_dir(a));
-            bl_audit_destroy(a);
-        } else if (bl_plan_n_axes(plan)) {
-            bl_screen *sc = NULL;
-            st = bl_screen_run(plan, &opt, &sc, &err);
-            if (!st)
-                dir = strdup(bl_screen_record_dir(sc));
-            bl_screen_destroy(sc);
-        } else {
-            bl_experiment *x = NULL;
-            st = bl_experiment_run(plan, &opt, &x, &err);
-            if (!st)
-                dir = strdup(bl_experiment_record_dir(x));
-            bl_experiment_destroy(x);
-        }
-    }
+    bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
+                                 .context = ctx, .force = force};
+    bl_run *run = NULL;
+    if (!st)
+        st = bl_run_plan(plan, &opt, &run, &err);
+    if (!st)
+        dir = strdup(bl_run_record_dir(run));
+    bl_run_destroy(run);
     bl_plan_destroy(plan);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(cancel.saved);
+    bl_context_destroy(ctx);
     for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
         sigaction(signals[k], &saved[k], NULL);
     Py_DECREF(path);
     Py_DECREF(root);
+    if (cancel.stop) { /* the handler's exception, not the cancelled run's */
+        free(dir);
+        PyErr_Restore(cancel.type, cancel.value, cancel.traceback);
+        return NULL;
+    }
     if (st)
         return bl_py_raise(&err);
     if (!dir)
         return PyErr_NoMemory();
     PyObject *out = PyUnicode_DecodeFSDefault(dir);
     free(dir);
-    /* A Ctrl-C during the run is honoured now; the record is sealed already. */
+    /* A Ctrl-C after the last wave is honoured now; the record is sealed already. */
     if (out && PyErr_CheckSignals() < 0)
         Py_CLEAR(out);
     return out;

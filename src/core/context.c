@@ -110,6 +110,19 @@ void bl_context_set_progress(bl_context *ctx, bl_progress_fn fn, void *user)
     ctx->progress_user = user;
 }
 
+void bl_context_set_cancel(bl_context *ctx, bl_cancel_fn fn, void *user)
+{
+    ctx = bl_context_resolve(ctx);
+    ctx->cancel = fn;
+    ctx->cancel_user = user;
+}
+
+int bl_context_cancelled(const bl_context *ctx)
+{
+    const bl_context *c = ctx ? ctx : bl_context_default();
+    return c && c->cancel ? c->cancel(c->cancel_user) != 0 : 0;
+}
+
 void bl_context_log(const bl_context *ctx, const char *fmt, ...)
 {
     if (!ctx || !ctx->log)

@@ -20,6 +20,8 @@ struct bl_context {
     void *log_user;
     bl_progress_fn progress;
     void *progress_user;
+    bl_cancel_fn cancel;
+    void *cancel_user;
     char *mpi_stats_prefix;           /* NULL = off */
     uint64_t cpu_partition_min_edges; /* 0 = the cpu backend's default */
     bl_mpi_job_state job;

@@ -78,6 +78,7 @@ const char *bl_status_name(bl_status status)
     case BL_ERR_EXISTS: return "already exists";
     case BL_ERR_UNSUPPORTED: return "unsupported";
     case BL_ERR_INTERNAL: return "internal error";
+    case BL_ERR_CANCELLED: return "cancelled";
     }
     return "unknown error";
 }

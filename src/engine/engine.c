@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/engine_impl.h"
+#include "core/threads.h"
 #include "mpi/mpi_job.h"
 
 /* The backends, in the order "auto" tries them; the mpi backend exists only in
@@ -91,9 +92,9 @@ bl_status bl_engine_set_threads(bl_engine *e, int threads, bl_error *err)
 {
     if (threads < 0)
         return bl_fail(err, BL_ERR_INVALID, "threads %d: must be >= 0 (0 = all cores)", threads);
-    /* 0 means every core, resolved here once for every backend. */
-    int want = threads > 0 ? threads : omp_get_num_procs();
-    e->threads = e->backend->set_threads ? e->backend->set_threads(e->state, want < 1 ? 1 : want) : 1;
+    /* 0 means every core (core/threads.h), resolved once for every backend. */
+    int want = bl_threads_resolve(threads);
+    e->threads = e->backend->set_threads ? e->backend->set_threads(e->state, want) : 1;
     return BL_OK;
 }
 

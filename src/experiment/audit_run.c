@@ -327,12 +327,12 @@ bl_status bl_audit_run(const bl_plan *plan, const bl_experiment_options *opt, bl
     bl_xp_log log;
     bl_xp_log_open(&log, rec);
     bl_xp_logf(&log, "audit %s (plan %.12s)", bl_plan_id(plan), bl_plan_hash(plan));
-    st = bl_xp_begin(plan, rec, err);
+    st = bl_xp_protect(rec, opt, 0, err);
+    if (!st)
+        st = bl_xp_begin(plan, rec, err);
     if (!st)
         st = audit_body(a, plan, rec, &log, err);
-    bl_xp_logf(&log, st ? "failed: %s" : "sealing%s", st ? err->message : "");
-    bl_xp_log_close(&log);
-    st = bl_xp_finish(rec, st, err);
+    st = bl_xp_end(rec, &log, st, err);
     bl_record_destroy(rec);
     if (st) {
         bl_audit_destroy(a);

@@ -22,6 +22,7 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/hash.h"
 #include "experiment/xp_impl.h"
+#include "plan/plan_op.h"
 
 #define MAX_MANIFEST (64u << 20)
 #define TOP_DIFFERENCES 20
@@ -172,8 +173,10 @@ static bl_status load_side(const char *arg, side *s, bl_error *err)
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(plan, "operation");
     s->duration_ms = json_number(plan, "run", "duration_ms");
     s->dt_ms = json_number(cJSON_GetObjectItemCaseSensitive(plan, "model"), "parameters", "dt_ms");
-    int screen = cJSON_IsString(op) && !strcmp(op->valuestring, "screen");
-    int connectome = cJSON_IsString(op) && !strcmp(op->valuestring, "connectome");
+    /* What the record holds is its operation's row's word, not its name's. */
+    const bl_operation *row = bl_xp_operation(cJSON_IsString(op) ? op->valuestring : NULL);
+    int screen = row && (row->flags & BL_OP_RECORD_CONDITIONS);
+    int connectome = row && (row->flags & BL_OP_RECORD_SPIKES);
     cJSON_Delete(m);
     if (!(screen || connectome) || !(s->duration_ms > 0) || !(s->dt_ms > 0))
         return bl_fail(err, BL_ERR_FORMAT, "%s: not the record of a connectome run or a screen (manifest plan)",

@@ -461,7 +461,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     size_t n_sil = 0;
     const int32_t *sil = bl_plan_silenced(plan, &n_sil);
     const char *backend = x->backend_forced ? x->backend_forced : opt->backend ? opt->backend : bl_plan_backend(plan);
-    int threads = opt->threads >= 0 ? opt->threads : bl_plan_threads(plan);
+    int threads = bl_xp_threads(opt, bl_plan_threads(plan));
     bl_status st = bl_plan_build_stimulus(plan, &x->stim, err);
     if (!st)
         st = bl_network_create(c, bl_plan_lif_params(plan), x->stim, sil, n_sil, bl_plan_seed(plan), &x->net, err);
@@ -525,6 +525,9 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         if (!st && x->ctx->progress && xp->mpi_rank == 0)
             x->ctx->progress(x->ctx->progress_user, first + k, trials, (first + k) * xp->duration_ms / 1000.0,
                              now() - t1);
+        /* Rank 0 asks; it then fails the record and ends the job. */
+        if (!st && first + k < trials && xp->mpi_rank == 0 && bl_context_cancelled(x->ctx))
+            st = bl_fail(err, BL_ERR_CANCELLED, "cancelled after %u of %u trials", first + k, trials);
     }
     xp->wall_run = now() - t1;
     if (st)
@@ -624,7 +627,7 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     const char *auto_report = x->eng ? bl_engine_auto_report(x->eng) : "";
     if (auto_report[0])
         cJSON_AddItemToObject(run, "auto_regression", cJSON_Parse(auto_report));
-    cJSON_AddNumberToObject(run, "threads_requested", opt->threads >= 0 ? opt->threads : bl_plan_threads(x->plan));
+    cJSON_AddNumberToObject(run, "threads_requested", bl_xp_threads(opt, bl_plan_threads(x->plan)));
     cJSON_AddNumberToObject(run, "threads", xp->threads);
     if (!strcmp(xp->backend, "mpi")) {
         cJSON_AddNumberToObject(run, "mpi_ranks", xp->mpi_ranks);
@@ -775,14 +778,10 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         free(required);
         free(names);
     }
-    if (x.rec && !st && opt->sign_key)
-        st = bl_record_sign_with(x.rec, opt->sign_key, err);
-    /* SIGINT, SIGTERM, SIGHUP: FAILED naming the signal. An MPI job of
-     * several ranks has its own watchdog on rank 0 (above). Only when the
-     * program asked: handlers are process-wide, and an embedding (Python)
-     * keeps its own. */
-    if (x.rec && !st && !multi && opt->guard_signals)
-        st = bl_record_guard_signals(x.rec, err);
+    /* Signed when asked; SIGINT, SIGTERM, SIGHUP: FAILED naming the signal
+     * (an MPI job of several ranks has its own watchdog on rank 0, above). */
+    if (x.rec && !st)
+        st = bl_xp_protect(x.rec, opt, multi, err);
     if (x.rec && !st)
         st = bl_record_set_json(x.rec, "plan", bl_plan_resolved_json(plan), err);
     if (x.rec && !st) {
@@ -807,20 +806,10 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         bl_mpi_job_abort(x.ctx, err->message, NULL);
     if (multi && xp->mpi_rank == 0)
         bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
-    if (x.rec) { /* the log is complete before the seal hashes it */
-        bl_xp_logf(&x.log, st ? "failed: %s" : "sealing", st ? err->message : "");
-        bl_xp_log_close(&x.log);
-    }
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
-    if (x.rec && !st)
-        st = bl_record_seal(x.rec, err);
-    if (x.rec && st) {
-        bl_error ferr = {0};
-        if (bl_record_fail(x.rec, err->message, &ferr))
-            bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
-        bl_fail_context(err, "record %s FAILED", xp->record_dir);
-    }
+    if (x.rec) /* the log is complete before the seal hashes it */
+        st = bl_xp_end(x.rec, &x.log, st, err);
     if (multi && xp->mpi_rank == 0) {
         guard.open = 0;
         bl_mpi_watchdog_unlock();

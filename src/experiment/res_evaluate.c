@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "brainlesslab/hash.h"
+#include "core/context_impl.h"
+#include "core/threads.h"
 #include "brainlesslab/task.h"
 #include "core/np_random.h"
 #include "plan/plan_reservoir.h"
@@ -545,9 +548,25 @@ static bl_status summarise(const bl_res_plan *rp, bl_res_evaluation *ev, bl_erro
     return BL_OK;
 }
 
-bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch, FILE *progress,
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Progress goes to the context's sink, as a connectome run's does: trials
+ * done of all, no model time (a reservoir trial has no simulated seconds). */
+static void report(const bl_context *ctx, size_t done, size_t n, double t0)
+{
+    if (ctx && ctx->progress)
+        ctx->progress(ctx->progress_user, (uint32_t)done, (uint32_t)n, 0.0, now_s() - t0);
+}
+
+bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch, const bl_context *ctx,
                                    bl_res_evaluation **out, bl_error *err)
 {
+    const double t0 = now_s();
     *out = NULL;
     const uint32_t blocks = rp->blocks, per = rp->trials_per_block;
     const size_t n = rp->n_targets * (size_t)blocks * per;
@@ -577,9 +596,7 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
         for (size_t k = 0; k < cells; k++)
             ev->probe_x[k] = NAN;
     }
-    ev->threads = threads >= 0 ? threads : rp->threads;
-    if (ev->threads == 0)
-        ev->threads = omp_get_num_procs();
+    ev->threads = bl_threads_resolve(threads >= 0 ? threads : rp->threads);
     ev->batch = batch > 0 ? (uint32_t)batch : rp->batch_size;
     const int host = bl_res_plan_scheme(rp) == BL_RNG_PHILOX_HOST_V1;
     bl_status st = BL_OK;
@@ -629,20 +646,20 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
             for (size_t j = 0; !st && j < jobs; j++)
                 st = run_control(t, &first[j], err);
             done += jobs;
+            report(ctx, done, n, t0);
+            if (!st && done < n && bl_context_cancelled(ctx))
+                st = bl_fail(err, BL_ERR_CANCELLED, "%s: cancelled after %zu of %zu trials", rp->id, done, n);
             continue;
         }
         for (size_t j0 = 0; !st && j0 < jobs; j0 += ev->batch) {
             chunk_ctx c = {rp, t, first + j0, jobs - j0 < ev->batch ? jobs - j0 : ev->batch, ev->threads, ev};
             st = run_chunk(&c, err);
             done += c.nb;
-            if (progress) {
-                fprintf(progress, "\r%s: %zu / %zu trials", rp->id, done, n);
-                fflush(progress);
-            }
+            report(ctx, done, n, t0);
+            if (!st && done < n && bl_context_cancelled(ctx))
+                st = bl_fail(err, BL_ERR_CANCELLED, "%s: cancelled after %zu of %zu trials", rp->id, done, n);
         }
     }
-    if (progress && done)
-        fprintf(progress, "\n");
     for (size_t i = 0; !st && i < n; i++) {
         bl_res_trial *tr = &ev->trials[i];
         tr->ticks = tr->score.ticks;

@@ -16,6 +16,8 @@
 #include "experiment/res_calibration.h"
 #include "experiment/res_probe.h"
 #include "experiment/res_run_impl.h"
+#include "experiment/xp_impl.h"
+#include "core/context_impl.h"
 
 struct bl_res_run {
     char record_dir[4096];
@@ -37,26 +39,6 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static bl_status reserve(const bl_res_plan *rp, const char *root, bl_record **rec, bl_error *err)
-{
-    char stamp[32], name[256];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    /* A new name for every run: an existing record is never reused. */
-    for (int k = 1; k < 1000; k++) {
-        if (k == 1)
-            snprintf(name, sizeof name, "%s-%s-%.8s", rp->id, stamp, rp->hash);
-        else
-            snprintf(name, sizeof name, "%s-%s-%.8s-%d", rp->id, stamp, rp->hash, k);
-        bl_status st = bl_record_reserve(root, name, rec, err);
-        if (st != BL_ERR_EXISTS)
-            return st;
-    }
-    return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, rp->id);
 }
 
 /* A trial's seed as trials.csv shows it: bl-philox-v1 16 hex digits,
@@ -306,11 +288,11 @@ static bl_status seeds_section(bl_record *rec, const bl_res_plan *rp, bl_error *
     return bl_record_set_json(rec, "seeds", text, err);
 }
 
-static bl_status run_section(bl_record *rec, const bl_res_run_options *opt, const bl_res_plan *rp,
+static bl_status run_section(bl_record *rec, const bl_experiment_options *opt, const bl_res_plan *rp,
                              const bl_res_evaluation *ev, double wall, bl_error *err)
 {
     cJSON *run = cJSON_CreateObject();
-    cJSON_AddNumberToObject(run, "threads_requested", opt->threads >= 0 ? opt->threads : rp->threads);
+    cJSON_AddNumberToObject(run, "threads_requested", bl_xp_threads(opt, rp->threads));
     cJSON_AddNumberToObject(run, "threads", ev->threads);
     cJSON_AddNumberToObject(run, "batch_size", ev->batch);
     cJSON_AddNumberToObject(run, "trials", (double)ev->n_trials);
@@ -328,7 +310,7 @@ static bl_status run_section(bl_record *rec, const bl_res_run_options *opt, cons
     return st;
 }
 
-bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, bl_res_run **out, bl_error *err)
+bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_experiment_options *opt, bl_res_run **out, bl_error *err)
 {
     *out = NULL;
     if (!opt || !opt->root)
@@ -353,7 +335,7 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a run");
     }
     bl_record *rec = NULL;
-    bl_status st = reserve(rp, opt->root, &rec, err);
+    bl_status st = bl_xp_reserve_named(opt->root, rp->id, rp->hash, &rec, err);
     if (st) {
         bl_res_run_destroy(run);
         bl_res_calibration_destroy(cal);
@@ -364,24 +346,20 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_res_run_options *opt, 
     bl_res_evaluation *ev = NULL;
     double wall = 0.0;
     /* The plan as hashed when it was parsed, never re-read (issue 16). */
-    if (!(st = strlen(rp->plan_sha256) == 64
+    if (!(st = bl_xp_protect(rec, opt, 0, err)) &&
+        !(st = strlen(rp->plan_sha256) == 64
                    ? bl_record_add_input_digest(rec, "plan", rp->path, rp->plan_sha256, rp->plan_bytes, err)
                    : bl_record_add_input(rec, "plan", rp->path, err)) &&
         !(st = bl_record_set_json(rec, "plan", rp->json, err)) && !(st = seeds_section(rec, rp, err))) {
         double t0 = now();
-        st = bl_res_evaluate_progress(rp, opt->threads, opt->batch, opt->progress, &ev, err);
+        st = bl_res_evaluate_progress(rp, opt->threads, opt->batch, bl_context_resolve(opt->context), &ev, err);
         wall = now() - t0;
     }
     if (!st && !(st = write_csv(rec, rp, ev, err)) && !(st = write_outcomes(rec, rp, ev, err)) &&
         !(st = write_summary(rec, rp, ev, wall, cal, err)) && !(st = run_section(rec, opt, rp, ev, wall, err)) &&
-        !(st = write_calibration(rec, rp, ev, err)) && !(st = write_probe(rec, rp, ev, err)))
-        st = bl_record_seal(rec, err);
-    if (st) {
-        bl_error ferr = {0};
-        if (bl_record_fail(rec, err->message, &ferr))
-            bl_fail_context(err, "and the FAILED record could not be written (%s)", ferr.message);
-        bl_fail_context(err, "record %s FAILED", run->record_dir);
-    }
+        !(st = write_calibration(rec, rp, ev, err)))
+        st = write_probe(rec, rp, ev, err);
+    st = bl_xp_end(rec, NULL, st, err); /* no run.log: the evaluation has no phases to tell */
     bl_record_destroy(rec);
     bl_res_calibration_destroy(cal);
     if (!st) {

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/task.h"
 
 struct bl_res_evaluation {
@@ -20,8 +21,9 @@ struct bl_res_evaluation {
     uint32_t batch; /* used */
 };
 
-/* bl_res_evaluate with a progress line on `progress` (may be NULL). */
-bl_status bl_res_evaluate_progress(const bl_res_plan *plan, int threads, int batch, FILE *progress,
+/* bl_res_evaluate reporting progress to ctx's progress sink after every
+ * batch (ctx may be NULL: quiet). */
+bl_status bl_res_evaluate_progress(const bl_res_plan *plan, int threads, int batch, const bl_context *ctx,
                                    bl_res_evaluation **out, bl_error *err);
 
 #endif

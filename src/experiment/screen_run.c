@@ -164,6 +164,8 @@ typedef struct shared {
     size_t state_size;
     bl_dtype state_dtype;
     double *rates; /* [C][N] */
+    int cancelled;          /* the context's cancel said stop: conditions not begun are not run */
+    size_t done_at_cancel;  /* conditions finished when it did */
 } shared;
 
 static bl_status run_condition(shared *sh, size_t c, condition *cond)
@@ -352,7 +354,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
 
     /* The backend: "auto" is chosen once, on the first condition's network. */
     const char *requested = opt->backend ? opt->backend : bl_plan_backend(plan);
-    int threads = opt->threads >= 0 ? opt->threads : bl_plan_threads(plan);
+    int threads = bl_xp_threads(opt, bl_plan_threads(plan));
     if (!st) {
         bl_lif_params params;
         bl_stimulus *stim = NULL;
@@ -412,10 +414,20 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
     if (!st) {
 #pragma omp parallel for num_threads(workers) schedule(dynamic, 1) if (workers > 1)
         for (size_t k = 0; k < C; k++) {
+            if (__atomic_load_n(&sh.cancelled, __ATOMIC_ACQUIRE)) {
+                s->conds[k].status = bl_fail(&s->conds[k].err, BL_ERR_CANCELLED, "cancelled after %zu of %zu conditions",
+                                             sh.done_at_cancel, C);
+                continue;
+            }
             s->conds[k].status = run_condition(&sh, k, &s->conds[k]);
 #pragma omp critical(bl_screen_progress)
             {
                 done++;
+                /* Asked one worker at a time, never after the last condition. */
+                if (done < C && !sh.cancelled && bl_context_cancelled(sh.ctx)) {
+                    sh.done_at_cancel = done;
+                    __atomic_store_n(&sh.cancelled, 1, __ATOMIC_RELEASE);
+                }
                 bl_xp_logf(log, "condition %zu (%s): %" PRIu64 " spikes", k, s->conds[k].label, s->conds[k].spikes);
                 /* Progress in trials: a condition's trials count when it ends. */
                 if (sh.ctx && sh.ctx->progress)
@@ -511,12 +523,12 @@ bl_status bl_screen_run(const bl_plan *plan, const bl_experiment_options *opt, b
     bl_xp_log log;
     bl_xp_log_open(&log, rec);
     bl_xp_logf(&log, "screen %s (plan %.12s)", bl_plan_id(plan), bl_plan_hash(plan));
-    st = bl_xp_begin(plan, rec, err);
+    st = bl_xp_protect(rec, opt, 0, err);
+    if (!st)
+        st = bl_xp_begin(plan, rec, err);
     if (!st)
         st = screen_body(s, plan, opt, rec, &log, err);
-    bl_xp_logf(&log, st ? "failed: %s" : "sealing%s", st ? err->message : "");
-    bl_xp_log_close(&log);
-    st = bl_xp_finish(rec, st, err);
+    st = bl_xp_end(rec, &log, st, err);
     bl_record_destroy(rec);
     if (st) {
         bl_screen_destroy(s);

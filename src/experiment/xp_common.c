@@ -124,6 +124,32 @@ bl_status bl_xp_finish(bl_record *rec, bl_status st, bl_error *err)
     return st;
 }
 
+bl_status bl_xp_protect(bl_record *rec, const bl_experiment_options *opt, int multi, bl_error *err)
+{
+    bl_status st = BL_OK;
+    if (opt->sign_key)
+        st = bl_record_sign_with(rec, opt->sign_key, err);
+    /* Handlers are process-wide: only when the program asked (the CLI does;
+     * an embedding such as Python keeps its own). */
+    if (!st && !multi && opt->guard_signals)
+        st = bl_record_guard_signals(rec, err);
+    return st;
+}
+
+bl_status bl_xp_end(bl_record *rec, bl_xp_log *log, bl_status st, bl_error *err)
+{
+    if (log) {
+        bl_xp_logf(log, st ? "failed: %s" : "sealing%s", st ? err->message : "");
+        bl_xp_log_close(log);
+    }
+    return bl_xp_finish(rec, st, err);
+}
+
+int bl_xp_threads(const bl_experiment_options *opt, int plan_threads)
+{
+    return opt->threads >= 0 ? opt->threads : plan_threads;
+}
+
 void bl_xp_log_open(bl_xp_log *log, bl_record *rec)
 {
     char path[4096];

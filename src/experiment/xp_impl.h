@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "brainlesslab/experiment.h"
 #include "brainlesslab/npy.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/record.h"
@@ -30,12 +31,30 @@ bl_status bl_xp_write_npy(bl_record *rec, const char *name, bl_dtype dt, int nd,
  * the record's name to err. Returns the final status. */
 bl_status bl_xp_finish(bl_record *rec, bl_status st, bl_error *err);
 
+/* The prologue and epilogue every runner shares, written once.
+ * bl_xp_protect, right after the reservation: sign the record with
+ * opt->sign_key when given, and (opt->guard_signals, one process only: an
+ * MPI job has its own watchdog) seal it FAILED on SIGINT/SIGTERM/SIGHUP.
+ * bl_xp_end: the log's last line ("sealing" or "failed: ...", log may be
+ * NULL), the log closed (complete before the seal hashes it), then
+ * bl_xp_finish. */
+bl_status bl_xp_protect(bl_record *rec, const bl_experiment_options *opt, int multi, bl_error *err);
+typedef struct bl_xp_log bl_xp_log;
+bl_status bl_xp_end(bl_record *rec, bl_xp_log *log, bl_status st, bl_error *err);
+/* The row of the operations table named `name` (a record's manifest names
+ * its plan's operation); NULL when no row has that name. operations.c. */
+const bl_operation *bl_xp_operation(const char *name);
+
+/* The threads of a run: the option's when given (>= 0), else the plan's;
+ * 0 stays 0 (all cores: core/threads.h resolves it where threads start). */
+int bl_xp_threads(const bl_experiment_options *opt, int plan_threads);
+
 /* run.log inside the record: one line per event, "elapsed_s  message", so
  * that a record tells how its run went (phases, waves, progress). */
-typedef struct bl_xp_log {
+struct bl_xp_log {
     FILE *f;
     double t0;
-} bl_xp_log;
+};
 void bl_xp_log_open(bl_xp_log *log, bl_record *rec);
 void bl_xp_logf(bl_xp_log *log, const char *fmt, ...)
 #if defined(__GNUC__)

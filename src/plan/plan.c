@@ -1,10 +1,14 @@
-/* Plans: load (read, parse, check the header, dispatch on the operation,
- * render and hash the resolved form), accessors, and the stimulus a plan
- * describes. The header keys are common to every operation:
+/* Plans: load (read, parse, check the header, choose the operation's row
+ * among the rows given, let the row load its section, render and hash the
+ * resolved form), accessors, and the stimulus a plan describes. The header
+ * keys are common to every operation:
  *     format = "brainlesslab-plan"    format_version = 4
  *     id = "name"                     operation = "connectome"
- *     description = "..."             (optional) */
+ *     description = "..."             (optional)
+ * Which operations exist is the operations table's business
+ * (src/experiment/operations.c): nothing here names one. */
 #include "plan/plan_impl.h"
+#include "plan/plan_op.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,7 +19,6 @@
 #include "brainlesslab/hash.h"
 #include "core/file.h"
 #include "brainlesslab/task.h"
-#include "plan/plan_reservoir.h"
 
 static bl_status read_file(const char *path, char **text, size_t *len, bl_error *err)
 {
@@ -39,7 +42,34 @@ static bl_status read_file(const char *path, char **text, size_t *len, bl_error 
     return BL_OK;
 }
 
-static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+/* The row named `operation` among rows[0..n) (the first of a name wins). */
+static const bl_operation *find_row(const bl_operation *const *rows, size_t n, const char *operation)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i] && rows[i]->name && !strcmp(rows[i]->name, operation))
+            return rows[i];
+    return NULL;
+}
+
+static bl_status unknown_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, const char *operation,
+                                   const bl_operation *const *rows, size_t n)
+{
+    char shown[160], known[1024];
+    size_t o = 0;
+    known[0] = '\0';
+    for (size_t i = 0; i < n && o < sizeof known; i++) {
+        if (!rows[i] || !rows[i]->name || find_row(rows, i, rows[i]->name))
+            continue; /* shadowed by an earlier row of that name */
+        int w = snprintf(known + o, sizeof known - o, "%s%s", o ? ", " : "", rows[i]->name);
+        o = w > 0 ? o + (size_t)w : o;
+    }
+    bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
+    return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(root, "operation"), "operation",
+                      "unknown operation \"%s\" (supported: %s)", shown, known);
+}
+
+static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan,
+                             const bl_operation *const *rows, size_t n_rows)
 {
     const char *format, *id, *operation, *description = "";
     int64_t version;
@@ -69,15 +99,9 @@ static bl_status read_header(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_
     if ((st = bl_pk_string(ctx, root, "", "operation", 1, &operation, NULL)) ||
         (st = bl_pk_string(ctx, root, "", "description", 0, &description, NULL)))
         return st;
-    bl_rp_operation rop;
-    if (strcmp(operation, "connectome") && strcmp(operation, "audit") && strcmp(operation, "screen") &&
-        bl_rp_operation_parse(operation, &rop)) {
-        const bl_toml_node *node = bl_toml_table_get(root, "operation");
-        bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
-        return bl_pk_fail(ctx, BL_ERR_INVALID, node, "operation",
-                          "unknown operation \"%s\" (supported: connectome, audit, screen, profile, sweep, ablate, "
-                          "benchmark, calibrate)", shown);
-    }
+    plan->op = find_row(rows, n_rows, operation);
+    if (!plan->op)
+        return unknown_operation(ctx, root, operation, rows, n_rows);
     plan->id = bl_pk_strdup(id);
     plan->operation = bl_pk_strdup(operation);
     plan->description = bl_pk_strdup(description);
@@ -108,7 +132,8 @@ bl_status bl_pk_add_input(bl_plan *plan, const char *role, const char *path, con
     return BL_OK;
 }
 
-static bl_status load(const char *path, bl_plan *plan, bl_error *err)
+static bl_status load(const char *path, bl_plan *plan, const bl_operation *const *rows, size_t n_rows,
+                      bl_error *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -138,29 +163,22 @@ static bl_status load(const char *path, bl_plan *plan, bl_error *err)
         st = bl_fail(err, BL_ERR_NOMEM, "cannot copy a path");
     else
         slash[slash == dir ? 1 : 0] = '\0';
-    if (!st && !(st = read_header(&ctx, root, plan)))
-        st = !bl_rp_operation_parse(plan->operation, &(bl_rp_operation){0})
-                 ? bl_pk_load_reservoir_plan(&ctx, root, plan, &plan->reservoir)
-             : !strcmp(plan->operation, "audit") ? bl_pk_load_audit_plan(&ctx, root, dir, plan)
-                                                 : bl_pk_load_connectome_plan(&ctx, root, dir, plan);
+    if (!st && !(st = read_header(&ctx, root, plan, rows, n_rows)))
+        st = plan->op->load(plan->op, &ctx, root, dir, plan);
     free(dir);
     bl_toml_destroy(doc);
     if (st)
         return st;
 
-    plan->json = bl_pk_render_json(plan, 0, 1);
+    plan->json = plan->op->render(plan, 0, 1);
     if (!plan->json)
         return bl_fail(err, BL_ERR_NOMEM, "%s: cannot render the resolved plan", path);
     bl_sha256_buffer(plan->json, strlen(plan->json), plan->hash);
     return BL_OK;
 }
 
-bl_status bl_plan_load(const char *path, bl_plan **out, bl_error *err)
-{
-    return bl_plan_load_part(path, 0, 1, out, err);
-}
-
-bl_status bl_plan_load_part(const char *path, int part, int parts, bl_plan **out, bl_error *err)
+bl_status bl_pk_load(const char *path, int part, int parts, const bl_operation *const *rows, size_t n_rows,
+                     bl_plan **out, bl_error *err)
 {
     *out = NULL;
     if (parts < 1 || part < 0 || part >= parts)
@@ -170,7 +188,7 @@ bl_status bl_plan_load_part(const char *path, int part, int parts, bl_plan **out
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a plan");
     plan->part = part;
     plan->parts = parts;
-    bl_status st = load(path, plan, err);
+    bl_status st = load(path, plan, rows, n_rows, err);
     if (st) {
         bl_plan_destroy(plan);
         return st;
@@ -202,12 +220,7 @@ void bl_plan_destroy(bl_plan *plan)
     bl_connectome_destroy(plan->connectome);
     free(plan->connectome_path);
     free(plan->preset);
-    bl_pk_free_screen(plan);
     free(plan->psth_pops);
-    free(plan->audit_pops);
-    for (size_t i = 0; plan->audit_columns && i < plan->audit.n_columns; i++)
-        free(plan->audit_columns[i]);
-    free(plan->audit_columns);
     free_populations(plan->named, plan->n_named);
     free_populations(plan->stimuli, plan->n_stimuli);
     free_populations(plan->silences, plan->n_silences);
@@ -218,7 +231,8 @@ void bl_plan_destroy(bl_plan *plan)
     free(plan->input_strings);
     free(plan->inputs);
     free(plan->json);
-    bl_res_plan_destroy(plan->reservoir);
+    if (plan->op && plan->op->free_spec)
+        plan->op->free_spec(plan);
     free(plan);
 }
 
@@ -228,21 +242,38 @@ const char *bl_plan_description(const bl_plan *plan) { return plan->description;
 const char *bl_plan_path(const bl_plan *plan) { return plan->path; }
 const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
 const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
-const bl_res_plan *bl_plan_reservoir(const bl_plan *plan) { return plan->reservoir; }
-bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan) { return plan->reservoir; }
-size_t bl_plan_n_axes(const bl_plan *plan) { return plan->n_axes; }
+const bl_res_plan *bl_plan_reservoir(const bl_plan *plan)
+{
+    return plan->op->flags & BL_OP_SPEC_RESERVOIR ? plan->spec : NULL;
+}
+bl_res_plan *bl_plan_reservoir_mut(bl_plan *plan)
+{
+    return plan->op->flags & BL_OP_SPEC_RESERVOIR ? plan->spec : NULL;
+}
+const bl_operation *bl_pk_row(const bl_plan *plan) { return plan->op; }
+void *bl_pk_spec(const bl_plan *plan) { return plan->spec; }
+static const bl_pk_screen *screen_of(const bl_plan *plan)
+{
+    return plan->op->flags & BL_OP_SPEC_SCREEN ? plan->spec : NULL;
+}
+size_t bl_plan_n_axes(const bl_plan *plan)
+{
+    const bl_pk_screen *sc = screen_of(plan);
+    return sc ? sc->n_axes : 0;
+}
 const bl_plan_axis *bl_plan_axis_at(const bl_plan *plan, size_t i)
 {
-    return i < plan->n_axes ? &plan->axes[i] : NULL;
+    const bl_pk_screen *sc = screen_of(plan);
+    return sc && i < sc->n_axes ? &sc->axes[i] : NULL;
 }
 const bl_plan_audit *bl_plan_audit_spec(const bl_plan *plan)
 {
-    return strcmp(plan->operation, "audit") ? NULL : &plan->audit;
+    return plan->op->flags & BL_OP_SPEC_AUDIT ? &((const bl_pk_audit *)plan->spec)->view : NULL;
 }
 
 char *bl_plan_render(const bl_plan *plan, int full)
 {
-    return bl_pk_render_json(plan, 1, full);
+    return plan->op->render(plan, 1, full);
 }
 
 const bl_connectome *bl_plan_connectome(const bl_plan *plan) { return plan->connectome; }

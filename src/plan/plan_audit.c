@@ -13,6 +13,7 @@
  *     type_column = "cell_type"          per-layer sizes by this column
  *     seed = 1                           for populations with `sample` */
 #include "plan/plan_impl.h"
+#include "plan/plan_op.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -66,16 +67,20 @@ bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, 
     if ((st = bl_pk_read_named(ctx, root, plan)) || (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) ||
         (st = bl_pk_resolve_named(ctx, root, plan)))
         return st;
+    bl_pk_audit *spec = calloc(1, sizeof *spec);
+    if (!spec)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate the audit");
+    plan->spec = spec; /* the plan owns it from here (bl_pk_op_free_audit) */
 
     /* Populations to break down. */
     const bl_toml_node *pops = bl_toml_table_get(audit, "populations");
     size_t np = pops ? bl_toml_array_size(pops) : plan->n_named;
-    plan->audit_pops = calloc(np ? np : 1, sizeof *plan->audit_pops);
-    if (!plan->audit_pops)
+    spec->pops = calloc(np ? np : 1, sizeof *spec->pops);
+    if (!spec->pops)
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate the audit's populations");
     for (size_t i = 0; i < np; i++) {
         if (!pops) {
-            plan->audit_pops[i] = &plan->named[i].view;
+            spec->pops[i] = &plan->named[i].view;
             continue;
         }
         const bl_pk_population *p;
@@ -83,10 +88,10 @@ bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, 
         bl_pk_index(path, sizeof path, "audit.populations", i);
         if ((st = bl_pk_find_named(ctx, plan, bl_toml_array_at(pops, i), path, plan->n_named, &p)))
             return st;
-        plan->audit_pops[i] = &p->view;
+        spec->pops[i] = &p->view;
     }
-    plan->audit.populations = plan->audit_pops;
-    plan->audit.n_populations = np;
+    spec->view.populations = spec->pops;
+    spec->view.n_populations = np;
 
     /* Hierarchy. */
     static const char *const refs[] = {"source", "split_higher"};
@@ -100,14 +105,14 @@ bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, 
         if ((st = bl_pk_find_named(ctx, plan, v, path, plan->n_named, &p)))
             return st;
         if (k == 0)
-            plan->audit.source = &p->view;
+            spec->view.source = &p->view;
         else
-            plan->audit.split = &p->view;
+            spec->view.split = &p->view;
     }
-    if (plan->audit.split && !plan->audit.source)
+    if (spec->view.split && !spec->view.source)
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(audit, "split_higher"), "audit.split_higher",
                           "split_higher divides the hierarchy, and there is none without audit.source");
-    if (plan->audit.source && bl_connectome_parts(plan->connectome) > 1)
+    if (spec->view.source && bl_connectome_parts(plan->connectome) > 1)
         return bl_fail(ctx->err, BL_ERR_UNSUPPORTED, "%s: an audit needs the whole graph (run it without mpirun)",
                        ctx->file);
 
@@ -115,10 +120,10 @@ bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, 
     const bl_connectome *c = plan->connectome;
     const bl_toml_node *cols = bl_toml_table_get(audit, "columns");
     size_t nc = cols ? bl_toml_array_size(cols) : bl_connectome_n_columns(c);
-    plan->audit_columns = calloc(nc ? nc : 1, sizeof *plan->audit_columns);
-    if (!plan->audit_columns)
+    spec->columns = calloc(nc ? nc : 1, sizeof *spec->columns);
+    if (!spec->columns)
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate the audit's columns");
-    plan->audit.n_columns = nc;
+    spec->view.n_columns = nc;
     for (size_t i = 0; i < nc; i++) {
         const char *name = cols ? NULL : bl_connectome_column_name(c, i);
         if (cols) {
@@ -127,20 +132,41 @@ bl_status bl_pk_load_audit_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, 
             if ((st = column_name(ctx, c, bl_toml_array_at(cols, i), path, &name)))
                 return st;
             for (size_t j = 0; j < i; j++)
-                if (!strcmp(plan->audit_columns[j], name))
+                if (!strcmp(spec->columns[j], name))
                     return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_array_at(cols, i), path,
                                       "column \"%s\" is listed twice", name);
         }
-        if (!(plan->audit_columns[i] = bl_pk_strdup(name)))
+        if (!(spec->columns[i] = bl_pk_strdup(name)))
             return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy a column name");
     }
-    plan->audit.columns = (const char *const *)plan->audit_columns;
+    spec->view.columns = (const char *const *)spec->columns;
     const char *type_column = bl_connectome_column(c, "cell_type") >= 0 ? "cell_type" : "";
     const bl_toml_node *tc = bl_toml_table_get(audit, "type_column");
     if (tc && (st = column_name(ctx, c, tc, "audit.type_column", &type_column)))
         return st;
     /* Points into the connectome's own column name: it lives as long as the plan. */
     int col = type_column[0] ? bl_connectome_column(c, type_column) : -1;
-    plan->audit.type_column = col >= 0 ? bl_connectome_column_name(c, (size_t)col) : "";
+    spec->view.type_column = col >= 0 ? bl_connectome_column_name(c, (size_t)col) : "";
     return BL_OK;
+}
+
+/* The row of operation "audit" (plan_op.h). */
+void bl_pk_op_free_audit(bl_plan *plan)
+{
+    bl_pk_audit *spec = plan->spec;
+    if (!spec)
+        return;
+    free(spec->pops);
+    for (size_t i = 0; spec->columns && i < spec->view.n_columns; i++)
+        free(spec->columns[i]);
+    free(spec->columns);
+    free(spec);
+    plan->spec = NULL;
+}
+
+bl_status bl_pk_op_load_audit(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
+                              const char *plan_dir, bl_plan *plan)
+{
+    (void)op;
+    return bl_pk_load_audit_plan(ctx, root, plan_dir, plan);
 }

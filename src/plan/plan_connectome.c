@@ -12,6 +12,7 @@
  * Everything that does not need the connectome is checked before it is
  * loaded (a FlyWire-scale load takes seconds; a typo should not). */
 #include "plan/plan_impl.h"
+#include "plan/plan_op.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -460,10 +461,9 @@ static void publish(bl_pk_population *p)
 }
 
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
-                                     const char *plan_dir, bl_plan *plan)
+                                     const char *plan_dir, bl_plan *plan, int screen)
 {
     const bl_toml_node *stim, *sil;
-    int screen = !strcmp(plan->operation, "screen");
     bl_status st = bl_pk_check_keys(ctx, root, "", screen ? screen_top_keys : top_keys);
     if (st || (st = read_model(ctx, root, plan)) || (st = read_run(ctx, root, plan)) ||
         (st = read_outputs(ctx, root, plan)) || (st = bl_pk_read_named(ctx, root, plan)) ||
@@ -504,4 +504,19 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
     if (!st)
         st = silenced_union(plan, ctx->err);
     return st || !screen ? st : bl_pk_read_screen(ctx, root, plan);
+}
+
+/* The rows of operations "connectome" and "screen" (plan_op.h). */
+bl_status bl_pk_op_load_connectome(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
+                                   const char *plan_dir, bl_plan *plan)
+{
+    (void)op;
+    return bl_pk_load_connectome_plan(ctx, root, plan_dir, plan, 0);
+}
+
+bl_status bl_pk_op_load_screen(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
+                               const char *plan_dir, bl_plan *plan)
+{
+    (void)op;
+    return bl_pk_load_connectome_plan(ctx, root, plan_dir, plan, 1);
 }

@@ -27,12 +27,20 @@ typedef struct bl_pk_population {
     char schedule_sha256[65];
 } bl_pk_population;
 
+/* A resolved plan: the header (identity and its row of the operations
+ * table), the inputs, the canonical JSON and its hash, and the operation's
+ * section. A row keeps its section in `spec` (the reservoir family's
+ * bl_res_plan, a new operation's own struct); the connectome family
+ * (connectome, audit, screen) shares the network fields below, which the
+ * population and selector code reads. */
 struct bl_plan {
     /* identity */
     char *path;      /* absolute */
     char *id;
     char *operation;
     char *description;
+    const struct bl_operation *op; /* the row that loaded it (plan_op.h) */
+    void *spec;                    /* the row's section (op->free_spec frees it) */
     /* network */
     bl_connectome *connectome;
     int part, parts;       /* the share of the connectome loaded (bl_plan_load_part); 0, 1 = whole */
@@ -74,16 +82,20 @@ struct bl_plan {
     size_t n_inputs;
     char *json;
     char hash[65];
-    /* operation "audit" (plan_audit.c) */
-    bl_plan_audit audit;
-    const bl_plan_population **audit_pops; /* storage behind audit.populations */
-    char **audit_columns;                   /* storage behind audit.columns */
-    /* operation "screen" (plan_screen.c) */
+};
+
+/* Operation "audit": its section (plan->spec; plan_audit.c). */
+typedef struct bl_pk_audit {
+    bl_plan_audit view;
+    const bl_plan_population **pops; /* storage behind view.populations */
+    char **columns;                  /* storage behind view.columns */
+} bl_pk_audit;
+
+/* Operation "screen": its section (plan->spec; plan_screen.c). */
+typedef struct bl_pk_screen {
     bl_plan_axis *axes;
     size_t n_axes;
-    /* operation "profile": the resolved reservoir plan (plan_reservoir.c) */
-    struct bl_res_plan *reservoir;
-};
+} bl_pk_screen;
 
 /* What every helper needs to name the place of a fault. */
 typedef struct bl_pk_ctx {
@@ -187,16 +199,13 @@ bl_status bl_pk_check_schedule(const bl_pk_ctx *ctx, const bl_toml_node *node, c
                                const bl_pk_population *pop);
 
 /* The [screen] table of operation "screen" (plan_screen.c), read after the
- * rest of the connectome plan is resolved. */
+ * rest of the connectome plan is resolved, into plan->spec (a bl_pk_screen). */
 bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan);
-void bl_pk_free_screen(bl_plan *plan);
 
-/* The connectome operation: everything after the header keys. */
+/* The connectome operation (and, with screen set, the screen): everything
+ * after the header keys. */
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
-                                     const char *plan_dir, bl_plan *plan);
-
-/* Render the resolved plan: canonical (compact, full) when pretty is 0. */
-char *bl_pk_render_json(const bl_plan *plan, int pretty, int full);
+                                     const char *plan_dir, bl_plan *plan, int screen);
 
 /* plan_sense.c: parameters that make no sense, and what run would refuse. */
 bl_status bl_pk_sense_params(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,

@@ -18,6 +18,8 @@
  * The resolved form is canonical JSON (keys in a fixed order, numbers as the
  * shortest round-trip text), hashed with SHA-256 like every plan. */
 #include "plan/plan_reservoir.h"
+#include "plan/plan_op.h"
+#include "plan/plan_cjson.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -68,17 +70,9 @@ static const char *const target_keys[] = {"id", "label", "controller", "composit
                                           "pairing_key", "construction_key", "mechanism_key", NULL};
 static const char *const operations[] = {"profile", "sweep", "ablate", "benchmark", "calibrate", NULL};
 
+/* Names as records and summaries write them; which name selects which
+ * operation is the operations table's (each reservoir row's variant). */
 const char *bl_rp_operation_name(bl_rp_operation op) { return operations[op]; }
-
-int bl_rp_operation_parse(const char *name, bl_rp_operation *out)
-{
-    for (int k = 0; operations[k]; k++)
-        if (!strcmp(name, operations[k])) {
-            *out = (bl_rp_operation)k;
-            return 0;
-        }
-    return -1;
-}
 static const char *const composition_keys[] = {"count", "input_gain", "node", "task", NULL};
 static const char *const node_keys[] = {"kind", "preset", "parameters", NULL};
 static const char *const task_keys[] = {"kind", "options", NULL};
@@ -650,186 +644,138 @@ static bl_status read_targets(const bl_pk_ctx *ctx, const bl_toml_node *root, bl
 
 /* ---- canonical JSON ---- */
 
-typedef struct jb {
-    int ok;
-} jb;
-
-static cJSON *chk(jb *b, cJSON *item)
+static void render_target(bl_cj *b, cJSON *arr, const bl_rp_target *t)
 {
-    if (!item)
-        b->ok = 0;
-    return item;
-}
-
-static void j_uint(jb *b, cJSON *o, const char *key, uint64_t v)
-{
-    char text[24];
-    snprintf(text, sizeof text, "%" PRIu64, v);
-    chk(b, cJSON_AddRawToObject(o, key, text));
-}
-
-static void j_num(jb *b, cJSON *o, const char *key, double v)
-{
-    char text[40];
-    bl_pk_number(text, sizeof text, v);
-    chk(b, cJSON_AddRawToObject(o, key, text));
-}
-
-static void j_str(jb *b, cJSON *o, const char *key, const char *v) { chk(b, cJSON_AddStringToObject(o, key, v)); }
-static void j_bool(jb *b, cJSON *o, const char *key, int v) { chk(b, cJSON_AddBoolToObject(o, key, v)); }
-
-static cJSON *j_obj(jb *b, cJSON *o, const char *key) { return chk(b, cJSON_AddObjectToObject(o, key)); }
-
-static void render_target(jb *b, cJSON *arr, const bl_rp_target *t)
-{
-    cJSON *o = chk(b, cJSON_CreateObject());
-    if (!o || !cJSON_AddItemToArray(arr, o)) {
-        cJSON_Delete(o);
-        b->ok = 0;
+    cJSON *o = bl_cj_append(b, arr, NULL, cJSON_CreateObject());
+    if (!o)
         return;
-    }
-    j_str(b, o, "id", t->id);
-    j_str(b, o, "label", t->label);
-    j_str(b, o, "controller", bl_controller_name(t->controller));
-    j_str(b, o, "pairing_key", t->pairing_key);
-    j_str(b, o, "construction_key", t->construction_key);
-    j_str(b, o, "mechanism_key", t->mechanism_key);
-    j_uint(b, o, "horizon", t->horizon);
-    cJSON *comp = j_obj(b, o, "composition");
+    bl_cj_str(b, o, "id", t->id);
+    bl_cj_str(b, o, "label", t->label);
+    bl_cj_str(b, o, "controller", bl_controller_name(t->controller));
+    bl_cj_str(b, o, "pairing_key", t->pairing_key);
+    bl_cj_str(b, o, "construction_key", t->construction_key);
+    bl_cj_str(b, o, "mechanism_key", t->mechanism_key);
+    bl_cj_uint(b, o, "horizon", t->horizon);
+    cJSON *comp = bl_cj_obj(b, o, "composition");
     if (!comp)
         return;
-    j_uint(b, comp, "count", t->count);
-    j_num(b, comp, "input_gain", t->input_gain);
-    cJSON *node = j_obj(b, comp, "node");
-    cJSON *params = node ? (j_str(b, node, "kind", bl_res_kind_name(t->node.kind)),
-                            j_str(b, node, "preset", t->preset), j_obj(b, node, "parameters"))
+    bl_cj_uint(b, comp, "count", t->count);
+    bl_cj_num(b, comp, "input_gain", t->input_gain);
+    cJSON *node = bl_cj_obj(b, comp, "node");
+    cJSON *params = node ? (bl_cj_str(b, node, "kind", bl_res_kind_name(t->node.kind)),
+                            bl_cj_str(b, node, "preset", t->preset), bl_cj_obj(b, node, "parameters"))
                          : NULL;
     for (const char *const *n = bl_res_param_names(t->node.kind); params && *n; n++) {
         double v = bl_res_params_get(&t->node, *n);
         if (bl_res_param_is_bool(t->node.kind, *n))
-            j_bool(b, params, *n, v != 0.0);
+            bl_cj_bool(b, params, *n, v != 0.0);
         else
-            j_num(b, params, *n, v);
+            bl_cj_num(b, params, *n, v);
     }
     if (params && t->node.kind == BL_RES_FALANDAYS) {
-        j_str(b, params, "weight_init_mode", bl_res_weight_init_mode_name(t->node.weight_init_mode));
+        bl_cj_str(b, params, "weight_init_mode", bl_res_weight_init_mode_name(t->node.weight_init_mode));
         if (!t->node.n_input_link_p) {
-            chk(b, cJSON_AddNullToObject(params, "input_link_p"));
+            bl_cj_null(b, params, "input_link_p");
         } else {
-            cJSON *a = chk(b, cJSON_AddArrayToObject(params, "input_link_p"));
-            for (uint32_t k = 0; a && k < t->node.n_input_link_p; k++) {
-                char text[40];
-                bl_pk_number(text, sizeof text, t->node.input_link_p[k]);
-                cJSON *item = chk(b, cJSON_CreateRaw(text));
-                if (item && !cJSON_AddItemToArray(a, item)) {
-                    cJSON_Delete(item);
-                    b->ok = 0;
-                }
-            }
+            cJSON *a = bl_cj_arr(b, params, "input_link_p");
+            for (uint32_t k = 0; a && k < t->node.n_input_link_p; k++)
+                bl_cj_append_num(b, a, t->node.input_link_p[k]);
         }
     }
-    cJSON *task = j_obj(b, comp, "task");
+    cJSON *task = bl_cj_obj(b, comp, "task");
     if (task) {
-        j_str(b, task, "kind", bl_task_name(t->task.kind));
-        cJSON *opt = j_obj(b, task, "options");
+        bl_cj_str(b, task, "kind", bl_task_name(t->task.kind));
+        cJSON *opt = bl_cj_obj(b, task, "options");
         for (const char *const *n = bl_task_option_names(t->task.kind); opt && *n; n++) {
             char text[4096];
-            cJSON *item = bl_task_option_json(&t->task, *n, text, sizeof text) ? NULL : chk(b, cJSON_CreateRaw(text));
-            if (!item || !cJSON_AddItemToObject(opt, *n, item)) {
-                cJSON_Delete(item);
-                b->ok = 0;
-            }
+            /* An option with no JSON form fails the rendering. */
+            bl_cj_append(b, opt, *n, bl_task_option_json(&t->task, *n, text, sizeof text) ? NULL : cJSON_CreateRaw(text));
         }
-        j_uint(b, task, "n_inputs", t->def.n_inputs);
-        j_uint(b, task, "n_effectors", t->def.n_effectors);
-        j_uint(b, task, "neural_frames", t->def.neural_frames);
-        j_str(b, task, "outcome_key", t->def.outcome_key);
+        bl_cj_uint(b, task, "n_inputs", t->def.n_inputs);
+        bl_cj_uint(b, task, "n_effectors", t->def.n_effectors);
+        bl_cj_uint(b, task, "neural_frames", t->def.neural_frames);
+        bl_cj_str(b, task, "outcome_key", t->def.outcome_key);
         if (isfinite(t->def.chance))
-            j_num(b, task, "chance", t->def.chance);
+            bl_cj_num(b, task, "chance", t->def.chance);
         else
-            chk(b, cJSON_AddNullToObject(task, "chance"));
+            bl_cj_null(b, task, "chance");
     }
-    cJSON *iv = chk(b, cJSON_AddArrayToObject(o, "interventions"));
+    cJSON *iv = bl_cj_arr(b, o, "interventions");
     for (size_t k = 0; iv && k < t->n_interventions; k++) {
-        cJSON *x = chk(b, cJSON_CreateObject());
-        if (!x || !cJSON_AddItemToArray(iv, x)) {
-            cJSON_Delete(x);
-            b->ok = 0;
+        cJSON *x = bl_cj_append(b, iv, NULL, cJSON_CreateObject());
+        if (!x)
             break;
-        }
-        j_uint(b, x, "tick", t->interventions[k].tick);
-        j_str(b, x, "verb", bl_rp_verb_name(t->interventions[k].verb));
+        bl_cj_uint(b, x, "tick", t->interventions[k].tick);
+        bl_cj_str(b, x, "verb", bl_rp_verb_name(t->interventions[k].verb));
     }
 }
 
 char *bl_res_plan_render(const bl_res_plan *rp, int pretty)
 {
-    jb b = {1};
-    cJSON *root = chk(&b, cJSON_CreateObject());
+    bl_cj b = {1};
+    cJSON *root = bl_cj_check(&b, cJSON_CreateObject());
     if (!root)
         return NULL;
-    j_str(&b, root, "format", BL_PLAN_FORMAT);
-    j_uint(&b, root, "format_version", BL_PLAN_FORMAT_VERSION);
-    j_str(&b, root, "id", rp->id);
-    j_str(&b, root, "operation", bl_rp_operation_name(rp->operation));
-    j_str(&b, root, "description", rp->description);
-    j_str(&b, root, "question", rp->question);
-    j_str(&b, root, "version", rp->version);
-    j_str(&b, root, "evidence", rp->evidence);
-    j_bool(&b, root, "diagnostic", rp->diagnostic);
-    cJSON *ev = j_obj(&b, root, "evaluation");
+    bl_cj_str(&b, root, "format", BL_PLAN_FORMAT);
+    bl_cj_uint(&b, root, "format_version", BL_PLAN_FORMAT_VERSION);
+    bl_cj_str(&b, root, "id", rp->id);
+    bl_cj_str(&b, root, "operation", bl_rp_operation_name(rp->operation));
+    bl_cj_str(&b, root, "description", rp->description);
+    bl_cj_str(&b, root, "question", rp->question);
+    bl_cj_str(&b, root, "version", rp->version);
+    bl_cj_str(&b, root, "evidence", rp->evidence);
+    bl_cj_bool(&b, root, "diagnostic", rp->diagnostic);
+    cJSON *ev = bl_cj_obj(&b, root, "evaluation");
     if (ev) {
-        j_uint(&b, ev, "blocks", rp->blocks);
-        j_uint(&b, ev, "trials_per_block", rp->trials_per_block);
+        bl_cj_uint(&b, ev, "blocks", rp->blocks);
+        bl_cj_uint(&b, ev, "trials_per_block", rp->trials_per_block);
         if (rp->horizon)
-            j_uint(&b, ev, "horizon", rp->horizon);
+            bl_cj_uint(&b, ev, "horizon", rp->horizon);
         else
-            chk(&b, cJSON_AddNullToObject(ev, "horizon"));
-        j_uint(&b, ev, "warmup", rp->warmup);
-        j_str(&b, ev, "construction_scope", bl_rp_scope_name(rp->scope));
-        j_uint(&b, ev, "root_seed", rp->root_seed);
-        j_str(&b, ev, "seed_partition", rp->partition);
-        j_uint(&b, ev, "partition_word", rp->partition_word);
+            bl_cj_null(&b, ev, "horizon");
+        bl_cj_uint(&b, ev, "warmup", rp->warmup);
+        bl_cj_str(&b, ev, "construction_scope", bl_rp_scope_name(rp->scope));
+        bl_cj_uint(&b, ev, "root_seed", rp->root_seed);
+        bl_cj_str(&b, ev, "seed_partition", rp->partition);
+        bl_cj_uint(&b, ev, "partition_word", rp->partition_word);
         if (rp->overridden_blocks || rp->overridden_trials) {
-            cJSON *ov = j_obj(&b, ev, "as_written");
+            cJSON *ov = bl_cj_obj(&b, ev, "as_written");
             if (ov) {
-                j_uint(&b, ov, "blocks", rp->overridden_blocks ? rp->overridden_blocks : rp->blocks);
-                j_uint(&b, ov, "trials_per_block", rp->overridden_trials ? rp->overridden_trials : rp->trials_per_block);
+                bl_cj_uint(&b, ov, "blocks", rp->overridden_blocks ? rp->overridden_blocks : rp->blocks);
+                bl_cj_uint(&b, ov, "trials_per_block", rp->overridden_trials ? rp->overridden_trials : rp->trials_per_block);
             }
         }
     }
-    cJSON *nu = j_obj(&b, root, "numerics");
+    cJSON *nu = bl_cj_obj(&b, root, "numerics");
     if (nu) {
-        j_str(&b, nu, "dtype", bl_res_dtype_name(rp->dtype));
-        j_bool(&b, nu, "fast_math", 0);
-        j_str(&b, nu, "reduction", "ordered");
-        j_str(&b, nu, "rng", rp->rng_override ? rp->rng_override : rp->rng);
+        bl_cj_str(&b, nu, "dtype", bl_res_dtype_name(rp->dtype));
+        bl_cj_bool(&b, nu, "fast_math", 0);
+        bl_cj_str(&b, nu, "reduction", "ordered");
+        bl_cj_str(&b, nu, "rng", rp->rng_override ? rp->rng_override : rp->rng);
         if (rp->rng_override)
-            j_str(&b, nu, "rng_as_written", rp->rng);
+            bl_cj_str(&b, nu, "rng_as_written", rp->rng);
     }
-    cJSON *ex = j_obj(&b, root, "execution");
+    cJSON *ex = bl_cj_obj(&b, root, "execution");
     if (ex) {
-        j_uint(&b, ex, "threads", (uint64_t)rp->threads);
-        j_uint(&b, ex, "batch_size", rp->batch_size);
+        bl_cj_uint(&b, ex, "threads", (uint64_t)rp->threads);
+        bl_cj_uint(&b, ex, "batch_size", rp->batch_size);
     }
     if (rp->probe) {
-        cJSON *pr = j_obj(&b, root, "probe");
+        cJSON *pr = bl_cj_obj(&b, root, "probe");
         if (pr) {
-            j_uint(&b, pr, "fit_trials", rp->probe_fit);
-            j_uint(&b, pr, "validation_trials", rp->probe_validation);
-            j_uint(&b, pr, "evaluation_trials", rp->probe_evaluation);
-            j_uint(&b, pr, "split_seed", rp->probe_split_seed);
-            j_uint(&b, pr, "permutation_seed", rp->probe_permutation_seed);
-            j_str(&b, pr, "points", "cue_end, delay_end, response");
-            j_str(&b, pr, "lambdas", "1e-4, 1e-2, 1, 100");
+            bl_cj_uint(&b, pr, "fit_trials", rp->probe_fit);
+            bl_cj_uint(&b, pr, "validation_trials", rp->probe_validation);
+            bl_cj_uint(&b, pr, "evaluation_trials", rp->probe_evaluation);
+            bl_cj_uint(&b, pr, "split_seed", rp->probe_split_seed);
+            bl_cj_uint(&b, pr, "permutation_seed", rp->probe_permutation_seed);
+            bl_cj_str(&b, pr, "points", "cue_end, delay_end, response");
+            bl_cj_str(&b, pr, "lambdas", "1e-4, 1e-2, 1, 100");
         }
     }
-    cJSON *targets = chk(&b, cJSON_AddArrayToObject(root, "targets"));
+    cJSON *targets = bl_cj_arr(&b, root, "targets");
     for (size_t i = 0; targets && i < rp->n_targets; i++)
         render_target(&b, targets, &rp->targets[i]);
-    char *text = b.ok ? (pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root)) : NULL;
-    cJSON_Delete(root);
-    return text;
+    return bl_cj_finish(&b, root, pretty);
 }
 
 /* ---- entry points ---- */
@@ -878,9 +824,7 @@ bl_status bl_rp_parse(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_r
     if (!rp)
         return nomem(ctx);
     bl_status st = BL_OK;
-    if (bl_rp_operation_parse(who->operation ? who->operation : "profile", &rp->operation))
-        return bl_fail(ctx->err, BL_ERR_INVALID, "%s: operation: \"%s\" is not a reservoir operation", ctx->file,
-                       who->operation);
+    rp->operation = who->operation;
     if ((st = copy_string(ctx, &rp->id, who->id)) ||
         (st = copy_string(ctx, &rp->description, who->description ? who->description : "")) ||
         (st = copy_string(ctx, &rp->path, who->path)))
@@ -896,13 +840,40 @@ fail:
     return st;
 }
 
-bl_status bl_pk_load_reservoir_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_plan *plan,
-                                    bl_res_plan **out)
+/* The rows of the reservoir family (plan_op.h): the row's variant is the
+ * bl_rp_operation; the resolved bl_res_plan is the plan's spec. */
+bl_status bl_pk_op_load_reservoir(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
+                                  const char *plan_dir, bl_plan *plan)
 {
+    (void)plan_dir;
     const bl_plan_input *in = bl_plan_input_at(plan, 0);
-    bl_rp_identity who = {plan->id, plan->operation, plan->description, plan->path, in ? in->sha256 : "",
-                          in ? in->bytes : 0};
-    return bl_rp_parse(ctx, root, &who, out);
+    bl_rp_identity who = {plan->id, (bl_rp_operation)op->variant, plan->description, plan->path,
+                          in ? in->sha256 : "", in ? in->bytes : 0};
+    bl_res_plan *rp = NULL;
+    bl_status st = bl_rp_parse(ctx, root, &who, &rp);
+    plan->spec = rp;
+    return st;
+}
+
+void bl_pk_op_free_reservoir(bl_plan *plan)
+{
+    bl_res_plan_destroy(plan->spec);
+    plan->spec = NULL;
+}
+
+char *bl_pk_op_render_reservoir(const bl_plan *plan, int pretty, int full)
+{
+    (void)full;
+    return bl_res_plan_render(plan->spec, pretty);
+}
+
+bl_res_plan *bl_pk_take_reservoir(bl_plan *plan)
+{
+    if (!(plan->op->flags & BL_OP_SPEC_RESERVOIR))
+        return NULL;
+    bl_res_plan *rp = plan->spec;
+    plan->spec = NULL;
+    return rp;
 }
 
 void bl_res_plan_destroy(bl_res_plan *rp)
@@ -939,74 +910,6 @@ const char *bl_res_plan_path(const bl_res_plan *rp) { return rp->path; }
 const char *bl_res_plan_json(const bl_res_plan *rp) { return rp->json; }
 const char *bl_res_plan_hash(const bl_res_plan *rp) { return rp->hash; }
 
-/* Standalone loading (also what tests use before plan.c dispatches "profile"):
- * read the bytes once, hash them, parse, check the header, then the body. */
-bl_status bl_res_plan_load(const char *path, bl_res_plan **out, bl_error *err)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *text = malloc(BL_TOML_MAX_BYTES + 1);
-    size_t len = text ? fread(text, 1, BL_TOML_MAX_BYTES + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (!text)
-        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate a read buffer", path);
-    if (bad || len > BL_TOML_MAX_BYTES) {
-        free(text);
-        return bl_fail(err, bad ? BL_ERR_IO : BL_ERR_FORMAT, "%s: %s", path,
-                       bad ? "read error (is it a directory?)" : "larger than the limit for a plan");
-    }
-    char sha[BL_SHA256_HEX_LEN + 1];
-    bl_sha256_buffer(text, len, sha);
-    char *abs = realpath(path, NULL);
-    bl_toml_doc *doc = NULL;
-    bl_status st = abs ? bl_toml_parse_text(text, len, path, &doc, err)
-                       : bl_fail(err, BL_ERR_IO, "%s: cannot resolve the path: %s", path, strerror(errno));
-    free(text);
-    if (st) {
-        free(abs);
-        return st;
-    }
-    bl_pk_ctx ctx = {path, err};
-    const bl_toml_node *root = bl_toml_root(doc);
-    const char *format, *id, *operation, *description = "";
-    int64_t version;
-    char shown[160];
-    if (!(st = bl_pk_string(&ctx, root, "", "format", 1, &format, NULL)) && strcmp(format, BL_PLAN_FORMAT)) {
-        bl_pk_printable(shown, sizeof shown, format, strlen(format));
-        st = bl_pk_fail(&ctx, BL_ERR_INVALID, bl_toml_table_get(root, "format"), "format",
-                        "\"%s\" is not a BrainlessLab plan (expected \"%s\")", shown, BL_PLAN_FORMAT);
-    }
-    if (!st && !(st = bl_pk_int(&ctx, root, "", "format_version", 1, INT64_MIN, INT64_MAX, &version, NULL)) &&
-        version != BL_PLAN_FORMAT_VERSION)
-        st = bl_pk_fail(&ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "format_version"), "format_version",
-                        "version %" PRId64 " is not supported (this build reads version %d)", version,
-                        BL_PLAN_FORMAT_VERSION);
-    if (!st && !(st = bl_pk_string(&ctx, root, "", "id", 1, &id, NULL)) && !bl_pk_valid_name(id, strlen(id))) {
-        bl_pk_printable(shown, sizeof shown, id, strlen(id));
-        st = bl_pk_fail(&ctx, BL_ERR_INVALID, bl_toml_table_get(root, "id"), "id",
-                        "\"%s\" is not a valid id (1..%d characters of A-Z a-z 0-9 . _ -, not starting with . or -)", shown, BL_PLAN_MAX_NAME);
-    }
-    if (!st && !(st = bl_pk_string(&ctx, root, "", "operation", 1, &operation, NULL)) &&
-        !(st = bl_pk_string(&ctx, root, "", "description", 0, &description, NULL))) {
-        bl_rp_operation op;
-        if (bl_rp_operation_parse(operation, &op)) {
-            bl_pk_printable(shown, sizeof shown, operation, strlen(operation));
-            st = bl_pk_fail(&ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(root, "operation"), "operation",
-                            "\"%s\" is not a reservoir operation (profile, sweep, ablate, benchmark, calibrate)",
-                            shown);
-        }
-    }
-    if (!st) {
-        bl_rp_identity who = {id, operation, description, abs, sha, len};
-        st = bl_rp_parse(&ctx, root, &who, out);
-    }
-    bl_toml_destroy(doc);
-    free(abs);
-    return st;
-}
 
 bl_status bl_res_plan_override(bl_res_plan *rp, uint32_t blocks, uint32_t trials, const char *rng, bl_error *err)
 {

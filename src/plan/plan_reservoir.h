@@ -1,6 +1,7 @@
-/* Reservoir plans (operation "profile"), private to the library: the resolved
- * plan that src/experiment/res_evaluate.c runs, and the parser entry that plan.c
- * calls for operation "profile" (the header keys are read by plan.c). */
+/* Reservoir plans (operations profile, sweep, ablate, benchmark, calibrate),
+ * private to the library: the resolved plan that src/experiment/res_evaluate.c
+ * runs, and the parser its rows of the operations table call (the header keys
+ * are read by plan.c; plan_op.h). */
 #ifndef BL_PLAN_PLAN_RESERVOIR_H
 #define BL_PLAN_PLAN_RESERVOIR_H
 
@@ -38,7 +39,6 @@ typedef enum bl_rp_operation {
     BL_OP_CALIBRATE = 4  /* the reference null on the calibration seed bank */
 } bl_rp_operation;
 const char *bl_rp_operation_name(bl_rp_operation op);
-int bl_rp_operation_parse(const char *name, bl_rp_operation *out);
 
 #define BL_RP_DEFAULT_PAIRING "paired-worlds"
 #define BL_RP_DEFAULT_CONSTRUCTION "paired-construction"
@@ -106,7 +106,7 @@ const char *bl_rp_verb_name(bl_rp_verb verb);
 /* Who the plan is: the header already read by plan.c and the plan file. */
 typedef struct bl_rp_identity {
     const char *id;
-    const char *operation;
+    bl_rp_operation operation; /* the row's variant */
     const char *description;
     const char *path;   /* absolute */
     const char *sha256; /* of the plan file's bytes */
@@ -125,10 +125,5 @@ char *bl_rp_py_string(const char *s);
 
 /* After the targets: [axes] expansion and the operation's rules (plan_operations.c). */
 bl_status bl_rp_apply_operation(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_res_plan *rp);
-
-/* For plan.c: parse a profile plan whose header is in `plan` (id, description,
- * path, inputs[0] = the plan file). */
-bl_status bl_pk_load_reservoir_plan(const bl_pk_ctx *ctx, const bl_toml_node *root, const bl_plan *plan,
-                                    bl_res_plan **out);
 
 #endif

@@ -18,6 +18,7 @@
  * screen never fails in its 17th condition over a value the plan could have
  * refused. */
 #include "plan/plan_impl.h"
+#include "plan/plan_op.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,16 +31,19 @@ static const char *const screen_keys[] = {"axis", NULL};
 static const char *const axis_keys[] = {"silence", "stimulate", "rate", "parameter", "include_none", "rate_hz",
                                         "start_ms", "stop_ms", "stimulus", "values", NULL};
 
-void bl_pk_free_screen(bl_plan *plan)
+void bl_pk_op_free_screen(bl_plan *plan)
 {
-    for (size_t i = 0; plan->axes && i < plan->n_axes; i++) {
-        free(plan->axes[i].populations);
-        free(plan->axes[i].values);
-        free((char *)plan->axes[i].name);
+    bl_pk_screen *sc = plan->spec;
+    if (!sc)
+        return;
+    for (size_t i = 0; sc->axes && i < sc->n_axes; i++) {
+        free(sc->axes[i].populations);
+        free(sc->axes[i].values);
+        free((char *)sc->axes[i].name);
     }
-    free(plan->axes);
-    plan->axes = NULL;
-    plan->n_axes = 0;
+    free(sc->axes);
+    free(sc);
+    plan->spec = NULL;
 }
 
 static bl_status number_list(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *path, double **out,
@@ -238,10 +242,14 @@ bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
         return bl_pk_fail(ctx, BL_ERR_INVALID, axes ? axes : screen, "screen.axis",
                           "a screen needs at least one [[screen.axis]] table");
     size_t n = bl_toml_array_size(axes);
-    plan->axes = calloc(n, sizeof *plan->axes);
-    if (!plan->axes)
+    bl_pk_screen *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate the screen");
+    plan->spec = sc; /* the plan owns it from here (bl_pk_op_free_screen) */
+    sc->axes = calloc(n, sizeof *sc->axes);
+    if (!sc->axes)
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate %zu axes", n);
-    plan->n_axes = n;
+    sc->n_axes = n;
     uint64_t conditions = 1;
     for (size_t i = 0; i < n; i++) {
         char where[BL_PK_PATH_MAX];
@@ -249,9 +257,9 @@ bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
         bl_pk_index(where, sizeof where, "screen.axis", i);
         if (bl_toml_type_of(node) != BL_TOML_TABLE)
             return bl_pk_fail(ctx, BL_ERR_INVALID, node, where, "expected a table");
-        if ((st = read_axis(ctx, node, where, plan, &plan->axes[i])))
+        if ((st = read_axis(ctx, node, where, plan, &sc->axes[i])))
             return st;
-        conditions *= plan->axes[i].n_levels;
+        conditions *= sc->axes[i].n_levels;
         if (conditions > MAX_CONDITIONS)
             return bl_pk_fail(ctx, BL_ERR_INVALID, node, where, "the screen has more than %d conditions",
                               MAX_CONDITIONS);

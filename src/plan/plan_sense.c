@@ -9,6 +9,7 @@
  * bl_plan_estimate: memory, disk and time a plan will take, printed by
  * `check` and compared with the machine by `run`. */
 #include "plan/plan_impl.h"
+#include "plan/plan_op.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -88,7 +89,17 @@ bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const b
 
 /* ---- estimate ------------------------------------------------------------- */
 
-void bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *e)
+int bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *e)
+{
+    memset(e, 0, sizeof *e);
+    if (!plan->op->estimate)
+        return 0;
+    plan->op->estimate(plan, e);
+    return 1;
+}
+
+/* The connectome family's row (connectome, audit, screen). */
+void bl_pk_op_estimate_network(const bl_plan *plan, bl_plan_estimate_t *e)
 {
     memset(e, 0, sizeof *e);
     if (!plan->connectome)
@@ -172,7 +183,8 @@ void bl_plan_estimate_text(const bl_plan_estimate_t *e, char *buf, size_t size)
 bl_status bl_plan_fits_machine(const bl_plan *plan, const char *root, bl_error *err)
 {
     bl_plan_estimate_t e;
-    bl_plan_estimate(plan, &e);
+    if (!bl_plan_estimate(plan, &e))
+        return BL_OK; /* an operation without an estimate cannot exceed one */
     char text[256];
     bl_plan_estimate_text(&e, text, sizeof text);
     double mem = machine_memory();

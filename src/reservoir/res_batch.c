@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "reservoir/res_impl.h"
+#include "core/threads.h"
 
 /* Units per work item: small enough to spread one slot over several threads,
  * large enough that scheduling costs stay negligible. */
@@ -106,7 +107,7 @@ void bl_res_batch_destroy(bl_res_batch *b)
 
 void bl_res_batch_set_threads(bl_res_batch *b, int threads)
 {
-    b->threads = threads > 0 ? threads : omp_get_num_procs();
+    b->threads = bl_threads_resolve(threads);
 }
 
 int bl_res_batch_threads(const bl_res_batch *b) { return b->threads; }

@@ -249,6 +249,20 @@ class RecordTest(TempDirCase):
         self.assertNotEqual(cli.returncode, 0)
         self.assertIn("summary.json", cli.stdout + cli.stderr)
 
+    def test_run_plan_keyboard_interrupt_fails_the_record(self):
+        # Ctrl-C during run_plan stops it between waves of trials (the context's
+        # cancel): KeyboardInterrupt, and the record is FAILED, saying so.
+        plan = small_larva_plan(self.tmp, trials=4000, duration_ms=1000.0)
+        root = os.path.join(self.tmp, "cancelled")
+        timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        with self.assertRaises(KeyboardInterrupt):
+            bl.run_plan(plan, root=root, backend="cpu", threads=1, force=True)
+        timer.join()
+        [rec] = glob.glob(os.path.join(root, "*"))
+        self.assertTrue(os.path.isfile(os.path.join(rec, "FAILED")))
+        self.assertIn("cancelled after", json.load(open(os.path.join(rec, "manifest.json")))["message"])
+
     def test_spikes_one_file_per_trial(self):
         import h5py
         w = _core.record_writer(self.tmp, "per-trial")

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "brainlesslab/experiment.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
@@ -358,7 +359,7 @@ static void test_run_record(void **state)
     assert_int_equal(bl_res_plan_load(good_plan("rec", "block"), &p, &err), BL_OK);
     char root[400];
     snprintf(root, sizeof root, "%s/records", tmpdir);
-    bl_res_run_options opt = {.root = root, .threads = 2, .batch = 3, .progress = NULL};
+    bl_experiment_options opt = {.root = root, .threads = 2, .batch = 3};
     bl_res_run *run;
     assert_int_equal(bl_res_run_plan(p, &opt, &run, &err), BL_OK);
     size_t artifacts = 0;

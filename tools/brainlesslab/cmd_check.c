@@ -119,10 +119,9 @@ int bl_cmd_check(int argc, char **argv)
         return 1;
     }
     printf("%s\nplan hash: %s\n", text, bl_plan_hash(plan));
-    if (bl_plan_connectome(plan)) {
-        bl_plan_estimate_t e;
+    bl_plan_estimate_t e;
+    if (bl_plan_estimate(plan, &e)) { /* the operation's own estimate, when it gives one */
         char line[256];
-        bl_plan_estimate(plan, &e);
         bl_plan_estimate_text(&e, line, sizeof line);
         printf("estimate: %s\n", line);
         if (!force && bl_plan_fits_machine(plan, NULL, &err)) {

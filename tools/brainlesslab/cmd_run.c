@@ -1,5 +1,6 @@
 /* brainlesslab run PLAN --root DIR: resolve the plan, run it into a new
- * sealed record, print the responder table. */
+ * sealed record by its operation's row (bl_run_plan), print its summary.
+ * Nothing here depends on which operation the plan is. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,6 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/mpi.h"
 #include "brainlesslab/plan.h"
-#include "brainlesslab/task.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -118,78 +118,36 @@ int bl_cmd_run(int argc, char **argv)
         return bl_cli_report("run", &err);
     if (bl_plan_load_part(plan_path, part, parts, &plan, &err))
         return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
-    if ((blocks || trials || rng || calibration) && !bl_plan_reservoir(plan)) {
-        fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
+    /* Every operation takes the same options; the plan's row says which of
+     * them it does not take (usage errors, exit status 2). */
+    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL,
+                                 .guard_signals = 1, .sign_key = sign_key, .force = force,
+                                 .blocks = (uint32_t)blocks, .trials = (uint32_t)trials, .rng = rng,
+                                 .calibration = calibration};
+    unsigned refused = bl_run_refused(plan, &opt);
+    if (refused) {
+        if (refused & BL_RUN_REFUSED_RESERVOIR)
+            fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
+        else if (refused & BL_RUN_REFUSED_BACKEND)
+            fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
+        else
+            fprintf(stderr, "brainlesslab run: a %s runs in one process, not under mpirun\n", bl_plan_operation(plan));
         bl_plan_destroy(plan);
         return 2;
     }
-    if (!bl_plan_reservoir(plan))
-        bl_cli_progress_trial_seconds(bl_plan_duration_ms(plan) / 1000.0);
-    if (bl_plan_reservoir(plan)) { /* a reservoir operation */
-        if (backend) {
-            fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
-            bl_plan_destroy(plan);
-            return 2;
-        }
-        bl_res_run_options ro = {.root = root, .threads = threads, .batch = 0,
-                                 .progress = (!quiet && isatty(STDERR_FILENO)) ? stderr : NULL,
-                                 .calibration = calibration};
-        bl_res_run *rr = NULL;
-        bl_status rst = BL_OK;
-        if (blocks || trials || rng)
-            rst = bl_res_plan_override(bl_plan_reservoir_mut(plan), (uint32_t)blocks, (uint32_t)trials, rng, &err);
-        if (!rst)
-            rst = bl_res_run_plan(bl_plan_reservoir(plan), &ro, &rr, &err);
-        if (!rst && !quiet)
-            bl_res_run_print(rr, stdout);
-        else if (!rst)
-            printf("%s\n", bl_res_run_record_dir(rr));
-        bl_res_run_destroy(rr);
-        bl_plan_destroy(plan);
-        return rst ? bl_cli_report("run", &err) : 0;
-    }
-    bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL, .guard_signals = 1,
-                                 .sign_key = sign_key};
-    if (bl_plan_audit_spec(plan)) { /* operation "audit": nothing is simulated */
-        bl_audit *a = NULL;
-        bl_status ast = bl_audit_run(plan, &opt, &a, &err);
-        if (!ast && !quiet)
-            bl_audit_print(a, stdout);
-        else if (!ast)
-            printf("%s\n", bl_audit_record_dir(a));
-        bl_audit_destroy(a);
-        bl_plan_destroy(plan);
-        return ast ? bl_cli_report("run", &err) : 0;
-    }
-    if (bl_plan_n_axes(plan)) { /* operation "screen" */
-        if (ranks > 1) {
-            fprintf(stderr, "brainlesslab run: a screen runs in one process, not under mpirun\n");
-            bl_plan_destroy(plan);
-            return 2;
-        }
-        bl_screen *s = NULL;
-        bl_status sst = bl_screen_run(plan, &opt, &s, &err);
-        if (!sst && !quiet)
-            bl_screen_print(s, stdout);
-        else if (!sst)
-            printf("%s\n", bl_screen_record_dir(s));
-        bl_screen_destroy(s);
-        bl_plan_destroy(plan);
-        return sst ? bl_cli_report("run", &err) : 0;
-    }
-    /* Only a plain connectome run is estimated: audits simulate nothing, and a
-     * screen's runs are estimated one by one as they come. */
-    if (!force && bl_plan_fits_machine(plan, root, &err)) {
+    bl_cli_progress_trial_seconds(bl_plan_duration_ms(plan) / 1000.0);
+    /* Refused unless --force when the plan's operation checks its estimate. */
+    if (bl_run_plan_fits(plan, &opt, &err)) {
         bl_plan_destroy(plan);
         return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
     }
-    bl_experiment *x = NULL;
-    bl_status st = bl_experiment_run(plan, &opt, &x, &err);
+    bl_run *run = NULL;
+    bl_status st = bl_run_plan(plan, &opt, &run, &err);
     if (!st && !quiet)
-        bl_experiment_print(x, stdout);
+        bl_run_print(run, stdout);
     else if (!st && rank == 0) /* an MPI job: rank 0 speaks for it */
-        printf("%s\n", bl_experiment_record_dir(x));
-    bl_experiment_destroy(x);
+        printf("%s\n", bl_run_record_dir(run));
+    bl_run_destroy(run);
     bl_plan_destroy(plan);
     return st ? bl_cli_report("run", &err) : 0;
 }

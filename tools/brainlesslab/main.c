@@ -79,9 +79,11 @@ static void progress_line(void *user, uint32_t done, uint32_t total, double simu
         fprintf(stderr, "\r  %5.1f%%  trials %u/%u, simulated %.1f of %.1f s, %.1fx real time, ETA %.0f s   %s",
                 100.0 * (frac < 1 ? frac : 1), done, total, simulated_s, all, speed, eta > 0 ? eta : 0.0,
                 done >= total ? "\n" : "");
-    } else {
+    } else if (simulated_s > 0) {
         fprintf(stderr, "\r  trials %u/%u, simulated %.1f s, %.1fx real time   %s", done, total, simulated_s,
                 speed, done >= total ? "\n" : "");
+    } else { /* trials without model time (reservoir runs) */
+        fprintf(stderr, "\r  trials %u/%u, %.1f s   %s", done, total, wall_s, done >= total ? "\n" : "");
     }
     fflush(stderr);
 }
