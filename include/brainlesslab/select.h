@@ -118,6 +118,7 @@ typedef struct bl_select_options {
     int has_seed; /* a sample needs a seed */
     uint64_t seed;
     uint32_t stream;
+    const char *no_seed; /* the message when a sample has no seed; NULL: the library's */
 } bl_select_options;
 
 /* Where a selector failed. key: the selector key at fault ("neurons", "ids",

@@ -547,7 +547,8 @@ static PyObject *py_select(PyObject *self, PyObject *args)
     const bl_connectome *c = PyCapsule_GetPointer(cap, CONNECTOME_CAPSULE);
     if (!c)
         return NULL;
-    bl_select_options opt = {name, lookup_named, named, seed_obj != Py_None, 0, (uint32_t)stream};
+    bl_select_options opt = {name, lookup_named, named, seed_obj != Py_None, 0, (uint32_t)stream,
+                             "a sample is drawn from a seed, and none is given (select(..., seed=N))"};
     if (opt.has_seed) {
         opt.seed = PyLong_AsUnsignedLongLong(seed_obj);
         if (PyErr_Occurred())

@@ -559,8 +559,8 @@ static bl_status resolve(bl_sel_ctx *x, const bl_selector *sel, nset *s, cJSON *
             return bl_sel_fail(x, BL_ERR_INVALID, "sample", -1, NULL, -1,
                                "sample %" PRId64 " is more than the %zu neurons selected", k, s->n);
         if (!x->opt.has_seed)
-            return bl_sel_fail(x, BL_ERR_INVALID, "sample", -1, NULL, -1,
-                               "a sample is drawn from a seed, and none is given");
+            return bl_sel_fail(x, BL_ERR_INVALID, "sample", -1, NULL, -1, "%s",
+                               x->opt.no_seed ? x->opt.no_seed : "a sample is drawn from a seed, and none is given");
         if ((st = draw_sample(x, s, (size_t)k)))
             return st;
         if (!add_raw_int(json, "sample", k))

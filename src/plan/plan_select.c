@@ -395,15 +395,10 @@ bl_status bl_pk_select(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_
     tsel t = {{0}, plan, self, NULL, 0, 0};
     t.sel.expect_count = expect_count;
     bl_status st = translate(ctx, node, where, &t);
-    if (!st && t.sel.has_sample && !plan->has_seed) {
-        char path[BL_PK_PATH_MAX];
-        bl_pk_join(path, sizeof path, where, "sample", 6);
-        st = bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "sample"), path,
-                        "a sample is drawn from the plan seed, and the plan gives none ([run] seed)");
-    }
     lookup_ctx l = {plan, self};
     /* A [[population]]'s sample draws from stream = its ordinal (select.h). */
-    bl_select_options opt = {pop->name, lookup, &l, plan->has_seed, plan->seed, (uint32_t)self};
+    bl_select_options opt = {pop->name, lookup, &l, plan->has_seed, plan->seed, (uint32_t)self,
+                             "a sample is drawn from the plan seed, and the plan gives none ([run] seed)"};
     bl_selection *r = NULL;
     bl_select_fault f;
     bl_error why = {0};
