@@ -1,5 +1,6 @@
-/* Analyses of a run: firing rates over trials, shortest-path depth from the
- * stimulus, and the seed runtime's propagation statistics. */
+/* Analyses of a run: firing rates over trials and the seed runtime's
+ * propagation statistics. The shortest-path depth they read is declared in
+ * connectome.h (bl_shortest_depths), beside the graph it searches. */
 #ifndef BRAINLESSLAB_ANALYSIS_H
 #define BRAINLESSLAB_ANALYSIS_H
 

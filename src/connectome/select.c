@@ -245,6 +245,17 @@ static bl_status lookup(bl_sel_ctx *x, const char *key, long index, const char *
                      name);
     else if ((st = x->opt.lookup(x->opt.lookup_user, name, out, &why)) == BL_OK && !out->name)
         out->name = name;
+    /* The set algebra merges sorted lists: a lookup's word is checked, not trusted. */
+    uint64_t nn = bl_connectome_n_neurons(x->c);
+    if (!st && !out->neurons && out->n_neurons)
+        st = bl_fail(&why, BL_ERR_INVALID, "population \"%s\" has %zu neurons and no list of them", out->name,
+                     out->n_neurons);
+    for (size_t i = 0; !st && i < out->n_neurons; i++) {
+        int32_t v = out->neurons[i];
+        if (v < 0 || (uint64_t)v >= nn || (i && v <= out->neurons[i - 1]))
+            st = bl_fail(&why, BL_ERR_INVALID, "population \"%s\": neuron %" PRId32 " at position %zu is %s", out->name,
+                         v, i, v < 0 || (uint64_t)v >= nn ? "out of range" : "out of order or repeated");
+    }
     if (st)
         return bl_sel_fail(x, st, key, -1, NULL, index, "%s", why.message);
     return BL_OK;

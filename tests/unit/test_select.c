@@ -70,6 +70,17 @@ static bl_status lookup(void *user, const char *name, bl_select_named *out, bl_e
     return bl_fail(err, BL_ERR_INVALID, "no population \"%s\" here", name);
 }
 
+/* A lookup whose lists are not sorted and unique (refused, never merged). */
+static const int32_t bad_order[] = {3, 1}, bad_range[] = {1, 8};
+
+static bl_status bad_lookup(void *user, const char *name, bl_select_named *out, bl_error *err)
+{
+    (void)user;
+    (void)err;
+    *out = (bl_select_named){name, name[0] == 'o' ? bad_order : bad_range, 2};
+    return BL_OK;
+}
+
 static const bl_select_options opts = {"P", lookup, NULL, 1, 20241002, 3, NULL};
 
 /* Resolve `json`; expect `want` (n neurons) and the canonical form `canon`. */
@@ -276,6 +287,11 @@ static void refusals(void **state)
     refuse("{\"neurons\": [1, 2], \"sample\": 1}", &bare, E, "sample", -1, NULL, -1, "sample",
            "a sample is drawn from a seed, and none is given");
     refuse("{\"population\": \"A\"}", &bare, E, "population", -1, NULL, -1, "population", "no population is named");
+    const bl_select_options bad = {NULL, bad_lookup, NULL, 0, 0, 0, NULL};
+    refuse("{\"union\": [\"order\"]}", &bad, E, "union", -1, NULL, 0, "union[0]",
+           "neuron 1 at position 1 is out of order or repeated");
+    refuse("{\"population\": \"range\"}", &bad, E, "population", -1, NULL, -1, "population",
+           "neuron 8 at position 1 is out of range");
     const bl_select_options told = {NULL, NULL, NULL, 0, 0, 0, "say which seed"};
     refuse("{\"neurons\": [1, 2], \"sample\": 1}", &told, E, "sample", -1, NULL, -1, "sample", "say which seed");
     refuse("{\"neurons\": [1, 2], \"sample\": 1, \"expect_count\": 3}", &told, E, "sample", -1, NULL, -1, "sample",
