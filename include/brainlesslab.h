@@ -17,6 +17,7 @@
 #include "brainlesslab/sonata.h"
 #include "brainlesslab/sign_policy.h"
 #include "brainlesslab/connectome.h"
+#include "brainlesslab/select.h"
 #include "brainlesslab/import.h"
 #include "brainlesslab/synth.h"
 #include "brainlesslab/model.h"

@@ -1,5 +1,6 @@
-/* Analyses of a run: firing rates over trials, shortest-path depth from the
- * stimulus, and the seed runtime's propagation statistics. */
+/* Analyses of a run: firing rates over trials and the seed runtime's
+ * propagation statistics. The shortest-path depth they read is declared in
+ * connectome.h (bl_shortest_depths), beside the graph it searches. */
 #ifndef BRAINLESSLAB_ANALYSIS_H
 #define BRAINLESSLAB_ANALYSIS_H
 
@@ -13,21 +14,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Directed shortest-path depth (edges) from any source; -1 when unreachable.
- * depth has n_neurons entries. */
-BL_API bl_status bl_shortest_depths(const bl_connectome *c, const int32_t *sources, size_t n_sources,
-                                    int32_t *depth, bl_error *err);
-
-/* The same depths when the connectome is split into parts, each rank of an
- * MPI job holding the edges into its own neurons (bl_connectome_load_part).
- * The search goes level by level; after each level `merge` must replace
- * depth[0..n) by the element-wise maximum over every part (MPI_Allreduce with
- * MPI_MAX), so every part ends with the whole graph's depths. Collective:
- * every part calls it. Costs one pass over the neurons per level. */
-typedef bl_status (*bl_depth_merge_fn)(int32_t *depth, uint64_t n, void *user, bl_error *err);
-BL_API bl_status bl_shortest_depths_merged(const bl_connectome *c, const int32_t *sources, size_t n_sources,
-                                           int32_t *depth, bl_depth_merge_fn merge, void *user, bl_error *err);
 
 /* Per-neuron firing rate (Hz) over trials: mean and sample standard deviation
  * (n - 1 in the denominator; 0 for a single trial). counts is [trials][n]. */

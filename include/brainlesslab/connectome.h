@@ -136,6 +136,21 @@ BL_API const int16_t *bl_connectome_counts16(const bl_connectome *c);
 /* Edges held in memory: offsets[n_neurons] (n_edges for a whole connectome). */
 BL_API uint64_t bl_connectome_n_stored_edges(const bl_connectome *c);
 
+/* Directed shortest-path depth (edges) from any source; -1 when unreachable.
+ * depth has n_neurons entries. */
+BL_API bl_status bl_shortest_depths(const bl_connectome *c, const int32_t *sources, size_t n_sources,
+                                    int32_t *depth, bl_error *err);
+
+/* The same depths when the connectome is split into parts, each rank of an
+ * MPI job holding the edges into its own neurons (bl_connectome_load_part).
+ * The search goes level by level; after each level `merge` must replace
+ * depth[0..n) by the element-wise maximum over every part (MPI_Allreduce with
+ * MPI_MAX), so every part ends with the whole graph's depths. Collective:
+ * every part calls it. Costs one pass over the neurons per level. */
+typedef bl_status (*bl_depth_merge_fn)(int32_t *depth, uint64_t n, void *user, bl_error *err);
+BL_API bl_status bl_shortest_depths_merged(const bl_connectome *c, const int32_t *sources, size_t n_sources,
+                                           int32_t *depth, bl_depth_merge_fn merge, void *user, bl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/model.h"
+#include "brainlesslab/select.h"
 #include "brainlesslab/stimulus.h"
 
 PyObject *bl_py_error;
@@ -502,6 +503,81 @@ static PyObject *py_backends(PyObject *self, PyObject *noargs)
     return l;
 }
 
+/* ---- selection ---- */
+
+/* The named populations a selector may refer to: {name: int32 array}. */
+static bl_status lookup_named(void *user, const char *name, bl_select_named *out, bl_error *err)
+{
+    PyObject *named = user, *a = named ? PyDict_GetItemString(named, name) : NULL;
+    if (!a || !PyArray_Check(a) || PyArray_TYPE((PyArrayObject *)a) != NPY_INT32 ||
+        PyArray_NDIM((PyArrayObject *)a) != 1 || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a)) {
+        char list[512] = "";
+        size_t o = 0;
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (named && PyDict_Next(named, &pos, &key, &value) && o < sizeof list) {
+            const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+            if (k)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", k);
+            else
+                PyErr_Clear();
+        }
+        return bl_fail(err, BL_ERR_INVALID, "no population is named \"%s\" (%s%s)", name,
+                       o ? "defined before this one: " : "none is defined before this one", list);
+    }
+    out->name = name;
+    out->neurons = PyArray_DATA((PyArrayObject *)a);
+    out->n_neurons = (size_t)PyArray_SIZE((PyArrayObject *)a);
+    return BL_OK;
+}
+
+/* select(connectome, name, selector_json, named, seed, stream) -> int32
+ * array: one population resolved by bl_select_json (select.h). named:
+ * {name: sorted int32 array} for the names it may use; seed: int or None
+ * (a sample needs one); stream: the sample's stream (the population's
+ * ordinal, as in a plan). Errors read "population 'NAME': KEY: message". */
+static PyObject *py_select(PyObject *self, PyObject *args)
+{
+    PyObject *cap, *named, *seed_obj;
+    const char *name, *json;
+    unsigned long stream;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OssO!Ok", &cap, &name, &json, &PyDict_Type, &named, &seed_obj, &stream))
+        return NULL;
+    const bl_connectome *c = PyCapsule_GetPointer(cap, CONNECTOME_CAPSULE);
+    if (!c)
+        return NULL;
+    bl_select_options opt = {name, lookup_named, named, seed_obj != Py_None, 0, (uint32_t)stream,
+                             "a sample is drawn from a seed, and none is given (select(..., seed=N))"};
+    if (opt.has_seed) {
+        opt.seed = PyLong_AsUnsignedLongLong(seed_obj);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    if (stream > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "stream must fit 32 bits");
+        return NULL;
+    }
+    bl_selection *sel = NULL;
+    bl_error err = {0};
+    bl_status st = bl_select_json(c, json, &opt, &sel, NULL, &err);
+    if (PyErr_Occurred()) {
+        bl_selection_destroy(sel);
+        return NULL;
+    }
+    if (st) {
+        bl_error named_err = {st, ""};
+        snprintf(named_err.message, sizeof named_err.message, "population '%s': %s", name, err.message);
+        return bl_py_raise(&named_err);
+    }
+    npy_intp n = (npy_intp)bl_selection_size(sel);
+    PyObject *a = PyArray_SimpleNew(1, &n, NPY_INT32);
+    if (a)
+        memcpy(PyArray_DATA((PyArrayObject *)a), bl_selection_neurons(sel), (size_t)n * sizeof(int32_t));
+    bl_selection_destroy(sel);
+    return a;
+}
+
 static PyMethodDef methods[] = {
     {"load_connectome", py_load_connectome, METH_VARARGS, "load_connectome(path) -> dict"},
     {"simulate", (PyCFunction)(void (*)(void))py_simulate, METH_VARARGS | METH_KEYWORDS,
@@ -513,7 +589,7 @@ static PyMethodDef methods[] = {
     {"verify", bl_py_verify, METH_VARARGS, "verify(record_dir) -> (ok, artifacts, report)"},
     {"run_plan", (PyCFunction)(void (*)(void))bl_py_run_plan, METH_VARARGS | METH_KEYWORDS,
      "run_plan(path, root, backend=None, threads=-1) -> record directory"},
-    {"plan_populations", bl_py_plan_populations, METH_VARARGS, "plan_populations(path) -> {name: neurons}"},
+    {"select", py_select, METH_VARARGS, "select(connectome, name, selector_json, named, seed, stream) -> neurons"},
     {"read_table", bl_py_read_table, METH_VARARGS, "read_table(path, names) -> dict of columns"},
     {"write_parquet", bl_py_write_parquet, METH_VARARGS, "write_parquet(path, columns, codec)"},
     {"record_writer", bl_py_record_writer_new, METH_VARARGS, "record_writer(root, name) -> RecordWriter"},

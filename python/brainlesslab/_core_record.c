@@ -269,39 +269,6 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
-/* plan_populations(path) -> {name: int32 array}: the named populations
- * ([[population]]) of a plan, resolved by the library (the plan's whole
- * selector language: globs, not, ranges, depth from a population, union,
- * intersect, exclude, sample). */
-PyObject *bl_py_plan_populations(PyObject *self, PyObject *args)
-{
-    PyObject *path;
-    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path))
-        return NULL;
-    bl_error err = {0};
-    bl_plan *plan = NULL;
-    bl_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = bl_plan_load(PyBytes_AS_STRING(path), &plan, &err);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
-    if (st)
-        return bl_py_raise(&err);
-    PyObject *d = PyDict_New();
-    for (size_t i = 0; d && i < bl_plan_n_named_populations(plan); i++) {
-        const bl_plan_population *pop = bl_plan_named_population_at(plan, i);
-        npy_intp n = (npy_intp)pop->n_neurons;
-        PyObject *a = PyArray_SimpleNew(1, &n, NPY_INT32);
-        if (a && n)
-            memcpy(PyArray_DATA((PyArrayObject *)a), pop->neurons, (size_t)n * sizeof *pop->neurons);
-        if (!a || PyDict_SetItemString(d, pop->name, a) < 0)
-            Py_CLEAR(d);
-        Py_XDECREF(a);
-    }
-    bl_plan_destroy(plan);
-    return d;
-}
-
 /* ---- tables ---- */
 
 #if !defined(BL_HAVE_TABLE_READER) || !defined(BL_HAVE_PARQUET_WRITER)

@@ -2,9 +2,9 @@
 
 `Connectome.load(path)` loads and fully validates a connectome directory with
 the library (bl_connectome_load); the CSR arrays are read-only views of the
-library's memory. `select(...)` resolves a population exactly as a plan's
-selector does: neurons = [indices], ids = [external ids], or a metadata query
-select = {column: value or [values]} (AND over columns, OR over values).
+library's memory. `select(...)` resolves a population with the library's
+selector (bl_select_json, include/brainlesslab/select.h), the language of a
+plan's [[population]] tables, on the connectome already loaded.
 
 `simulate(...)` builds a network and runs it on a backend; its arrays are
 views of the library's result (no copies).
@@ -12,7 +12,6 @@ views of the library's result (no copies).
 
 import json
 import os
-import re
 
 import numpy as np
 
@@ -89,80 +88,83 @@ class Connectome:
             raise KeyError("%s: unknown neuron id %s" % (self.path, key))
         return self._index_of[key]
 
-    def select(self, neurons=None, ids=None, select=None, **criteria):
+    def select(self, neurons=None, ids=None, select=None, seed=None, **criteria):
         """Sorted int32 neuron indices of one population, resolved by the
-        library exactly as a plan's [[population]] is: neurons=[indices],
-        ids=[external ids], select={column: value, glob ("PN*"), list,
-        {"not": ...} or {"min":, "max":}}, from_="POP"/depth=, union=,
-        intersect=, exclude=, sample=, expect_count= (see docs/python.md).
-        Column criteria may also be given as keywords: select(cell_type="PN")."""
-        spec = {}
-        if neurons is not None:
-            spec["neurons"] = [int(i) for i in np.asarray(neurons).ravel()]
-        if ids is not None:
-            spec["ids"] = [str(i) for i in ids]
-        keys = {"from_", "from", "depth", "union", "intersect", "exclude", "sample", "expect_count", "population"}
-        columns = {k: v for k, v in criteria.items() if k not in keys}
-        if columns:
-            if select is not None:
-                raise ValueError("give the metadata query either as select={...} or as keywords, not both")
-            select = columns
-        if select is not None:
-            spec["select"] = select
-        for k in keys & set(criteria):
-            spec["from" if k == "from_" else k] = criteria[k]
-        return self.select_many({"selection": spec})["selection"]
+        library (bl_select) exactly as a plan's [[population]] is:
+        neurons=[indices], ids=[external ids], select={column: value, glob
+        ("PN*"), list, {"not": ...} or {"min":, "max":}}, from_=, depth=,
+        union=, intersect=, exclude=, sample= (with seed=), expect_count=
+        (see docs/python.md). Column criteria may also be given as keywords:
+        select(cell_type="PN"). from_ takes the neurons to measure depth from:
+        indices (e.g. an earlier select's result) or a dict of criteria."""
+        given = {k: v for k, v in (("neurons", neurons), ("ids", ids), ("select", select)) if v is not None}
+        given.update(criteria)
+        spec = _keyword_spec(given)
+        return self.select_many({"selection": spec}, seed=seed)["selection"]
 
-    def select_many(self, populations):
-        """{name: int32 indices} for several populations at once
-        ({name: {criteria}}), which may refer to each other by name
-        (population = "NAME", from = "NAME", union = [...]). One plan is
-        resolved by the library, so the connectome is read once more."""
-        import tempfile
+    def select_many(self, populations, seed=None):
+        """{name: int32 indices} for several populations ({name: {criteria}}),
+        resolved in order on this connectome (loaded once): a population may
+        refer to those before it by name (population="NAME", from="NAME",
+        union=[...], intersect=[...], exclude=[...]), as a plan's
+        [[population]] tables do. A sample draws from `seed` with the
+        population's position as its stream, so a plan listing the same
+        populations in the same order with the same seed draws the same
+        neurons. Errors raise bl.Error naming the population and the key."""
+        if not isinstance(populations, dict):
+            raise TypeError("populations: expected a dict {name: {criteria}}")
+        resolved = {}
+        for stream, (name, spec) in enumerate(populations.items()):
+            if not isinstance(spec, dict):
+                raise TypeError("population %r: expected a dict of criteria" % name)
+            spec = {("from" if k == "from_" else k): v for k, v in spec.items()}
+            named = dict(resolved)
+            src = spec.get("from")
+            if src is not None and not isinstance(src, str):
+                # Depth from given neurons: an anonymous population ahead of this one.
+                src_spec = _keyword_spec(src) if isinstance(src, dict) else {"neurons": src}
+                named["%s.from" % name] = self._select_one("%s.from" % name, src_spec, named, seed, stream)
+                spec["from"] = "%s.from" % name
+            resolved[name] = self._select_one(str(name), spec, named, seed, stream)
+        return resolved
 
-        with tempfile.TemporaryDirectory(prefix="bl-select-") as tmp:
-            path = os.path.join(tmp, "select.toml")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(_selection_plan(self.path, populations))
-            try:
-                return _core.plan_populations(path)
-            except _core.Error as e:
-                # Name the population, not the temporary plan it was written into.
-                names = list(populations)
-                text = re.sub(r"^.*?select\.toml(:\d+:\d+)?: population\[(\d+)\]",
-                              lambda m: "population %r" % (names[int(m.group(2))] if int(m.group(2)) < len(names)
-                                                           else m.group(2)), str(e))
-                err = _core.Error(text.replace(path, "<selection>"))
-                err.status = getattr(e, "status", None)
-                raise err from None
+    def _select_one(self, name, spec, named, seed, stream):
+        text = json.dumps(_jsonable(spec, name))
+        return _core.select(self._raw["handle"], name, text, named, None if seed is None else int(seed), stream)
 
 
-def _toml(value):
-    """A Python value as a TOML value (inline tables and arrays)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
+_SELECTOR_KEYS = {"from_", "from", "depth", "union", "intersect", "exclude", "sample", "expect_count", "population"}
+
+
+def _keyword_spec(criteria):
+    """Criteria as select() takes them (columns may be keys of their own)."""
+    basic = {"neurons", "ids", "select"} | _SELECTOR_KEYS
+    spec = {k: v for k, v in criteria.items() if k in basic}
+    columns = {k: v for k, v in criteria.items() if k not in basic}
+    if columns:
+        if "select" in spec:
+            raise ValueError("give the metadata query either as select={...} or as keywords, not both")
+        spec["select"] = columns
+    return spec
+
+
+def _jsonable(value, where):
+    """A selector's Python value as JSON the library reads: NumPy scalars and
+    arrays as numbers and lists; integers beyond 2^53 (FlyWire root ids) as
+    their decimal text, since a JSON number is a double."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, (int, np.integer)):
-        return str(int(value))
+        return int(value) if abs(int(value)) <= 2**53 else str(int(value))
     if isinstance(value, (float, np.floating)):
-        return repr(float(value))
+        return float(value)
     if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a TOML basic string
+        return value
     if isinstance(value, dict):
-        return "{ %s }" % ", ".join("%s = %s" % (json.dumps(str(k)), _toml(v)) for k, v in value.items())
+        return {str(k): _jsonable(v, where) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
-        return "[%s]" % ", ".join(_toml(v) for v in value)
-    raise TypeError("cannot put %r (%s) in a selector" % (value, type(value).__name__))
-
-
-def _selection_plan(connectome_path, populations):
-    lines = ['format = "brainlesslab-plan"', "format_version = 4", 'id = "python-select"', 'operation = "audit"',
-             "[connectome]", "path = %s" % json.dumps(connectome_path)]
-    for name, spec in populations.items():
-        if not isinstance(spec, dict):
-            raise TypeError("population %r: expected a dict of criteria" % name)
-        lines += ["[[population]]", "name = %s" % json.dumps(name)]
-        lines += ["%s = %s" % (json.dumps(k), _toml(v)) for k, v in spec.items()]
-    return "\n".join(lines) + "\n"
+        return [_jsonable(v, where) for v in (value.ravel().tolist() if isinstance(value, np.ndarray) else value)]
+    raise TypeError("population %r: cannot put %r (%s) in a selector" % (where, value, type(value).__name__))
 
 
 class SimulationResult:

@@ -162,9 +162,12 @@ void bl_pk_number(char *dst, size_t size, double x);
 bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_plan *plan,
                                  const bl_toml_node *node, const char *where,
                                  bl_pk_population *pop);
-/* One basic selector value `v` (at `path`): kind 0 neurons, 1 ids, 2 select. */
-bl_status bl_pk_select_basic(const bl_pk_ctx *ctx, const bl_connectome *c, int kind,
-                             const bl_toml_node *v, const char *path, bl_pk_population *pop);
+/* Translate the selector keys of table `node` (at `where`) and resolve them
+ * with the library (plan_select.c): the neurons and canonical JSON into pop.
+ * self: a [[population]]'s ordinal (the tables above it are visible; its
+ * sample's stream), or plan->n_named for a stimulus or silence. */
+bl_status bl_pk_select(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *node, const char *where,
+                       size_t self, int64_t expect_count, bl_pk_population *pop);
 
 /* [[population]] tables (plan_population.c). Read names and keys before the
  * connectome is loaded (so typos fail fast), then resolve them in order after:

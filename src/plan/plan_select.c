@@ -1,58 +1,132 @@
-/* Population selectors: which neurons a [[stimulus]] or [[silence]] means.
- *     neurons = [3, 17]                      indices 0..N-1
- *     ids = ["720575940", 720575941]         external ids (integers are read as
- *                                            their decimal text: FlyWire root ids
- *                                            and CATMAID skeleton ids are numbers)
- *     select = { cell_type = "ORN", side = ["left", "right"] }
- *                                            metadata query: AND over columns,
- *                                            OR over the values of one column
- * The selector is kept in a normalised form (sorted, duplicates refused) so
- * that two plans that select the same way hash the same way. */
+/* Selectors in plans: a TOML selector table translated to the library's
+ * bl_selector (include/brainlesslab/select.h) and resolved there. Which
+ * neurons a selector means, its canonical JSON (the plan hash) and its
+ * messages are the library's; this file checks TOML types (with the TOML
+ * value in the message, "got float 1.5") and turns the library's fault into
+ * FILE:LINE:COL: KEY: message by finding the TOML node at fault.
+ *
+ *     [[stimulus]] / [[silence]]: exactly one of
+ *         neurons = [3, 17]            ids = ["720575940", 720575941]
+ *         select = { cell_type = "ORN", side = ["left", "right"] }
+ *         population = "NAME"          a [[population]] table
+ *     [[population]]: any of neurons, ids, select, from (+ depth), union,
+ *         intersect, exclude, sample (plan_population.c)
+ * Integer ids are read as their decimal text (FlyWire root ids and CATMAID
+ * skeleton ids are numbers); a TOML integer keeps all 64 bits, which is why
+ * the plan builds the struct instead of handing the library JSON. */
 #include "plan/plan_impl.h"
 
-#include <cjson/cJSON.h>
-#include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_i32(const void *a, const void *b)
+#include "brainlesslab/select.h"
+
+/* The selector and everything it points into. */
+typedef struct tsel {
+    bl_selector sel;
+    const bl_plan *plan; /* names: the first `visible` [[population]] tables */
+    size_t visible;
+    void **owned;
+    size_t n_owned, cap;
+} tsel;
+
+static void *own(tsel *t, void *p)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
+    if (!p)
+        return NULL;
+    if (t->n_owned == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        void **q = realloc(t->owned, cap * sizeof *q);
+        if (!q) {
+            free(p);
+            return NULL;
+        }
+        t->owned = q;
+        t->cap = cap;
+    }
+    return t->owned[t->n_owned++] = p;
 }
 
-static int cmp_str(const void *a, const void *b)
+static void tsel_free(tsel *t)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    for (size_t i = 0; i < t->n_owned; i++)
+        free(t->owned[i]);
+    free(t->owned);
 }
 
-/* A string element, or an integer read as its decimal text (into num). */
-static bl_status text_element(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *path,
-                              char num[24], const char **out)
+static bl_status nomem(const bl_pk_ctx *ctx)
+{
+    return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate a selector");
+}
+
+/* ---- named populations ---- */
+
+/* Population `name` (len bytes) among the first `visible` [[population]]
+ * tables; the message (without a position) says why not. */
+static bl_status named_lookup(const bl_plan *plan, const char *name, size_t len, size_t visible,
+                              const bl_pk_population **out, bl_error *err)
+{
+    for (size_t i = 0; i < plan->n_named; i++)
+        if (strlen(plan->named[i].name) == len && !memcmp(plan->named[i].name, name, len)) {
+            if (i >= visible)
+                return bl_fail(err, BL_ERR_INVALID,
+                               "population \"%s\" is defined below this one (a population may only "
+                               "refer to populations above it)", plan->named[i].name);
+            *out = &plan->named[i];
+            return BL_OK;
+        }
+    char shown[160], list[512] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < plan->n_named && o < sizeof list; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", plan->named[i].name);
+    bl_pk_printable(shown, sizeof shown, name, len);
+    return bl_fail(err, BL_ERR_INVALID, "no [[population]] is named \"%s\" (%s%s)", shown,
+                   plan->n_named ? "defined: " : "the plan defines none", list);
+}
+
+bl_status bl_pk_find_named(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *v,
+                           const char *path, size_t visible, const bl_pk_population **out)
+{
+    const char *name;
+    size_t len;
+    if (!bl_toml_get_string(v, &name, &len)) {
+        char got[160];
+        bl_pk_describe(v, got, sizeof got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "expected a population name (string), got %s", got);
+    }
+    bl_error why = {0};
+    bl_status st = named_lookup(plan, name, len, visible, out, &why);
+    return st ? bl_pk_fail(ctx, st, v, path, "%s", why.message) : BL_OK;
+}
+
+/* ---- TOML types ---- */
+
+/* A string element, or an integer read as its decimal text (owned by t). */
+static bl_status text_element(const bl_pk_ctx *ctx, tsel *t, const bl_toml_node *v, const char *path,
+                              const char **out)
 {
     int64_t x;
     size_t len;
     if (bl_toml_get_int(v, &x)) {
-        snprintf(num, 24, "%" PRId64, x);
-        *out = num;
-        return BL_OK;
+        char num[24];
+        snprintf(num, sizeof num, "%" PRId64, x);
+        char *copy = own(t, bl_pk_strdup(num));
+        *out = copy;
+        return copy ? BL_OK : nomem(ctx);
     }
     if (!bl_toml_get_string(v, out, &len)) {
         char got[160];
         bl_pk_describe(v, got, sizeof got);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "expected a string (or an integer id), got %s",
-                          got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "expected a string (or an integer id), got %s", got);
     }
     if (strlen(*out) != len)
         return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "string holds a NUL character");
     return BL_OK;
 }
 
-static bl_status non_empty_array(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *path,
-                                 const char *what)
+static bl_status non_empty_array(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *path, const char *what)
 {
     if (bl_toml_type_of(v) != BL_TOML_ARRAY) {
         char got[160];
@@ -64,452 +138,296 @@ static bl_status non_empty_array(const bl_pk_ctx *ctx, const bl_toml_node *v, co
     return BL_OK;
 }
 
-/* Sort the neurons and refuse repeats (a repeat is almost always a typo). */
-static bl_status sort_unique(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *path,
-                             const bl_connectome *c, int by_id, int32_t *neurons, size_t n)
-{
-    qsort(neurons, n, sizeof *neurons, cmp_i32);
-    for (size_t i = 1; i < n; i++)
-        if (neurons[i] == neurons[i - 1]) {
-            if (by_id) {
-                char id[128];
-                const char *s = bl_connectome_external_id(c, (uint64_t)neurons[i]);
-                bl_pk_printable(id, sizeof id, s, strlen(s));
-                return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "id \"%s\" is listed twice", id);
-            }
-            return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "neuron %" PRId32 " is listed twice",
-                              neurons[i]);
-        }
-    return BL_OK;
-}
-
-static char *print_selector(cJSON *sel)
-{
-    char *text = sel ? cJSON_PrintUnformatted(sel) : NULL;
-    cJSON_Delete(sel);
-    return text;
-}
-
-static bl_status by_index(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_toml_node *v,
-                          const char *path, bl_pk_population *pop)
+static bl_status read_neurons(const bl_pk_ctx *ctx, tsel *t, const bl_toml_node *v, const char *path)
 {
     bl_status st = non_empty_array(ctx, v, path, "neuron indices");
     if (st)
         return st;
     size_t n = bl_toml_array_size(v);
-    uint64_t nn = bl_connectome_n_neurons(c);
-    int32_t *neurons = malloc(n * sizeof *neurons);
+    int64_t *neurons = own(t, malloc(n * sizeof *neurons));
     if (!neurons)
         return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot allocate %zu neuron indices", n);
     for (size_t i = 0; i < n; i++) {
         const bl_toml_node *e = bl_toml_array_at(v, i);
-        char epath[BL_PK_PATH_MAX];
-        int64_t x;
-        bl_pk_index(epath, sizeof epath, path, i);
-        if (!bl_toml_get_int(e, &x)) {
-            char got[160];
+        if (!bl_toml_get_int(e, &neurons[i])) {
+            char epath[BL_PK_PATH_MAX], got[160];
+            bl_pk_index(epath, sizeof epath, path, i);
             bl_pk_describe(e, got, sizeof got);
-            free(neurons);
-            return bl_pk_fail(ctx, BL_ERR_INVALID, e, epath, "expected a neuron index (integer), got %s",
-                              got);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, e, epath, "expected a neuron index (integer), got %s", got);
         }
-        if (x < 0 || (uint64_t)x >= nn) {
-            free(neurons);
-            return bl_pk_fail(ctx, BL_ERR_INVALID, e, epath, "neuron index %" PRId64
-                              " is out of range 0..%" PRIu64 " (the connectome has %" PRIu64 " neurons)",
-                              x, nn ? nn - 1 : 0, nn);
-        }
-        neurons[i] = (int32_t)x;
     }
-    if ((st = sort_unique(ctx, v, path, c, 0, neurons, n))) {
-        free(neurons);
-        return st;
-    }
-    cJSON *sel = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(sel, "neurons");
-    for (size_t i = 0; arr && i < n; i++)
-        if (!cJSON_AddItemToArray(arr, cJSON_CreateNumber(neurons[i])))
-            arr = NULL;
-    pop->selector = arr ? print_selector(sel) : (cJSON_Delete(sel), NULL);
-    if (!pop->selector) {
-        free(neurons);
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot render the selector");
-    }
-    pop->neurons = neurons;
-    pop->view.n_neurons = n;
+    t->sel.neurons = neurons;
+    t->sel.n_neurons = n;
     return BL_OK;
 }
 
-static bl_status by_id(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_toml_node *v,
-                       const char *path, bl_pk_population *pop)
-{
-    bl_status st = non_empty_array(ctx, v, path, "external ids");
-    if (st)
-        return st;
-    size_t n = bl_toml_array_size(v);
-    int32_t *neurons = malloc(n * sizeof *neurons);
-    if (!neurons)
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot allocate %zu neuron ids", n);
-    for (size_t i = 0; i < n; i++) {
-        const bl_toml_node *e = bl_toml_array_at(v, i);
-        char epath[BL_PK_PATH_MAX], num[24];
-        const char *id;
-        bl_pk_index(epath, sizeof epath, path, i);
-        if ((st = text_element(ctx, e, epath, num, &id))) {
-            free(neurons);
-            return st;
-        }
-        if (bl_connectome_find(c, id, &neurons[i], NULL)) {
-            char shown[128];
-            bl_pk_printable(shown, sizeof shown, id, strlen(id));
-            free(neurons);
-            return bl_pk_fail(ctx, BL_ERR_INVALID, e, epath,
-                              "unknown external id \"%s\" (no neuron of the connectome has it)", shown);
-        }
-    }
-    if ((st = sort_unique(ctx, v, path, c, 1, neurons, n))) {
-        free(neurons);
-        return st;
-    }
-    /* Normalised: ids in lexicographic order. */
-    const char **ids = malloc(n * sizeof *ids);
-    cJSON *sel = ids ? cJSON_CreateObject() : NULL;
-    cJSON *arr = sel ? cJSON_AddArrayToObject(sel, "ids") : NULL;
-    if (arr) {
-        for (size_t i = 0; i < n; i++)
-            ids[i] = bl_connectome_external_id(c, (uint64_t)neurons[i]);
-        qsort(ids, n, sizeof *ids, cmp_str);
-        for (size_t i = 0; arr && i < n; i++)
-            if (!cJSON_AddItemToArray(arr, cJSON_CreateString(ids[i])))
-                arr = NULL;
-    }
-    free(ids);
-    pop->selector = arr ? print_selector(sel) : (cJSON_Delete(sel), NULL);
-    if (!pop->selector) {
-        free(neurons);
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot render the selector");
-    }
-    pop->neurons = neurons;
-    pop->view.n_neurons = n;
-    return BL_OK;
-}
-
-/* One column of a metadata query. A column takes
- *     "value" or ["v1", "v2"]          any of these (exact, or a glob: fnmatch
- *                                      patterns with * ? [..], e.g. "T4*")
- *     { not = "v" or [..] }            none of these (exact or glob)
- *     { min = a, max = b }             a numeric range, both ends inclusive and
- *                                      either optional; the column must be
- *                                      numeric (every non-empty value a number);
- *                                      empty values never match
- * Exact values are kept sorted for bsearch; globs are tried one by one. */
-enum { COND_ANY, COND_NOT, COND_RANGE };
-
-typedef struct condition {
-    int column;
-    const char *name;
-    int kind;
-    char **values;
-    size_t n;
-    int has_glob;
-    int has_min, has_max;
-    double min, max;
-} condition;
-
-static void free_conditions(condition *conds, size_t n)
-{
-    for (size_t k = 0; conds && k < n; k++) {
-        for (size_t j = 0; j < conds[k].n; j++)
-            free(conds[k].values[j]);
-        free(conds[k].values);
-    }
-    free(conds);
-}
-
-static int cmp_condition(const void *a, const void *b)
-{
-    return strcmp(((const condition *)a)->name, ((const condition *)b)->name);
-}
-
-static int is_glob(const char *s)
-{
-    return strpbrk(s, "*?[") != NULL;
-}
-
-/* A whole-string number (strtod), for numeric ranges. */
-static int parse_number(const char *s, double *out)
-{
-    if (!*s)
-        return 0;
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (*end || errno || x != x)
-        return 0;
-    *out = x;
-    return 1;
-}
-
-/* The values (one or a list) of `v` into cond->values, sorted, no repeats. */
-static bl_status read_values(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *kpath,
-                             condition *cond)
+/* Values of one column (one, or a list), or the external ids. */
+static bl_status read_texts(const bl_pk_ctx *ctx, tsel *t, const bl_toml_node *v, const char *path,
+                            const char *const **out, size_t *count)
 {
     int is_list = bl_toml_type_of(v) == BL_TOML_ARRAY;
     size_t n = is_list ? bl_toml_array_size(v) : 1;
-    if (n == 0)
-        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "empty selection (an empty list of values)");
-    cond->values = calloc(n, sizeof *cond->values);
-    if (!cond->values)
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, kpath, "cannot allocate %zu values", n);
+    const char **texts = own(t, malloc((n ? n : 1) * sizeof *texts));
+    if (!texts)
+        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot allocate %zu values", n);
     for (size_t j = 0; j < n; j++) {
-        const bl_toml_node *e = is_list ? bl_toml_array_at(v, j) : v;
-        char epath[BL_PK_PATH_MAX], num[24];
-        const char *text;
+        char epath[BL_PK_PATH_MAX];
         if (is_list)
-            bl_pk_index(epath, sizeof epath, kpath, j);
+            bl_pk_index(epath, sizeof epath, path, j);
         else
-            snprintf(epath, sizeof epath, "%s", kpath);
-        bl_status st = text_element(ctx, e, epath, num, &text);
+            snprintf(epath, sizeof epath, "%s", path);
+        bl_status st = text_element(ctx, t, is_list ? bl_toml_array_at(v, j) : v, epath, &texts[j]);
         if (st)
             return st;
-        if (!(cond->values[j] = bl_pk_strdup(text)))
-            return bl_pk_fail(ctx, BL_ERR_NOMEM, e, epath, "cannot copy a value");
-        cond->n = j + 1;
-        cond->has_glob |= is_glob(text);
     }
-    qsort(cond->values, n, sizeof *cond->values, cmp_str);
-    for (size_t j = 1; j < n; j++)
-        if (!strcmp(cond->values[j], cond->values[j - 1])) {
-            char shown[128];
-            bl_pk_printable(shown, sizeof shown, cond->values[j], strlen(cond->values[j]));
-            return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "value \"%s\" is listed twice", shown);
-        }
+    *out = texts;
+    *count = n;
     return BL_OK;
 }
 
-static bl_status read_range(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_toml_node *v,
-                            const char *kpath, condition *cond)
-{
-    static const char *const keys[] = {"min", "max", NULL};
-    bl_status st = bl_pk_check_keys(ctx, v, kpath, keys);
-    if (st || (st = bl_pk_double(ctx, v, kpath, "min", 0, &cond->min, &cond->has_min)) ||
-        (st = bl_pk_double(ctx, v, kpath, "max", 0, &cond->max, &cond->has_max)))
-        return st;
-    if (cond->has_min && cond->has_max && cond->min > cond->max)
-        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "min %g is above max %g", cond->min, cond->max);
-    /* A range on a text column is a mistake, not an empty selection. */
-    uint64_t nn = bl_connectome_n_neurons(c);
-    for (uint64_t i = 0; i < nn; i++) {
-        const char *value = bl_connectome_value(c, (size_t)cond->column, i);
-        double x;
-        if (*value && !parse_number(value, &x)) {
-            char shown[128];
-            bl_pk_printable(shown, sizeof shown, value, strlen(value));
-            return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath,
-                              "column '%s' is not numeric (neuron %" PRIu64 " has \"%s\"): a range needs numbers",
-                              cond->name, i, shown);
-        }
-    }
-    return BL_OK;
-}
-
-static bl_status read_condition(const bl_pk_ctx *ctx, const bl_connectome *c,
-                                const bl_toml_node *sel, size_t k, const char *path, condition *cond)
-{
-    size_t klen;
-    const char *key = bl_toml_table_key(sel, k, &klen);
-    const bl_toml_node *v = bl_toml_table_value(sel, k);
-    char kpath[BL_PK_PATH_MAX];
-    bl_pk_join(kpath, sizeof kpath, path, key, klen);
-    cond->name = key;
-    cond->column = strlen(key) == klen ? bl_connectome_column(c, key) : -1;
-    if (cond->column < 0) {
-        char list[512] = "";
-        size_t o = 0, nc = bl_connectome_n_columns(c);
-        for (size_t j = 0; j < nc && o < sizeof list; j++)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "",
-                                  bl_connectome_column_name(c, j));
-        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath, "unknown metadata column (%s%s)",
-                          nc ? "available: " : "the connectome has no metadata columns", list);
-    }
-    if (bl_toml_type_of(v) != BL_TOML_TABLE) {
-        cond->kind = COND_ANY;
-        return read_values(ctx, v, kpath, cond);
-    }
-    const bl_toml_node *neg = bl_toml_table_get(v, "not");
-    if (neg) {
-        static const char *const keys[] = {"not", NULL};
-        bl_status st = bl_pk_check_keys(ctx, v, kpath, keys);
-        if (st)
-            return st;
-        char npath[BL_PK_PATH_MAX];
-        bl_pk_join(npath, sizeof npath, kpath, "not", 3);
-        cond->kind = COND_NOT;
-        return read_values(ctx, neg, npath, cond);
-    }
-    if (bl_toml_table_size(v) == 0)
-        return bl_pk_fail(ctx, BL_ERR_INVALID, v, kpath,
-                          "empty condition: give values, { not = ... } or { min = ..., max = ... }");
-    cond->kind = COND_RANGE;
-    return read_range(ctx, c, v, kpath, cond);
-}
-
-static int match_values(const condition *cond, const char *value)
-{
-    if (!cond->has_glob)
-        return bsearch(&value, cond->values, cond->n, sizeof(char *), cmp_str) != NULL;
-    for (size_t j = 0; j < cond->n; j++)
-        if (is_glob(cond->values[j]) ? fnmatch(cond->values[j], value, 0) == 0
-                                     : strcmp(cond->values[j], value) == 0)
-            return 1;
-    return 0;
-}
-
-static int match(const condition *cond, const char *value)
-{
-    double x;
-    switch (cond->kind) {
-    case COND_ANY:
-        return match_values(cond, value);
-    case COND_NOT:
-        return !match_values(cond, value);
-    default:
-        return parse_number(value, &x) && (!cond->has_min || x >= cond->min) &&
-               (!cond->has_max || x <= cond->max);
-    }
-}
-
-static cJSON *condition_json(const condition *cond)
-{
-    if (cond->kind == COND_RANGE) {
-        cJSON *o = cJSON_CreateObject();
-        char text[40];
-        if (o && cond->has_min) {
-            bl_pk_number(text, sizeof text, cond->min);
-            if (!cJSON_AddRawToObject(o, "min", text))
-                return cJSON_Delete(o), NULL;
-        }
-        if (o && cond->has_max) {
-            bl_pk_number(text, sizeof text, cond->max);
-            if (!cJSON_AddRawToObject(o, "max", text))
-                return cJSON_Delete(o), NULL;
-        }
-        return o;
-    }
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t j = 0; arr && j < cond->n; j++)
-        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(cond->values[j])))
-            return cJSON_Delete(arr), NULL;
-    if (!arr || cond->kind == COND_ANY)
-        return arr;
-    cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToObject(o, "not", arr)) {
-        cJSON_Delete(o);
-        cJSON_Delete(arr);
-        return NULL;
-    }
-    return o;
-}
-
-static bl_status by_query(const bl_pk_ctx *ctx, const bl_connectome *c, const bl_toml_node *sel,
-                          const char *path, bl_pk_population *pop)
+static bl_status read_query(const bl_pk_ctx *ctx, tsel *t, const bl_toml_node *sel, const char *path)
 {
     if (bl_toml_type_of(sel) != BL_TOML_TABLE) {
         char got[160];
         bl_pk_describe(sel, got, sizeof got);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, sel, path,
-                          "expected a table of metadata column = value(s), got %s", got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, sel, path, "expected a table of metadata column = value(s), got %s",
+                          got);
     }
     size_t nk = bl_toml_table_size(sel);
-    if (nk == 0)
-        return bl_pk_fail(ctx, BL_ERR_INVALID, sel, path, "empty selection (no metadata column given)");
-    condition *conds = calloc(nk, sizeof *conds);
-    if (!conds)
+    bl_select_column *cols = own(t, calloc(nk ? nk : 1, sizeof *cols));
+    if (!cols)
         return bl_pk_fail(ctx, BL_ERR_NOMEM, sel, path, "cannot allocate a query");
-    bl_status st = BL_OK;
-    for (size_t k = 0; k < nk && !st; k++)
-        st = read_condition(ctx, c, sel, k, path, &conds[k]);
-    if (st) {
-        free_conditions(conds, nk);
-        return st;
-    }
-    qsort(conds, nk, sizeof *conds, cmp_condition);
-
-    uint64_t nn = bl_connectome_n_neurons(c);
-    size_t count = 0;
-    int32_t *neurons = malloc((nn ? nn : 1) * sizeof *neurons);
-    if (!neurons) {
-        free_conditions(conds, nk);
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, sel, path, "cannot allocate the selection");
-    }
-    for (uint64_t i = 0; i < nn; i++) {
-        int ok = 1;
-        for (size_t k = 0; k < nk && ok; k++)
-            ok = match(&conds[k], bl_connectome_value(c, (size_t)conds[k].column, i));
-        if (ok)
-            neurons[count++] = (int32_t)i;
-    }
-    if (count == 0) {
-        free(neurons);
-        free_conditions(conds, nk);
-        return bl_pk_fail(ctx, BL_ERR_INVALID, sel, path,
-                          "empty selection: no neuron matches this metadata query");
-    }
-
-    cJSON *json = cJSON_CreateObject();
-    cJSON *query = json ? cJSON_AddObjectToObject(json, "select") : NULL;
-    for (size_t k = 0; query && k < nk; k++) {
-        cJSON *item = condition_json(&conds[k]);
-        if (!item || !cJSON_AddItemToObject(query, conds[k].name, item)) {
-            cJSON_Delete(item);
-            query = NULL;
+    for (size_t k = 0; k < nk; k++) {
+        size_t klen;
+        const char *key = bl_toml_table_key(sel, k, &klen);
+        const bl_toml_node *v = bl_toml_table_value(sel, k);
+        char kpath[BL_PK_PATH_MAX];
+        bl_pk_join(kpath, sizeof kpath, path, key, klen);
+        bl_select_column *c = &cols[k];
+        /* A key holding a NUL names no column (the library says which exist). */
+        c->column = strlen(key) == klen ? key : "";
+        bl_status st = BL_OK;
+        if (bl_toml_type_of(v) != BL_TOML_TABLE) {
+            c->match = BL_SELECT_ANY;
+            st = read_texts(ctx, t, v, kpath, &c->values, &c->n_values);
+        } else if (bl_toml_table_get(v, "not")) {
+            static const char *const keys[] = {"not", NULL};
+            char npath[BL_PK_PATH_MAX];
+            bl_pk_join(npath, sizeof npath, kpath, "not", 3);
+            c->match = BL_SELECT_NOT;
+            if (!(st = bl_pk_check_keys(ctx, v, kpath, keys)))
+                st = read_texts(ctx, t, bl_toml_table_get(v, "not"), npath, &c->values, &c->n_values);
+        } else {
+            static const char *const keys[] = {"min", "max", NULL};
+            c->match = BL_SELECT_RANGE;
+            if (!(st = bl_pk_check_keys(ctx, v, kpath, keys)) &&
+                !(st = bl_pk_double(ctx, v, kpath, "min", 0, &c->min, &c->has_min)))
+                st = bl_pk_double(ctx, v, kpath, "max", 0, &c->max, &c->has_max);
         }
+        if (st)
+            return st;
     }
-    free_conditions(conds, nk);
-    pop->selector = query ? print_selector(json) : (cJSON_Delete(json), NULL);
-    if (!pop->selector) {
-        free(neurons);
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, sel, path, "cannot render the selector");
-    }
-    pop->neurons = neurons;
-    pop->view.n_neurons = count;
+    t->sel.columns = cols;
+    t->sel.n_columns = nk;
     return BL_OK;
 }
 
-bl_status bl_pk_select_basic(const bl_pk_ctx *ctx, const bl_connectome *c, int kind,
-                             const bl_toml_node *v, const char *path, bl_pk_population *pop)
+/* A population name. One holding a NUL names no population: the plan's
+ * lookup says so (the library would see the name cut at the NUL). */
+static bl_status read_name(const bl_pk_ctx *ctx, const tsel *t, const bl_toml_node *v, const char *path,
+                           const char **out)
 {
-    if (kind == 0)
-        return by_index(ctx, c, v, path, pop);
-    if (kind == 1)
-        return by_id(ctx, c, v, path, pop);
-    return by_query(ctx, c, v, path, pop);
+    size_t len;
+    if (bl_toml_get_string(v, out, &len) && strlen(*out) == len)
+        return BL_OK;
+    const bl_pk_population *p;
+    bl_status st = bl_pk_find_named(ctx, t->plan, v, path, t->visible, &p);
+    return st ? st : bl_pk_fail(ctx, BL_ERR_INTERNAL, v, path, "a name holding a NUL was found");
 }
 
-/* population = "NAME": the neurons of a [[population]] table. */
-static bl_status by_name(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *v,
-                         const char *path, bl_pk_population *pop)
+static bl_status read_names(const bl_pk_ctx *ctx, tsel *t, const bl_toml_node *v, const char *path,
+                            bl_select_names *out)
 {
-    const bl_pk_population *named;
-    bl_status st = bl_pk_find_named(ctx, plan, v, path, plan->n_named, &named);
+    if (bl_toml_type_of(v) != BL_TOML_ARRAY || bl_toml_array_size(v) == 0) {
+        char got[160];
+        bl_pk_describe(v, got, sizeof got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "expected a non-empty array of population names, got %s",
+                          got);
+    }
+    size_t n = bl_toml_array_size(v);
+    const char **names = own(t, malloc(n * sizeof *names));
+    if (!names)
+        return nomem(ctx);
+    for (size_t i = 0; i < n; i++) {
+        char epath[BL_PK_PATH_MAX];
+        bl_pk_index(epath, sizeof epath, path, i);
+        bl_status st = read_name(ctx, t, bl_toml_array_at(v, i), epath, &names[i]);
+        if (st)
+            return st;
+    }
+    out->names = names;
+    out->n = n;
+    return BL_OK;
+}
+
+/* depth = d or { min = a, max = b } (b optional: no upper bound). */
+static bl_status read_depth(const bl_pk_ctx *ctx, const bl_toml_node *v, const char *path, bl_selector *sel)
+{
+    int64_t d;
+    sel->has_depth = 1;
+    sel->depth_min = 0;
+    sel->depth_max = INT32_MAX;
+    if (bl_toml_get_int(v, &d)) {
+        if (d < 0 || d > INT32_MAX)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "depth %" PRId64 " is out of range 0..%d", d, INT32_MAX);
+        sel->depth_min = sel->depth_max = d;
+        return BL_OK;
+    }
+    if (bl_toml_type_of(v) != BL_TOML_TABLE) {
+        char got[160];
+        bl_pk_describe(v, got, sizeof got);
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "expected a depth (integer) or { min = a, max = b }, got %s",
+                          got);
+    }
+    static const char *const keys[] = {"min", "max", NULL};
+    bl_status st = bl_pk_check_keys(ctx, v, path, keys);
+    if (st || (st = bl_pk_int(ctx, v, path, "min", 0, 0, INT32_MAX, &sel->depth_min, NULL)) ||
+        (st = bl_pk_int(ctx, v, path, "max", 0, 0, INT32_MAX, &sel->depth_max, NULL)))
+        return st;
+    if (sel->depth_min > sel->depth_max)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "min %" PRId64 " is above max %" PRId64, sel->depth_min,
+                          sel->depth_max);
+    return BL_OK;
+}
+
+/* Translate the selector keys of table `node` (its other keys are its reader's). */
+static bl_status translate(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where, tsel *t)
+{
+    bl_selector *sel = &t->sel;
+    char path[BL_PK_PATH_MAX];
+    const bl_toml_node *v;
+    bl_status st = BL_OK;
+#define AT(key) (bl_pk_join(path, sizeof path, where, key, strlen(key)), bl_toml_table_get(node, key))
+    if ((v = AT("neurons")) && (st = read_neurons(ctx, t, v, path)))
+        return st;
+    if ((v = AT("ids")) && ((st = non_empty_array(ctx, v, path, "external ids")) ||
+                             (st = read_texts(ctx, t, v, path, &sel->ids, &sel->n_ids))))
+        return st;
+    if ((v = AT("select")) && (st = read_query(ctx, t, v, path)))
+        return st;
+    if ((v = AT("population")) && (st = read_name(ctx, t, v, path, &sel->population)))
+        return st;
+    if ((v = AT("from")) && (st = read_name(ctx, t, v, path, &sel->from)))
+        return st;
+    if ((v = AT("depth"))) {
+        if (!sel->from)
+            sel->has_depth = 1; /* the library refuses a depth without from */
+        else if ((st = read_depth(ctx, v, path, sel)))
+            return st;
+    }
+    if ((v = AT("union")) && (st = read_names(ctx, t, v, path, &sel->union_of)))
+        return st;
+    if ((v = AT("intersect")) && (st = read_names(ctx, t, v, path, &sel->intersect_of)))
+        return st;
+    if ((v = AT("exclude")) && (st = read_names(ctx, t, v, path, &sel->exclude)))
+        return st;
+#undef AT
+    if (bl_toml_table_get(node, "sample")) {
+        if ((st = bl_pk_int(ctx, node, where, "sample", 0, 1, INT32_MAX, &sel->sample, NULL)))
+            return st;
+        sel->has_sample = 1;
+    }
+    return BL_OK;
+}
+
+/* ---- the library's answer ---- */
+
+/* The TOML node and key path of a library fault. */
+static const bl_toml_node *fault_node(const bl_toml_node *node, const char *where, const bl_select_fault *f,
+                                      char *path, size_t size)
+{
+    snprintf(path, size, "%s", where);
+    if (!f->key)
+        return node;
+    const bl_toml_node *v = bl_toml_table_get(node, f->key);
+    bl_pk_join(path, size, where, f->key, strlen(f->key));
+    if (v && !strcmp(f->key, "select") && f->column >= 0 && (size_t)f->column < bl_toml_table_size(v)) {
+        size_t klen;
+        const char *key = bl_toml_table_key(v, (size_t)f->column, &klen);
+        char parent[BL_PK_PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", path);
+        bl_pk_join(path, size, parent, key, klen);
+        v = bl_toml_table_value(v, (size_t)f->column);
+        if (f->sub && bl_toml_table_get(v, f->sub)) {
+            snprintf(parent, sizeof parent, "%s", path);
+            bl_pk_join(path, size, parent, f->sub, strlen(f->sub));
+            v = bl_toml_table_get(v, f->sub);
+        }
+    }
+    if (v && f->index >= 0 && bl_toml_type_of(v) == BL_TOML_ARRAY && (size_t)f->index < bl_toml_array_size(v)) {
+        char parent[BL_PK_PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", path);
+        bl_pk_index(path, size, parent, (size_t)f->index);
+        v = bl_toml_array_at(v, (size_t)f->index);
+    }
+    return v ? v : node;
+}
+
+typedef struct lookup_ctx {
+    const bl_plan *plan;
+    size_t visible;
+} lookup_ctx;
+
+static bl_status lookup(void *user, const char *name, bl_select_named *out, bl_error *err)
+{
+    const lookup_ctx *l = user;
+    const bl_pk_population *p;
+    bl_status st = named_lookup(l->plan, name, strlen(name), l->visible, &p, err);
     if (st)
         return st;
-    size_t n = named->view.n_neurons;
-    pop->neurons = malloc(n * sizeof *pop->neurons);
-    cJSON *sel = cJSON_CreateObject();
-    if (!pop->neurons || !sel || !cJSON_AddStringToObject(sel, "population", named->name)) {
-        cJSON_Delete(sel);
-        return bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot copy population \"%s\"", named->name);
-    }
-    memcpy(pop->neurons, named->neurons, n * sizeof *pop->neurons);
-    pop->view.n_neurons = n;
-    pop->selector = print_selector(sel);
-    return pop->selector ? BL_OK : bl_pk_fail(ctx, BL_ERR_NOMEM, v, path, "cannot render the selector");
+    *out = (bl_select_named){p->name, p->neurons, p->view.n_neurons};
+    return BL_OK;
 }
 
-bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_plan *plan,
-                                 const bl_toml_node *node, const char *where,
-                                 bl_pk_population *pop)
+bl_status bl_pk_select(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *node, const char *where,
+                       size_t self, int64_t expect_count, bl_pk_population *pop)
+{
+    tsel t = {{0}, plan, self, NULL, 0, 0};
+    t.sel.expect_count = expect_count;
+    bl_status st = translate(ctx, node, where, &t);
+    lookup_ctx l = {plan, self};
+    /* A [[population]]'s sample draws from stream = its ordinal (select.h). */
+    bl_select_options opt = {pop->name, lookup, &l, plan->has_seed, plan->seed, (uint32_t)self,
+                             "a sample is drawn from the plan seed, and the plan gives none ([run] seed)"};
+    bl_selection *r = NULL;
+    bl_select_fault f;
+    bl_error why = {0};
+    if (!st && (st = bl_select(plan->connectome, &t.sel, &opt, &r, &f, &why))) {
+        if (st == BL_ERR_NOMEM && !f.message[0])
+            st = bl_fail(ctx->err, st, "%s", why.message);
+        else {
+            char path[BL_PK_PATH_MAX];
+            const bl_toml_node *at = fault_node(node, where, &f, path, sizeof path);
+            st = bl_pk_fail(ctx, st, at, path, "%s", f.message);
+        }
+    }
+    tsel_free(&t);
+    if (st)
+        return st;
+    size_t n = bl_selection_size(r);
+    pop->neurons = malloc(n * sizeof *pop->neurons);
+    pop->selector = bl_pk_strdup(bl_selection_json(r));
+    if (pop->neurons)
+        memcpy(pop->neurons, bl_selection_neurons(r), n * sizeof *pop->neurons);
+    bl_selection_destroy(r);
+    if (!pop->neurons || !pop->selector)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy a selection of %zu neurons", n);
+    pop->view.n_neurons = n;
+    return BL_OK;
+}
+
+bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_toml_node *node,
+                                 const char *where, bl_pk_population *pop)
 {
     static const char *const kinds[] = {"neurons", "ids", "select", "population"};
     const bl_toml_node *given = NULL;
@@ -532,9 +450,7 @@ bl_status bl_pk_resolve_selector(const bl_pk_ctx *ctx, const bl_plan *plan,
         return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
                           "no selector: give exactly one of neurons = [...], ids = [...], "
                           "select = { column = value } or population = \"NAME\"");
-    char path[BL_PK_PATH_MAX];
-    bl_pk_join(path, sizeof path, where, kinds[kind], strlen(kinds[kind]));
-    if (kind == 3)
-        return by_name(ctx, plan, given, path, pop);
-    return bl_pk_select_basic(ctx, plan->connectome, kind, given, path, pop);
+    /* Stimuli and silences see every [[population]]; their own keys beyond
+     * the selector are checked by their readers, so only it is translated. */
+    return bl_pk_select(ctx, plan, node, where, plan->n_named, -1, pop);
 }

@@ -90,6 +90,71 @@ class ConnectomeTest(TempDirCase):
         np.testing.assert_array_equal(m["next"], sorted(direct - set(orn.tolist())))
         np.testing.assert_array_equal(m["both"], np.union1d(orn, m["next"]))
 
+    def test_select_depth_from_neurons(self):
+        """docs/python.md: c.select(from_=..., depth=2) with the neurons (or
+        criteria) to measure depth from, on the connectome loaded once."""
+        c = self.c
+        orn = c.select(cell_type="sensory", modality="olfactory")
+        d2 = c.select(from_=orn, depth=2)
+        m = c.select_many({"ORN": {"select": {"cell_type": "sensory", "modality": "olfactory"}},
+                           "d2": {"from": "ORN", "depth": 2}})
+        np.testing.assert_array_equal(d2, m["d2"])
+        np.testing.assert_array_equal(c.select(from_={"cell_type": "sensory", "modality": "olfactory"}, depth=2), d2)
+        # depth 2: reached in two steps and not in fewer (a breadth-first search of our own)
+        depth = np.full(c.n_neurons, -1)
+        depth[orn] = 0
+        frontier = list(orn)
+        for level in (1, 2):
+            nxt = set()
+            for i in frontier:
+                nxt.update(j for j in c.targets[c.offsets[i]:c.offsets[i + 1]].tolist() if depth[j] < 0)
+            for j in nxt:
+                depth[j] = level
+            frontier = sorted(nxt)
+        np.testing.assert_array_equal(d2, np.flatnonzero(depth == 2))
+        np.testing.assert_array_equal(c.select(from_=orn, depth={"min": 1, "max": 2}, side="left"),
+                                      np.intersect1d(np.flatnonzero((depth == 1) | (depth == 2)),
+                                                     np.flatnonzero(np.array(c.columns["side"]) == "left")))
+        with self.assertRaises(bl.Error) as e:
+            c.select(from_=[c.n_neurons], depth=1)
+        self.assertIn("population 'selection.from': neurons[0]", str(e.exception))
+
+    def test_select_sample_as_plan(self):
+        """A sample draws what a plan with the same populations and seed draws."""
+        c = self.c
+        pops = {"PN": {"select": {"cell_type": "PN*"}}, "few": {"union": ["PN"], "sample": 7}}
+        got = c.select_many(pops, seed=20241002)
+        plan = os.path.join(self.tmp, "sample.toml")
+        with open(plan, "w") as f:
+            f.write('format = "brainlesslab-plan"\nformat_version = 4\nid = "s"\noperation = "connectome"\n'
+                    '[connectome]\npath = "%s"\n[run]\nduration_ms = 10\nseed = 20241002\n'
+                    '[[population]]\nname = "PN"\nselect = { cell_type = "PN*" }\n'
+                    '[[population]]\nname = "few"\nunion = ["PN"]\nsample = 7\n' % LARVA)
+        out = subprocess.run([CLI, "check", "--full", plan], capture_output=True, text=True, check=True).stdout
+        resolved = json.loads(out.split("\nplan hash:")[0])
+        want = {p["name"]: p["neurons"] for p in resolved["population"]}
+        np.testing.assert_array_equal(got["few"], want["few"])
+        self.assertEqual(len(got["few"]), 7)
+        with self.assertRaises(bl.Error) as e:
+            c.select_many(pops)
+        self.assertIn("population 'few': sample: a sample is drawn from a seed", str(e.exception))
+        with self.assertRaises(bl.Error) as e:
+            c.select_many({"a": {"neurons": [1]}, "b": {"union": ["a", "c"]}, "c": {"neurons": [2]}})
+        self.assertIn("population 'b': union[1]: no population is named \"c\"", str(e.exception))
+
+    def test_select_json_types(self):
+        """Library refusals of JSON types name the key; 64-bit ids travel as text."""
+        c = self.c
+        for kw, text in [(dict(neurons=[1.5]), "neurons[0]: expected a neuron index (integer), got number 1.5"),
+                         (dict(depth=1), "depth: depth needs from"),
+                         (dict(neurons=[1], sample=1), "sample: a sample is drawn from a seed"),
+                         (dict(neurons=[1, 2], expect_count=3), "has 2 neurons, not the 3 expected"),
+                         (dict(ids=[720575940379279001]), 'unknown external id "720575940379279001"')]:
+            with self.assertRaises(bl.Error, msg=repr(kw)) as e:
+                c.select(**kw)
+            self.assertIn(text, str(e.exception), repr(kw))
+        np.testing.assert_array_equal(c.select(neurons=np.array([[4, 2]]), seed=1, sample=1).shape, (1,))
+
     def test_load_errors(self):
         with self.assertRaises(bl.Error) as e:
             bl.Connectome.load(os.path.join(self.tmp, "missing"))
