@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/network_impl.h"
+#include "models/model_table.h"
 #include "stimulus/stimulus_impl.h"
 
 static bl_status check_neuron(int32_t neuron, uint64_t n, const char *what, size_t index, bl_error *err)

@@ -6,7 +6,7 @@
  * merged spikes of the previous window.
  *
  * The partition is model-agnostic: its per-neuron state is the fields the
- * model's partition kernel declares (bl_part_kernel in model_table.h), and
+ * model's partition kernel declares (bl_part_kernel in kernel_ops.h), and
  * each step is the kernel's. */
 #ifndef BL_ENGINE_PARTITION_H
 #define BL_ENGINE_PARTITION_H
@@ -73,7 +73,7 @@ int bl_partition_sane(const partition *p);
  * slot 0 (which always exists) absorbs writes until the window ends. */
 int bl_partition_grow(partition *p);
 
-/* ---- for the model kernels (kernel_<model>.c) ----
+/* ---- for the model kernels (src/models/lif_<model>.c) ----
  * K is the kernel's own static const bl_part_kernel, so that after inlining
  * the field loops below unroll with constant sizes. */
 

@@ -11,8 +11,8 @@
 #include <math.h>
 
 #include "engine/kernel.h"
-#include "engine/shiu_retire.h"
 #include "models/lif_shiu2024.h"
+#include "models/lif_shiu2024_retire.h"
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 #define PREFETCH 16 /* edges ahead */

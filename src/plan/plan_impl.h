@@ -198,9 +198,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
 /* Render the resolved plan: canonical (compact, full) when pretty is 0. */
 char *bl_pk_render_json(const bl_plan *plan, int pretty, int full);
 
-/* plan_sense.c: parameters that make no sense, and what run would refuse. */
-bl_status bl_pk_sense_params(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
-                             const bl_lif_params *p);
+/* plan_sense.c: what run would refuse (model parameters: the model row's
+ * table, bl_lif_params_validate). */
 bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const bl_plan *plan);
 
 #endif

@@ -17,9 +17,10 @@
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
 #include "engine/partition.h"
-#include "engine/p4c_retire.h"
-#include "engine/shiu_retire.h"
+#include "models/lif_phase4c_retire.h"
+#include "models/lif_shiu2024_retire.h"
 #include "models/lif_shiu2024.h"
+#include "models/model_table.h"
 #include <float.h>
 #include <math.h>
 #include "test_engine_toy.h"
@@ -476,7 +477,7 @@ static void reference_vs_cpu_threads(void **unused)
 /* The partition update holds refractory slots still only when it must: when
  * the reset state (v_rst, +0) is a one-step fixed point below threshold (the
  * published parameters, v_reset = v_rest) a refractory neuron sits exactly
- * there, and updating it anyway changes no bit (kernel_shiu2024.c,
+ * there, and updating it anyway changes no bit (lif_shiu2024.c,
  * shiu_update_body). Resets at rest, below it, between rest and threshold
  * and just under threshold, with a refractory period long enough that
  * refractory neurons stay in active slots for many updates, and inputs
