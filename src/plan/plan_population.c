@@ -32,9 +32,8 @@
 #include <string.h>
 
 #include "brainlesslab/analysis.h"
-#include "core/philox.h"
+#include "core/stream.h"
 
-#define SAMPLE_TRIAL_WORD UINT32_C(0xFFFFFFFF)
 
 static const char *const population_keys[] = {"name", "neurons", "ids", "select", "from", "depth",
                                               "union", "intersect", "exclude", "sample",
@@ -292,13 +291,8 @@ static bl_status draw_sample(const bl_pk_ctx *ctx, const bl_plan *plan, size_t o
     sample_key *keys = malloc((s->n ? s->n : 1) * sizeof *keys);
     if (!keys)
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate a sample of %zu neurons", s->n);
-    const uint32_t key[2] = {(uint32_t)plan->seed, (uint32_t)(plan->seed >> 32)};
-    for (size_t i = 0; i < s->n; i++) {
-        const uint32_t counter[4] = {0, (uint32_t)s->v[i], (uint32_t)ordinal, SAMPLE_TRIAL_WORD};
-        uint32_t out[4];
-        bl_philox4x32(counter, key, out);
-        keys[i] = (sample_key){out[0], s->v[i]};
-    }
+    for (size_t i = 0; i < s->n; i++)
+        keys[i] = (sample_key){bl_stream_sample_word(plan->seed, (uint32_t)ordinal, (uint32_t)s->v[i]), s->v[i]};
     qsort(keys, s->n, sizeof *keys, cmp_sample);
     for (size_t i = 0; i < k; i++)
         s->v[i] = keys[i].neuron;

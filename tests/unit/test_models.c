@@ -10,7 +10,9 @@
 
 #include "brainlesslab/model.h"
 #include "brainlesslab/stimulus.h"
+#include "brainlesslab/seed.h"
 #include "core/philox.h"
+#include "core/stream.h"
 #include "models/lif_phase4c.h"
 #include "models/lif_shiu2024.h"
 #include "models/model_table.h"
@@ -111,6 +113,37 @@ static void parameter_overrides(void **unused)
     assert_non_null(strstr(err.message, "brian"));
 }
 
+/* One stream design: each layout is bl_stream_block with its counter, and
+ * that is Philox4x32-10 keyed by the seed as (lo, hi). The record text that
+ * names the connectome layout is pinned byte for byte (sealed records hold it). */
+static void one_stream_design(void **unused)
+{
+    (void)unused;
+    const uint64_t seed = UINT64_C(0x0123456789abcdef);
+    const uint32_t key[2] = {0x89abcdefu, 0x01234567u};
+    uint32_t raw[4], via[4];
+    const uint32_t c_stim[4] = {7, 11, 2, 3};
+    bl_philox4x32(c_stim, key, raw);
+    assert_int_equal(bl_stream_stimulus_word(seed, 3, 2, 11, 7), raw[0]);
+    assert_int_equal(bl_stream_word(seed, 3, 2, 11, 7), raw[0]);
+    const uint32_t c_sample[4] = {0, 42, 5, 0xFFFFFFFFu};
+    bl_philox4x32(c_sample, key, raw);
+    assert_int_equal(bl_stream_sample_word(seed, 5, 42), raw[0]);
+    const uint32_t c_seed[4] = {4, 9, BL_SEED_DRIVE, 0xdeadbeefu};
+    bl_philox4x32(c_seed, key, raw);
+    assert_true(bl_seed_derive(seed, 0xdeadbeefu, BL_SEED_DRIVE, 4, 9) == ((uint64_t)raw[0] | (uint64_t)raw[1] << 32));
+    bl_stream_block(seed, 4, 9, BL_SEED_DRIVE, 0xdeadbeefu, via);
+    assert_memory_equal(raw, via, sizeof raw);
+    char text[512];
+    bl_stream_connectome_seeds_json(17, 0, text, sizeof text);
+    assert_string_equal(text, "{\"seed\": 17, \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
+                              "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\"}");
+    bl_stream_connectome_seeds_json(17, 1, text, sizeof text);
+    assert_string_equal(text, "{\"seed\": 17, \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
+                              "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\", "
+                              "\"sample\": \"counter (0, neuron, population ordinal, 0xffffffff); smallest word0 kept\"}");
+}
+
 /* One rule for every caller: the row's parameter table refuses for the
  * library what it refuses for a plan, and the message names the parameter. */
 static void one_parameter_rule(void **unused)
@@ -177,6 +210,7 @@ int main(void)
         cmocka_unit_test(shiu2024_brian2_constants),
         cmocka_unit_test(phase4c_constants),
         cmocka_unit_test(parameter_overrides),
+        cmocka_unit_test(one_stream_design),
         cmocka_unit_test(one_parameter_rule),
         cmocka_unit_test(model_table_rows),
     };
