@@ -45,8 +45,10 @@ BL_API void bl_connectome_destroy(bl_connectome *c);
 /* The CSR invariants, checked in full (O(edges)): offsets from 0 to the stored
  * edges, never decreasing; targets in range (a part's inside its range),
  * ascending and unique per row; counts never 0; the synapse total. 1 when
- * they hold. Used inside assert() when a network is made; tests call it. */
-BL_API int bl_connectome_sane(const bl_connectome *c);
+ * they hold; else 0, and why (when not NULL) names the invariant that broke
+ * and where (row, edge, values). Asserted in Debug builds when a network is
+ * made; tests call it. */
+BL_API int bl_connectome_sane(const bl_connectome *c, bl_error *why);
 
 BL_API uint64_t bl_connectome_n_neurons(const bl_connectome *c);
 BL_API uint64_t bl_connectome_n_edges(const bl_connectome *c);

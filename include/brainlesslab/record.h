@@ -102,8 +102,9 @@ BL_API bl_status bl_record_guard_signals(bl_record *r, bl_error *err);
 
 /* Invariant checker for asserts: the handle's state agrees with the markers
  * on disk (open: .RESERVED and neither DONE nor FAILED; sealed: DONE, no
- * FAILED; failed: FAILED, no DONE). */
-BL_API bool bl_record_sane(const bl_record *r);
+ * FAILED; failed: FAILED, no DONE). When it does not, why (when not NULL)
+ * says which marker is wrong, in which directory. */
+BL_API bool bl_record_sane(const bl_record *r, bl_error *why);
 
 /* A top-level manifest section, e.g. "plan", "seeds", "run". KEY is
  * [A-Za-z0-9_-]+, set at most once, and not one of the record's own keys

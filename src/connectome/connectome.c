@@ -2,6 +2,7 @@
  * Loading and saving directories lives in connectome_dir.c. */
 #define _GNU_SOURCE /* qsort_r */
 #include "connectome/connectome_impl.h"
+#include "core/invariant.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -71,34 +72,50 @@ bl_status bl_csr_validate(const char *where, uint64_t n, uint64_t e, const int64
     return BL_OK;
 }
 
-int bl_connectome_sane(const bl_connectome *c)
+int bl_connectome_sane(const bl_connectome *c, bl_error *why)
 {
-    if (!c || !c->offsets || (!c->targets && c->n_stored_edges) || c->parts < 1 || c->part < 0 || c->part >= c->parts)
-        return 0;
+    if (!c || !c->offsets || (!c->targets && c->n_stored_edges))
+        return BL_BROKEN(why, "connectome: no CSR arrays");
+    if (c->parts < 1 || c->part < 0 || c->part >= c->parts)
+        return BL_BROKEN(why, "connectome: part %d of %d", c->part, c->parts);
     const uint64_t n = c->n_neurons, e = c->n_stored_edges;
-    if (c->offsets[0] != 0 || (uint64_t)c->offsets[n] != e || (c->parts == 1 && e != c->n_edges))
-        return 0;
+    if (c->offsets[0] != 0 || (uint64_t)c->offsets[n] != e)
+        return BL_BROKEN(why, "connectome CSR: offsets run from %" PRId64 " to %" PRId64 ", not from 0 to the %" PRIu64
+                         " stored edges", c->offsets[0], c->offsets[n], e);
+    if (c->parts == 1 && e != c->n_edges)
+        return BL_BROKEN(why, "connectome CSR: %" PRIu64 " stored edges of %" PRIu64 " in a whole connectome", e,
+                         c->n_edges);
     int32_t lo = 0, hi = (int32_t)n; /* a part stores only the edges into its range */
     if (c->parts > 1) {
         if (!c->part_bounds || !c->in_degree)
-            return 0;
+            return BL_BROKEN(why, "connectome part %d: no part bounds or in-degrees", c->part);
         lo = c->part_bounds[c->part];
         hi = c->part_bounds[c->part + 1];
     }
     if (e && !c->counts && !(c->parts > 1 && c->counts16))
-        return 0;
+        return BL_BROKEN(why, "connectome CSR: %" PRIu64 " edges and no counts", e);
     uint64_t synapses = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (c->offsets[i + 1] < c->offsets[i])
-            return 0;
+            return BL_BROKEN(why, "connectome CSR: offsets decrease at row %" PRIu64 " (%" PRId64 " -> %" PRId64 ")", i,
+                             c->offsets[i], c->offsets[i + 1]);
         for (int64_t k = c->offsets[i]; k < c->offsets[i + 1]; k++) {
             int32_t t = c->targets[k], w = c->counts ? c->counts[k] : c->counts16[k];
-            if (t < lo || t >= hi || (k > c->offsets[i] && t <= c->targets[k - 1]) || w == 0 || w == INT32_MIN)
-                return 0;
+            if (t < lo || t >= hi)
+                return BL_BROKEN(why, "connectome CSR: edge %" PRId64 " (row %" PRIu64 ") targets %d, outside [%d, %d)",
+                                 k, i, t, lo, hi);
+            if (k > c->offsets[i] && t <= c->targets[k - 1])
+                return BL_BROKEN(why, "connectome CSR: row %" PRIu64 " targets not ascending and unique at edge %" PRId64
+                                 " (%d after %d)", i, k, t, c->targets[k - 1]);
+            if (w == 0 || w == INT32_MIN)
+                return BL_BROKEN(why, "connectome CSR: edge %" PRId64 " (row %" PRIu64 ") has count %d", k, i, w);
             synapses += (uint64_t)(w < 0 ? -(int64_t)w : w);
         }
     }
-    return c->parts > 1 || synapses == c->n_synapses;
+    if (c->parts == 1 && synapses != c->n_synapses)
+        return BL_BROKEN(why, "connectome CSR: the counts sum to %" PRIu64 " synapses, the header says %" PRIu64,
+                         synapses, c->n_synapses);
+    return 1;
 }
 
 static char *dup_str(const char *s)

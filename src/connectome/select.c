@@ -13,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/philox.h"
+#include "core/stream.h"
 
-#define SAMPLE_TRIAL_WORD UINT32_C(0xFFFFFFFF)
 
 struct bl_selection {
     int32_t *neurons;
@@ -360,13 +359,8 @@ static bl_status draw_sample(bl_sel_ctx *x, nset *s, size_t k)
     sample_key *keys = malloc((s->n ? s->n : 1) * sizeof *keys);
     if (!keys)
         return bl_fail(x->err, BL_ERR_NOMEM, "cannot allocate a sample of %zu neurons", s->n);
-    const uint32_t key[2] = {(uint32_t)x->opt.seed, (uint32_t)(x->opt.seed >> 32)};
-    for (size_t i = 0; i < s->n; i++) {
-        const uint32_t counter[4] = {0, (uint32_t)s->v[i], x->opt.stream, SAMPLE_TRIAL_WORD};
-        uint32_t word[4];
-        bl_philox4x32(counter, key, word);
-        keys[i] = (sample_key){word[0], s->v[i]};
-    }
+    for (size_t i = 0; i < s->n; i++)
+        keys[i] = (sample_key){bl_stream_sample_word(x->opt.seed, x->opt.stream, (uint32_t)s->v[i]), s->v[i]};
     qsort(keys, s->n, sizeof *keys, cmp_sample);
     for (size_t i = 0; i < k; i++)
         s->v[i] = keys[i].neuron;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "brainlesslab/synth.h"
-#include "core/philox.h"
+#include "core/stream.h"
 
 enum { PURPOSE_DEGREE = 1, PURPOSE_ATTRACT = 2, PURPOSE_TARGET = 3, PURPOSE_COUNT = 4,
        PURPOSE_SIGN = 5, PURPOSE_SENSORY = 6 };
@@ -27,9 +27,10 @@ void bl_synth_defaults(bl_synth_params *p)
     p->seed = 1;
 }
 
-/* A small buffered stream of uniform words for one (neuron, purpose). */
+/* A small buffered stream of uniform words for one (neuron, purpose):
+ * counter (k, neuron, purpose, 0x5e1f), k = 0, 1, ... (docs/streams.md). */
 typedef struct stream {
-    uint32_t key[2];
+    uint64_t seed;
     uint32_t counter[4];
     uint32_t words[4];
     int left;
@@ -37,8 +38,7 @@ typedef struct stream {
 
 static void stream_init(stream *s, uint64_t seed, uint32_t neuron, uint32_t purpose)
 {
-    s->key[0] = (uint32_t)seed;
-    s->key[1] = (uint32_t)(seed >> 32);
+    s->seed = seed;
     s->counter[0] = 0;
     s->counter[1] = neuron;
     s->counter[2] = purpose;
@@ -49,7 +49,7 @@ static void stream_init(stream *s, uint64_t seed, uint32_t neuron, uint32_t purp
 static uint32_t stream_word(stream *s)
 {
     if (s->left == 0) {
-        bl_philox4x32(s->counter, s->key, s->words);
+        bl_stream_block(s->seed, s->counter[0], s->counter[1], s->counter[2], s->counter[3], s->words);
         s->counter[0]++;
         s->left = 4;
     }

@@ -1,12 +1,15 @@
 /* Seeds of an evaluation and the counter streams drawn from them
- * (include/brainlesslab/seed.h; docs/reservoir.md, "Random streams"). */
+ * (include/brainlesslab/seed.h; docs/streams.md; docs/reservoir.md, "Random
+ * streams"), and the record's account of a connectome run's streams. */
 #include "brainlesslab/seed.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "brainlesslab/hash.h"
 #include "core/np_random.h"
-#include "core/philox.h"
+#include "core/stream.h"
 
 const char *bl_seed_scope_name(bl_seed_scope scope)
 {
@@ -32,10 +35,8 @@ uint32_t bl_seed_partition_word(const char *partition)
 uint64_t bl_seed_derive(uint64_t root_seed, uint32_t partition_word, bl_seed_purpose purpose, uint32_t block,
                         uint32_t trial)
 {
-    const uint32_t counter[4] = {block, trial, (uint32_t)purpose, partition_word};
-    const uint32_t key[2] = {(uint32_t)root_seed, (uint32_t)(root_seed >> 32)};
     uint32_t out[4];
-    bl_philox4x32(counter, key, out);
+    bl_stream_block(root_seed, block, trial, (uint32_t)purpose, partition_word, out);
     return (uint64_t)out[0] | ((uint64_t)out[1] << 32);
 }
 
@@ -126,10 +127,8 @@ int bl_rng_seed_equal(const bl_rng_seed *a, const bl_rng_seed *b)
 
 double bl_stream_uniform(uint64_t seed, uint32_t n, uint32_t domain)
 {
-    const uint32_t counter[4] = {n, 0, domain, 0};
-    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     uint32_t w[4];
-    bl_philox4x32(counter, key, w);
+    bl_stream_block(seed, n, 0, domain, 0, w);
     /* (w0 << 32 | w1) >> 11: the same 53 bits as the reservoir's uniforms. */
     return (double)((((uint64_t)w[0] << 32) | w[1]) >> 11) * 0x1p-53;
 }
@@ -141,4 +140,13 @@ int64_t bl_stream_integer(uint64_t seed, uint32_t n, uint32_t domain, int64_t lo
     if (k > hi - lo)
         k = hi - lo;
     return lo + k;
+}
+
+void bl_stream_connectome_seeds_json(uint64_t seed, int with_sample, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "{\"seed\": %" PRIu64 ", \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
+             "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\"%s}",
+             seed, with_sample ? ", \"sample\": \"counter (0, neuron, population ordinal, 0xffffffff); smallest word0 kept\""
+                               : "");
 }

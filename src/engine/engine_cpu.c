@@ -23,7 +23,6 @@
  * Why it is fast: neurons away from rest live in dense "active" slots
  * (structure of arrays), so the per-step update is a branch-free loop that
  * the compiler vectorises; everything else is driven by spikes. */
-#include <assert.h>
 #include <inttypes.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -154,7 +153,8 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
         bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[step - s0]);
         probe(net, p, result, trial, step);
     }
-    assert(p->failed || bl_partition_sane(p));
+    if (!p->failed)
+        BL_ASSERT_SANE(bl_partition_sane, p);
 }
 
 /* A whole trial on one runner; its partitions run in parallel when there are

@@ -1,6 +1,6 @@
 /* The reference backend: each trial is its model's reference kernel (the
  * plainest loop over the model's equations, one neuron at a time, in the
- * spec's order; kernel_<model>.c). It is not optimised; it is the truth every
+ * spec's order; src/models/lif_<model>.c). It is not optimised; it is the truth every
  * other backend is compared with. */
 #include <inttypes.h>
 #include <stdlib.h>

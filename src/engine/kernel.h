@@ -1,6 +1,6 @@
 /* What every model's kernels share: stimulus draws, event cursors, the owned
  * edges of a spike, and bit comparisons. Model-agnostic; included by
- * kernel_<model>.c only. */
+ * the model kernels (src/models/lif_<model>.c) only. */
 #ifndef BL_ENGINE_KERNEL_H
 #define BL_ENGINE_KERNEL_H
 

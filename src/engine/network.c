@@ -1,12 +1,13 @@
 /* Network resolution: model constants, per-neuron refractory periods, stimulus windows
  * and thresholds are computed once here, so backends only iterate. */
-#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "engine/network_impl.h"
+#include "models/model_table.h"
 #include "stimulus/stimulus_impl.h"
 
 static bl_status check_neuron(int32_t neuron, uint64_t n, const char *what, size_t index, bl_error *err)
@@ -17,6 +18,45 @@ static bl_status check_neuron(int32_t neuron, uint64_t n, const char *what, size
     return BL_OK;
 }
 
+#ifndef NDEBUG
+/* (step, neuron) pairs in order, each neuron below n: the event streams the
+ * kernels walk with one cursor (bl_events_at, bl_forced_at). */
+static int pairs_sane(const char *what, const int32_t *pairs, size_t count, uint64_t n, bl_error *why)
+{
+    for (size_t i = 0; i < count; i++) {
+        const int32_t *q = pairs + 2 * i;
+        if (q[0] < 0 || q[1] < 0 || (uint64_t)q[1] >= n)
+            return BL_BROKEN(why, "network: %s %zu is (step %d, neuron %d), outside the network", what, i, q[0], q[1]);
+        if (i && (q[0] < q[-2] || (q[0] == q[-2] && q[1] < q[-1])))
+            return BL_BROKEN(why, "network: %s %zu (step %d, neuron %d) comes after (step %d, neuron %d)", what, i,
+                             q[0], q[1], q[-2], q[-1]);
+    }
+    return 1;
+}
+
+/* What the backends rely on when they read a network: its model row and
+ * constants, a delay of at least one step, each population's neurons
+ * ascending, unique and in range, and its event streams in order. */
+static int network_sane(const bl_network *net, bl_error *why)
+{
+    if (!net->model || !net->consts || net->delay_steps < 1)
+        return BL_BROKEN(why, "network: no model row or constants, or a delay of %" PRId64 " steps",
+                         net->delay_steps);
+    for (size_t p = 0; p < net->n_populations; p++) {
+        const bl_net_population *q = &net->populations[p];
+        for (size_t i = 0; i < q->n; i++)
+            if (q->neurons[i] < 0 || (uint64_t)q->neurons[i] >= net->n_neurons || (i && q->neurons[i] <= q->neurons[i - 1]))
+                return BL_BROKEN(why, "network: population %zu, entry %zu (neuron %d) is out of range or not "
+                                 "ascending", p, i, q->neurons[i]);
+        if (q->start_step < 0 || q->stop_step < q->start_step)
+            return BL_BROKEN(why, "network: population %zu is on over steps [%" PRId64 ", %" PRId64 ")", p,
+                             q->start_step, q->stop_step);
+    }
+    return pairs_sane("event", net->events, net->n_events, net->n_neurons, why) &&
+           pairs_sane("forced spike", net->forced, net->n_forced, net->n_neurons, why);
+}
+#endif
+
 bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
                             const bl_stimulus *stim, const int32_t *silenced, size_t n_silenced,
                             uint64_t seed, bl_network **out, bl_error *err)
@@ -25,7 +65,7 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
     bl_status st = bl_lif_params_validate(params, err);
     if (st)
         return st;
-    assert(bl_connectome_sane(c));
+    BL_ASSERT_SANE(bl_connectome_sane, c);
     bl_network *net = calloc(1, sizeof *net);
     if (!net)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a network");
@@ -127,6 +167,7 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
     }
     net->model->make_consts(params, consts);
     net->consts = consts;
+    BL_ASSERT_SANE(network_sane, net);
     *out = net;
     return BL_OK;
 }

@@ -4,7 +4,8 @@
 #define BL_NETWORK_IMPL_H
 
 #include "brainlesslab/engine.h"
-#include "engine/model_table.h"
+#include "engine/kernel_ops.h"
+#include "models/model_row.h"
 
 typedef struct bl_net_population {
     const int32_t *neurons; /* sorted, unique, < n_neurons (borrowed from the stimulus) */

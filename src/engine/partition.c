@@ -1,8 +1,7 @@
 /* The model-agnostic part of the partition kernel: memory, the active-slot
  * bookkeeping, trial start and end, and the invariant checker. The stepping
- * itself is the model's (kernel_<model>.c). See partition.h and engine_cpu.c
+ * itself is the model's (src/models/lif_<model>.c). See partition.h and engine_cpu.c
  * for why it is exact. */
-#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +167,7 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok)
     if (!skip_ok) /* no exact fixed point: every neuron is updated every step */
         for (int32_t i = p->lo; i < p->hi; i++)
             bl_part_wake(p, K, i);
-    assert(bl_partition_sane(p));
+    BL_ASSERT_SANE(bl_partition_sane, p);
 }
 
 /* Final state of the active slots back into the range arrays. */
@@ -186,32 +185,45 @@ void bl_partition_settle(partition *p)
         K->settle(p->net, p);
 }
 
-int bl_partition_sane(const partition *p)
+int bl_partition_sane(const partition *p, bl_error *why)
 {
-    if (p->hi < p->lo || p->n_active > p->act_cap || !p->k || p->v != p->rng[0] || p->g != p->rng[1])
-        return 0;
+    if (p->hi < p->lo)
+        return BL_BROKEN(why, "partition: range [%d, %d) runs backwards", p->lo, p->hi);
+    if (p->n_active > p->act_cap)
+        return BL_BROKEN(why, "partition [%d, %d): %" PRIu64 " active slots exceed the capacity %" PRIu64, p->lo,
+                         p->hi, (uint64_t)p->n_active, (uint64_t)p->act_cap);
+    if (!p->k || p->v != p->rng[0] || p->g != p->rng[1])
+        return BL_BROKEN(why, "partition [%d, %d): no kernel, or v/g are not range fields 0 and 1", p->lo, p->hi);
     uint64_t n = (uint64_t)(p->hi - p->lo), resting = 0;
     for (uint64_t a = 0; a < p->n_active; a++) {
         int32_t i = p->act_neuron[a];
-        if (i < p->lo || i >= p->hi || p->slot_of[i - p->lo] != (int32_t)a)
-            return 0;
+        if (i < p->lo || i >= p->hi)
+            return BL_BROKEN(why, "partition [%d, %d): active slot %" PRIu64 " holds neuron %d, outside the range",
+                             p->lo, p->hi, a, i);
+        if (p->slot_of[i - p->lo] != (int32_t)a)
+            return BL_BROKEN(why, "partition [%d, %d): active slot %" PRIu64 " holds neuron %d, whose slot_of is %d",
+                             p->lo, p->hi, a, i, p->slot_of[i - p->lo]);
     }
     for (uint64_t r = 0; r < n; r++) {
         int32_t a = p->slot_of[r];
         if (a < 0)
             resting += a == -1;
         else if ((uint64_t)a >= p->n_active || p->act_neuron[a] != p->lo + (int32_t)r)
-            return 0;
+            return BL_BROKEN(why, "partition [%d, %d): neuron %d maps to slot %d, which does not hold it (%" PRIu64
+                             " active)", p->lo, p->hi, p->lo + (int32_t)r, a, (uint64_t)p->n_active);
     }
     if (resting + p->n_active != n)
-        return 0;
+        return BL_BROKEN(why, "partition [%d, %d): %" PRIu64 " resting + %" PRIu64 " active != %" PRIu64 " neurons",
+                         p->lo, p->hi, resting, (uint64_t)p->n_active, n);
     for (int64_t j = 0; p->window && j < p->delay; j++) {
         const i32_list *l = &p->window[j];
         if (l->n > l->cap)
-            return 0;
+            return BL_BROKEN(why, "partition [%d, %d): spike window %" PRId64 " holds %" PRIu64 " > capacity %" PRIu64,
+                             p->lo, p->hi, j, (uint64_t)l->n, (uint64_t)l->cap);
         for (uint64_t s = 0; s < l->n; s++)
             if (l->v[s] < p->lo || l->v[s] >= p->hi || (s && l->v[s] <= l->v[s - 1]))
-                return 0;
+                return BL_BROKEN(why, "partition [%d, %d): spike window %" PRId64 " entry %" PRIu64 " (neuron %d) is "
+                                 "outside the range or not ascending", p->lo, p->hi, j, s, l->v[s]);
     }
     return 1;
 }

@@ -6,13 +6,14 @@
  * merged spikes of the previous window.
  *
  * The partition is model-agnostic: its per-neuron state is the fields the
- * model's partition kernel declares (bl_part_kernel in model_table.h), and
+ * model's partition kernel declares (bl_part_kernel in kernel_ops.h), and
  * each step is the kernel's. */
 #ifndef BL_ENGINE_PARTITION_H
 #define BL_ENGINE_PARTITION_H
 
 #include <string.h>
 
+#include "core/invariant.h"
 #include "engine/engine_impl.h"
 
 typedef struct i32_list {
@@ -65,15 +66,16 @@ void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_
                        const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
 /* End a trial: the final state of every owned neuron in p->v, p->g. */
 void bl_partition_settle(partition *p);
-/* The invariants above, checked in full (O(hi - lo)); 1 when they hold.
- * Used inside assert() once per window; tests call it directly. */
-int bl_partition_sane(const partition *p);
+/* The invariants above, checked in full (O(hi - lo)); 1 when they hold,
+ * else 0 with why naming the one that broke (core/invariant.h). Asserted
+ * (BL_ASSERT_SANE, Debug builds) once per window; tests call it directly. */
+int bl_partition_sane(const partition *p, bl_error *why);
 
 /* Room for one more active slot. On failure the trial is marked failed and
  * slot 0 (which always exists) absorbs writes until the window ends. */
 int bl_partition_grow(partition *p);
 
-/* ---- for the model kernels (kernel_<model>.c) ----
+/* ---- for the model kernels (src/models/lif_<model>.c) ----
  * K is the kernel's own static const bl_part_kernel, so that after inlining
  * the field loops below unroll with constant sizes. */
 

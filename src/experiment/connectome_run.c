@@ -17,6 +17,7 @@
 #include "brainlesslab/record.h"
 #include "brainlesslab/sonata.h"
 #include "core/context_impl.h"
+#include "core/stream.h"
 #include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 
@@ -786,10 +787,7 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         st = bl_record_set_json(x.rec, "plan", bl_plan_resolved_json(plan), err);
     if (x.rec && !st) {
         char seeds[512];
-        snprintf(seeds, sizeof seeds,
-                 "{\"seed\": %" PRIu64 ", \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
-                 "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\"}",
-                 bl_plan_seed(plan));
+        bl_stream_connectome_seeds_json(bl_plan_seed(plan), 0, seeds, sizeof seeds);
         st = bl_record_set_json(x.rec, "seeds", seeds, err);
     }
     if (x.rec && !st)

@@ -12,6 +12,7 @@
 
 #include "brainlesslab/hash.h"
 #include "brainlesslab/sonata.h"
+#include "core/invariant.h"
 #include "experiment/xp_impl.h"
 
 #define BUFFER 16384
@@ -24,6 +25,10 @@ typedef struct trial_out {
     int done;
     bl_sha256 *h; /* of this trial's (step, neuron) int32 pairs, every spike */
     unsigned char digest[32];
+#ifndef NDEBUG
+    uint64_t seen;       /* spikes handed so far (Debug: the stream's order is asserted) */
+    int32_t last[2];     /* the last (step, neuron) */
+#endif
 } trial_out;
 
 struct bl_xp_spikes {
@@ -127,6 +132,28 @@ bl_status bl_xp_spikes_open(bl_record *rec, const char *dir, const char *populat
     return BL_OK;
 }
 
+#ifndef NDEBUG
+/* A trial's spikes arrive as one stream in (step, neuron) order, each neuron
+ * in the network: the order the hash, the SONATA file (sorted by time) and
+ * the PSTH bins are promised in. */
+static int stream_sane(const trial_out *t, uint32_t trial, uint32_t step, const int32_t *neurons, size_t n,
+                       uint64_t n_neurons, bl_error *why)
+{
+    int32_t prev[2] = {t->last[0], t->last[1]};
+    for (size_t a = 0; a < n; a++) {
+        if (neurons[a] < 0 || (uint64_t)neurons[a] >= n_neurons)
+            return BL_BROKEN(why, "spike stream, trial %" PRIu32 ": neuron %d at step %" PRIu32 " is not in the "
+                             "network (%" PRIu64 " neurons)", trial, neurons[a], step, n_neurons);
+        if ((t->seen || a) && ((int32_t)step < prev[0] || ((int32_t)step == prev[0] && neurons[a] <= prev[1])))
+            return BL_BROKEN(why, "spike stream, trial %" PRIu32 ": (step %" PRIu32 ", neuron %d) after (step %d, "
+                             "neuron %d)", trial, step, neurons[a], prev[0], prev[1]);
+        prev[0] = (int32_t)step;
+        prev[1] = neurons[a];
+    }
+    return 1;
+}
+#endif
+
 bl_status bl_xp_spikes_sink(void *user, uint32_t trial, uint32_t step, const int32_t *neurons, size_t n,
                             bl_error *err)
 {
@@ -134,6 +161,15 @@ bl_status bl_xp_spikes_sink(void *user, uint32_t trial, uint32_t step, const int
     if (trial >= s->trials)
         return bl_fail(err, BL_ERR_INTERNAL, "spikes of trial %" PRIu32 " beyond the %" PRIu32 " trials", trial,
                        s->trials);
+    trial_out *t = &s->t[trial];
+#ifndef NDEBUG
+    BL_ASSERT_SANE(stream_sane, t, trial, step, neurons, n, s->n_neurons);
+    if (n) {
+        t->seen += n;
+        t->last[0] = (int32_t)step;
+        t->last[1] = neurons[n - 1];
+    }
+#endif
     if (s->psth) {
         int32_t *row = s->psth + (uint64_t)trial * s->n_pops * s->bins;
         uint64_t bin = step / s->bin_steps;
@@ -141,7 +177,6 @@ bl_status bl_xp_spikes_sink(void *user, uint32_t trial, uint32_t step, const int
             for (int64_t m = s->member_off[neurons[a]]; m < s->member_off[neurons[a] + 1]; m++)
                 row[(uint64_t)s->member[m] * s->bins + bin]++;
     }
-    trial_out *t = &s->t[trial];
     if (!t->h && !(t->h = bl_sha256_create()))
         return bl_fail(err, BL_ERR_NOMEM, "cannot hash the spikes of trial %" PRIu32, trial);
     for (size_t a = 0; a < n; a++) {

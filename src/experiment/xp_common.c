@@ -1,6 +1,8 @@
 /* Shared by the runners of every operation (see xp_impl.h). */
 #include "experiment/xp_impl.h"
 
+#include "core/stream.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -73,11 +75,7 @@ bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err)
         st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
     if (!st) {
         char seeds[512];
-        snprintf(seeds, sizeof seeds,
-                 "{\"seed\": %" PRIu64 ", \"stream\": \"philox4x32-10\", \"key\": \"(seed & 0xffffffff, seed >> 32)\", "
-                 "\"counter\": \"(step, neuron, population, trial)\", \"event\": \"word0 < floor(rate*dt*2^32)\", "
-                 "\"sample\": \"counter (0, neuron, population ordinal, 0xffffffff); smallest word0 kept\"}",
-                 bl_plan_seed(plan));
+        bl_stream_connectome_seeds_json(bl_plan_seed(plan), 1, seeds, sizeof seeds);
         st = bl_record_set_json(rec, "seeds", seeds, err);
     }
     return st ? st : bl_xp_copy_plan(plan, rec, err);

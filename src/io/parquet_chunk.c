@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "io/parquet.h"
 
 #define le32 bl_pq_le32
@@ -18,27 +19,30 @@
  * offsets rising from 0 to the bytes held, validity bytes 0 or 1 with the
  * value of a null zero (or ""). */
 #ifndef NDEBUG
-static int column_sane(const bl_column *c, uint64_t data_len)
+static int column_sane(const bl_column *c, uint64_t data_len, bl_error *why)
 {
     if (c->type == BL_COL_STRING) {
         if (!c->offsets || !c->data || c->offsets[0] != 0 || (uint64_t)c->offsets[c->n] != data_len)
-            return 0;
+            return BL_BROKEN(why, "decoded string column: offsets do not run from 0 to the %llu bytes held",
+                             (unsigned long long)data_len);
     } else if (c->type == BL_COL_DOUBLE ? !c->f64 : !c->i64) {
-        return 0;
+        return BL_BROKEN(why, "decoded column: no value array for its type %d", (int)c->type);
     }
     for (uint64_t r = 0; r < c->n; r++) {
         int null = c->valid && !c->valid[r];
         if (c->valid && c->valid[r] > 1)
-            return 0;
+            return BL_BROKEN(why, "decoded column, row %llu: validity byte %u is not 0 or 1", (unsigned long long)r,
+                             (unsigned)c->valid[r]);
         if (c->type == BL_COL_STRING &&
             (c->offsets[r + 1] < c->offsets[r] || (null && c->offsets[r + 1] != c->offsets[r])))
-            return 0;
-        if (null && c->type == BL_COL_DOUBLE && c->f64[r] != 0)
-            return 0;
-        if (null && c->type != BL_COL_DOUBLE && c->type != BL_COL_STRING && c->i64[r] != 0)
-            return 0;
+            return BL_BROKEN(why, "decoded string column, row %llu: offsets fall, or a null holds bytes",
+                             (unsigned long long)r);
+        if ((null && c->type == BL_COL_DOUBLE && c->f64[r] != 0) ||
+            (null && c->type != BL_COL_DOUBLE && c->type != BL_COL_STRING && c->i64[r] != 0))
+            return BL_BROKEN(why, "decoded column, row %llu: a null whose value is not zero", (unsigned long long)r);
         if (c->type == BL_COL_BOOL && (c->i64[r] < 0 || c->i64[r] > 1))
-            return 0;
+            return BL_BROKEN(why, "decoded boolean column, row %llu: value %lld", (unsigned long long)r,
+                             (long long)c->i64[r]);
     }
     return 1;
 }
@@ -590,7 +594,8 @@ bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl
         st = cfail(&c, BL_ERR_NOMEM, "out of memory");
     if (st)
         bl_column_clear(out);
-    assert(st || column_sane(out, c.data_len));
+    if (!st)
+        BL_ASSERT_SANE(column_sane, out, c.data_len);
     return st;
 }
 

@@ -1,10 +1,46 @@
-/* Presets and parameter overrides for the connectome LIF models. */
+/* Presets and parameters of the connectome LIF models: the shared parameter
+ * table, overrides by name, and the one validation every parameter set goes
+ * through (plans, `simulate`, Python, the library all call
+ * bl_lif_params_validate; the network refuses what it refuses). */
 #include "brainlesslab/model.h"
-#include "engine/model_table.h"
+#include "models/model_table.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+
+/* Beyond these the model is not a neuron model any more (and the float32
+ * preset overflows): generous physical bounds, not tuning. */
+#define MAX_ABS_MV 1000.0
+#define MAX_MS 1.0e7
+#define MAX_F_POI 1.0e6
+
+/* The parameters once, as an X-macro, so that the table and the public name
+ * list are both constant data (no lazily filled static: two threads may
+ * ask): X(field, unit, flags, min, max, min_steps, max_steps). */
+#define BL_LIF_PARAMS(X)                                                                                        \
+    X(dt_ms, "ms", BL_PARAM_MIN_OPEN, 0.0, 10.0, 0, 0)                                                         \
+    X(v_rest_mv, "mV", 0, -MAX_ABS_MV, MAX_ABS_MV, 0, 0)                                                       \
+    X(v_reset_mv, "mV", 0, -MAX_ABS_MV, MAX_ABS_MV, 0, 0)                                                      \
+    X(v_th_mv, "mV", 0, -MAX_ABS_MV, MAX_ABS_MV, 0, 0)                                                         \
+    X(tau_m_ms, "ms", BL_PARAM_MIN_OPEN | BL_PARAM_TAU, 0.0, MAX_MS, 0, 0)                                     \
+    X(tau_syn_ms, "ms", BL_PARAM_MIN_OPEN | BL_PARAM_TAU, 0.0, MAX_MS, 0, 0)                                   \
+    X(refractory_ms, "ms", BL_PARAM_STEPS, 0.0, MAX_MS, 0, 1000000000)                                         \
+    X(delay_ms, "ms", BL_PARAM_STEPS, 0.0, MAX_MS, 1, 100000)                                                  \
+    X(w_syn_mv, "mV", 0, 0.0, MAX_ABS_MV, 0, 0)                                                                \
+    X(f_poi, "", 0, 0.0, MAX_F_POI, 0, 0)                                                                      \
+    X(poisson_refractory_zero, "", BL_PARAM_SWITCH, 0.0, 1.0, 0, 0)
+
+#define ROW(f, unit, flags, lo, hi, slo, shi) {#f, unit, offsetof(bl_lif_params, f), flags, lo, hi, slo, shi},
+const bl_model_param bl_lif_param_table[] = {BL_LIF_PARAMS(ROW){NULL, NULL, 0, 0, 0, 0, 0, 0}};
+#undef ROW
+
+#define NAME(f, unit, flags, lo, hi, slo, shi) #f,
+static const char *const param_names[] = {BL_LIF_PARAMS(NAME) NULL};
+#undef NAME
+
+const char *const *bl_lif_param_names(void) { return param_names; }
 
 const char *bl_preset_name(bl_preset preset)
 {
@@ -15,63 +51,60 @@ const char *bl_preset_name(bl_preset preset)
 /* Each preset's parameters are its row of the model table. */
 bl_status bl_lif_params_preset(const char *name, bl_lif_params *p, bl_error *err)
 {
-    const bl_model *m;
-    for (int i = 0; (m = bl_model_of((bl_preset)i)) != NULL; i++)
-        if (!strcmp(m->name, name)) {
-            *p = m->defaults;
-            p->preset = (bl_preset)i;
-            return BL_OK;
-        }
-    return bl_fail(err, BL_ERR_INVALID, "unknown model preset '%s' (known: %s)", name, bl_model_names());
+    bl_preset id;
+    const bl_model *m = bl_model_by_name(name, &id);
+    if (!m) {
+        char known[256];
+        return bl_fail(err, BL_ERR_INVALID, "unknown model preset '%s' (known: %s)", name,
+                       bl_model_names(known, sizeof known));
+    }
+    *p = m->defaults;
+    p->preset = id;
+    return BL_OK;
 }
 
-typedef struct param_field {
-    const char *name;
-    size_t offset;
-} param_field;
+/* The table of p's model (the shared one while the preset is unknown). */
+static const bl_model_param *table_of(const bl_lif_params *p)
+{
+    const bl_model *m = bl_model_of(p->preset);
+    return m && m->params ? m->params : bl_lif_param_table;
+}
 
-/* The fields once, as an X-macro, so that the table and the name list below
- * are both constant data (no lazily filled static: two threads may ask). */
-#define BL_LIF_FIELDS(X)                                                                                        \
-    X(dt_ms) X(v_rest_mv) X(v_reset_mv) X(v_th_mv) X(tau_m_ms) X(tau_syn_ms) X(refractory_ms) X(delay_ms)      \
-    X(w_syn_mv) X(f_poi)
-#define FIELD(f) {#f, offsetof(bl_lif_params, f)},
-static const param_field fields[] = {BL_LIF_FIELDS(FIELD)};
-#undef FIELD
-enum { N_FIELDS = sizeof fields / sizeof fields[0] };
+static const bl_model_param *find(const bl_lif_params *p, const char *key)
+{
+    for (const bl_model_param *q = table_of(p); q->name; q++)
+        if (!strcmp(q->name, key))
+            return q;
+    return NULL;
+}
 
-#define NAME(f) #f,
-static const char *const param_names[] = {BL_LIF_FIELDS(NAME) "poisson_refractory_zero", NULL};
-#undef NAME
-
-const char *const *bl_lif_param_names(void) { return param_names; }
+static double value_of(const bl_lif_params *p, const bl_model_param *q)
+{
+    const char *at = (const char *)p + q->offset;
+    return q->flags & BL_PARAM_SWITCH ? (double)*(const int *)at : *(const double *)at;
+}
 
 bl_status bl_lif_params_set(bl_lif_params *p, const char *key, double value, bl_error *err)
 {
+    const bl_model_param *q = find(p, key);
+    if (!q)
+        return bl_fail(err, BL_ERR_INVALID, "unknown model parameter '%s'", key);
     if (!isfinite(value))
         return bl_fail(err, BL_ERR_INVALID, "model parameter '%s': value %g is not finite", key, value);
-    if (!strcmp(key, "poisson_refractory_zero")) {
+    char *at = (char *)p + q->offset;
+    if (q->flags & BL_PARAM_SWITCH) {
         if (value != 0.0 && value != 1.0)
             return bl_fail(err, BL_ERR_INVALID, "model parameter '%s': %g is not 0 or 1", key, value);
-        p->poisson_refractory_zero = value != 0.0;
-        return BL_OK;
-    }
-    for (int i = 0; i < N_FIELDS; i++)
-        if (!strcmp(fields[i].name, key)) {
-            *(double *)((char *)p + fields[i].offset) = value;
-            return BL_OK;
-        }
-    return bl_fail(err, BL_ERR_INVALID, "unknown model parameter '%s'", key);
+        *(int *)at = value != 0.0;
+    } else
+        *(double *)at = value;
+    return BL_OK;
 }
 
 double bl_lif_params_get(const bl_lif_params *p, const char *key)
 {
-    if (!strcmp(key, "poisson_refractory_zero"))
-        return p->poisson_refractory_zero;
-    for (int i = 0; i < N_FIELDS; i++)
-        if (!strcmp(fields[i].name, key))
-            return *(const double *)((const char *)p + fields[i].offset);
-    return NAN;
+    const bl_model_param *q = find(p, key);
+    return q ? value_of(p, q) : NAN;
 }
 
 /* A time that must be a whole number of steps, within a relative 1e-9. */
@@ -85,29 +118,55 @@ static int whole_steps(double t_ms, double dt_ms, int64_t *steps)
     return 1;
 }
 
+/* One parameter against its row of the table (dt_ms, first in every table,
+ * is checked before anything measured in steps of it). */
+static bl_status check_param(const bl_lif_params *p, const bl_model_param *q, bl_error *err)
+{
+    double x = value_of(p, q);
+    const char *u = q->unit, *sp = *u ? " " : "";
+    if (q->flags & BL_PARAM_SWITCH)
+        return x == 0.0 || x == 1.0 ? BL_OK
+                                    : bl_fail(err, BL_ERR_INVALID, "model parameter '%s': %g is not 0 or 1",
+                                              q->name, x);
+    int low = q->flags & BL_PARAM_MIN_OPEN ? !(x > q->min) : !(x >= q->min);
+    if (!isfinite(x) || low || !(x <= q->max))
+        return bl_fail(err, BL_ERR_INVALID, "model parameter '%s': %g%s%s is outside %c%g, %g]%s%s", q->name, x,
+                       sp, u, q->flags & BL_PARAM_MIN_OPEN ? '(' : '[', q->min, q->max, sp, u);
+    if ((q->flags & BL_PARAM_TAU) && !(x >= p->dt_ms))
+        return bl_fail(err, BL_ERR_INVALID, "model parameter '%s': %g ms must be at least one step (dt_ms = %g)",
+                       q->name, x, p->dt_ms);
+    int64_t s = 0;
+    if ((q->flags & BL_PARAM_STEPS) && !whole_steps(x, p->dt_ms, &s))
+        return bl_fail(err, BL_ERR_INVALID, "model parameter '%s': %g ms is not a whole number of %g ms steps",
+                       q->name, x, p->dt_ms);
+    if ((q->flags & BL_PARAM_STEPS) && (s < q->min_steps || s > q->max_steps))
+        return bl_fail(err, BL_ERR_INVALID, "model parameter '%s': %g ms is %lld steps of %g ms, not %lld to %lld",
+                       q->name, x, (long long)s, p->dt_ms, (long long)q->min_steps, (long long)q->max_steps);
+    return BL_OK;
+}
+
 bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err)
 {
-    int64_t s;
-    if (!(p->dt_ms > 0 && p->dt_ms <= 10))
-        return bl_fail(err, BL_ERR_INVALID, "model parameter 'dt_ms': %g outside (0, 10]", p->dt_ms);
-    if (!(p->tau_m_ms > 0) || !(p->tau_syn_ms > 0))
-        return bl_fail(err, BL_ERR_INVALID, "model parameters 'tau_m_ms' and 'tau_syn_ms' must be > 0");
     const bl_model *m = bl_model_of(p->preset);
-    if (!m)
-        return bl_fail(err, BL_ERR_INVALID, "model preset %d is not in the model table", (int)p->preset);
+    if (!m) {
+        char known[256];
+        return bl_fail(err, BL_ERR_INVALID, "model preset %d is not in the model table (known: %s)", (int)p->preset,
+                       bl_model_names(known, sizeof known));
+    }
+    for (const bl_model_param *q = table_of(p); q->name; q++) {
+        bl_status st = check_param(p, q, err);
+        if (st)
+            return st;
+    }
+    /* Relations between parameters, shared by every LIF model. A rest above
+     * threshold is allowed: a tonically firing neuron is a model (the
+     * backends then step every neuron, bl_model.rest_is_fixed_point). */
     if (!(p->v_th_mv > p->v_reset_mv))
         return bl_fail(err, BL_ERR_INVALID, "model parameter 'v_th_mv' (%g) must exceed 'v_reset_mv' (%g)",
                        p->v_th_mv, p->v_reset_mv);
-    if (!whole_steps(p->refractory_ms, p->dt_ms, &s))
-        return bl_fail(err, BL_ERR_INVALID, "model parameter 'refractory_ms': %g is not a whole number "
-                       "of %g ms steps", p->refractory_ms, p->dt_ms);
-    if (!whole_steps(p->delay_ms, p->dt_ms, &s) || s < 1)
-        return bl_fail(err, BL_ERR_INVALID, "model parameter 'delay_ms': %g must be a whole number (>= 1) "
-                       "of %g ms steps", p->delay_ms, p->dt_ms);
-    if (s > 100000)
-        return bl_fail(err, BL_ERR_INVALID, "model parameter 'delay_ms': %g is too long", p->delay_ms);
-    if (!(p->f_poi >= 0) || !(p->w_syn_mv >= 0))
-        return bl_fail(err, BL_ERR_INVALID, "model parameters 'w_syn_mv' and 'f_poi' must be >= 0");
+    if (!(p->f_poi * p->w_syn_mv <= 100.0 * MAX_ABS_MV))
+        return bl_fail(err, BL_ERR_INVALID, "model parameter 'f_poi': %g (Poisson input weight f_poi * w_syn_mv "
+                       "= %g mV) is beyond %g mV", p->f_poi, p->f_poi * p->w_syn_mv, 100.0 * MAX_ABS_MV);
     return m->validate ? m->validate(p, err) : BL_OK;
 }
 

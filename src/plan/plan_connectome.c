@@ -1,7 +1,7 @@
 /* The "connectome" operation: a connectome LIF experiment.
  *
  *     [connectome] path = "dir"            relative to the plan file
- *     [model] preset = "shiu2024"          or "phase4c"
+ *     [model] preset = "shiu2024"          or another row of the model table
  *     [model.parameters] name = number     overrides (bl_lif_param_names)
  *     [[population]] name, selector criteria (plan_population.c)
  *     [[stimulus]] name, selector, rate_hz, start_ms = 0, stop_ms = end of trial
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "models/model_table.h"
 
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description",
                                        "connectome", "model", "population", "stimulus", "silence",
@@ -52,10 +53,10 @@ static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
     if (st)
         return st;
     if (bl_lif_params_preset(preset, &plan->params, NULL)) {
-        char shown[128];
+        char shown[128], known[256];
         bl_pk_printable(shown, sizeof shown, preset, strlen(preset));
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(model, "preset"), "model.preset",
-                          "unknown preset \"%s\" (known: shiu2024, phase4c)", shown);
+                          "unknown preset \"%s\" (known: %s)", shown, bl_model_names(known, sizeof known));
     }
     if (!(plan->preset = bl_pk_strdup(preset)))
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the preset name");
@@ -92,12 +93,13 @@ static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
         if (bl_lif_params_set(&plan->params, key, x, &e))
             return bl_pk_fail(ctx, e.status, v, path, "%s", e.message);
     }
+    /* The model row's one rule (ranges, whole steps, relations), as for every
+     * other caller of bl_lif_params_validate. */
     bl_error e = {0};
     if (bl_lif_params_validate(&plan->params, &e))
         return bl_pk_fail(ctx, e.status, params ? params : model, params ? "model.parameters" : "model",
                           "%s", e.message);
-    return bl_pk_sense_params(ctx, params ? params : model, params ? "model.parameters" : "model",
-                              &plan->params);
+    return BL_OK;
 }
 
 static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)

@@ -210,9 +210,8 @@ bl_status bl_pk_read_screen(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_p
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
                                      const char *plan_dir, bl_plan *plan, int screen);
 
-/* plan_sense.c: parameters that make no sense, and what run would refuse. */
-bl_status bl_pk_sense_params(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
-                             const bl_lif_params *p);
+/* plan_sense.c: what run would refuse (model parameters: the model row's
+ * table, bl_lif_params_validate). */
 bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const bl_plan *plan);
 
 #endif

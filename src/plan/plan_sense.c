@@ -1,9 +1,10 @@
 /* Plans that parse but make no sense, or ask for more than a machine has.
  *
- * bl_pk_sense_params: model parameters that the presets' equations accept but
- * that drive the state to NaN or infinity, or mean nothing physically (a time
- * constant shorter than a step, a threshold at or below reset, voltages of
- * 10^300 mV). bl_pk_sense_run: what the engine would refuse at run time
+ * Model parameters that would drive the state to NaN or infinity, or mean
+ * nothing physically (a time constant shorter than a step, a threshold at or
+ * below reset, voltages of 10^300 mV), are the model row's to refuse
+ * (bl_lif_params_validate, src/models/params.c), for plans and every other
+ * caller alike. bl_pk_sense_run: what the engine would refuse at run time
  * (unknown backend, more steps than a trial holds), refused when the plan is
  * checked, so that `check` accepts nothing that `run` fails.
  * bl_plan_estimate: memory, disk and time a plan will take, printed by
@@ -19,48 +20,6 @@
 
 #include "brainlesslab/engine.h"
 #include "brainlesslab/mpi.h"
-
-/* Beyond these the model is not a neuron model any more (and the float32
- * preset overflows): generous physical bounds, not tuning. */
-#define SENSE_MAX_ABS_MV 1000.0
-#define SENSE_MAX_MS 1.0e7
-#define SENSE_MAX_F_POI 1.0e6
-
-bl_status bl_pk_sense_params(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where,
-                             const bl_lif_params *p)
-{
-    const struct {
-        const char *name;
-        double v;
-    } volts[] = {{"v_rest_mv", p->v_rest_mv}, {"v_reset_mv", p->v_reset_mv}, {"v_th_mv", p->v_th_mv},
-                 {"w_syn_mv", p->w_syn_mv}};
-    for (size_t i = 0; i < sizeof volts / sizeof *volts; i++)
-        if (!isfinite(volts[i].v) || fabs(volts[i].v) > SENSE_MAX_ABS_MV)
-            return bl_pk_fail(ctx, BL_ERR_INVALID, node, where, "%s = %g mV is outside +-%g mV",
-                              volts[i].name, volts[i].v, SENSE_MAX_ABS_MV);
-    const struct {
-        const char *name;
-        double v;
-    } taus[] = {{"tau_m_ms", p->tau_m_ms}, {"tau_syn_ms", p->tau_syn_ms}};
-    for (size_t i = 0; i < sizeof taus / sizeof *taus; i++)
-        if (!(taus[i].v >= p->dt_ms) || taus[i].v > SENSE_MAX_MS)
-            return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
-                              "%s = %g ms must be at least one step (dt_ms = %g) and at most %g ms",
-                              taus[i].name, taus[i].v, p->dt_ms, SENSE_MAX_MS);
-    if (!(p->v_th_mv > p->v_reset_mv) || !(p->v_th_mv > p->v_rest_mv))
-        return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
-                          "v_th_mv = %g must be above v_reset_mv = %g and v_rest_mv = %g", p->v_th_mv,
-                          p->v_reset_mv, p->v_rest_mv);
-    if (!isfinite(p->f_poi) || p->f_poi > SENSE_MAX_F_POI ||
-        !(p->f_poi * p->w_syn_mv <= 100.0 * SENSE_MAX_ABS_MV))
-        return bl_pk_fail(ctx, BL_ERR_INVALID, node, where,
-                          "f_poi = %g (Poisson input weight f_poi * w_syn_mv = %g mV) is beyond %g mV",
-                          p->f_poi, p->f_poi * p->w_syn_mv, 100.0 * SENSE_MAX_ABS_MV);
-    if (!(p->refractory_ms <= SENSE_MAX_MS))
-        return bl_pk_fail(ctx, BL_ERR_INVALID, node, where, "refractory_ms = %g is beyond %g ms",
-                          p->refractory_ms, SENSE_MAX_MS);
-    return BL_OK;
-}
 
 bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const bl_plan *plan)
 {

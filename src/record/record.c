@@ -8,6 +8,7 @@
 #include "brainlesslab/record.h"
 
 #include "brainlesslab/hash.h"
+#include "core/invariant.h"
 #include "record/record_impl.h"
 
 #include <assert.h>
@@ -184,7 +185,7 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
         return st;
     }
     *out = r;
-    assert(bl_record_sane(r));
+    BL_ASSERT_SANE(bl_record_sane, r);
     return BL_OK;
 }
 
@@ -208,20 +209,29 @@ static bool has_marker(const char *dir, const char *name)
     return there;
 }
 
-bool bl_record_sane(const bl_record *r)
+bool bl_record_sane(const bl_record *r, bl_error *why)
 {
     if (!r || !r->dir || !r->name || !r->sections || !r->inputs)
-        return false;
+        return BL_BROKEN(why, "record: a handle without its directory, name, sections or inputs");
     bool done = has_marker(r->dir, BL_RECORD_DONE), failed = has_marker(r->dir, BL_RECORD_FAILED);
     switch (r->state) {
     case RECORD_OPEN:
-        return !done && !failed && has_marker(r->dir, BL_RECORD_RESERVED);
+        if (done || failed || !has_marker(r->dir, BL_RECORD_RESERVED))
+            return BL_BROKEN(why, "%s: open record, but on disk %s", r->dir,
+                             done ? "DONE is there" : failed ? "FAILED is there" : "the reservation is missing");
+        return true;
     case RECORD_DONE:
-        return done && !failed && has_marker(r->dir, BL_RECORD_MANIFEST);
+        if (!done || failed || !has_marker(r->dir, BL_RECORD_MANIFEST))
+            return BL_BROKEN(why, "%s: sealed record, but on disk %s", r->dir,
+                             !done ? "DONE is missing" : failed ? "FAILED is there" : "the manifest is missing");
+        return true;
     case RECORD_FAILED:
-        return failed && !done && has_marker(r->dir, BL_RECORD_MANIFEST);
+        if (!failed || done || !has_marker(r->dir, BL_RECORD_MANIFEST))
+            return BL_BROKEN(why, "%s: failed record, but on disk %s", r->dir,
+                             !failed ? "FAILED is missing" : done ? "DONE is there" : "the manifest is missing");
+        return true;
     }
-    return false;
+    return BL_BROKEN(why, "%s: record state %d is none of open, sealed, failed", r->dir, (int)r->state);
 }
 
 static bool is_hex64(const char *s)
@@ -666,7 +676,7 @@ static bl_status finish(bl_record *r, const char *status, const char *message, b
     bl_record_lock();
     bl_status st = finish_locked(r, status, message, err);
     bl_record_unlock();
-    assert(bl_record_sane(r));
+    BL_ASSERT_SANE(bl_record_sane, r);
     return st;
 }
 

@@ -14,6 +14,7 @@
 
 #include "brainlesslab/npy.h"
 #include "reservoir/res_impl.h"
+#include "reservoir/res_kind.h"
 
 #define BUNDLE_FORMAT "brainlesslab-reservoir-bundle"
 #define BUNDLE_VERSION 1
@@ -219,8 +220,9 @@ static bl_status parse_node(const char *path, const char *text, node_info *ni, b
     bl_status st = BL_OK;
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
     bl_res_kind k;
+    char kinds[128];
     if (!cJSON_IsString(kind) || bl_res_kind_parse(kind->valuestring, &k))
-        st = bl_fail(err, BL_ERR_INVALID, "%s: \"kind\" must be \"falandays\" or \"sorn\"", path);
+        st = bl_fail(err, BL_ERR_INVALID, "%s: \"kind\" must be %s", path, bl_res_kind_names(kinds, sizeof kinds));
     else
         bl_res_params_default(k, &ni->p);
     ni->learning_weights = ni->learning = -1;
@@ -311,7 +313,7 @@ bl_status bl_res_bundle_params(const char *dir, bl_res_params *out, int *found, 
 
 #define NARR 11
 
-static bl_status load_falandays(const char *dir, const bl_res_params *p, bl_res_state **out, bl_error *err)
+bl_status bl_res_load_falandays(const char *dir, const bl_res_params *p, bl_res_state **out, bl_error *err)
 {
     arr w, mask, signs, w_in, w_out, acts, targets, spikes;
     arr *all[] = {&w, &mask, &signs, &w_in, &w_out, &acts, &targets, &spikes};
@@ -398,7 +400,7 @@ done:
     return st;
 }
 
-static bl_status load_sorn(const char *dir, const bl_res_params *p, bl_res_state **out, bl_error *err)
+bl_status bl_res_load_sorn(const char *dir, const bl_res_params *p, bl_res_state **out, bl_error *err)
 {
     arr w_ee, mask_ee, c_e, w_ei, w_ie, w_eu, w_out, t_e, t_i, x, y;
     arr *all[NARR] = {&w_ee, &mask_ee, &c_e, &w_ei, &w_ie, &w_eu, &w_out, &t_e, &t_i, &x, &y};
@@ -509,7 +511,7 @@ bl_status bl_res_state_load(const char *dir, const bl_res_params *params, bl_res
     } else if (!found) {
         return bl_fail(err, BL_ERR_IO, "%s: no node.json and no parameters given (which node kind is it?)", dir);
     }
-    st = ni.p.kind == BL_RES_SORN ? load_sorn(dir, &ni.p, out, err) : load_falandays(dir, &ni.p, out, err);
+    st = bl_res_kind_of(ni.p.kind)->load(dir, &ni.p, out, err);
     if (st || !found)
         return st;
     if (ni.learning_weights >= 0)
@@ -598,6 +600,40 @@ bl_status bl_res_state_save(const bl_res_state *s, const char *dir, bl_error *er
     return st;
 }
 
+/* Each kind's arrays, as the Python project's bundles name them. */
+bl_status bl_res_save_falandays(const bl_res_state *s, const double *dense, const uint8_t *mask, const char *dir,
+                                bl_error *err)
+{
+    bl_status st;
+    if (!(st = put(dir, "w", BL_DTYPE_FLOAT64, 2, s->n, s->n, dense, err)) &&
+        !(st = put(dir, "mask", BL_DTYPE_UINT8, 2, s->n, s->n, mask, err)) &&
+        !(st = put(dir, "signs", BL_DTYPE_FLOAT64, 1, s->n, 0, s->sign, err)) &&
+        !(st = put(dir, "w_in", BL_DTYPE_FLOAT64, 2, s->n, s->r, s->w_in, err)) &&
+        !(st = put(dir, "w_out", BL_DTYPE_FLOAT64, 2, s->e, s->n, s->w_out, err)) &&
+        !(st = put(dir, "acts", BL_DTYPE_FLOAT64, 1, s->n, 0, s->acts, err)) &&
+        !(st = put(dir, "targets", BL_DTYPE_FLOAT64, 1, s->n, 0, s->thr, err)))
+        st = put(dir, "spikes", BL_DTYPE_FLOAT64, 1, s->n, 0, s->spikes, err);
+    return st;
+}
+
+bl_status bl_res_save_sorn(const bl_res_state *s, const double *dense, const uint8_t *mask, const char *dir,
+                           bl_error *err)
+{
+    bl_status st;
+    if (!(st = put(dir, "w_ee", BL_DTYPE_FLOAT64, 2, s->ne, s->ne, dense, err)) &&
+        !(st = put(dir, "mask_ee", BL_DTYPE_UINT8, 2, s->ne, s->ne, mask, err)) &&
+        !(st = put(dir, "c_e", BL_DTYPE_FLOAT64, 1, s->ne, 0, s->c_e, err)) &&
+        !(st = put(dir, "w_ei", BL_DTYPE_FLOAT64, 2, s->ne, s->ni, s->w_ei, err)) &&
+        !(st = put(dir, "w_ie", BL_DTYPE_FLOAT64, 2, s->ni, s->ne, s->w_ie, err)) &&
+        !(st = put(dir, "w_eu", BL_DTYPE_FLOAT64, 2, s->ne, s->r, s->w_in, err)) &&
+        !(st = put(dir, "w_out", BL_DTYPE_FLOAT64, 2, s->e, s->ne, s->w_out, err)) &&
+        !(st = put(dir, "t_e", BL_DTYPE_FLOAT64, 1, s->ne, 0, s->thr, err)) &&
+        !(st = put(dir, "t_i", BL_DTYPE_FLOAT64, 1, s->ni, 0, s->ni ? s->thr + s->ne : NULL, err)) &&
+        !(st = put(dir, "x", BL_DTYPE_FLOAT64, 1, s->ne, 0, s->spikes, err)))
+        st = put(dir, "y", BL_DTYPE_FLOAT64, 1, s->ni, 0, s->ni ? s->spikes + s->ne : NULL, err);
+    return st;
+}
+
 static bl_status save_f64(const bl_res_state *s, bl_res_dtype dtype, const char *dir, bl_error *err)
 {
     if (mkdir(dir, 0777) != 0)
@@ -610,28 +646,8 @@ static bl_status save_f64(const bl_res_state *s, bl_res_dtype dtype, const char 
     bl_status st = dense && mask ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "cannot allocate %zu weights", rows * rows);
     if (!st)
         bl_res_state_dense_weights(s, dense, mask);
-    if (!st && s->p.kind == BL_RES_FALANDAYS) {
-        if (!(st = put(dir, "w", BL_DTYPE_FLOAT64, 2, s->n, s->n, dense, err)) &&
-            !(st = put(dir, "mask", BL_DTYPE_UINT8, 2, s->n, s->n, mask, err)) &&
-            !(st = put(dir, "signs", BL_DTYPE_FLOAT64, 1, s->n, 0, s->sign, err)) &&
-            !(st = put(dir, "w_in", BL_DTYPE_FLOAT64, 2, s->n, s->r, s->w_in, err)) &&
-            !(st = put(dir, "w_out", BL_DTYPE_FLOAT64, 2, s->e, s->n, s->w_out, err)) &&
-            !(st = put(dir, "acts", BL_DTYPE_FLOAT64, 1, s->n, 0, s->acts, err)) &&
-            !(st = put(dir, "targets", BL_DTYPE_FLOAT64, 1, s->n, 0, s->thr, err)))
-            st = put(dir, "spikes", BL_DTYPE_FLOAT64, 1, s->n, 0, s->spikes, err);
-    } else if (!st) {
-        if (!(st = put(dir, "w_ee", BL_DTYPE_FLOAT64, 2, s->ne, s->ne, dense, err)) &&
-            !(st = put(dir, "mask_ee", BL_DTYPE_UINT8, 2, s->ne, s->ne, mask, err)) &&
-            !(st = put(dir, "c_e", BL_DTYPE_FLOAT64, 1, s->ne, 0, s->c_e, err)) &&
-            !(st = put(dir, "w_ei", BL_DTYPE_FLOAT64, 2, s->ne, s->ni, s->w_ei, err)) &&
-            !(st = put(dir, "w_ie", BL_DTYPE_FLOAT64, 2, s->ni, s->ne, s->w_ie, err)) &&
-            !(st = put(dir, "w_eu", BL_DTYPE_FLOAT64, 2, s->ne, s->r, s->w_in, err)) &&
-            !(st = put(dir, "w_out", BL_DTYPE_FLOAT64, 2, s->e, s->ne, s->w_out, err)) &&
-            !(st = put(dir, "t_e", BL_DTYPE_FLOAT64, 1, s->ne, 0, s->thr, err)) &&
-            !(st = put(dir, "t_i", BL_DTYPE_FLOAT64, 1, s->ni, 0, s->ni ? s->thr + s->ne : NULL, err)) &&
-            !(st = put(dir, "x", BL_DTYPE_FLOAT64, 1, s->ne, 0, s->spikes, err)))
-            st = put(dir, "y", BL_DTYPE_FLOAT64, 1, s->ni, 0, s->ni ? s->spikes + s->ne : NULL, err);
-    }
+    if (!st)
+        st = bl_res_kind_of(s->p.kind)->save(s, dense, mask, dir, err);
     free(dense);
     free(mask);
     if (!st)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "reservoir/res_impl.h"
+#include "reservoir/res_kind.h"
 
 static double U(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain)
 {
@@ -17,7 +18,7 @@ static double U(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain)
 
 /* ---- Falandays ---- */
 
-static bl_status construct_falandays(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e,
+bl_status bl_res_construct_falandays(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e,
                                      uint64_t seed, bl_res_state **out, bl_error *err)
 {
     uint32_t *len = calloc(n, sizeof *len);
@@ -205,7 +206,7 @@ static uint32_t round_count(double x, uint32_t lo, uint32_t hi)
     return v > (double)hi ? hi : (uint32_t)v;
 }
 
-static bl_status construct_sorn(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, uint64_t seed,
+bl_status bl_res_construct_sorn(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, uint64_t seed,
                                 bl_res_state **out, bl_error *err)
 {
     const uint32_t ne = round_count((double)n / (1.0 + p->inhibitory_fraction), 1, n), ni = n - ne;
@@ -284,7 +285,7 @@ static bl_status construct_checks(const bl_res_params *p, uint32_t n_units, uint
         n_effectors < 1 || n_effectors > BL_RES_MAX_PORTS)
         return bl_fail(err, BL_ERR_INVALID, "reservoir dimensions out of range: %u units (1..%d), %u inputs, "
                        "%u effectors (1..%d)", n_units, BL_RES_MAX_UNITS, n_inputs, n_effectors, BL_RES_MAX_PORTS);
-    if (p->kind == BL_RES_FALANDAYS && p->n_input_link_p && p->n_input_link_p != n_inputs)
+    if (p->n_input_link_p && p->n_input_link_p != n_inputs) /* only kinds that take them have any */
         return bl_fail(err, BL_ERR_INVALID, "parameter input_link_p: %u probabilities for %u receptors",
                        p->n_input_link_p, n_inputs);
     return BL_OK;
@@ -297,8 +298,7 @@ bl_status bl_res_state_construct(const bl_res_params *p, uint32_t n_units, uint3
     bl_status st = construct_checks(p, n_units, n_inputs, n_effectors, err);
     if (st)
         return st;
-    return p->kind == BL_RES_SORN ? construct_sorn(p, n_units, n_inputs, n_effectors, seed, out, err)
-                                  : construct_falandays(p, n_units, n_inputs, n_effectors, seed, out, err);
+    return bl_res_kind_of(p->kind)->construct(p, n_units, n_inputs, n_effectors, seed, out, err);
 }
 
 bl_status bl_res_state_construct_rng(const bl_res_params *p, uint32_t n_units, uint32_t n_inputs,

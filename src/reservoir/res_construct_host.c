@@ -13,6 +13,7 @@
 
 #include "core/np_random.h"
 #include "reservoir/res_impl.h"
+#include "reservoir/res_kind.h"
 
 /* ---- Falandays (models/falandays.py, construct) ---- */
 
@@ -21,7 +22,7 @@ static double input_p(const bl_res_params *p, uint32_t q)
     return p->n_input_link_p ? p->input_link_p[q] : p->link_p;
 }
 
-static bl_status host_falandays(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, bl_np_rng *g,
+bl_status bl_res_host_falandays(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, bl_np_rng *g,
                                 bl_res_state **out, bl_error *err)
 {
     const size_t nn = (size_t)n * n;
@@ -265,7 +266,7 @@ double bl_np_pairwise_sum(const double *a, size_t n)
  * of 0 draws nothing, as in Python. */
 #define BL_SORN_ROW_SUM(p, which) ((p)->which##_row_sum)
 
-static bl_status host_sorn(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, bl_np_rng *g,
+bl_status bl_res_host_sorn(const bl_res_params *p, uint32_t n, uint32_t r, uint32_t e, bl_np_rng *g,
                            bl_res_state **out, bl_error *err)
 {
     double v = nearbyint((double)n / (1.0 + p->inhibitory_fraction));
@@ -340,5 +341,5 @@ bl_status bl_res_construct_host(const bl_res_params *p, uint32_t n, uint32_t r, 
 {
     bl_np_rng g;
     bl_np_rng_seed_digest(&g, digest);
-    return p->kind == BL_RES_SORN ? host_sorn(p, n, r, e, &g, out, err) : host_falandays(p, n, r, e, &g, out, err);
+    return bl_res_kind_of(p->kind)->construct_host(p, n, r, e, &g, out, err);
 }

@@ -8,6 +8,7 @@
 
 #include "brainlesslab/npy.h"
 #include "reservoir/res_impl.h"
+#include "reservoir/res_kind.h"
 
 void bl_res_trajectory_free(bl_res_trajectory *t)
 {
@@ -90,15 +91,17 @@ static bl_status put(const char *dir, const char *name, bl_dtype dt, uint64_t d0
 
 bl_status bl_res_trajectory_write(const bl_res_trajectory *t, bl_res_kind kind, const char *dir, bl_error *err)
 {
+    const bl_res_kind_ops *k = bl_res_kind_of(kind);
+    if (!k)
+        return bl_fail(err, BL_ERR_INVALID, "node kind %d is not in the node-kind table", (int)kind);
     bl_status st;
     if ((st = put(dir, "spikes.npy", BL_DTYPE_UINT8, t->frames, t->n, t->spikes, err)) ||
         (st = put(dir, "margins.npy", BL_DTYPE_FLOAT64, t->frames, t->n, t->margins, err)) ||
-        (st = put(dir, kind == BL_RES_FALANDAYS ? "targets.npy" : "thresholds.npy", BL_DTYPE_FLOAT64, t->frames,
-                  t->n, t->thresholds, err)) ||
+        (st = put(dir, k->threshold_trace, BL_DTYPE_FLOAT64, t->frames, t->n, t->thresholds, err)) ||
         (st = put(dir, "effectors.npy", BL_DTYPE_FLOAT64, t->frames, t->e, t->effectors, err)) ||
         (st = put(dir, "finite.npy", BL_DTYPE_UINT8, t->frames, 0, t->finite, err)))
         return st;
-    if (kind == BL_RES_FALANDAYS &&
+    if (k->unit_traces &&
         ((st = put(dir, "acts.npy", BL_DTYPE_FLOAT64, t->frames, t->n, t->acts, err)) ||
          (st = put(dir, "errors.npy", BL_DTYPE_FLOAT64, t->frames, t->n, t->errors, err))))
         return st;

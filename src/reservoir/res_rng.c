@@ -10,15 +10,13 @@
 #include <math.h>
 
 #include "core/np_random.h"
-#include "core/philox.h"
+#include "core/stream.h"
 #include "reservoir/res_impl.h"
 
 void bl_res_philox(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain, uint32_t c,
                    uint32_t out[4])
 {
-    const uint32_t counter[4] = {a, b, domain, c};
-    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-    bl_philox4x32(counter, key, out);
+    bl_stream_block(seed, a, b, domain, c, out);
 }
 
 double bl_res_uniform(uint64_t seed, uint32_t a, uint32_t b, uint32_t domain, uint32_t c)

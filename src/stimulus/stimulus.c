@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/philox.h"
+#include "core/stream.h"
 
 bl_status bl_stimulus_create(bl_stimulus **out, bl_error *err)
 {
@@ -172,7 +172,7 @@ size_t bl_stimulus_n_events(const bl_stimulus *s) { return s->n_events; }
 uint32_t bl_stream_word(uint64_t seed, uint32_t trial, uint32_t population, uint32_t neuron,
                         uint32_t step)
 {
-    return bl_philox_stimulus_word(seed, trial, population, neuron, step);
+    return bl_stream_stimulus_word(seed, trial, population, neuron, step);
 }
 
 uint64_t bl_bernoulli_threshold(double rate_hz, double dt_ms)

@@ -57,16 +57,11 @@ static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32
     const int labels[2] = {context == 1 ? label : other, context == 1 ? other : label};
     for (int s = 0; s < 2; s++)
         bl_task_pulses(&r, n, o->evidence_fraction, labels[s], pulses + (size_t)s * n);
-    if (o->context_mode != BL_CUE_HIDDEN)
-        bl_task_mark(w, 0, o->context_mode == BL_CUE_PERSISTENT ? len : c, (uint32_t)context - 1, 1.0);
+    bl_task_cue(w, o->context_mode, 0, c, (uint32_t)context - 1);
     for (uint32_t s = 0; s < 2; s++)
-        for (uint32_t i = 0; i < n; i++)
-            bl_task_mark(w, c + i * p, c + (i + 1) * p, 2 + 2 * s + pulses[s * n + i] - 1, 1.0);
+        bl_task_mark_pulses(w, c, p, pulses + (size_t)s * n, n, 2 + 2 * s);
     free(pulses);
-    w->starts[0] = c + n * p;
-    w->ends[0] = len;
-    w->cue_ends[0] = c;
-    w->labels[0] = (uint32_t)label;
+    bl_task_episode_window(w, c + n * p, c, (uint32_t)label);
     w->meta[0] = context;
     w->meta[1] = label == other;
     bl_task_episode_go(w, 6);

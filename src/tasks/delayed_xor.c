@@ -44,15 +44,9 @@ static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32
     bl_task_rng r;
     bl_task_rng_init(&r, seed);
     const int a = bl_task_rng_int(&r, 1, 2), b = bl_task_rng_int(&r, 1, 2);
-    if (o->cue_mode != BL_CUE_HIDDEN) {
-        const int held = o->cue_mode == BL_CUE_PERSISTENT;
-        bl_task_mark(w, 0, held ? len : c, (uint32_t)a - 1, 1.0);
-        bl_task_mark(w, second, held ? len : second + c, (uint32_t)b + 1, 1.0);
-    }
-    w->starts[0] = 2 * c + o->gap;
-    w->ends[0] = len;
-    w->cue_ends[0] = c;
-    w->labels[0] = a == b ? 1 : 2;
+    bl_task_cue(w, o->cue_mode, 0, c, (uint32_t)a - 1);
+    bl_task_cue(w, o->cue_mode, second, c, (uint32_t)b + 1);
+    bl_task_episode_window(w, 2 * c + o->gap, c, a == b ? 1 : 2);
     w->meta[0] = a;
     w->meta[1] = b;
     bl_task_episode_go(w, 4);

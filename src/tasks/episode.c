@@ -1,6 +1,7 @@
-/* What the episode tasks share: the response indicator, the observation, the
- * decision at the end of each response window and the outcome, and the pulse
- * streams of the two evidence tasks.
+/* What the episode tasks share: the schedule of their worlds (cues shown,
+ * held or hidden; pulse streams; the response window and its indicator), the
+ * observation, the decision at the end of each response window and the
+ * outcome, and the pulse streams of the two evidence tasks.
  *
  * Decision per round: evidence[e] += effector[e] over [start, end); at the
  * window's last tick decision = 2 if evidence[1] > evidence[0] else 1 (a tie
@@ -16,6 +17,27 @@ void bl_task_episode_go(bl_task_world *w, uint32_t channel)
 {
     for (uint32_t k = 0; k < w->n_rounds; k++)
         bl_task_mark(w, w->starts[k], w->ends[k], channel, 1.0);
+}
+
+void bl_task_cue(bl_task_world *w, bl_cue_mode mode, uint32_t start, uint32_t ticks, uint32_t channel)
+{
+    if (mode != BL_CUE_HIDDEN)
+        bl_task_mark(w, start, mode == BL_CUE_PERSISTENT ? w->length : start + ticks, channel, 1.0);
+}
+
+void bl_task_mark_pulses(bl_task_world *w, uint32_t start, uint32_t ticks, const uint32_t *pulses, uint32_t n,
+                         uint32_t base)
+{
+    for (uint32_t i = 0; i < n; i++)
+        bl_task_mark(w, start + i * ticks, start + (i + 1) * ticks, base + pulses[i] - 1, 1.0);
+}
+
+void bl_task_episode_window(bl_task_world *w, uint32_t start, uint32_t cue_end, uint32_t label)
+{
+    w->starts[0] = start;
+    w->ends[0] = w->length;
+    w->cue_ends[0] = cue_end;
+    w->labels[0] = label;
 }
 
 void bl_task_episode_encode(const bl_task_world *w, const bl_task_state *s, uint32_t frame, double *obs)

@@ -50,13 +50,10 @@ static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32
     bl_task_rng_init(&r, seed);
     const int label = bl_task_rng_int(&r, 1, 2);
     bl_task_pulses(&r, n, o->evidence_fraction, label, pulses);
-    for (uint32_t i = 0; o->input_visible && i < n; i++)
-        bl_task_mark(w, i * p, (i + 1) * p, pulses[i] - 1, 1.0);
+    if (o->input_visible)
+        bl_task_mark_pulses(w, 0, p, pulses, n, 0);
     free(pulses);
-    w->starts[0] = n * p;
-    w->ends[0] = len;
-    w->cue_ends[0] = p;
-    w->labels[0] = (uint32_t)label;
+    bl_task_episode_window(w, n * p, p, (uint32_t)label);
     w->meta[0] = label;
     bl_task_episode_go(w, 2);
     return BL_OK;

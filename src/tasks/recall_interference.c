@@ -54,8 +54,7 @@ static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32
     bl_task_rng r;
     bl_task_rng_init(&r, seed);
     const int cue = bl_task_rng_int(&r, 1, 2);
-    if (o->cue_mode != BL_CUE_HIDDEN)
-        bl_task_mark(w, 0, o->cue_mode == BL_CUE_PERSISTENT ? len : c, (uint32_t)cue - 1, 1.0);
+    bl_task_cue(w, o->cue_mode, 0, c, (uint32_t)cue - 1);
     const uint32_t k = o->distractors, dw = o->distractor_ticks;
     for (uint32_t i = 1; i <= k; i++) {
         /* Drawn for every distractor, whatever the mode; nothing else is drawn in
@@ -71,10 +70,7 @@ static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32
         bl_task_mark(w, start, start + dw, 1, 0.0);
         bl_task_mark(w, start, start + dw, (uint32_t)label - 1, 1.0);
     }
-    w->starts[0] = c + o->delay;
-    w->ends[0] = len;
-    w->cue_ends[0] = c;
-    w->labels[0] = (uint32_t)cue;
+    bl_task_episode_window(w, c + o->delay, c, (uint32_t)cue);
     w->meta[0] = cue;
     bl_task_episode_go(w, 2);
     return BL_OK;

@@ -120,6 +120,16 @@ uint32_t bl_task_rng_choice(bl_task_rng *r, uint32_t n); /* host: the index choi
 
 /* The response indicator: channel set to 1 over every response window. */
 void bl_task_episode_go(bl_task_world *w, uint32_t channel);
+/* A cue on channel from tick start: for `ticks` ticks (transient), to the end
+ * of the episode (persistent), or not at all (hidden). */
+void bl_task_cue(bl_task_world *w, bl_cue_mode mode, uint32_t start, uint32_t ticks, uint32_t channel);
+/* A pulse stream from tick start, `ticks` ticks a pulse: pulse i (1 or 2) on
+ * channel base + pulses[i] - 1. */
+void bl_task_mark_pulses(bl_task_world *w, uint32_t start, uint32_t ticks, const uint32_t *pulses, uint32_t n,
+                         uint32_t base);
+/* The one response window of a single-round episode: from start to the end of
+ * the episode, the cue over by cue_end, label the right answer. */
+void bl_task_episode_window(bl_task_world *w, uint32_t start, uint32_t cue_end, uint32_t label);
 /* Episode tasks share encode and advance (the reversal task adds feedback). */
 void bl_task_episode_encode(const bl_task_world *w, const bl_task_state *s, uint32_t frame, double *obs);
 void bl_task_episode_advance(const bl_task_world *w, bl_task_state *s, uint32_t warmup);

@@ -50,10 +50,7 @@ static bl_status world(const bl_task_options *o, const bl_rng_seed *seed, uint32
         bl_task_mark(w, c + g, 2 * c + g, (uint32_t)(2 - label), 1.0);
     }
     bl_task_mark(w, 2 * c + g, len - r, 2, 1.0);
-    w->starts[0] = len - r;
-    w->ends[0] = len;
-    w->cue_ends[0] = c;
-    w->labels[0] = (uint32_t)label;
+    bl_task_episode_window(w, len - r, c, (uint32_t)label);
     w->meta[0] = label;
     bl_task_episode_go(w, 3);
     return BL_OK;

@@ -17,9 +17,10 @@
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
 #include "engine/partition.h"
-#include "engine/p4c_retire.h"
-#include "engine/shiu_retire.h"
+#include "models/lif_phase4c_retire.h"
+#include "models/lif_shiu2024_retire.h"
 #include "models/lif_shiu2024.h"
+#include "models/model_table.h"
 #include <float.h>
 #include <math.h>
 #include "test_engine_toy.h"
@@ -47,7 +48,7 @@ static bl_connectome *graph(uint64_t n, const edge *edges, size_t n_edges)
     bl_connectome *c = NULL;
     bl_error err;
     assert_int_equal(bl_connectome_adopt(n, n_edges, off, tgt, cnt, &c, &err), BL_OK);
-    assert_true(bl_connectome_sane(c));
+    assert_true(bl_connectome_sane(c, NULL));
     return c;
 }
 
@@ -327,13 +328,13 @@ static void exact_rest_skip(void **unused)
         memset(&part, 0, sizeof part);
         assert_true(bl_partition_alloc(&part, net, 0, 3));
         bl_partition_reset(&part, net, 1);
-        assert_true(bl_partition_sane(&part));
+        assert_true(bl_partition_sane(&part, NULL));
         assert_int_equal(part.n_active, 0);
         size_t cursor = 0;
         i32_list spikers = {0};
         for (int64_t step = 0; step < 30; step++) {
             bl_partition_step(net, 1, &part, 0, step, NULL, 0, &cursor, &spikers);
-            assert_true(bl_partition_sane(&part));
+            assert_true(bl_partition_sane(&part, NULL));
             assert_int_equal(part.n_active, (uint64_t)step < active_until[m] ? 1 : 0);
         }
         bl_partition_settle(&part);
@@ -432,7 +433,7 @@ static bl_connectome *synth_graph(uint64_t seed)
     bl_connectome *c = NULL;
     bl_error err;
     assert_int_equal(bl_synth_generate(&sp, &c, &err), BL_OK);
-    assert_true(bl_connectome_sane(c));
+    assert_true(bl_connectome_sane(c, NULL));
     return c;
 }
 
@@ -476,7 +477,7 @@ static void reference_vs_cpu_threads(void **unused)
 /* The partition update holds refractory slots still only when it must: when
  * the reset state (v_rst, +0) is a one-step fixed point below threshold (the
  * published parameters, v_reset = v_rest) a refractory neuron sits exactly
- * there, and updating it anyway changes no bit (kernel_shiu2024.c,
+ * there, and updating it anyway changes no bit (lif_shiu2024.c,
  * shiu_update_body). Resets at rest, below it, between rest and threshold
  * and just under threshold, with a refractory period long enough that
  * refractory neurons stay in active slots for many updates, and inputs
@@ -645,7 +646,7 @@ static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_
             arr = held;
         }
         bl_partition_step(net, 1, &part, 0, step, arr, n_arr, &cursor, w);
-        assert_true(bl_partition_sane(&part));
+        assert_true(bl_partition_sane(&part, NULL));
         if (retired_at < 0 && step > 100 && part.slot_of[4] < 0)
             retired_at = step;
     }
@@ -733,19 +734,23 @@ static void toy_model_row(void **unused)
 static void sane_checkers(void **unused)
 {
     (void)unused;
+    bl_error why = {0};
     edge e[] = {{0, 1, 2}, {0, 2, 1}, {1, 2, -1}};
     bl_connectome *c = graph(3, e, 3);
-    assert_true(bl_connectome_sane(c));
+    assert_true(bl_connectome_sane(c, &why));
     c->targets[1] = 1; /* not ascending */
-    assert_false(bl_connectome_sane(c));
+    assert_false(bl_connectome_sane(c, &why));
+    assert_int_equal(why.status, BL_ERR_INTERNAL);
+    assert_non_null(strstr(why.message, "row 0 targets not ascending and unique at edge 1"));
     c->targets[1] = 2;
     c->counts[2] = 0;
-    assert_false(bl_connectome_sane(c));
+    assert_false(bl_connectome_sane(c, &why));
+    assert_non_null(strstr(why.message, "edge 2 (row 1) has count 0"));
     c->counts[2] = -1;
     c->offsets[3] = 2;
-    assert_false(bl_connectome_sane(c));
+    assert_false(bl_connectome_sane(c, NULL));
     c->offsets[3] = 3;
-    assert_true(bl_connectome_sane(c));
+    assert_true(bl_connectome_sane(c, NULL));
 
     bl_lif_params p = preset("shiu2024");
     bl_stimulus *stim;
@@ -758,20 +763,23 @@ static void sane_checkers(void **unused)
     size_t cursor = 0;
     bl_partition_step(net, 1, &part, 0, 0, NULL, 0, &cursor, &part.window[0]);
     assert_int_equal(part.n_active, 2);
-    assert_true(bl_partition_sane(&part));
+    assert_true(bl_partition_sane(&part, &why));
     part.slot_of[2] = 0; /* two neurons claim slot 0 */
-    assert_false(bl_partition_sane(&part));
+    assert_false(bl_partition_sane(&part, &why));
+    assert_non_null(strstr(why.message, "holds neuron 2, whose slot_of is 0"));
     part.slot_of[2] = 1;
     part.act_neuron[1] = 1; /* a slot points at a resting neuron */
-    assert_false(bl_partition_sane(&part));
+    assert_false(bl_partition_sane(&part, &why));
+    assert_non_null(strstr(why.message, "active slot 1 holds neuron 1"));
     part.act_neuron[1] = 2;
-    assert_true(bl_partition_sane(&part));
+    assert_true(bl_partition_sane(&part, NULL));
     part.window[1].n = 2;
     bl_list_reserve(&part.window[1], 2);
     part.window[1].v[0] = 2, part.window[1].v[1] = 1; /* window not ascending */
-    assert_false(bl_partition_sane(&part));
+    assert_false(bl_partition_sane(&part, &why));
+    assert_non_null(strstr(why.message, "spike window 1 entry 1 (neuron 1)"));
     part.window[1].v[0] = 0;
-    assert_true(bl_partition_sane(&part));
+    assert_true(bl_partition_sane(&part, NULL));
     bl_partition_free(&part, net->delay_steps);
     bl_network_destroy(net);
     bl_stimulus_destroy(stim);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unistd.h>
 
 #include "brainlesslab/hash.h"
 #include "brainlesslab/record.h"
@@ -534,7 +535,7 @@ static void test_sane_bind_sign(void **state)
     const char *hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     bl_record *r = NULL;
     assert_int_equal(bl_record_reserve(tmpdir, "signed-01234567", &r, &err), BL_OK);
-    assert_true(bl_record_sane(r));
+    assert_true(bl_record_sane(r, NULL));
     const char *required[] = {"a.txt", "b.txt"};
     assert_int_equal(bl_record_bind(r, hash, required, 2, &err), BL_OK);
     assert_int_equal(bl_record_add_input_digest(r, "plan", "/nonexistent/plan.toml", hash, 12, &err), BL_OK);
@@ -546,11 +547,11 @@ static void test_sane_bind_sign(void **state)
     /* b.txt was promised and never written: sealing DONE is refused. */
     assert_int_equal(bl_record_seal(r, &err), BL_ERR_INVALID);
     assert_non_null(strstr(err.message, "b.txt"));
-    assert_true(bl_record_sane(r)); /* still open, still reserved */
+    assert_true(bl_record_sane(r, NULL)); /* still open, still reserved */
     assert_int_equal(bl_record_path(r, "b.txt", path, sizeof path, &err), BL_OK);
     write_file(path, "b\n");
     assert_int_equal(bl_record_seal(r, &err), BL_OK);
-    assert_true(bl_record_sane(r));
+    assert_true(bl_record_sane(r, NULL));
     char dir[512];
     snprintf(dir, sizeof dir, "%s", bl_record_dir(r));
     bl_record_destroy(r);
@@ -566,7 +567,21 @@ static void test_sane_bind_sign(void **state)
     assert_int_equal(bl_record_reserve(tmpdir, "unbound", &r, &err), BL_OK);
     assert_int_equal(bl_record_bind(r, hash, NULL, 0, &err), BL_ERR_INVALID);
     assert_int_equal(bl_record_fail(r, "test", &err), BL_OK);
-    assert_true(bl_record_sane(r));
+    assert_true(bl_record_sane(r, NULL));
+    bl_record_destroy(r);
+    /* A broken invariant says which marker is wrong, and where. */
+    assert_int_equal(bl_record_reserve(tmpdir, "unmarked", &r, &err), BL_OK);
+    char marker[1024];
+    snprintf(marker, sizeof marker, "%s/.RESERVED", bl_record_dir(r));
+    assert_int_equal(unlink(marker), 0);
+    bl_error why = {0};
+    assert_false(bl_record_sane(r, &why));
+    assert_int_equal(why.status, BL_ERR_INTERNAL);
+    assert_non_null(strstr(why.message, "the reservation is missing"));
+    assert_non_null(strstr(why.message, bl_record_dir(r)));
+    write_file(marker, ""); /* mended, so that the record can be closed */
+    assert_true(bl_record_sane(r, NULL));
+    assert_int_equal(bl_record_fail(r, "test", &err), BL_OK);
     bl_record_destroy(r);
 }
 

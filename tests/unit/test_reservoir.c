@@ -20,6 +20,7 @@
 #include "brainlesslab/reservoir.h"
 #include "bench.h" /* bl_res_bench_case lives in the benchmark program (bench/src/) */
 #include "reservoir/res_impl.h"
+#include "reservoir/res_kind.h"
 
 #include "test_support.h"
 
@@ -597,10 +598,52 @@ static void test_bench_case(void **state)
     assert_int_equal(access(path, R_OK), 0);
 }
 
+/* The node-kind table: every kind is one row, its names and rules one table,
+ * and what messages list comes from the rows. */
+static void test_kind_table(void **state)
+{
+    (void)state;
+    char names[128];
+    assert_string_equal(bl_res_kind_names(names, sizeof names), "\"falandays\" or \"sorn\"");
+    for (int kind = BL_RES_FALANDAYS; kind <= BL_RES_SORN; kind++) {
+        const bl_res_kind_ops *k = bl_res_kind_of((bl_res_kind)kind);
+        assert_non_null(k);
+        assert_int_equal(k->kind, kind);
+        bl_res_kind parsed;
+        assert_int_equal(bl_res_kind_parse(k->name, &parsed), 0);
+        assert_int_equal(parsed, kind);
+        size_t n = 0;
+        for (; k->param_names[n]; n++)
+            assert_string_equal(k->param_names[n], k->params[n].name);
+        assert_null(k->params[n].name);
+        assert_non_null(k->construct);
+        assert_non_null(k->construct_host);
+        assert_non_null(k->load);
+        assert_non_null(k->save);
+    }
+    assert_null(bl_res_kind_of((bl_res_kind)7));
+    bl_res_params p;
+    bl_error err = {0};
+    assert_int_equal(bl_res_params_preset(BL_RES_SORN, "nope", &p, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "default, lazar2009, zheng2013"));
+    assert_int_equal(bl_res_params_preset(BL_RES_SORN, "lazar2009", &p, &err), BL_OK);
+    assert_true(p.T_E_max == 1.0 && p.T_I_max == 0.5);
+    bl_res_params_default(BL_RES_FALANDAYS, &p);
+    p.targ_min = 0.0;
+    assert_int_equal(bl_res_params_validate(&p, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "targ_min"));
+    assert_int_equal(bl_res_params_set_string(&p, "drive", "oosawa", &err), BL_OK);
+    assert_true(p.oosawa == 1);
+    bl_res_params_default(BL_RES_SORN, &p);
+    assert_int_equal(bl_res_params_set_string(&p, "drive", "oosawa", &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "unknown sorn parameter"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_kind_table),
         cmocka_unit_test(test_rng),
         cmocka_unit_test(test_construct),
         cmocka_unit_test(test_worked_case),

@@ -1,5 +1,6 @@
 /* The table importers' shared parts (kit.h). */
 #include "connectome/import/kit.h"
+#include "core/invariant.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -142,12 +143,13 @@ static int by_post(const void *a, const void *b)
 
 #ifndef NDEBUG
 /* The order bl_edge_list_sort promises: (pre, post, row) non-decreasing. */
-static int bl_edge_list_sane(const bl_edge_list *l)
+static int bl_edge_list_sane(const bl_edge_list *l, bl_error *why)
 {
     for (uint64_t e = 1; e < l->n; e++) {
         const bl_import_edge *a = &l->e[e - 1], *b = &l->e[e];
         if (a->pre > b->pre || (a->pre == b->pre && by_post(a, b) > 0))
-            return 0;
+            return BL_BROKEN(why, "import edge list: edge %" PRIu64 " sorts before edge %" PRIu64
+                             " (by pre, post, row)", e, e - 1);
     }
     return 1;
 }
@@ -200,7 +202,7 @@ bl_status bl_edge_list_sort(bl_edge_list *l, bl_error *err)
         a = b;
     }
     free(start);
-    assert(bl_edge_list_sane(l));
+    BL_ASSERT_SANE(bl_edge_list_sane, l);
     return BL_OK;
 }
 

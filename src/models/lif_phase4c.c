@@ -9,8 +9,8 @@
 #include <math.h>
 
 #include "engine/kernel.h"
-#include "engine/p4c_retire.h"
 #include "models/lif_phase4c.h"
+#include "models/lif_phase4c_retire.h"
 
 static inline const bl_p4c_consts *K_of(const bl_network *net) { return (const bl_p4c_consts *)net->consts; }
 

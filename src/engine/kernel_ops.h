@@ -1,20 +1,9 @@
-/* Models as a table: one descriptor (bl_model) per preset, chosen once when
- * the network is created (bl_network.model); no backend branches on the
- * preset afterwards. A row says everything the engine needs:
- *   - its name, the dtype of its state (v, g) and its default parameters;
- *   - its constants (computed once from the parameters, opaque to the engine);
- *   - the exact-rest predicate: is the rest state a fixed point of one step,
- *     bit for bit, that never fires? (if so, the cpu and mpi backends skip
- *     resting neurons; otherwise they step every neuron);
- *   - its reference kernel (one trial, the spec's order, kernel_<name>.c);
- *   - its partition kernel (one step of a range of neurons, used by cpu and mpi).
- *
- * Adding a model: its equations in src/models/lif_<name>.h (BL_HD functions),
- * its two kernels in src/engine/kernel_<name>.c, one row in model_table.c,
- * and an independent oracle under tests/oracles. docs/models.md walks
- * through it. */
-#ifndef BL_ENGINE_MODEL_TABLE_H
-#define BL_ENGINE_MODEL_TABLE_H
+/* What the engine asks of a model's kernels: the reference trial and the
+ * partition step, with the layout of the per-neuron state the partition
+ * holds for it. A model's row (src/models/model_row.h) points at one of each;
+ * the engine calls them through the row and never names a model. */
+#ifndef BL_ENGINE_KERNEL_OPS_H
+#define BL_ENGINE_KERNEL_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -64,33 +53,5 @@ typedef struct bl_part_kernel {
      * awake, else the range). */
     void (*peek)(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
 } bl_part_kernel;
-
-typedef struct bl_model {
-    const char *name;
-    bl_dtype state_dtype;   /* of v and g, in results */
-    bl_lif_params defaults; /* the preset's parameters (its preset field is set by the table) */
-    size_t consts_size;
-    /* Constants from validated parameters into consts_size bytes. */
-    void (*make_consts)(const bl_lif_params *p, void *consts);
-    /* Model-specific parameter checks beyond bl_lif_params_validate's (NULL: none). */
-    bl_status (*validate)(const bl_lif_params *p, bl_error *err);
-    /* The exact-rest predicate (see above). */
-    int (*rest_is_fixed_point)(const bl_network *net);
-    const bl_ref_kernel *ref;
-    const bl_part_kernel *part;
-} bl_model;
-
-/* The row of a preset (NULL when there is none). */
-const bl_model *bl_model_of(bl_preset preset);
-const bl_model *bl_model_by_name(const char *name);
-/* Known preset names, comma-separated, for messages. */
-const char *bl_model_names(void);
-/* Add a row at run time (tests register a toy model this way); *preset is
- * its id for bl_lif_params. Not thread-safe: register before any network is
- * created. The row must outlive every network that uses it. */
-bl_status bl_model_register(const bl_model *m, bl_preset *preset, bl_error *err);
-
-/* Byte size of the state dtype. */
-static inline size_t bl_model_state_size(const bl_model *m) { return bl_dtype_size(m->state_dtype); }
 
 #endif

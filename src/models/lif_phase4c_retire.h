@@ -1,8 +1,8 @@
 /* Retirement for phase4c (docs/retirement.md): as for shiu2024, an inert
  * neuron (bl_p4c_inert) rests with its v and the g of its last update, and
  * its exact g at a later step is reconstructed from the number of updates. */
-#ifndef BL_ENGINE_P4C_RETIRE_H
-#define BL_ENGINE_P4C_RETIRE_H
+#ifndef BL_MODELS_LIF_PHASE4C_RETIRE_H
+#define BL_MODELS_LIF_PHASE4C_RETIRE_H
 
 #include <stdint.h>
 

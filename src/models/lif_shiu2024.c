@@ -4,6 +4,7 @@
  * neurons, resting neurons skipped). Both call the equations of
  * src/models/lif_shiu2024.h; neither restates them. */
 #include <assert.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,8 @@
 #include <math.h>
 
 #include "engine/kernel.h"
-#include "engine/shiu_retire.h"
 #include "models/lif_shiu2024.h"
+#include "models/lif_shiu2024_retire.h"
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 #define PREFETCH 16 /* edges ahead */
@@ -82,15 +83,17 @@ static void *ref_alloc(const bl_network *net)
 
 /* The delay ring holds each slot's spikers ascending, below n, at most n. */
 #ifndef NDEBUG
-static int ref_ring_sane(const ref_ws *s, uint64_t slots)
+static int ref_ring_sane(const ref_ws *s, uint64_t slots, bl_error *why)
 {
     for (uint64_t q = 0; q < slots; q++) {
         if (s->ring_n[q] > s->n)
-            return 0;
+            return BL_BROKEN(why, "shiu2024 delay ring: slot %" PRIu64 " holds %" PRIu64 " spikers of %" PRIu64 " neurons",
+                             q, s->ring_n[q], s->n);
         const int32_t *r = s->ring + q * s->n;
         for (uint64_t a = 0; a < s->ring_n[q]; a++)
             if (r[a] < 0 || (uint64_t)r[a] >= s->n || (a && r[a] <= r[a - 1]))
-                return 0;
+                return BL_BROKEN(why, "shiu2024 delay ring: slot %" PRIu64 " entry %" PRIu64 " (neuron %d) is out of "
+                                 "range or not ascending", q, a, r[a]);
     }
     return 1;
 }
@@ -187,7 +190,7 @@ static bl_status ref_trial(void *ws, const bl_network *net, uint32_t trial, uint
         uint64_t slot = (uint64_t)step % slots;
         memcpy(s->ring + slot * n, s->spikers, n_spikers * sizeof *s->spikers);
         s->ring_n[slot] = n_spikers;
-        assert(ref_ring_sane(s, slots));
+        BL_ASSERT_SANE(ref_ring_sane, s, slots);
         bl_result_probe_arrays(result, trial, step, v, g);
         bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
         if (st)

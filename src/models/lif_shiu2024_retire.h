@@ -2,8 +2,8 @@
  * (bl_shiu_inert) leaves the active slots with its v (which no update will
  * change again) and the g of its last update; its exact g at any later step
  * is reconstructed from that g and the number of updates since. */
-#ifndef BL_ENGINE_SHIU_RETIRE_H
-#define BL_ENGINE_SHIU_RETIRE_H
+#ifndef BL_MODELS_LIF_SHIU2024_RETIRE_H
+#define BL_MODELS_LIF_SHIU2024_RETIRE_H
 
 #include <stdint.h>
 
@@ -27,7 +27,7 @@ double bl_shiu_absorb_limit(const bl_shiu_consts *k);
 
 /* Is the reset state (v_rst, +0) a one-step fixed point below threshold?
  * Then the partition update need not hold refractory slots still (they sit
- * at exactly that state): see shiu_update_body in kernel_shiu2024.c. */
+ * at exactly that state): see shiu_update_body in lif_shiu2024.c. */
 int bl_shiu_reset_is_fixed_point(const bl_shiu_consts *k);
 
 #endif
