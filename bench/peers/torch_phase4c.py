@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Benchmark peer: the seed runtime's eager algorithm (shared/seeds/
-phase4c-connectome-runtime.py.txt, Runtime.run with backend "eager") in PyTorch on the
-CPU, float32, fed an explicit forced-spike schedule.
+"""Benchmark peer: the seed runtime's eager algorithm (its Runtime.run with backend
+"eager"; preset phase4c of docs/connectome-lif.md) in PyTorch on the CPU, float32,
+fed an explicit forced-spike schedule.
 
 Run by `brainlesslab bench` as a fresh worker process (one measurement per process):
 
@@ -36,7 +36,7 @@ import time
 
 import peer_io
 
-# Model constants of preset phase4c (shared/spec/connectome-lif.md; the seed's config).
+# Model constants of preset phase4c (docs/connectome-lif.md; the seed's config).
 DT_MS = 0.1
 TAU_SYN_MS = 5.0
 TAU_M_MS = 20.0

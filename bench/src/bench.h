@@ -1,6 +1,5 @@
 /* The benchmark program (bench/src/, not part of the library): the
- * measurement contract of shared/spec/measurement.md as a command
- * (docs/benchmark.md). `brainlesslab bench` links it; nothing under src/
+ * measurement contract of docs/benchmark.md as a command. `brainlesslab bench` links it; nothing under src/
  * includes it. It uses the library only through its headers (and, for the
  * reservoir case, the reservoir's private ones).
  *

@@ -1,4 +1,4 @@
-/* `brainlesslab bench`: shared/spec/measurement.md as a command.
+/* `brainlesslab bench`: the measurement contract (docs/benchmark.md) as a command.
  *
  * For each selected workload: prepare its inputs (workload.c); qualify every
  * case against the reference backend of its preset (one untimed worker each:
@@ -409,7 +409,7 @@ static cJSON *options_json(const bl_bench_options *o, int threads)
 static cJSON *protocol_json(const bl_bench_ctx *ctx)
 {
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "contract", "shared/spec/measurement.md");
+    cJSON_AddStringToObject(p, "contract", "docs/benchmark.md");
     cJSON_AddBoolToObject(p, "fresh_process_per_measurement", 1);
     cJSON_AddStringToObject(p, "worker",
                             "fork/exec of this brainlesslab binary (`simulate ... --timing`) or of the Python "

@@ -638,7 +638,7 @@ static cJSON *inputs_json(const bl_bench_ctx *ctx, const bl_bench_res_def *d)
     for (int i = 0; i < d->n_batch; i++)
         cJSON_AddItemToArray(b, cJSON_CreateNumber(d->batch[i]));
     cJSON_AddNumberToObject(in, "seed", (double)d->seed);
-    cJSON_AddStringToObject(in, "parameters", "the defaults of each node kind (shared/spec/reservoir-models.md)");
+    cJSON_AddStringToObject(in, "parameters", "the defaults of each node kind (docs/reservoir.md)");
     if (d->task) {
         cJSON_AddStringToObject(in, "task", d->task);
         cJSON_AddStringToObject(in, "loop", "closed: the task's observations drive the node, its effectors the task");

@@ -1,4 +1,4 @@
-/* Connectome LIF model presets and their parameters (shared/spec/connectome-lif.md).
+/* Connectome LIF model presets and their parameters (docs/connectome-lif.md).
  * Parameters are given in the units neuroscientists write (mV, ms, Hz); each
  * preset converts them exactly as its reference tool does. */
 #ifndef BRAINLESSLAB_MODEL_H

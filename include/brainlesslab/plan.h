@@ -1,5 +1,5 @@
 /* Plans: the whole, reviewable description of one piece of work, in TOML
- * (shared/spec/plans-and-records.md). A connectome plan:
+ * (docs/plans-and-records.md). A connectome plan:
  *     format = "brainlesslab-plan"   format_version = 4
  *     id = "name"  operation = "connectome"  description = "..." (optional)
  *     [connectome] path = "dir"                (relative to the plan file)

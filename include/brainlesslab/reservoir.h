@@ -1,5 +1,5 @@
 /* Reservoir nodes: SORN (Lazar, Pipa & Triesch 2009) and Falandays (Falandays
- * et al. 2023), exactly as ../shared/spec/reservoir-models.md defines them.
+ * et al. 2023), exactly as docs/reservoir.md defines them.
  *
  * Conventions (the contract, docs/reservoir.md):
  *   - float64 throughout (float32 on request: bl_res_state_cast), no FMA, no

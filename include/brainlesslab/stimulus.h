@@ -1,5 +1,5 @@
 /* Stimulus: Poisson populations drawn from Philox counter streams, and explicit
- * event schedules (step, neuron), as shared/spec/connectome-lif.md defines them.
+ * event schedules (step, neuron), as docs/streams.md defines them.
  *
  * Random stream contract: Philox4x32-10 with key (seed low 32 bits, seed high
  * 32 bits) and counter (step, neuron, population, trial); population p fires

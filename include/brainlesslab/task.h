@@ -1,7 +1,7 @@
 /* Tasks and evaluation for reservoirs: the delayed-cue task, its native
  * scoring and controls, seeds per (block, trial, purpose), and BrainlessLab
- * "profile" plans run into sealed records (../shared/spec/reservoir-models.md,
- * ../shared/spec/plans-and-records.md; docs/reservoir.md).
+ * "profile" plans run into sealed records (docs/reservoir.md,
+ * docs/plans-and-records.md).
  *
  * Evaluation = targets x blocks x trials. Every trial gets its seeds from the
  * plan's root seed by Philox (bl_seed_derive); they do not depend on the

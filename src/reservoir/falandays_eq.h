@@ -1,5 +1,5 @@
 /* The Falandays node's equations, written once, per block of units
- * (../shared/spec/reservoir-models.md; docs/reservoir.md).
+ * (docs/reservoir.md, "Falandays").
  *
  * Every expression is evaluated in the order written, in BL_REAL, without
  * contraction (-ffp-contract=off); sums start at +0.0 and run over sources in

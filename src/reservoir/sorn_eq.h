@@ -1,5 +1,5 @@
 /* The SORN node's equations, written once, per unit
- * (../shared/spec/reservoir-models.md; docs/reservoir.md).
+ * (docs/reservoir.md, "SORN").
  *
  * Units 0..N_E-1 are excitatory (x), N_E..N-1 inhibitory (y); s->spikes holds
  * x then y, s->prev the previous frame's, s->thr T_E then T_I. Sums start at

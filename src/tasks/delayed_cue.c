@@ -1,5 +1,4 @@
-/* The delayed-cue task (../shared/spec/reservoir-models.md, "Delayed-cue
- * task"): its row of the task table, and the bl_dc_* functions that predate
+/* The delayed-cue task (docs/reservoir.md, "The delayed-cue task"): its row of the task table, and the bl_dc_* functions that predate
  * the table (one trial's world, observation, scoring and controls). Input
  * width 3: the two cue channels and the response indicator. */
 #include <math.h>

@@ -4,7 +4,7 @@ Nothing here imports or calls project code except the `brainlesslab` CLI itself,
 which is the thing under test. Contents:
 
   * Philox4x32-10 (Random123) in vectorised NumPy, and the Bernoulli stream
-    contract of shared/spec/connectome-lif.md ("Random numbers").
+    contract of docs/streams.md ("Stimulus draws").
   * Connectome directories: write (with manifest, sizes, SHA-256) and read.
   * A seeded synthetic connectome generator (heavy-tailed degrees, inhibitory
     sources).

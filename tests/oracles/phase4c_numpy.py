@@ -1,5 +1,5 @@
 """Independent NumPy float32 implementation of preset `phase4c`
-(shared/spec/connectome-lif.md, "Preset phase4c"; the seed runtime's eager algorithm).
+(docs/connectome-lif.md, "Preset phase4c"; the seed runtime's eager algorithm).
 
 State per neuron: v, g (float32, mV), refractory (int). Ring of Q = delay + 1 = 19
 arrival slots (float32). Per step s, slot = s % Q:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent NumPy float64 oracle for the reservoir nodes (SORN, Falandays).
 
-Written from ../shared/spec/reservoir-models.md alone, as dense batched arrays
+Written from the equations of docs/reservoir.md alone, as dense batched arrays
 (the C library keeps sparse link rows and skips silent sources). The spec's
 orders are kept literally, so results are expected bit for bit:
 

@@ -1,5 +1,5 @@
 """Independent NumPy float32 implementation of the two reservoir nodes
-(docs/reservoir.md, "Numerics"; the equations of ../shared/spec/reservoir-models.md),
+(docs/reservoir.md: "Numerics" and the equations of "Falandays" and "SORN"),
 the oracle that qualifies BrainlessLab's float32 numerics bit for bit.
 
 Written from the documented equations, not from the C kernel: dense matrices

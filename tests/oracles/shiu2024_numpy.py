@@ -1,5 +1,5 @@
 """Independent NumPy float64 implementation of preset `shiu2024` following the spec's
-five-step schedule of Brian2 2.5.1 (shared/spec/connectome-lif.md). Validated spike for
+five-step schedule of Brian2 2.5.1 (docs/connectome-lif.md). Validated spike for
 spike and bit for bit against the Brian2 oracle (shiu2024_brian2.py) by
 test_oracle_selfcheck.py.
 

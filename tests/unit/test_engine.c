@@ -129,7 +129,7 @@ static uint32_t b32(float x)
     return b;
 }
 
-/* The spec's constants (shared/spec/connectome-lif.md), SI units. */
+/* The contract's constants (docs/connectome-lif.md), SI units. */
 #define SPEC_L2 0x1.f5dc99badec5bp-1
 #define SPEC_L10 0x1.fd7246927d28bp-1
 #define SPEC_L8 (-0x1.0ff306a505980p-12)

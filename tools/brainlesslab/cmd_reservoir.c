@@ -42,7 +42,7 @@ static const char usage_text[] =
     "  --world-digest: a philox-host-v1 world seed (its 32-byte SHA-256 digest, 64 hex digits): the\n"
     "  Python BrainlessLab's world for that seed; --world-seed is this build's (bl-philox-v1).\n"
     "\n"
-    "Nodes (KIND): falandays, sorn (../shared/spec/reservoir-models.md; docs/reservoir.md).\n"
+    "Nodes (KIND): falandays, sorn (equations and defaults: docs/reservoir.md).\n"
     "A bundle is a directory of .npy files plus node.json (kind, parameters); matrices are\n"
     "[destination, source]. Falandays: w, mask, signs, w_in [N,R], w_out [E,N], acts, targets,\n"
     "spikes. SORN: w_ee, mask_ee, c_e, w_ei, w_ie, w_eu [NE,R], w_out [E,NE], t_e, t_i, x, y.\n"
