@@ -44,6 +44,13 @@ root = os.path.join(tmp, "records")
 r = sh(CLI, "run", plan, "--root", root)
 check(r.returncode == 0 and "recall_accuracy" in r.stdout, "run exits 0 and prints the summary (%s)" % r.stderr.strip()[:300])
 print(r.stdout)
+check("episode tasks: chance = 0.5" in r.stdout and "continuing tasks" not in r.stdout,
+      "the footer speaks of the episode task it has, only")
+# reservoir task --out prints its score (and the trace's directory)
+r = sh(CLI, "reservoir", "task", "--task", "delayed_cue", "--world-seed", "3", "--out", os.path.join(tmp, "trace"))
+res = json.load(open(os.path.join(tmp, "trace", "result.json"))) if r.returncode == 0 else {}
+check(r.returncode == 0 and ("recall_accuracy %.6g" % res.get("outcome", -1)) in r.stdout and "trace" in r.stdout,
+      "reservoir task --out prints its score (%s)" % r.stdout.strip()[:200])
 recs = sorted(glob.glob(os.path.join(root, "delayed-cue-development-*")))
 check(len(recs) == 1, "run created one record")
 rec = recs[0]
