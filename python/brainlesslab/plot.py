@@ -512,9 +512,10 @@ def draw_probe(fig, d):
     ax.set_xticks(x)
     ax.set_xticklabels(["%s\n%s" % (a, b) for a, b in zip(d["label"], d["point"])], fontsize=7)
     ax.set_ylim(0, 1.05)
-    ax.set_ylabel("accuracy on held-out trials (bars: mean over blocks, whiskers: range)")
+    ax.set_ylabel("accuracy on held-out trials")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title("What the state holds: probe against its controls", fontsize=10)
+    ax.set_title("What the state holds: the probe against its controls (bars: mean over blocks; whiskers: range)",
+                 fontsize=9)
 
 
 def screen_data(rec):
