@@ -41,16 +41,28 @@ BL_API bl_propagation bl_propagation_stats(const bl_connectome *c, const int32_t
                                            const uint8_t *stimulated, const int32_t *depth);
 
 /* ---- contrasts between two sets of trials (compare) ----
- * Welch's two-sample t test on per-trial rates, with Cohen's d (pooled
- * sample SD). Degenerate cases, by definition: both sample variances 0 and
- * equal means (e.g. silent on both sides): not tested, t, df, p, d = NaN (as
- * SciPy); zero variance and different means: t = d = +-inf, p = 0, df =
- * na + nb - 2; fewer than 2 trials on a side: NaN. */
+ * Per-trial rates of one neuron on two sides. Welch's two-sample t test
+ * with Cohen's d (pooled sample SD) for independent sides; the paired t test
+ * with Cohen's d_z (mean difference over the SD of the differences) when
+ * trial k of both sides ran on the same input draws. A neuron whose rates
+ * (or, paired, whose differences) do not vary has no t statistic: it is
+ * reported by its status, with t, df, p and d NaN, and left out of the
+ * q-values; so is one with fewer than 2 trials on a side. */
+typedef enum bl_contrast_status {
+    BL_CONTRAST_TESTED,
+    BL_CONTRAST_CONSTANT_EQUAL,   /* no variation, no difference (e.g. silent on both sides) */
+    BL_CONTRAST_CONSTANT_DIFFERS, /* no variation, yet the means differ: a difference the t test cannot weigh */
+    BL_CONTRAST_TOO_FEW_TRIALS
+} bl_contrast_status;
 typedef struct bl_contrast {
     double mean_a, mean_b, diff; /* diff = mean_b - mean_a */
     double cohen_d, t, df, p;
+    bl_contrast_status status;
 } bl_contrast;
 BL_API void bl_welch(const double *a, size_t na, const double *b, size_t nb, bl_contrast *out);
+BL_API void bl_paired(const double *a, const double *b, size_t n, bl_contrast *out);
+/* "tested", "constant_equal", "constant_differs", "too_few_trials". */
+BL_API const char *bl_contrast_status_name(bl_contrast_status s);
 /* Benjamini-Hochberg adjusted p-values (q); NaN p-values are left out of the
  * count and get NaN. */
 BL_API bl_status bl_bh_qvalues(const double *p, size_t n, double *q, bl_error *err);

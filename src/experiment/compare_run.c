@@ -7,8 +7,14 @@
  * src/experiment/xp_impl.h), as a connectome run's summary.json or a
  * screen's conditions.json states it. Counts and final state are compared
  * byte for byte too. Then, neuron by neuron, the per-trial rates
- * of A and B: means, difference, Cohen's d, Welch's t test and
- * Benjamini-Hochberg q-values (bl_welch, bl_bh_qvalues).
+ * of A and B: means, difference, Cohen's d, a t test and Benjamini-Hochberg
+ * q-values (bl_bh_qvalues). The test is paired (bl_paired) when both sides
+ * ran the same trials on the same input draws: the same seed, trial count
+ * and duration (two conditions of a screen, or two runs that differ only in
+ * what they silence or change), so that trial k of A and trial k of B differ
+ * only by the change; otherwise Welch's (bl_welch). Each neuron's row names
+ * it (external id, cell type, from the connectome the records ran) and says
+ * whether it was tested; neurons that do not vary are reported as such.
  *
  * Both records are verified (bl_record_verify) before anything is read. */
 #include <cjson/cJSON.h>
@@ -32,7 +38,9 @@ typedef struct side {
     long condition; /* -1: a whole record */
     char manifest_sha256[65];
     char spikes_sha256[65]; /* "" when the record holds no spikes */
-    double duration_ms, dt_ms;
+    double duration_ms, dt_ms, seed;
+    char connectome_manifest[4096]; /* the manifest.json the run read (record input) */
+    char connectome_sha256[65];
     uint32_t trials;
     uint64_t n;
     int32_t *counts; /* [trials][n] */
@@ -44,8 +52,9 @@ struct bl_compare {
     char record_dir[4096];
     char a[4200], b[4200];
     int spikes_known, spikes_identical, counts_identical, state_known, state_identical;
-    uint64_t n, tested, significant;
+    uint64_t n, tested, significant, constant_differs;
     double alpha;
+    int paired;
 };
 
 static void side_free(side *s)
@@ -173,6 +182,17 @@ static bl_status load_side(const char *arg, side *s, bl_error *err)
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(plan, "operation");
     s->duration_ms = json_number(plan, "run", "duration_ms");
     s->dt_ms = json_number(cJSON_GetObjectItemCaseSensitive(plan, "model"), "parameters", "dt_ms");
+    s->seed = json_number(plan, "run", "seed");
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(plan, "connectome"),
+                                                       "manifest_sha256");
+    if (cJSON_IsString(cm) && strlen(cm->valuestring) == 64)
+        snprintf(s->connectome_sha256, sizeof s->connectome_sha256, "%s", cm->valuestring);
+    const cJSON *in;
+    cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(m, "inputs")) {
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(in, "role"), *ip = cJSON_GetObjectItemCaseSensitive(in, "path");
+        if (cJSON_IsString(role) && cJSON_IsString(ip) && !strcmp(role->valuestring, "connectome manifest"))
+            snprintf(s->connectome_manifest, sizeof s->connectome_manifest, "%s", ip->valuestring);
+    }
     /* What the record holds is its operation's row's word, not its name's. */
     const bl_operation *row = bl_xp_operation(cJSON_IsString(op) ? op->valuestring : NULL);
     int screen = row && (row->flags & BL_OP_RECORD_CONDITIONS);
@@ -200,6 +220,36 @@ static bl_status load_side(const char *arg, side *s, bl_error *err)
     return spikes_digest(s, err);
 }
 
+/* The neurons' external ids and cell types, from the connectome side A ran,
+ * when it is still where the record says and still the same bytes (its
+ * manifest's SHA-256 is the plan's); NULL with *why set otherwise: the rows
+ * then carry the index alone. */
+static bl_connectome *names_source(const side *a, uint64_t n, const char **why)
+{
+    *why = "the record names no connectome";
+    if (!a->connectome_manifest[0])
+        return NULL;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", a->connectome_manifest);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    bl_connectome *c = NULL;
+    bl_error e = {0};
+    *why = "the connectome the record ran is no longer where the record says";
+    if (bl_connectome_load(dir, &c, &e))
+        return NULL;
+    const char *sha = bl_connectome_source(c, 0, &(const char *){NULL}, &(uint64_t){0});
+    if (!sha || strcmp(sha, a->connectome_sha256) || bl_connectome_n_neurons(c) != n) {
+        *why = "the connectome at the record's path is not the one it ran (its manifest changed)";
+        bl_connectome_destroy(c);
+        return NULL;
+    }
+    *why = NULL;
+    return c;
+}
+
 static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error *err)
 {
     if (a->n != b->n)
@@ -214,6 +264,13 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
     x->state_known = a->v && b->v && a->state_bytes == b->state_bytes;
     x->state_identical = x->state_known && !memcmp(a->v, b->v, a->state_bytes) && !memcmp(a->g, b->g, a->state_bytes);
 
+    /* Paired when trial k of both sides drew the same input: same seed, same
+     * trials, same duration (the streams are keyed by seed and trial). */
+    x->paired = a->trials == b->trials && a->seed == b->seed && !isnan(a->seed) && a->duration_ms == b->duration_ms &&
+                a->dt_ms == b->dt_ms;
+    const char *names_why = NULL;
+    bl_connectome *meta = names_source(a, n, &names_why);
+    int col_type = meta ? bl_connectome_column(meta, "cell_type") : -1;
     bl_contrast *c = malloc((n ? n : 1) * sizeof *c);
     double *p = malloc((n ? n : 1) * sizeof *p), *q = malloc((n ? n : 1) * sizeof *q);
     double *ra = malloc((a->trials ? a->trials : 1) * sizeof *ra), *rb = malloc((b->trials ? b->trials : 1) * sizeof *rb);
@@ -223,7 +280,10 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
             ra[t] = a->counts[(uint64_t)t * n + i] / (a->duration_ms / 1000.0);
         for (uint32_t t = 0; t < b->trials; t++)
             rb[t] = b->counts[(uint64_t)t * n + i] / (b->duration_ms / 1000.0);
-        bl_welch(ra, a->trials, rb, b->trials, &c[i]);
+        if (x->paired)
+            bl_paired(ra, rb, a->trials, &c[i]);
+        else
+            bl_welch(ra, a->trials, rb, b->trials, &c[i]);
         p[i] = c[i].p;
     }
     if (!st)
@@ -234,14 +294,18 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
         st = bl_fail(err, BL_ERR_IO, "%s: cannot create", path);
     cJSON *o = cJSON_CreateObject(), *top = NULL;
     if (!st) {
-        const char *head[] = {"index", "mean_a_hz", "mean_b_hz", "diff_hz", "cohen_d", "welch_t", "df", "p", "q_bh"};
-        for (int k = 0; k < 9; k++)
-            bl_csv_write_field(f, head[k], k == 8);
+        const char *head[] = {"index", "external_id", "cell_type", "status", "mean_a_hz", "mean_b_hz", "diff_hz",
+                              "cohen_d", "t", "df", "p", "q_bh"};
+        for (int k = 0; k < 12; k++)
+            bl_csv_write_field(f, head[k], k == 11);
         for (uint64_t i = 0; i < n; i++) {
             double v[8] = {c[i].mean_a, c[i].mean_b, c[i].diff, c[i].cohen_d, c[i].t, c[i].df, c[i].p, q[i]};
             char buf[40];
             snprintf(buf, sizeof buf, "%" PRIu64, i);
             bl_csv_write_field(f, buf, 0);
+            bl_csv_write_field(f, meta ? bl_connectome_external_id(meta, i) : "", 0);
+            bl_csv_write_field(f, col_type >= 0 ? bl_connectome_value(meta, (size_t)col_type, i) : "", 0);
+            bl_csv_write_field(f, bl_contrast_status_name(c[i].status), 0);
             for (int k = 0; k < 8; k++) {
                 if (isnan(v[k]))
                     buf[0] = '\0';
@@ -253,6 +317,7 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
                 x->tested++;
             if (!isnan(q[i]) && q[i] < x->alpha)
                 x->significant++;
+            x->constant_differs += c[i].status == BL_CONTRAST_CONSTANT_DIFFERS;
         }
         int bad = ferror(f);
         if (fclose(f) || bad)
@@ -282,8 +347,21 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
             cJSON_AddNumberToObject(s, "duration_ms", sides[k]->duration_ms);
         }
         cJSON *t = cJSON_AddObjectToObject(o, "rates");
-        cJSON_AddStringToObject(t, "test", "Welch two-sample t test on per-trial rates (Hz), two-sided; Cohen's d "
-                                "with the pooled sample SD; q = Benjamini-Hochberg over the neurons tested");
+        cJSON_AddStringToObject(t, "test", x->paired ? "paired t test on per-trial rates (Hz), two-sided" :
+                                                       "Welch two-sample t test on per-trial rates (Hz), two-sided");
+        cJSON_AddStringToObject(t, "why", x->paired ? "both sides ran the same trials on the same input draws (same "
+                                                      "seed, trials and duration): trial k of A pairs with trial k of B"
+                                                    : "the sides did not share their input draws (seed, trials or "
+                                                      "duration differ)");
+        cJSON_AddStringToObject(t, "effect_size", x->paired ? "Cohen's d_z: mean difference / SD of the differences"
+                                                            : "Cohen's d: difference / pooled sample SD");
+        cJSON_AddStringToObject(t, "q", "Benjamini-Hochberg over the neurons tested");
+        cJSON_AddStringToObject(t, "status", "tested; constant_equal: no variation and no difference (not tested); "
+                                "constant_differs: no variation yet a difference the t test cannot weigh (not "
+                                "tested, counted apart); too_few_trials: fewer than 2 trials");
+        cJSON_AddNumberToObject(t, "constant_differs", (double)x->constant_differs);
+        if (names_why)
+            cJSON_AddStringToObject(t, "names_missing", names_why);
         cJSON_AddNumberToObject(t, "neurons", (double)n);
         cJSON_AddNumberToObject(t, "tested", (double)x->tested);
         cJSON_AddNumberToObject(t, "alpha", x->alpha);
@@ -302,12 +380,13 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
             taken[best] = 1;
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "index", (double)best);
+            if (meta)
+                cJSON_AddStringToObject(e, "external_id", bl_connectome_external_id(meta, (uint64_t)best));
+            if (col_type >= 0)
+                cJSON_AddStringToObject(e, "cell_type", bl_connectome_value(meta, (size_t)col_type, (uint64_t)best));
             cJSON_AddNumberToObject(e, "mean_a_hz", c[best].mean_a);
             cJSON_AddNumberToObject(e, "mean_b_hz", c[best].mean_b);
-            if (isfinite(c[best].cohen_d))
-                cJSON_AddNumberToObject(e, "cohen_d", c[best].cohen_d);
-            else
-                cJSON_AddStringToObject(e, "cohen_d", c[best].cohen_d > 0 ? "inf" : "-inf");
+            cJSON_AddNumberToObject(e, "cohen_d", c[best].cohen_d); /* finite: tested neurons only */
             cJSON_AddNumberToObject(e, "q_bh", q[best]);
             cJSON_AddItemToArray(top, e);
         }
@@ -316,6 +395,7 @@ static bl_status body(bl_compare *x, side *a, side *b, bl_record *rec, bl_error 
         o = NULL;
     }
     cJSON_Delete(o);
+    bl_connectome_destroy(meta);
     free(c);
     free(p);
     free(q);
@@ -382,7 +462,10 @@ void bl_compare_print(const bl_compare *x, FILE *f)
                                  : x->spikes_identical ? "IDENTICAL, event for event" : "DIFFERENT");
     fprintf(f, "  counts: %s; final state: %s\n", x->counts_identical ? "identical" : "different",
             !x->state_known ? "not comparable" : x->state_identical ? "identical" : "different");
-    fprintf(f, "  rates: %" PRIu64 " of %" PRIu64 " neurons tested differ (Welch t, BH q < %.2f)\n", x->significant,
-            x->tested, x->alpha);
+    fprintf(f, "  rates: %" PRIu64 " of %" PRIu64 " neurons tested differ (%s t test, BH q < %.2f)\n",
+            x->significant, x->tested, x->paired ? "paired" : "Welch", x->alpha);
+    if (x->constant_differs)
+        fprintf(f, "         %" PRIu64 " more differ without varying from trial to trial (not tested; "
+                "rate_differences.csv: constant_differs)\n", x->constant_differs);
     fprintf(f, "  record: %s\n", x->record_dir);
 }

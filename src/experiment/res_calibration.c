@@ -213,3 +213,29 @@ double bl_res_normalised(const bl_rp_target *t, double raw, const bl_res_calibra
     }
     return (raw - null_mean) / denominator;
 }
+
+bl_status bl_res_calibration_check(const bl_res_plan *rp, const bl_res_calibration *c, bl_error *err)
+{
+    size_t needing = 0;
+    for (size_t ti = 0; ti < rp->n_targets; ti++) {
+        const bl_rp_target *t = &rp->targets[ti];
+        if (t->def.probe && isfinite(t->def.chance))
+            continue; /* normalised by the task's analytic chance, never by a calibration */
+        needing++;
+        char sig[65];
+        bl_res_signature(t, sig);
+        int found = 0;
+        for (size_t k = 0; k < c->n && !found; k++)
+            found = !strcmp(c->sig[k], sig);
+        if (!found)
+            return bl_fail(err, BL_ERR_INVALID,
+                           "%s: calibrates no target like target \"%s\" (task %s with its options, horizon and "
+                           "warmup; signature %.12s...): run the matching calibrate plan, or leave --calibration out",
+                           c->path, t->id, bl_task_name(t->task.kind), sig);
+    }
+    if (!needing)
+        return bl_fail(err, BL_ERR_INVALID,
+                       "%s: the plan has no target a calibration normalises (its tasks are normalised by their "
+                       "analytic chance): leave --calibration out", c->path);
+    return BL_OK;
+}

@@ -19,20 +19,49 @@
 #include "experiment/xp_impl.h"
 #include "core/context_impl.h"
 
+/* One target's line of the printed table: the target by its label (the
+ * plan's id when it has none), and what it is. */
+typedef struct res_row {
+    char target[160], controller[32], node[32], units[16], task[32], key[32];
+    double chance; /* the task's chance level; NaN for tasks without one */
+    int episode;   /* an episode task (ties and chance are about rounds) */
+} res_row;
+
 struct bl_res_run {
     char record_dir[4096];
     char plan_id[160];
     uint32_t blocks, trials_per_block;
     size_t n_targets;
-    char (*target_id)[160];
-    char (*target_desc)[160];
-    char (*task)[32];
-    char (*key)[32];
+    res_row *rows;
     bl_res_summary *summaries;
     int threads;
     uint32_t batch;
     double wall_s;
 };
+
+/* A target's label as a reader wants it: the original plans write labels as
+ * a Python dict's repr ("{'leak': 0.1}"), shown as "leak = 0.1". Other
+ * labels are shown as written. Only for display; records keep the label. */
+static void readable_label(const char *label, char *out, size_t size)
+{
+    size_t n = strlen(label);
+    if (n < 2 || label[0] != '{' || label[n - 1] != '}' || !strchr(label, ':')) {
+        snprintf(out, size, "%s", label);
+        return;
+    }
+    size_t o = 0;
+    for (size_t i = 1; i + 1 < n && o + 4 < size; i++) {
+        if (label[i] == '\'' || label[i] == '"')
+            continue;
+        if (label[i] == ':' && label[i + 1] == ' ') {
+            memcpy(out + o, " =", 2);
+            o += 2;
+            continue;
+        }
+        out[o++] = label[i];
+    }
+    out[o] = '\0';
+}
 
 static double now(void)
 {
@@ -318,18 +347,17 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_experiment_options *op
     bl_res_calibration *cal = NULL;
     if (opt->calibration) {
         bl_status cst = bl_res_calibration_load(opt->calibration, &cal, err);
+        if (!cst && (cst = bl_res_calibration_check(rp, cal, err)))
+            bl_res_calibration_destroy(cal);
         if (cst)
             return cst;
     }
     bl_res_run *run = calloc(1, sizeof *run);
     if (run) {
-        run->target_id = calloc(rp->n_targets, sizeof *run->target_id);
-        run->target_desc = calloc(rp->n_targets, sizeof *run->target_desc);
-        run->summaries = calloc(rp->n_targets, sizeof *run->summaries);
-        run->task = calloc(rp->n_targets, sizeof *run->task);
-        run->key = calloc(rp->n_targets, sizeof *run->key);
+        run->rows = calloc(rp->n_targets ? rp->n_targets : 1, sizeof *run->rows);
+        run->summaries = calloc(rp->n_targets ? rp->n_targets : 1, sizeof *run->summaries);
     }
-    if (!run || !run->target_id || !run->target_desc || !run->summaries || !run->task || !run->key) {
+    if (!run || !run->rows || !run->summaries) {
         bl_res_run_destroy(run);
         bl_res_calibration_destroy(cal);
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a run");
@@ -371,15 +399,20 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_experiment_options *op
         run->wall_s = wall;
         for (size_t ti = 0; ti < rp->n_targets; ti++) {
             const bl_rp_target *t = &rp->targets[ti];
-            snprintf(run->target_id[ti], sizeof run->target_id[ti], "%s", t->id);
-            snprintf(run->task[ti], sizeof run->task[ti], "%s", bl_task_name(t->task.kind));
-            snprintf(run->key[ti], sizeof run->key[ti], "%s", t->def.outcome_key);
+            res_row *r = &run->rows[ti];
+            readable_label(t->label && t->label[0] ? t->label : t->id, r->target, sizeof r->target);
+            snprintf(r->task, sizeof r->task, "%s", bl_task_name(t->task.kind));
+            snprintf(r->key, sizeof r->key, "%s", t->def.outcome_key);
+            snprintf(r->controller, sizeof r->controller, "%s", t->controller == BL_CTRL_RESERVOIR ? "reservoir"
+                                                                : bl_controller_name(t->controller));
+            snprintf(r->node, sizeof r->node, "%s", t->controller == BL_CTRL_RESERVOIR ? bl_res_kind_name(t->node.kind)
+                                                                                       : "-");
             if (t->controller == BL_CTRL_RESERVOIR)
-                snprintf(run->target_desc[ti], sizeof run->target_desc[ti], "%-15s %-10s %6u", "reservoir",
-                         bl_res_kind_name(t->node.kind), t->count);
+                snprintf(r->units, sizeof r->units, "%u", t->count);
             else
-                snprintf(run->target_desc[ti], sizeof run->target_desc[ti], "%-15s %-10s %6s",
-                         bl_controller_name(t->controller), "-", "-");
+                snprintf(r->units, sizeof r->units, "-");
+            r->chance = t->def.chance;
+            r->episode = t->def.episode;
             run->summaries[ti] = ev->summaries[ti];
         }
     }
@@ -396,34 +429,75 @@ void bl_res_run_destroy(bl_res_run *run)
 {
     if (!run)
         return;
-    free(run->target_id);
-    free(run->target_desc);
+    free(run->rows);
     free(run->summaries);
-    free(run->task);
-    free(run->key);
     free(run);
 }
 
 const char *bl_res_run_record_dir(const bl_res_run *run) { return run->record_dir; }
 
+enum { COLS = 9 };
+
+/* Print one table line: text columns left-aligned, numbers right-aligned,
+ * each as wide as its widest cell. */
+static void print_line(FILE *out, const char *const cell[COLS], const size_t width[COLS])
+{
+    static const int right[COLS] = {0, 0, 0, 1, 0, 0, 0, 1, 1};
+    fputs(" ", out);
+    for (int k = 0; k < COLS; k++)
+        fprintf(out, right[k] ? " %*s" : " %-*s", (int)width[k], cell[k]);
+    fputs("\n", out);
+}
+
 void bl_res_run_print(const bl_res_run *run, FILE *out)
 {
     fprintf(out, "%s: %zu target(s) x %u block(s) x %u trial(s), %d thread(s), batch %u, %.2f s\n", run->plan_id,
             run->n_targets, run->blocks, run->trials_per_block, run->threads, run->batch, run->wall_s);
-    fprintf(out, "  %-16s %-15s %-10s %6s  %-21s %-19s %-17s %5s %6s\n", "target", "controller", "node", "units",
-            "task", "key", "95% interval", "ties", "failed");
+    static const char *const head[COLS] = {"target", "controller", "node", "units", "task", "score",
+                                           "95% interval", "ties", "failed"};
+    size_t width[COLS];
+    for (int k = 0; k < COLS; k++)
+        width[k] = strlen(head[k]);
+    char (*text)[COLS][96] = calloc(run->n_targets ? run->n_targets : 1, sizeof *text);
+    if (!text)
+        return;
+    int episode = 0, continuing = 0;
+    double chance = NAN;
     for (size_t ti = 0; ti < run->n_targets; ti++) {
         const bl_res_summary *s = &run->summaries[ti];
-        char acc[96] = "n/a", iv[48] = "n/a";
+        const res_row *r = &run->rows[ti];
+        snprintf(text[ti][0], 96, "%s", r->target);
+        snprintf(text[ti][1], 96, "%s", r->controller);
+        snprintf(text[ti][2], 96, "%s", r->node);
+        snprintf(text[ti][3], 96, "%s", r->units);
+        snprintf(text[ti][4], 96, "%s", r->task);
         if (isfinite(s->accuracy))
-            snprintf(acc, sizeof acc, "%s %.3f", run->key[ti], s->accuracy);
+            snprintf(text[ti][5], 96, "%s %.3f", r->key, s->accuracy);
         else
-            snprintf(acc, sizeof acc, "%s n/a", run->key[ti]);
-        if (isfinite(s->low))
-            snprintf(iv, sizeof iv, "[%.3f, %.3f]", s->low, s->high);
-        fprintf(out, "  %-16s %s  %-21s %-19s %-17s %5u %6u\n", run->target_id[ti], run->target_desc[ti],
-                run->task[ti], acc, iv, s->ties, s->failed);
+            snprintf(text[ti][5], 96, "%s n/a", r->key);
+        snprintf(text[ti][6], 96, isfinite(s->low) ? "[%.3f, %.3f]" : "n/a", s->low, s->high);
+        snprintf(text[ti][7], 96, "%u", s->ties);
+        snprintf(text[ti][8], 96, "%u", s->failed);
+        for (int k = 0; k < COLS; k++)
+            if (strlen(text[ti][k]) > width[k])
+                width[k] = strlen(text[ti][k]);
+        episode |= r->episode;
+        continuing |= !r->episode;
+        if (r->episode && isfinite(r->chance))
+            chance = r->chance;
     }
-    fprintf(out, "  episode tasks: chance = 0.5, ties go to effector 1 and are counted; record: %s\n",
-            run->record_dir);
+    print_line(out, head, width);
+    for (size_t ti = 0; ti < run->n_targets; ti++) {
+        const char *cell[COLS];
+        for (int k = 0; k < COLS; k++)
+            cell[k] = text[ti][k];
+        print_line(out, cell, width);
+    }
+    free(text);
+    /* What the footer says holds for the tasks in the table only. */
+    if (episode && isfinite(chance))
+        fprintf(out, "  episode tasks: chance = %.3g, ties go to effector 1 and are counted\n", chance);
+    if (continuing)
+        fprintf(out, "  continuing tasks: the score is the task's own (docs/reservoir.md); ties and chance do not apply\n");
+    fprintf(out, "  record: %s\n", run->record_dir);
 }

@@ -44,6 +44,26 @@ root = os.path.join(tmp, "records")
 r = sh(CLI, "run", plan, "--root", root)
 check(r.returncode == 0 and "recall_accuracy" in r.stdout, "run exits 0 and prints the summary (%s)" % r.stderr.strip()[:300])
 print(r.stdout)
+check("episode tasks: chance = 0.5" in r.stdout and "continuing tasks" not in r.stdout,
+      "the footer speaks of the episode task it has, only")
+# reservoir task --out prints its score (and the trace's directory)
+r = sh(CLI, "reservoir", "task", "--task", "delayed_cue", "--world-seed", "3", "--out", os.path.join(tmp, "trace"))
+res = json.load(open(os.path.join(tmp, "trace", "result.json"))) if r.returncode == 0 else {}
+check(r.returncode == 0 and ("recall_accuracy %.6g" % res.get("outcome", -1)) in r.stdout and "trace" in r.stdout,
+      "reservoir task --out prints its score (%s)" % r.stdout.strip()[:200])
+# The memory demo: the probe reads SORN's memory at the delay's end, above its permutation control,
+# while the native readout stays near chance.
+demo = os.path.join(SRC, "plans", "reservoir", "delayed-cue-memory.toml")
+r = sh(CLI, "run", demo, "--root", os.path.join(tmp, "demo"), "--quiet")
+if check(r.returncode == 0, "the memory demo runs (%s)" % r.stderr.strip()[:200]):
+    res = json.load(open(os.path.join(r.stdout.strip().splitlines()[-1], "probe.json")))["results"]
+    sorn = [x for x in res if x["target"] == "sorn" and x["point"] == "delay_end"]
+    check(len(sorn) == 2 and all(x["accuracy"] >= 0.9 and x["accuracy"] > x["permutation_accuracy"] + 0.2 and
+                                 x["native_accuracy"] < 0.75 for x in sorn),
+          "memory demo: SORN's probe reads the cue at the delay's end (%s), above its permutation control (%s), "
+          "where the native readout does not (%s)" % ([x["accuracy"] for x in sorn],
+                                                     [x["permutation_accuracy"] for x in sorn],
+                                                     [x["native_accuracy"] for x in sorn]))
 recs = sorted(glob.glob(os.path.join(root, "delayed-cue-development-*")))
 check(len(recs) == 1, "run created one record")
 rec = recs[0]

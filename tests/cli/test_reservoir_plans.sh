@@ -138,6 +138,17 @@ if "calibration-pong" in records:
     r, rec = run(pong)
     check(r.returncode == 0 and summary(rec)["targets"][0]["normalisation_status"] == "calibration_unavailable",
           "pong without a calibration: no normalised score")
+    # A calibration that does not match the plan is refused before anything runs, naming the target.
+    tracking = pong.replace("pong.toml", "tracking.toml")
+    open(tracking, "w").write(open(pong).read().replace('kind = "pong"', 'kind = "tracking"').replace("pong-run",
+                                                                                                    "tracking-run"))
+    r, rec = run(tracking, "--calibration", records["calibration-pong"])
+    check(r.returncode == 1 and 'calibrates no target like target "null" (task tracking' in r.stderr,
+          "a tracking run with a pong calibration is refused (%s)" % r.stderr.strip()[:200])
+    cue = os.path.join(SRC, "plans", "reservoir", "sweep-delayed-cue.toml")
+    r, rec = run(cue, "--blocks", "1", "--trials", "2", "--calibration", records["calibration-pong"])
+    check(r.returncode == 1 and "no target a calibration normalises" in r.stderr,
+          "an episode-task plan with a calibration is refused (%s)" % r.stderr.strip()[:200])
 
 # operation rules
 HDR = 'format = "brainlesslab-plan"\nformat_version = 4\nid = "t"\n'

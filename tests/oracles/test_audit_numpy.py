@@ -198,8 +198,8 @@ def synthetic_male_cns(path, seed=7):
     ids = [str(720575940600000000 + 17 * i) for i in range(n)]
     g.external_ids = ids
     blconn.write_connectome(g, path)
-    cols = {"annotation_superclass": sup, "annotation_class": cls, "annotation_subclass": np.full(n, "", object),
-            "annotation_type": typ, "annotation_instance": np.array([f"{t}_{s}" if t else "" for t, s in
+    cols = {"superclass": sup, "class": cls, "subclass": np.full(n, "", object),
+            "type": typ, "instance": np.array([f"{t}_{s}" if t else "" for t, s in
                                                                      zip(typ, side)], object),
             "side": side, "neurotransmitter": nt}
     with open(path / "neurons.csv", "w", encoding="utf-8", newline="") as f:
@@ -227,7 +227,7 @@ def male_cns(tmp, ok):
     ok.append(verified)
 
     # The seed's rules, as the seed wrote them (visual_audit).
-    sup, cls, typ = cols["annotation_superclass"], cols["annotation_class"], cols["annotation_type"]
+    sup, cls, typ = cols["superclass"], cols["class"], cols["type"]
     visual = cls == "visual"
     ol_intrinsic = sup == "ol_intrinsic"
     lamina_types = {"L1", "L2", "L3", "L4", "L5", "C2", "C3", "T1", "Lawf1", "Lawf2"}
@@ -249,11 +249,11 @@ def male_cns(tmp, ok):
     for name, mask in want.items():
         p = pops.get(name)
         good = p is not None and p["size"] == int(mask.sum()) and mask.sum() > 0
-        good = good and p["breakdown"]["annotation_type"] == dict(Counter(typ[mask]))
+        good = good and p["breakdown"]["type"] == dict(Counter(typ[mask]))
         print(f"{'ok ' if good else 'BAD'} male CNS {name}: {int(mask.sum())} neurons")
         ok.append(bool(good))
     _, lay = check_hierarchy("male CNS visual hierarchy", rec, graph, cols, np.flatnonzero(visual), want["optic"],
-                             "annotation_type", ok)
+                             "type", ok)
     # The seed's layer definitions, named as the seed names them.
     depth = bfs(graph, np.flatnonzero(visual))
     seed_layers = {"sensory": depth == 0, "first_order": depth == 1, "second_order": depth == 2,

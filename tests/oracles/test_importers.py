@@ -35,6 +35,61 @@ if not CLI:
 failures = []
 
 
+def male_cns_plan(work, rng):
+    """plans/male-cns-visual-audit.toml runs on what `import malecns` writes:
+    male-CNS-format Feather files carrying the visual vocabulary (superclass,
+    class, type as the release names them) are imported, and the shipped plan,
+    pointed at the import, resolves every population (none empty) and runs."""
+    n, m = 400, 6000
+    out = work / "mcns-visual"
+    out.mkdir(parents=True, exist_ok=True)
+    body = (rng.choice(n * 40, size=n, replace=False) + 10000).astype(np.int64)
+    roles = [("ol_sensory", "visual", ["R1-6", "R7", "R8"]), ("ol_intrinsic", None, ["L1", "L2", "C2", "T1", "Lawf1"]),
+             ("ol_intrinsic", None, ["Mi1", "Tm3", "Dm8", "TmY5a"]), ("ol_intrinsic", None, ["T4a", "T5b", "LPi1"]),
+             ("ol_intrinsic", None, ["LC4", "LT1", "Li2"]), ("ol_intrinsic", None, ["Y3", "Pm2"]),
+             ("visual_projection", None, ["LC10", "LPLC2"]), ("visual_centrifugal", None, ["C5"]),
+             ("cb_intrinsic", None, ["FB1", "PFN"]), ("descending", None, ["DNa02"])]
+    pick = [roles[i % len(roles)] for i in range(n)]
+    sc = [r[0] for r in pick]
+    cls = [r[1] for r in pick]
+    typ = [r[2][(i // len(roles)) % len(r[2])] for i, r in enumerate(pick)]
+    pre, post, w = D.random_edges(rng, n, m)
+    files = {"annotations": out / "body-annotations-male-cns-v0.9-minconf-0.5.feather",
+             "transmitters": out / "body-neurotransmitters-male-cns-v0.9.feather",
+             "weights": out / "connectome-weights-male-cns-v0.9-minconf-0.5.feather"}
+    D.write_tables([
+        {"path": str(files["annotations"]), "format": "feather", "columns": [
+            D.col("bodyId", "int64", D.ints(body)), D.col("superclass", "dict", sc), D.col("class", "utf8", cls),
+            D.col("type", "utf8", typ)]},
+        {"path": str(files["transmitters"]), "format": "feather", "columns": [
+            D.col("bodyId", "int64", D.ints(body)), D.col("consensus_nt", "dict", ["acetylcholine"] * n)]},
+        {"path": str(files["weights"]), "format": "feather", "columns": [
+            D.col("body_pre", "int64", D.ints(body[pre])), D.col("body_post", "int64", D.ints(body[post])),
+            D.col("weight", "int32", [int(x) for x in w])]}], out)
+    conn = work / "o-mcns-visual"
+    run(["malecns", *[x for k, v in files.items() for x in ("--" + k, v)], "--out", conn])
+    text = (D.SOURCE_DIR / "plans" / "male-cns-visual-audit.toml").read_text()
+    text = text.replace('path = "../data/connectomes/male-cns-v1.0"', 'path = "%s"' % conn)
+    plan = work / "male-cns-visual-audit.toml"
+    plan.write_text(text)
+    r = subprocess.run([CLI, "check", str(plan)], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append("male-cns-visual-audit.toml on `import malecns` output: %s" % r.stderr.strip())
+        return
+    r = subprocess.run([CLI, "run", str(plan), "--root", str(work / "mcns-rec"), "--quiet"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        failures.append("male-cns-visual-audit.toml run on `import malecns` output: %s" % r.stderr.strip())
+        return
+    audit = json.loads((Path(r.stdout.strip()) / "audit.json").read_text())
+    empty = [p["name"] for p in audit["populations"] if p["size"] == 0]
+    if empty:
+        failures.append("male-cns-visual-audit.toml: empty populations on `import malecns` output: %s" % empty)
+    else:
+        print("ok   male-cns-visual-audit.toml runs on `import malecns` output (%d populations)"
+              % len(audit["populations"]))
+
+
 def run(args, expect_ok=True):
     r = subprocess.run([CLI, "import", *map(str, args)], capture_output=True, text=True)
     if expect_ok and r.returncode != 0:
@@ -176,6 +231,7 @@ def main():
         reimport_same("malecns", args, work / "o-mcns", work)
         run([*args, "--select", "all", "--out", work / "o-mcns-all"])
         check("malecns --select all", work / "o-mcns-all", D.expected_malecns(d, True), f.values())
+        male_cns_plan(work, rng)
 
         # phase4c
         d = D.make_phase4c(work / "p4c", rng, parquet=parquet)
@@ -221,6 +277,8 @@ def main():
                    sign=[("+1" if sgn[seen][i] > 0 else "-1") if has_out[i] else "" for i in range(len(seen))]), [epath])
 
     if failures:
+        for f in failures:
+            print("FAIL " + str(f))
         print(f"importers: {len(failures)} failures")
         return 1
     print("importers: all equal to the NumPy computations")

@@ -102,13 +102,45 @@ static void test_welch(void **state)
     assert_float_equal(c.cohen_d, 2.5 / sqrt((5.0 / 3.0 + 20.0 / 3.0) / 2.0), 1e-12);
     assert_true(c.p > 0.05 && c.p < 0.2); /* t = 1.73 on ~4.4 df */
 
+    assert_int_equal(c.status, BL_CONTRAST_TESTED);
+
     const double z[] = {0, 0, 0}, one[] = {1, 1, 1};
     bl_welch(z, 3, z, 3, &c); /* nothing varies: not tested */
     assert_true(isnan(c.p) && isnan(c.t) && isnan(c.cohen_d));
-    bl_welch(z, 3, one, 3, &c); /* no variance, different means */
-    assert_true(isinf(c.t) && c.t > 0 && c.p == 0.0);
+    assert_int_equal(c.status, BL_CONTRAST_CONSTANT_EQUAL);
+    bl_welch(z, 3, one, 3, &c); /* no variance, different means: reported as such, never d = inf */
+    assert_true(isnan(c.t) && isnan(c.p) && isnan(c.cohen_d) && c.diff == 1.0);
+    assert_int_equal(c.status, BL_CONTRAST_CONSTANT_DIFFERS);
+    assert_string_equal(bl_contrast_status_name(c.status), "constant_differs");
     bl_welch(z, 1, one, 3, &c); /* one trial: no test */
     assert_true(isnan(c.p));
+    assert_int_equal(c.status, BL_CONTRAST_TOO_FEW_TRIALS);
+}
+
+static void test_paired(void **state)
+{
+    (void)state;
+    /* Differences 1, 2, 2, 3: mean 2, sample variance 2/3. */
+    const double a[] = {10, 20, 30, 40}, b[] = {11, 22, 32, 43};
+    bl_contrast c;
+    bl_paired(a, b, 4, &c);
+    assert_int_equal(c.status, BL_CONTRAST_TESTED);
+    assert_float_equal(c.diff, 2.0, 1e-15);
+    assert_float_equal(c.t, 2.0 / (sqrt(2.0 / 3.0) / 2.0), 1e-12);
+    assert_float_equal(c.df, 3.0, 0);
+    assert_float_equal(c.cohen_d, 2.0 / sqrt(2.0 / 3.0), 1e-12);
+    /* The unpaired test cannot see this difference through the trials' spread. */
+    bl_contrast w;
+    bl_welch(a, 4, b, 4, &w);
+    assert_true(c.p < 0.05 && w.p > 0.5); /* t = 4.9 on 3 df against t = 0.2 */
+    const double shifted[] = {12, 22, 32, 42};
+    bl_paired(a, shifted, 4, &c); /* every trial +2: no variance in the differences */
+    assert_int_equal(c.status, BL_CONTRAST_CONSTANT_DIFFERS);
+    assert_true(isnan(c.t) && isnan(c.cohen_d));
+    bl_paired(a, a, 4, &c);
+    assert_int_equal(c.status, BL_CONTRAST_CONSTANT_EQUAL);
+    bl_paired(a, b, 1, &c);
+    assert_int_equal(c.status, BL_CONTRAST_TOO_FEW_TRIALS);
 }
 
 static void test_bh(void **state)
@@ -132,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_writer_round_trip),
         cmocka_unit_test(test_writer_empty_and_abort),
         cmocka_unit_test(test_welch),
+        cmocka_unit_test(test_paired),
         cmocka_unit_test(test_bh),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

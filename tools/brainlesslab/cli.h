@@ -4,6 +4,8 @@
 #ifndef BRAINLESSLAB_CLI_H
 #define BRAINLESSLAB_CLI_H
 
+#include <stddef.h>
+
 #include "brainlesslab/error.h"
 
 typedef int (*bl_cli_command_fn)(int argc, char **argv);
@@ -30,5 +32,18 @@ void bl_cli_progress_trial_seconds(double seconds);
 /* An error this rank alone has, in an MPI job of several ranks: end the job
  * (does not return there); in one process just report it. Returns 1. */
 int bl_cli_abort_job(const char *command, const bl_error *err);
+
+/* GNU conventions (cli_args.c). bl_cli_normalize rewrites argv once, in
+ * main(): --opt=value becomes --opt value, and after "--" an operand that
+ * starts with '-' is passed as "./-name". Returns NULL when out of memory. */
+char **bl_cli_normalize(int argc, char **argv, int *out_argc);
+/* The option of `usage` (a command's help text) nearest to the mistyped
+ * `arg`, within two edits; 1 when one was found (copied into out). */
+int bl_cli_suggest_option(const char *arg, const char *usage, char *out, size_t size);
+/* The nearest of names[0..n) to arg, within two edits. */
+int bl_cli_suggest_name(const char *arg, const char *const *names, size_t n, const char **out);
+/* "brainlesslab CMD: unknown option 'ARG' (did you mean --X?)" on stderr;
+ * returns 2, the usage-error exit status. */
+int bl_cli_unknown_option(const char *command, const char *arg, const char *usage);
 
 #endif

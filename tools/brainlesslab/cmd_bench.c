@@ -100,8 +100,7 @@ int bl_cmd_bench(int argc, char **argv)
             o.timeout_s = strtod(val, &end);
             ok = !errno && end != val && !*end && o.timeout_s > 0 && o.timeout_s <= 86400;
         } else {
-            fprintf(stderr, "brainlesslab bench: unknown option '%s'\n%s", opt, usage_text);
-            return 2;
+            return bl_cli_unknown_option("bench", opt, usage_text);
         }
         if (!ok) {
             fprintf(stderr, "brainlesslab bench: %s '%s' is out of range (--repetitions 3..1000, --threads "

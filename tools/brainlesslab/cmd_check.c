@@ -94,8 +94,7 @@ int bl_cmd_check(int argc, char **argv)
             }
             by = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "brainlesslab check: unknown option '%s'\n%s", argv[i], usage_text);
-            return 2;
+            return bl_cli_unknown_option("check", argv[i], usage_text);
         } else if (path) {
             fprintf(stderr, "brainlesslab check: one plan at a time ('%s' and '%s' given)\n%s", path,
                     argv[i], usage_text);

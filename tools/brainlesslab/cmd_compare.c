@@ -33,6 +33,8 @@ int bl_cmd_compare(int argc, char **argv)
                 return 2;
             }
             root = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
+            return bl_cli_unknown_option("compare", argv[i], usage_text);
         } else if (argv[i][0] == '-' || (a && b)) {
             fprintf(stderr, "brainlesslab compare: unexpected argument '%s'\n%s", argv[i], usage_text);
             return 2;

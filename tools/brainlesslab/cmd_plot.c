@@ -53,15 +53,17 @@ static void find_package(char *out, size_t size)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: brainlesslab plot RECORD [--root DIR] [--figure NAME]...\n\n"
+            "usage: brainlesslab plot RECORD [--root DIR] [--figure NAME]... [--trials LIST]\n\n"
             "Draw a record's figures into a new sealed derived record (the source is never\n"
             "modified; the new manifest names it by the SHA-256 of its manifest.json).\n"
             "Each figure is saved as NAME.png, NAME.svg and NAME.data.npz (the plotted data).\n\n"
             "  RECORD          a sealed (DONE) record directory\n"
             "  --root DIR      where the derived record is created (default: beside RECORD)\n"
             "  --figure NAME   only this figure (repeatable): raster, rates_by_depth, psth,\n"
-            "                  hierarchy (audit records), reservoir (reservoir profiles);\n"
-            "                  default: every figure the record has the inputs for\n\n"
+            "                  hierarchy (audit records), reservoir and probe (reservoir records),\n"
+            "                  screen (screen records), compare (compare records); default: every\n"
+            "                  figure the record has the inputs for; one it has none for is refused\n"
+            "  --trials LIST   raster: the trials to draw, e.g. 0,5,9 (default: the first 3)\n\n"
             "Runs %s -m brainlesslab.plot (python3-matplotlib, python3-h5py); the same\n"
             "functions are in Python: brainlesslab.plot.plot_record(RECORD, root=DIR).\n",
             BL_PYTHON);

@@ -118,7 +118,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
         } else if (!strcmp(opt, "--poisson") && a->n_poisson < 64) a->poisson[a->n_poisson++] = val;
         else if (!strcmp(opt, "--set") && a->n_sets < 64) a->sets[a->n_sets++] = val;
         else {
-            fprintf(stderr, "brainlesslab simulate: unknown option '%s'\n", opt);
+            bl_cli_unknown_option("simulate", opt, usage_text);
             return 0;
         }
     }

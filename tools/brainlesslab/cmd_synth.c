@@ -55,8 +55,7 @@ int bl_cmd_synth(int argc, char **argv)
         else if (!strcmp(opt, "--degree-sigma")) p.out_degree_sigma = x;
         else if (!strcmp(opt, "--in-sigma")) p.in_weight_sigma = x;
         else {
-            fprintf(stderr, "brainlesslab synth: unknown option '%s'\n%s", opt, usage_text);
-            return 2;
+            return bl_cli_unknown_option("synth", opt, usage_text);
         }
     }
     if (!out) {

@@ -23,6 +23,14 @@
 #include "brainlesslab/task.h"
 #include "cli_reservoir.h"
 
+static unsigned tie_count(const bl_task_trace *t)
+{
+    unsigned n = 0;
+    for (uint32_t k = 0; k < t->n_rounds; k++)
+        n += t->ties[k] != 0;
+    return n;
+}
+
 static int fail(const char *what, const char *arg)
 {
     fprintf(stderr, "brainlesslab reservoir task: ");
@@ -228,6 +236,18 @@ int bl_cmd_reservoir_task(int argc, char **argv)
                     t->meta[1], t->meta[2], t->meta[3]);
             bad = fclose(f) != 0;
         }
+    }
+    if (!bad) { /* the score, as a run's table names it, and where the trace went */
+        bl_task_definition def;
+        bl_task_definition_of(&o, &def);
+        char score[64] = "n/a";
+        if (isfinite(t->outcome))
+            snprintf(score, sizeof score, "%.6g", t->outcome);
+        printf("%s: %s under %s, %u ticks: %s %s", out, task, bl_controller_name(ctrl), t->ticks, def.outcome_key,
+               score);
+        if (def.episode)
+            printf(" (%u rounds, %u ties)", t->n_rounds, tie_count(t));
+        printf("\n");
     }
     bl_task_trace_destroy(t);
     return bad ? 1 : 0;

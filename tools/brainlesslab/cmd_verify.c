@@ -44,6 +44,8 @@ int bl_cmd_verify(int argc, char **argv)
     for (int i = 1; i < argc && !bad; i++) {
         if (!strcmp(argv[i], "--key") && i + 1 < argc)
             key = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1] == '-' && strcmp(argv[i], "--key"))
+            return bl_cli_unknown_option("verify", argv[i], verify_usage);
         else if (argv[i][0] == '-' || dir)
             bad = 1;
         else

@@ -111,8 +111,14 @@ int bl_cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+int main(int argc_in, char **argv_in)
 {
+    int argc = 0;
+    char **argv = bl_cli_normalize(argc_in, argv_in, &argc);
+    if (!argv) {
+        fputs("brainlesslab: out of memory\n", stderr);
+        return 1;
+    }
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -124,6 +130,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
+    const char *names[sizeof commands / sizeof commands[0]], *near = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    if (bl_cli_suggest_name(argv[1], names, sizeof commands / sizeof commands[0], &near)) {
+        fprintf(stderr, "brainlesslab: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
+        return 2;
+    }
     fprintf(stderr, "brainlesslab: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
