@@ -64,7 +64,8 @@ void bl_context_destroy(bl_context *ctx)
 {
     if (!ctx)
         return;
-    bl_mpi_job_release(&ctx->job);
+    if (ctx->job.release)
+        ctx->job.release(&ctx->job);
     free(ctx->mpi_stats_prefix);
     free(ctx);
 }

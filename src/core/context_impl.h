@@ -8,12 +8,16 @@
 #include "brainlesslab/context.h"
 
 /* The MPI job as this context sees it (src/mpi/job.c fills it). */
-typedef struct bl_mpi_job_state {
+typedef struct bl_mpi_job_state bl_mpi_job_state;
+struct bl_mpi_job_state {
     int rank;     /* in the job (0 when not joined) */
     int ranks;    /* 1 when not joined or not launched */
     int replicas; /* replica groups (bl_mpi_job_replicas), 1 by default */
     void *comm;   /* the job's communicator (an MPI_Comm *, src/mpi/job.c), NULL outside MPI */
-} bl_mpi_job_state;
+    /* Set by src/mpi/job.c when it gives the job something to release, so
+     * that core/ never calls up into mpi/ (the layers stay one-way). */
+    void (*release)(bl_mpi_job_state *job);
+};
 
 struct bl_context {
     bl_log_fn log;
@@ -36,7 +40,5 @@ void bl_context_log(const bl_context *ctx, const char *fmt, ...)
 #endif
     ;
 
-/* src/mpi/job.c: release what the job holds for this context. */
-void bl_mpi_job_release(bl_mpi_job_state *job);
 
 #endif

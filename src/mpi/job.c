@@ -92,6 +92,7 @@ bl_status bl_mpi_job_join(bl_context *ctx, int force, bl_error *err)
         return bl_fail(err, BL_ERR_IO, "mpi: MPI_Comm_dup of the job's communicator failed");
     }
     ctx->job.comm = comm;
+    ctx->job.release = bl_mpi_job_release;
     MPI_Comm_rank(*comm, &ctx->job.rank);
     MPI_Comm_size(*comm, &ctx->job.ranks);
 #else

@@ -19,6 +19,9 @@
 bl_status bl_mpi_job_join(bl_context *ctx, int force, bl_error *err);
 int bl_mpi_job_rank(const bl_context *ctx);  /* 0 until joined */
 int bl_mpi_job_ranks(const bl_context *ctx); /* 1 until joined */
+/* Release what the job holds for a context (its communicator); the context
+ * calls it through job.release when it is destroyed. */
+void bl_mpi_job_release(bl_mpi_job_state *job);
 
 /* Rank 0's string to every rank. */
 bl_status bl_mpi_job_bcast_string(const bl_context *ctx, char *buf, size_t cap, bl_error *err);
