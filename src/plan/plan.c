@@ -18,7 +18,6 @@
 
 #include "brainlesslab/hash.h"
 #include "core/file.h"
-#include "brainlesslab/task.h"
 
 static bl_status read_file(const char *path, char **text, size_t *len, bl_error *err)
 {

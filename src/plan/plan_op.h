@@ -26,20 +26,21 @@ struct bl_experiment_options; /* experiment.h: what every run is given */
 #define BL_OP_TAKES_RESERVOIR 2u /* blocks, trials, rng, calibration */
 #define BL_OP_TAKES_MPI 4u       /* runs under mpirun (several ranks) */
 
-/* What the row's spec is, for the typed accessors of plan.h. */
+/* Flags. What the row's spec is, for the typed accessors of plan.h: */
 #define BL_OP_SPEC_NETWORK 1u   /* the connectome family: the network fields of struct bl_plan */
 #define BL_OP_SPEC_AUDIT 2u     /* plan->spec is a bl_pk_audit (plan_impl.h) */
 #define BL_OP_SPEC_RESERVOIR 4u /* plan->spec is a bl_res_plan (task.h) */
-#define BL_OP_SPEC_SCREEN 64u   /* plan->spec is a bl_pk_screen (plan_impl.h) */
-#define BL_OP_FIT_BEFORE_RUN 8u /* run refuses a plan whose estimate exceeds the machine (--force skips) */
+#define BL_OP_SPEC_SCREEN 8u    /* plan->spec is a bl_pk_screen (plan_impl.h) */
+/* What a run checks first: */
+#define BL_OP_FIT_BEFORE_RUN 16u /* refuse a plan whose estimate exceeds the machine (force skips) */
 /* What its records hold, for readers of records (compare): */
-#define BL_OP_RECORD_SPIKES 16u     /* a connectome run's counts, spikes and final state (comparable) */
-#define BL_OP_RECORD_CONDITIONS 32u /* conditions, each with counts and final state (compared as DIR@K) */
+#define BL_OP_RECORD_SPIKES 32u     /* a connectome run's counts, spikes and final state (comparable) */
+#define BL_OP_RECORD_CONDITIONS 64u /* conditions, each with counts and final state (compared as DIR@K) */
 
 struct bl_operation {
     const char *name; /* as plans write it */
     int variant;      /* the row's own word for its loader (the reservoir family's bl_rp_operation) */
-    unsigned flags;   /* BL_OP_SPEC_*, BL_OP_FIT_BEFORE_RUN */
+    unsigned flags;   /* BL_OP_SPEC_*, BL_OP_FIT_BEFORE_RUN, BL_OP_RECORD_* */
     unsigned takes;   /* BL_OP_TAKES_* */
 
     /* Plan layer. load: everything after the header keys (format,
@@ -58,7 +59,8 @@ struct bl_operation {
 
     /* Run layer (filled by the table's rows in src/experiment). run: reserve
      * a record under opt->root, write the artifacts, seal it through the
-     * shared epilogue (bl_xp_finish); *result is the row's own result. */
+     * shared prologue and epilogue (bl_xp_protect, bl_xp_end: xp_impl.h);
+     * *result is the row's own result. */
     bl_status (*run)(bl_plan *plan, const struct bl_experiment_options *opt, void **result, bl_error *err);
     const char *(*record_dir)(const void *result);
     void (*print)(const void *result, FILE *out);

@@ -27,7 +27,7 @@
 # artifacts, its manifest line is the manifest's). Every other artifact is
 # compared by its SHA-256. BL_GOLDEN_WRITE=1 rewrites the golden file.
 # Last, the run options an operation does not take are refused as at 00f25f8
-# (exit status 2, the same message).
+# (exit status 2, the same message), and --sign-key signs any operation's record.
 set -euo pipefail
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
 : "${BL_SOURCE_DIR:?BL_SOURCE_DIR must name the repository root}"
@@ -183,6 +183,20 @@ for plan, extra, message in REFUSED:
                                                                 r.stderr.strip(), message))
     else:
         print("ok   %s %s refused" % (plan, extra[0]))
+
+# Options every operation takes: --sign-key signs the record of any operation
+# (the shared prologue; at 00f25f8 only connectome runs were signed).
+key = os.path.join(FIXED, "key")
+subprocess.run([CLI, "keygen", "--out", key], check=True, capture_output=True)
+for plan in ("plans/delayed-cue.toml", "plans/larva-audit.toml", "plans/larva-screen.toml"):
+    r = subprocess.run([CLI, "run", os.path.join(FIXED, plan), "--root", os.path.join(FIXED, "signed"), "--quiet",
+                        "--sign-key", key + ".key"], capture_output=True, text=True)
+    v = subprocess.run([CLI, "verify", "--key", key + ".pub", r.stdout.strip()], capture_output=True, text=True)
+    if r.returncode != 0 or v.returncode != 0 or "signature valid" not in v.stdout:
+        failures.append("%s --sign-key: run %d, verify %d: %s" % (plan, r.returncode, v.returncode,
+                                                                 (r.stderr + v.stdout + v.stderr).strip()[:300]))
+    else:
+        print("ok   %s --sign-key: signed and verified" % plan)
 
 shutil.rmtree(FIXED, ignore_errors=True)
 lock.close()

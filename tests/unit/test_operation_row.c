@@ -355,6 +355,67 @@ static void reservoir_progress_and_cancel(void **state)
     bl_context_destroy(ctx);
 }
 
+/* Every built-in row keeps its promise: a run of each operation holds the
+ * artifacts its row lists (small plans over the shipped larva connectome,
+ * and the shipped pong calibration shortened to 2 blocks). */
+static void run_and_check_artifacts(const char *plan_path, const bl_experiment_options *opt, const char *operation)
+{
+    bl_error err = {0};
+    bl_plan *plan = NULL;
+    if (bl_plan_load(plan_path, &plan, &err))
+        fail_msg("%s: %s", plan_path, err.message);
+    assert_string_equal(bl_plan_operation(plan), operation);
+    const char *const *promised = bl_pk_row(plan)->artifacts;
+    assert_non_null(promised);
+    bl_run *run = NULL;
+    if (bl_run_plan(plan, opt, &run, &err))
+        fail_msg("%s: %s", plan_path, err.message);
+    for (const char *const *a = promised; *a; a++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", bl_run_record_dir(run), *a);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            fail_msg("%s: the %s record lacks %s, which its row promises", plan_path, operation, *a);
+        fclose(f);
+    }
+    assert_int_equal(bl_record_verify(bl_run_record_dir(run), NULL, NULL, &err), BL_OK);
+    bl_run_destroy(run);
+    bl_plan_destroy(plan);
+}
+
+static void builtin_rows_keep_their_promises(void **state)
+{
+    (void)state;
+    const char *src = getenv("BL_SOURCE_DIR");
+    if (!src) {
+        skip();
+        return;
+    }
+    char conn[1024], text[4096], path[1100];
+    snprintf(conn, sizeof conn, "[connectome]\npath = \"%s/data/connectomes/larva-winding2023\"\n", src);
+    static const char head[] = "format = \"brainlesslab-plan\"\nformat_version = 4\n";
+    static const char net[] = "[[population]]\nname = \"ORN\"\nselect = { cell_type = \"sensory\", modality = "
+                              "\"olfactory\" }\n[[population]]\nname = \"PN\"\nselect = { cell_type = \"PN\" }\n";
+    static const char run[] = "[[stimulus]]\nname = \"ORN\"\npopulation = \"ORN\"\nrate_hz = 150.0\n"
+                              "[run]\ntrials = 2\nduration_ms = 20.0\nseed = 3\nthreads = 1\n";
+    const char *root = tmp_path("promises");
+    assert_int_equal(mkdir(root, 0755), 0);
+    bl_experiment_options opt = {.root = root, .threads = -1};
+
+    snprintf(text, sizeof text, "%sid = \"c\"\noperation = \"connectome\"\n%s%s%s", head, conn, net, run);
+    run_and_check_artifacts(write_plan("promise-connectome.toml", text), &opt, "connectome");
+    snprintf(text, sizeof text, "%sid = \"a\"\noperation = \"audit\"\n%s%s[audit]\nsource = \"ORN\"\n", head, conn,
+             net);
+    run_and_check_artifacts(write_plan("promise-audit.toml", text), &opt, "audit");
+    snprintf(text, sizeof text, "%sid = \"s\"\noperation = \"screen\"\n%s%s%s[[screen.axis]]\nsilence = [\"PN\"]\n"
+                                "include_none = true\n", head, conn, net, run);
+    run_and_check_artifacts(write_plan("promise-screen.toml", text), &opt, "screen");
+    run_and_check_artifacts(write_plan("promise-profile.toml", reservoir_plan), &opt, "profile");
+    bl_experiment_options shorter = {.root = root, .threads = -1, .blocks = 2};
+    snprintf(path, sizeof path, "%s/plans/reservoir/calibration-pong.toml", src);
+    run_and_check_artifacts(path, &shorter, "calibrate");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +424,7 @@ int main(void)
         cmocka_unit_test(toy_is_not_global),
         cmocka_unit_test(builtin_rows_win),
         cmocka_unit_test(reservoir_progress_and_cancel),
+        cmocka_unit_test(builtin_rows_keep_their_promises),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
