@@ -18,6 +18,7 @@
 #include "brainlesslab/sign_policy.h"
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/import.h"
+#include "brainlesslab/fetch.h"
 #include "brainlesslab/synth.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/stimulus.h"
