@@ -12,7 +12,7 @@ set -euo pipefail
 work=$(mktemp -d "${TMPDIR:-/tmp}/bl_fetch.XXXXXX")
 server=
 cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+    if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
     rm -rf "$work"
 }
 trap cleanup EXIT
