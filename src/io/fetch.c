@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +149,7 @@ typedef struct transfer {
     uint64_t total;   /* the size the server declares (0: unknown) */
     int started;      /* the first body byte arrived: status checked, file opened, digests primed */
     long status;
+    int64_t range_start; /* the first byte of a 206 answer (Content-Range), -1 when none was seen */
     digests dg;
     bl_error *err;
     bl_status st; /* the reason the write callback stopped the transfer */
@@ -164,6 +166,10 @@ static bl_status start_body(transfer *t)
         t->offset = 0; /* the server sent the whole file: start again */
     } else if (t->status != 206) {
         return bl_fail(t->err, BL_ERR_IO, "%s: HTTP %ld", t->f->name, t->status);
+    } else if (t->range_start != (int64_t)t->offset) {
+        /* Appending bytes from elsewhere would only fail the checksum later. */
+        return bl_fail(t->err, BL_ERR_INVALID, "%s: asked for the bytes from %" PRIu64 ", the server answered with %s",
+                       t->f->name, t->offset, t->range_start < 0 ? "no Content-Range" : "another range");
     }
     t->total = cl >= 0 ? t->offset + (uint64_t)cl : 0;
     if (t->total > t->limit)
@@ -208,6 +214,26 @@ static size_t on_body(char *p, size_t one, size_t n, void *user)
     }
     digests_update(&t->dg, p, len);
     t->written += len;
+    return len;
+}
+
+/* Headers of every response (redirects included): only Content-Range is kept. */
+static size_t on_header(char *p, size_t one, size_t n, void *user)
+{
+    transfer *t = user;
+    size_t len = one * n;
+    static const char key[] = "content-range:";
+    if (len >= 5 && !strncmp(p, "HTTP/", 5))
+        t->range_start = -1; /* a new response */
+    if (len > sizeof key - 1 && !strncasecmp(p, key, sizeof key - 1)) {
+        char buf[128];
+        size_t m = len < sizeof buf - 1 ? len : sizeof buf - 1;
+        memcpy(buf, p, m);
+        buf[m] = '\0';
+        unsigned long long start;
+        if (sscanf(buf + sizeof key - 1, " bytes %llu-", &start) == 1 && start <= INT64_MAX)
+            t->range_start = (int64_t)start;
+    }
     return len;
 }
 
@@ -298,7 +324,8 @@ bl_status bl_fetch_file_get(const bl_fetch_file *f, const char *dir, const bl_fe
     CURL *curl = curl_easy_init();
     if (!curl)
         return bl_fail(err, BL_ERR_NOMEM, "libcurl: cannot create a transfer");
-    transfer t = {.f = f, .opt = opt, .curl = curl, .part = part, .offset = offset, .limit = limit, .err = err};
+    transfer t = {.f = f, .opt = opt, .curl = curl, .part = part, .offset = offset, .limit = limit, .err = err,
+                  .range_start = -1};
     char curl_msg[CURL_ERROR_SIZE] = "";
     char range[48];
     long redirects = opt && opt->max_redirects ? opt->max_redirects : 5;
@@ -313,6 +340,8 @@ bl_status bl_fetch_file_get(const bl_fetch_file *f, const char *dir, const bl_fe
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "brainlesslab-fetch/" "0.1.0");
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);

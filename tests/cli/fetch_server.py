@@ -12,6 +12,7 @@ meets each failure the real servers can show:
   /slow/NAME       headers and 64 bytes, then silence (until the client gives
                    up, at most --stall seconds)
   /long/NAME       the file followed by as many bytes again, no Content-Length
+  /offby/NAME      a Range request answered 206 from byte 0 (the wrong range)
   anything else    404
 
 Bounded: it serves at most --max-requests requests and exits after
@@ -99,12 +100,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        data = self.file(name) if mode in ("ok", "cut", "norange", "slow", "long") else None
+        data = self.file(name) if mode in ("ok", "cut", "norange", "slow", "long", "offby") else None
         if data is None:
             self.send_error(404, "no such file")
             return
         if mode == "ok":
             self.send_body(data)
+        elif mode == "offby":
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes 0-{len(data) - 1}/{len(data)}")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif mode == "norange":
             self.send_body(data, honour_range=False)
         elif mode == "cut":

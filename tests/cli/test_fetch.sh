@@ -134,6 +134,13 @@ mkdir -p "$work/f" && mv "$work/f.part" "$work/f/Completeness_783.csv.part"
 fetch 0 "$work/f" flywire --mirror "$base/norange" --no-import
 grep -A1 "^Completeness_783.csv" "$work/out" | grep -q "downloaded, verified (sha256): $comp_size bytes" || fail "norange: $(cat "$work/out")"
 
+# A server answering a Range request with other bytes: refused, the partial file not trusted.
+head -c 100 "$work/www/Completeness_783.csv" >"$work/f/Completeness_783.csv.part"
+rm -f "$work/f/Completeness_783.csv"
+fetch 1 "$work/f" flywire --mirror "$base/offby" --no-import
+has err "asked for the bytes from 100, the server answered with another range"
+[ ! -e "$work/f/Completeness_783.csv.part" ] || fail "the partial file of a wrong range was kept"
+
 # A file without a published checksum: refused unless allowed, then its SHA-256 printed.
 fetch 1 "$work/g" plain --mirror "$base/ok"
 has err "no checksum is published for this file"
