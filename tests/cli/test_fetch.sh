@@ -4,7 +4,8 @@
 # (BL_FETCH_MANIFEST) holding the generated files' sizes and checksums: 404,
 # a redirect loop, a wrong checksum, a stalled server, a truncated transfer
 # and its resumption, a server that ignores Range, one that sends too much,
-# a redirect followed; then fetch -> import -> run -> verify end to end.
+# a redirect followed; then fetch -> import (with the annotation table, tab
+# separated) -> run (a population selected by cell type and hemilineage) -> verify.
 set -euo pipefail
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}" "${BL_SOURCE_DIR:?}"
 # The Parquet file is written by the npm oracle (tests/js), as the importer tests do.
@@ -34,16 +35,25 @@ for k in ("neurons", "connectivity"):
 comp = (www / "Completeness_783.csv").read_bytes()
 conn = (www / "Connectivity_783.parquet").read_bytes()
 blob = hashlib.sha1(b"blob %d\0" % len(conn) + conn).hexdigest()
+# Schlegel et al.'s annotation table in its own layout (tab-separated), from the generated classification.
+rows = ["\t".join(["root_id", "super_class", "cell_class", "cell_type", "ito_lee_hemilineage", "side"])]
+for r in d["annot_rows"]:
+    rows.append("\t".join(str(x) for x in [r[0], r[2], r[3], r[5], "LB%d" % (int(r[0]) % 4), r[8]]))
+(www / "Supplemental_file1_neuron_annotations.tsv").write_text("\n".join(rows) + "\n")
+annot = (www / "Supplemental_file1_neuron_annotations.tsv").read_bytes()
 def table(comp_sha, extra=()):
     files = [
         {"name": "Completeness_783.csv", "url": "http://unused.invalid/x", "size": len(comp), "sha256": comp_sha},
         # As the real table has it: a Git blob id, and only a bound on the size.
         {"name": "Connectivity_783.parquet", "url": "http://unused.invalid/x", "max_size": 4 * len(conn),
          "git_blob_sha1": blob},
+        {"name": "Supplemental_file1_neuron_annotations.tsv", "url": "http://unused.invalid/x", "size": len(annot),
+         "md5": hashlib.md5(annot).hexdigest()},
     ]
     return {"sets": [{"name": "flywire", "importer": "flywire", "summary": "generated FlyWire-format data",
                       "licence": "test data, no licence", "files": files,
-                      "import": [["--neurons", "Completeness_783.csv"], ["--connectivity", "Connectivity_783.parquet"]]},
+                      "import": [["--neurons", "Completeness_783.csv"], ["--connectivity", "Connectivity_783.parquet"],
+                                 ["--annotations", "Supplemental_file1_neuron_annotations.tsv"]]},
                      *extra]}
 good = hashlib.sha256(comp).hexdigest()
 unverified = {"name": "plain", "importer": "flywire", "licence": "test", "files": [
@@ -123,10 +133,14 @@ fetch 1 "$work/e" flywire --mirror "$base/cut" --no-import
 grep -A1 "^Completeness_783.csv" "$work/out" | grep -q "resumed at byte $half, verified (sha256)" || fail "resume: $(cat "$work/out")"
 half=$(stat -c %s "$work/e/Connectivity_783.parquet.part")
 # The Git blob id covers the whole file: the resumed bytes are hashed from disk first.
-fetch 0 "$work/e" flywire --mirror "$base/cut" --no-import
+fetch 1 "$work/e" flywire --mirror "$base/cut" --no-import
 has out "already there, verified (sha256)"
 grep -A1 "^Connectivity_783.parquet" "$work/out" | grep -q "resumed at byte $half, verified (git-blob-sha1): $conn_size bytes" ||
     fail "parquet: $(cat "$work/out")"
+half=$(stat -c %s "$work/e/Supplemental_file1_neuron_annotations.tsv.part")
+fetch 0 "$work/e" flywire --mirror "$base/cut" --no-import
+grep -A1 "^Supplemental_file1_neuron_annotations.tsv" "$work/out" | grep -q "resumed at byte $half, verified (md5)" ||
+    fail "annotations: $(cat "$work/out")"
 
 # A server that ignores Range: the partial file is started afresh, still verified.
 head -c 100 "$work/www/Completeness_783.csv" >"$work/f.part"
@@ -171,9 +185,12 @@ operation = "connectome"
 path = "$work/h/connectome"
 [model]
 preset = "shiu2024"
+[[population]]
+name = "type1x"
+select = { cell_type = "type1?", ito_lee_hemilineage = ["LB0", "LB1"] }
 [[stimulus]]
-name = "first"
-neurons = [0, 1, 2, 3, 4]
+name = "type1x"
+population = "type1x"
 rate_hz = 150.0
 [run]
 trials = 2
@@ -184,6 +201,7 @@ backend = "reference"
 spikes = true
 counts = true
 EOF
+head -1 "$work/h/connectome/neurons.csv" | grep -q "cell_type" || fail "no cell_type column: $(head -1 "$work/h/connectome/neurons.csv")"
 "$BL_CLI" run "$work/plan.toml" --root "$work/records" --quiet >"$work/run.out" 2>"$work/run.err" ||
     fail "run on the fetched connectome: $(cat "$work/run.err")"
 "$BL_CLI" verify "$(tail -1 "$work/run.out")" >/dev/null || fail "verify the record"

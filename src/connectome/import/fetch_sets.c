@@ -9,6 +9,10 @@
  *   Git blob id. Completeness_783.csv's size and SHA-256 are those of that
  *   blob's bytes; for Connectivity_783.parquet the blob id is the published
  *   checksum and GitHub's 100 MiB limit on a plain blob bounds the size.
+ *   The annotations (cell_type, side, hemilineage: what plans select by)
+ *   are Schlegel et al.'s Supplemental_file1_neuron_annotations.tsv in
+ *   github.com/flyconnectome/flywire_annotations, pinned at commit 27e06899
+ *   (2024-10-03); its Git blob id is the checksum, 100 MiB the bound.
  * - malecns: the male CNS v1.0 flat connectome's Feather files on Google
  *   Cloud Storage (male-cns.janelia.org/download). No checksum is published:
  *   the sizes are the ones measured by independent downloads, and the files
@@ -26,6 +30,7 @@
 #include "core/json_check.h"
 
 #define SHIU_BASE "https://raw.githubusercontent.com/philshiu/Drosophila_brain_model/91bdd1e7dcf193f3e7ca5a8933497fcef63b7960"
+#define ANNOT_BASE "https://raw.githubusercontent.com/flyconnectome/flywire_annotations/27e0689933b2325b7227b913ac233af1873a1b44/supplemental_files"
 #define MALECNS_BASE "https://storage.googleapis.com/flyem-male-cns/v1.0/connectome-data/flat-connectome"
 
 static const bl_fetch_file flywire_files[] = {
@@ -35,10 +40,15 @@ static const bl_fetch_file flywire_files[] = {
     {"Connectivity_783.parquet", SHIU_BASE, 0, 100u << 20, BL_FETCH_GIT_BLOB_SHA1,
      "d386555d1a5f40ebfa1380bcb05b1fab044855fd",
      "Git blob id at philshiu/Drosophila_brain_model@91bdd1e7; size bounded by GitHub's 100 MiB blob limit"},
+    {"Supplemental_file1_neuron_annotations.tsv", ANNOT_BASE, 0, 100u << 20, BL_FETCH_GIT_BLOB_SHA1,
+     "1a3168731618ee62a47392252d3af7664e739e9e",
+     "Git blob id at flyconnectome/flywire_annotations@27e06899 (v2.1.0 annotations, 783); size bounded by GitHub's "
+     "100 MiB blob limit"},
 };
 static const bl_fetch_import_arg flywire_import[] = {
     {"--neurons", "Completeness_783.csv", NULL},
     {"--connectivity", "Connectivity_783.parquet", NULL},
+    {"--annotations", "Supplemental_file1_neuron_annotations.tsv", NULL},
 };
 
 static const bl_fetch_file malecns_files[] = {
@@ -57,10 +67,12 @@ static const bl_fetch_import_arg malecns_import[] = {
 
 static const bl_fetch_set builtin[] = {
     {"flywire", "flywire",
-     "FlyWire v783 as Shiu et al. (2024) use it: Completeness_783.csv + Connectivity_783.parquet (~3 MB + <100 MB)",
-     "Drosophila_brain_model is MIT-licensed (Shiu & Spiller); the connectome is FlyWire's: cite Dorkenwald et al. "
-     "(2024) and Schlegel et al. (2024), Nature, and Shiu et al. (2024), Nature, for the model's files",
-     NULL, 2, flywire_files, 2, flywire_import},
+     "FlyWire v783 as Shiu et al. (2024) use it (Completeness_783.csv, Connectivity_783.parquet), with Schlegel et "
+     "al.'s annotations (cell_type, side, hemilineage, ...)",
+     "Drosophila_brain_model is MIT-licensed (Shiu & Spiller); flywire_annotations has no licence file. The data are "
+     "FlyWire's: cite Dorkenwald et al. (2024) and Schlegel et al. (2024), Nature, and Shiu et al. (2024), Nature, "
+     "for the model's files",
+     NULL, 3, flywire_files, 3, flywire_import},
     {"malecns", "malecns",
      "male CNS v1.0 flat connectome: body annotations, transmitters, weights (Feather; ~1.1 GB in all)",
      "CC BY 4.0 (Janelia FlyEM male CNS v1.0): cite the male CNS connectome paper (male-cns.janelia.org)",
