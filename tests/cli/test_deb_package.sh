@@ -50,7 +50,7 @@ for so in "$tmp"/peek/usr/lib/python3/dist-packages/brainlesslab/_core.*.so "$tm
 done
 rm -rf "$tmp/peek"
 depends=$(dpkg-deb -f "$deb" Depends)
-for d in python3-numpy libhdf5 libssl3; do
+for d in python3-numpy libhdf5 libssl3 libcurl; do
   grep -q "$d" <<< "$depends" || { echo "FAIL: Depends lacks $d: $depends"; exit 1; }
 done
 
