@@ -89,6 +89,10 @@ rc=0; "$BL_CLI" fetch flywire-codex --out "$work/x" >"$work/out" 2>"$work/err" |
 [ "$rc" -eq 1 ] && grep -q "need a FlyWire login" "$work/err" || fail "codex: $rc $(cat "$work/err")"
 rc=0; "$BL_CLI" fetch flywire --mirror 2>/dev/null || rc=$?
 [ "$rc" -eq 2 ] || fail "--mirror without a value: exit $rc"
+rc=0; "$BL_CLI" fetch flywire --out a --out b 2>"$work/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "option given twice: --out" "$work/err" || fail "--out twice: $rc $(cat "$work/err")"
+rc=0; "$BL_CLI" fetch flywire --stall-timeout 0 2>"$work/err" || rc=$?
+[ "$rc" -eq 2 ] || fail "--stall-timeout 0: exit $rc"
 
 # 404: nothing is left behind.
 fetch 1 "$work/a" flywire --mirror "$base/nope"

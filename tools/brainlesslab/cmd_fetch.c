@@ -225,8 +225,13 @@ int bl_cmd_fetch(int argc, char **argv)
         const char *a = argv[i];
         int has_value = !strcmp(a, "--out") || !strcmp(a, "--mirror") || !strcmp(a, "--stall-timeout") ||
                         !strcmp(a, "--max-redirects");
+        int seen = 0;
+        for (int j = 1; j < i && has_value; j++)
+            seen |= !strcmp(argv[j], a);
         if (has_value && i + 1 >= argc) {
             rc = usage_error("option needs a value:", a);
+        } else if (seen) {
+            rc = usage_error("option given twice:", a);
         } else if (!strcmp(a, "--list")) {
             list = 1;
         } else if (!strcmp(a, "--out")) {
