@@ -69,16 +69,16 @@ static const bl_fetch_set builtin[] = {
     {"flywire", "flywire",
      "FlyWire v783 as Shiu et al. (2024) use it (Completeness_783.csv, Connectivity_783.parquet), with Schlegel et "
      "al.'s annotations (cell_type, side, hemilineage, ...)",
-     "Drosophila_brain_model is MIT-licensed (Shiu & Spiller); flywire_annotations has no licence file. The data are "
-     "FlyWire's: cite Dorkenwald et al. (2024) and Schlegel et al. (2024), Nature, and Shiu et al. (2024), Nature, "
-     "for the model's files",
+     "the FlyWire data are CC BY-NC 4.0 (non-commercial use only; data/README.md); Drosophila_brain_model's code "
+     "is MIT (Shiu & Spiller), flywire_annotations has no licence file. Cite Dorkenwald et al. (2024) and Schlegel "
+     "et al. (2024), Nature, and Shiu et al. (2024), Nature, for the model's files",
      NULL, 3, flywire_files, 3, flywire_import},
     {"malecns", "malecns",
      "male CNS v1.0 flat connectome: body annotations, transmitters, weights (Feather; ~1.1 GB in all)",
      "CC BY 4.0 (Janelia FlyEM male CNS v1.0): cite the male CNS connectome paper (male-cns.janelia.org)",
      NULL, 3, malecns_files, 3, malecns_import},
     {"flywire-codex", "flywire-codex", "FlyWire Codex v783 CSV exports (neurons, classification, connections)",
-     "FlyWire's terms of use (codex.flywire.ai): cite Dorkenwald et al. (2024) and Schlegel et al. (2024)",
+     "CC BY-NC 4.0, FlyWire's terms (codex.flywire.ai): cite Dorkenwald et al. (2024) and Schlegel et al. (2024)",
      "Codex downloads need a FlyWire login, so they cannot be fetched here. Sign in at "
      "https://codex.flywire.ai/api/download, download neurons.csv.gz, classification.csv.gz and "
      "connections.csv.gz (release 783) into one folder, then run: brainlesslab import flywire-codex "
