@@ -19,6 +19,7 @@
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/select.h"
 #include "brainlesslab/import.h"
+#include "brainlesslab/fetch.h"
 #include "brainlesslab/synth.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/stimulus.h"

@@ -11,6 +11,8 @@ packages=(
   zstd lz4
   libgsl-dev liblapacke-dev
   python3 python3-dev python3-numpy python3-scipy python3-h5py python3-brian python3-matplotlib
+  libcurl4-openssl-dev                                   # brainlesslab fetch
+  python3-pandas python3-venv python3-pip python3-setuptools   # the Shiu workflow; pip install . (pyproject.toml)
   clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   python3-pandas  # the Shiu et al. workflow (get_rate, load_exps return pandas objects)

@@ -45,7 +45,7 @@ import numpy as np
 from . import _core
 from .connectome import Connectome, simulate
 
-__all__ = ["default_params", "run_exp", "load_exps", "get_rate", "RateTable", "SpikeTable"]
+__all__ = ["default_params", "run_exp", "load_exps", "get_rate", "SpikeTable"]
 
 # SI units, as float() of the upstream Brian2 quantities.
 default_params = {
@@ -168,6 +168,8 @@ def run_exp(exp_name, neu_exc, path_res, path_comp, path_con, params=default_par
         return None
     overrides, duration_ms, n_run, r_poi, r_poi2 = engine_params(params)
     c = flywire_connectome(os.fspath(path_comp), os.fspath(path_con), os.path.join(path_res, ".brainlesslab"))
+    neu_exc, neu_exc2, neu_slnc = (_known_ids(c, name, ids, path_comp) for name, ids in
+                                   (("neu_exc", neu_exc), ("neu_exc2", neu_exc2), ("neu_slnc", neu_slnc)))
     print(">>> Experiment:     {}".format(exp_name))
     print("    Output file:    {}".format(path_save))
     print("    Excited neurons: {}".format(len(list(neu_exc)) + len(list(neu_exc2))))
@@ -192,6 +194,33 @@ def run_exp(exp_name, neu_exc, path_res, path_comp, path_con, params=default_par
     return path_save
 
 
+def _known_ids(connectome, argument, ids, path_comp):
+    """ids as a list of ints, each a neuron of the connectome; otherwise an
+    error that names the argument (neu_exc, neu_exc2, neu_slnc) and the ids."""
+    out, bad = [], []
+    for i in ids:
+        try:
+            v = int(i)
+            if v != i and str(v) != str(i).strip():
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError("run_exp: %s: %r is not a FlyWire id (a whole number)" % (argument, i)) from None
+        out.append(v)
+    known = getattr(connectome, "_shiu_ids", None)
+    if known is None:
+        known = set(int(x) for x in connectome.external_ids)
+        try:
+            connectome._shiu_ids = known
+        except AttributeError:
+            pass
+    bad = [v for v in out if v not in known]
+    if bad:
+        shown = ", ".join(str(v) for v in bad[:5]) + (" and %d more" % (len(bad) - 5) if len(bad) > 5 else "")
+        raise ValueError("run_exp: %s: %d id(s) not among the %d neurons of %s: %s"
+                         % (argument, len(bad), len(known), os.fspath(path_comp), shown))
+    return out
+
+
 def spike_rows(connectome, res, dt_ms):
     """(t seconds, trial, flywire_id) in upstream row order: trial, neuron, time."""
     order = np.lexsort((res.event_steps, res.event_neurons, res.event_trials))
@@ -203,9 +232,9 @@ def spike_rows(connectome, res, dt_ms):
 
 
 class SpikeTable:
-    """load_exps' result when pandas is not installed: columns t, trial,
-    flywire_id (NumPy arrays) and exp_name (NumPy str array), like the
-    upstream DataFrame; table['t'], len(table), table.columns."""
+    """Spikes as NumPy columns t, trial, flywire_id and exp_name (a NumPy
+    str array), which get_rate accepts as well as a DataFrame: table['t'],
+    len(table), table.columns."""
 
     columns = ("t", "trial", "flywire_id", "exp_name")
 
@@ -222,47 +251,34 @@ class SpikeTable:
         return "SpikeTable(%d spikes, experiments %s)" % (len(self), sorted(set(self._c["exp_name"].tolist())))
 
 
-class RateTable:
-    """get_rate's result when pandas is not installed: like upstream's pivot
-    table, index (flywire ids, ascending), columns (experiment names, sorted),
-    values [len(index), len(columns)] (NaN where a neuron never spiked),
-    table[exp_name] -> the column; names (when flyid2name was given)."""
-
-    def __init__(self, index, columns, values, names=None):
-        self.index = index
-        self.columns = columns
-        self.values = values
-        self.names = names
-
-    def __getitem__(self, exp_name):
-        return self.values[:, list(self.columns).index(exp_name)]
-
-    def __repr__(self):
-        return "RateTable(%d neurons x %d experiments)" % self.values.shape
-
-
-def _pandas():
+def _require_pandas(what):
+    """pandas, which upstream's load_exps and get_rate return; a clear error without it."""
     try:
         import pandas
-    except ImportError:
-        return None
+    except ImportError as e:
+        raise ImportError("%s returns a pandas DataFrame, as upstream's does, and pandas is not installed "
+                          "(Debian: apt-get install python3-pandas; pip: pip install pandas). Without pandas, "
+                          "brainlesslab.Record and brainlesslab.simulate give the same spikes as NumPy arrays."
+                          % what) from e
     return pandas
 
 
 def load_exps(l_pqt):
-    """Load the Parquet files of several experiments into one table (a pandas
-    DataFrame when pandas is installed, else a SpikeTable)."""
-    parts = [_core.read_table(os.fspath(p), ["t", "trial", "flywire_id", "exp_name"]) for p in l_pqt]
-    if not parts:
+    """Load the Parquet files of several experiments into one pandas
+    DataFrame (columns t, trial, flywire_id, exp_name), as upstream: the
+    files' frames concatenated, each keeping its own row index."""
+    pd = _require_pandas("load_exps")
+    l_pqt = list(l_pqt)
+    if not l_pqt:
         raise ValueError("load_exps: no files given")
-    t = np.concatenate([np.asarray(p["t"], dtype=np.float64) for p in parts])
-    trial = np.concatenate([np.asarray(p["trial"], dtype=np.int64) for p in parts])
-    fid = np.concatenate([np.asarray(p["flywire_id"], dtype=np.int64) for p in parts])
-    names = np.array([x for p in parts for x in p["exp_name"]], dtype=str)
-    pd = _pandas()
-    if pd is not None:
-        return pd.DataFrame({"t": t, "trial": trial, "flywire_id": fid, "exp_name": names})
-    return SpikeTable(t, trial, fid, names)
+    frames = []
+    for p in l_pqt:
+        c = _core.read_table(os.fspath(p), ["t", "trial", "flywire_id", "exp_name"])
+        frames.append(pd.DataFrame({"t": np.asarray(c["t"], dtype=np.float64),
+                                    "trial": np.asarray(c["trial"], dtype=np.int64),
+                                    "flywire_id": np.asarray(c["flywire_id"], dtype=np.int64),
+                                    "exp_name": pd.Series(list(c["exp_name"]), dtype=object)}))
+    return pd.concat(frames)
 
 
 def _columns(df):
@@ -282,7 +298,10 @@ def get_rate(df, t_run=None, n_run=None, flyid2name=dict(), duration=None):
         the neuron spiked count (a trial without spikes has no rows).
 
     t_run / duration in seconds (a Brian2 quantity is accepted). flyid2name
-    adds the names (a 'name' column with pandas, .names without)."""
+    adds a 'name' column first, as upstream. Returns two pandas DataFrames
+    (index 'flyid', columns 'exp_name'); df may be load_exps' DataFrame or a
+    SpikeTable."""
+    pd = _require_pandas("get_rate")
     if duration is not None and t_run is not None:
         raise ValueError("get_rate: give t_run (with n_run) or duration, not both")
     seconds = _si(duration if duration is not None else t_run) if (duration is not None or t_run is not None) else None
@@ -311,13 +330,10 @@ def get_rate(df, t_run=None, n_run=None, flyid2name=dict(), duration=None):
                 seg = np.concatenate([seg, np.zeros(int(n_run) - len(seg))])
             rate[row, j] = seg.mean()
             std[row, j] = seg.std()
-    names = np.array([flyid2name.get(int(f), flyid2name.get(f, "")) for f in flyids]) if flyid2name else None
-    pd = _pandas()
-    if pd is not None:
-        df_rate = pd.DataFrame(rate, index=pd.Index(flyids, name="flyid"), columns=pd.Index(exps, name="exp_name"))
-        df_std = pd.DataFrame(std, index=pd.Index(flyids, name="flyid"), columns=pd.Index(exps, name="exp_name"))
-        if flyid2name:
-            df_rate.insert(loc=0, column="name", value=names)
-            df_std.insert(loc=0, column="name", value=names)
-        return df_rate, df_std
-    return RateTable(flyids, np.array(exps), rate, names), RateTable(flyids, np.array(exps), std, names)
+    df_rate = pd.DataFrame(rate, index=pd.Index(flyids, name="flyid"), columns=pd.Index(exps, name="exp_name"))
+    df_std = pd.DataFrame(std, index=pd.Index(flyids, name="flyid"), columns=pd.Index(exps, name="exp_name"))
+    if flyid2name:
+        names = [flyid2name.get(int(f), flyid2name.get(f, "")) for f in flyids]
+        df_rate.insert(loc=0, column="name", value=names)
+        df_std.insert(loc=0, column="name", value=names)
+    return df_rate, df_std

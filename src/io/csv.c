@@ -93,6 +93,7 @@ struct bl_csv {
     bool row_done;
     uint64_t cur_line; /* line of the current (returned) row */
 
+    bool tsv;           /* tab-separated (is_tsv): a tab is the delimiter, not a blank */
     bool failed;        /* sticky: every later bl_csv_next fails with the same message */
     bl_status cb_status; /* an error raised inside a libcsv callback */
     bl_error cb_err;
@@ -199,6 +200,18 @@ static bool ends_with_gz(const char *path)
     return n >= 3 && !strcmp(path + n - 3, ".gz");
 }
 
+/* A tab-separated file (.tsv, .tsv.gz: FlyWire's annotation tables) is read
+ * with the same parser and limits, tab as the delimiter. */
+static bool is_tsv(const char *path)
+{
+    size_t n = strlen(path);
+    return (n >= 4 && !strcmp(path + n - 4, ".tsv")) || (n >= 7 && !strcmp(path + n - 7, ".tsv.gz"));
+}
+
+/* libcsv skips blanks (space and tab) around unquoted fields; in a TSV a tab
+ * is the delimiter, never a blank, or empty fields would merge. */
+static int tsv_space(unsigned char c) { return c == ' '; }
+
 /* Allocate and initialise everything but the byte source. */
 static bl_status csv_new(const char *path, bl_csv **out, bl_error *err)
 {
@@ -223,6 +236,11 @@ static bl_status csv_new(const char *path, bl_csv **out, bl_error *err)
     /* libcsv grows its field buffer linearly by this block (default 128
      * bytes), which is quadratic for long fields; the field cap bounds it. */
     csv_set_blk_size(&c->parser, CSV_BLOCK);
+    if (is_tsv(path)) {
+        csv_set_delim(&c->parser, '\t');
+        csv_set_space_func(&c->parser, tsv_space);
+        c->tsv = true;
+    }
     c->line = 1;
     *out = c;
     return BL_OK;
@@ -370,7 +388,7 @@ static bl_status feed_piece(bl_csv *c, bl_error *err)
      * any other byte (including ',' and '"') starts a row. */
     if (!c->in_row) {
         for (size_t i = 0; i < n; i++)
-            if (!is_blank(s[i]) && s[i] != '\n' && s[i] != '\r') {
+            if (!(is_blank(s[i]) && !(c->tsv && s[i] == '\t')) && s[i] != '\n' && s[i] != '\r') {
                 c->in_row = true;
                 c->row_line = line;
                 break;

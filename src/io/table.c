@@ -30,7 +30,7 @@ static int ends_with(const char *s, const char *suffix)
 /* The format a name says, or AUTO when it says none. */
 static bl_table_format format_by_name(const char *path)
 {
-    if (ends_with(path, ".csv") || ends_with(path, ".csv.gz") || ends_with(path, ".tsv.gz"))
+    if (ends_with(path, ".csv") || ends_with(path, ".csv.gz") || ends_with(path, ".tsv") || ends_with(path, ".tsv.gz"))
         return BL_TABLE_CSV;
     if (ends_with(path, ".parquet") || ends_with(path, ".pq"))
         return BL_TABLE_PARQUET;

@@ -59,6 +59,34 @@ static void test_csv_schema_and_types(void **state)
     bl_table_close(t);
 }
 
+/* FlyWire's annotation tables are tab-separated: empty fields (two tabs, a
+ * leading tab) stay fields, a comma is data, and ".tsv" reads as CSV does. */
+static void test_tsv(void **state)
+{
+    (void)state;
+    const char *p = write_file("a.tsv", "root_id\tcell_type\tside\n7\tMN9, left\tleft\n8\t\tright\n\tx\t\n");
+    bl_table *t;
+    bl_error err;
+    assert_int_equal(bl_table_open(p, BL_TABLE_AUTO, &t, &err), BL_OK);
+    assert_int_equal(bl_table_format_of(t), BL_TABLE_CSV);
+    assert_int_equal(bl_table_n_columns(t), 3);
+    const char *names[] = {"root_id", "cell_type", "side"};
+    const bl_col_type want[] = {BL_COL_INT64, 0, 0};
+    bl_column c[3] = {0};
+    assert_int_equal(bl_table_read_all(t, names, want, 3, c, &err), BL_OK);
+    assert_int_equal(c[0].n, 3);
+    assert_int_equal(c[0].i64[1], 8);
+    assert_int_equal(c[0].valid[2], 0);
+    assert_memory_equal(c[1].data + c[1].offsets[0], "MN9, left", 9);
+    assert_int_equal(c[1].valid[1], 0);
+    assert_memory_equal(c[1].data + c[1].offsets[2], "x", 1);
+    assert_memory_equal(c[2].data + c[2].offsets[1], "right", 5);
+    assert_int_equal(c[2].valid[2], 0);
+    for (int k = 0; k < 3; k++)
+        bl_column_clear(&c[k]);
+    bl_table_close(t);
+}
+
 static void test_csv_errors(void **state)
 {
     (void)state;
@@ -161,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv_schema_and_types),
         cmocka_unit_test(test_csv_errors),
+        cmocka_unit_test(test_tsv),
         cmocka_unit_test(test_csv_gz_batches),
         cmocka_unit_test(test_conversions),
     };

@@ -13,6 +13,7 @@ typedef int (*bl_cli_command_fn)(int argc, char **argv);
 /* Each returns a process exit status: 0 success, 1 failure (message printed),
  * 2 usage error. argv[0] is the subcommand name. */
 int bl_cmd_import(int argc, char **argv);
+int bl_cmd_fetch(int argc, char **argv);
 int bl_cmd_synth(int argc, char **argv);
 int bl_cmd_simulate(int argc, char **argv);
 int bl_cmd_inspect(int argc, char **argv);

@@ -25,6 +25,7 @@ static const command commands[] = {
     {"compare", bl_cmd_compare, "two records: exact verdict on spikes, then per-neuron rate differences"},
     {"plot", bl_cmd_plot, "draw a record's figures (PNG, SVG, plotted data) into a new derived record"},
     {"bench", bl_cmd_bench, "measure backends and peers by the measurement contract; JSON receipt"},
+    {"fetch", bl_cmd_fetch, "download, verify and import a public data set (fetch --list names them)"},
     {"import", bl_cmd_import, "build a connectome directory from a data set (import --list names the importers)"},
     {"synth", bl_cmd_synth, "generate a seeded synthetic connectome (FlyWire scale by default)"},
     {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},

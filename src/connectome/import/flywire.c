@@ -6,8 +6,9 @@
  * The ids in Presynaptic_ID / Postsynaptic_ID must be the ids the index
  * columns point at; rows that disagree are an error that names them. Rows
  * with the same (pre, post) are summed, as model.py's synapses add up, and
- * counted in the report. --annotations (FlyWire Codex classification) adds
- * super_class, class, sub_class, side and nt_type, where the file has them. */
+ * counted in the report. --annotations (FlyWire Codex classification, or
+ * the FlyWire annotation TSV) adds the classification columns it has
+ * (read_annotations names them). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 static const bl_import_option options[] = {
     {"--neurons", "FILE", 1, "Completeness_783.csv (or the v630 completeness file): root ids, in model order"},
     {"--connectivity", "FILE", 1, "Connectivity_783.parquet (or the v630 file; CSV and Feather are read too)"},
-    {"--annotations", "FILE", 0, "FlyWire Codex classification.csv.gz: adds super_class, class, sub_class, side, nt_type"},
+    {"--annotations", "FILE", 0, "Codex classification.csv.gz or Supplemental_file1_neuron_annotations.tsv: adds cell_type, side, hemilineage, super_class, ..."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -110,11 +111,17 @@ static bl_status read_connectivity(const char *path, const bl_ids *ids, bl_edge_
     return st;
 }
 
-/* Codex classification columns, where the file has them. */
+/* The annotation columns, where the file has them: Codex's classification
+ * (super_class, class, sub_class, cell_type, hemilineage, side, nt_type) or
+ * Schlegel et al.'s Supplemental_file1_neuron_annotations.tsv (super_class,
+ * cell_class, cell_sub_class, cell_type, ito_lee_hemilineage,
+ * hartenstein_hemilineage, side, top_nt): the names plans select by. */
 static bl_status read_annotations(const char *path, const bl_ids *ids, bl_meta *meta, bl_report *report, bl_error *err)
 {
-    static const char *const wanted[5] = {"super_class", "class", "sub_class", "side", "nt_type"};
-    return bl_neuron_join(path, "root_id", wanted, 5, ids, meta, report, err);
+    static const char *const wanted[] = {"super_class", "class", "sub_class", "side", "nt_type", "cell_type",
+                                         "hemibrain_type", "hemilineage", "cell_class", "cell_sub_class",
+                                         "ito_lee_hemilineage", "hartenstein_hemilineage", "top_nt"};
+    return bl_neuron_join(path, "root_id", wanted, sizeof wanted / sizeof *wanted, ids, meta, report, err);
 }
 
 static bl_status run(const bl_import_args *a, bl_connectome **out, char **report_out, bl_error *err)

@@ -1,0 +1,38 @@
+# pip install, as a user without a Debian package would: an sdist made by the
+# build backend (setuptools, pyproject.toml) from the files it lists, then
+# `pip install` of it into a fresh venv of Debian's python3
+# (--system-site-packages for NumPy and matplotlib; --no-build-isolation and
+# --no-index: no internet), which builds the extension with CMake. Then the
+# README's Python example runs there, outside the checkout, with the package
+# from the venv.
+set -euo pipefail
+: "${BL_SOURCE_DIR:?}"
+if [ "${BL_SANITIZED:-}" = 1 ]; then echo "skip: pip builds its own plain extension"; exit 77; fi
+/usr/bin/python3 -c "import venv, ensurepip" 2>/dev/null || { echo "skip: python3-venv is not installed"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bl_pip.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The sdist, from a copy of the tracked tree (nothing of the caller's build dirs).
+mkdir "$tmp/src"
+if git -C "$BL_SOURCE_DIR" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$BL_SOURCE_DIR" && git ls-files -z --cached --others --exclude-standard |
+        xargs -0 cp -P --parents -t "$tmp/src" 2>/dev/null) || true
+else
+    (cd "$BL_SOURCE_DIR" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$tmp/src"
+fi
+(cd "$tmp/src" && /usr/bin/python3 -c "from setuptools import build_meta as b; print(b.build_sdist('$tmp/dist'))") \
+    >"$tmp/sdist.log" 2>&1 || { cat "$tmp/sdist.log"; fail "build_sdist"; }
+sdist=$(ls "$tmp"/dist/brainlesslab-*.tar.gz)
+
+/usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+    "$tmp/venv/bin/pip" install --no-build-isolation --no-index --no-deps "$sdist" >"$tmp/pip.log" 2>&1 ||
+    { tail -40 "$tmp/pip.log"; fail "pip install $sdist"; }
+ls "$tmp"/venv/lib/python3*/site-packages/brainlesslab/_core*.so >/dev/null || fail "no extension in the venv"
+
+mkdir "$tmp/run"
+(cd "$tmp/run" && env -u PYTHONPATH MPLBACKEND=Agg "$tmp/venv/bin/python" "$BL_SOURCE_DIR/tests/cli/readme_python.py" \
+    "$BL_SOURCE_DIR/README.md" "$BL_SOURCE_DIR") >"$tmp/py.out" 2>&1 || { cat "$tmp/py.out"; fail "README example"; }
+grep -q "brainlesslab from $tmp/venv/lib/python3" "$tmp/py.out" || fail "not the venv's package: $(cat "$tmp/py.out")"
+echo "ok   sdist $(basename "$sdist"), pip install into a fresh venv, $(tail -1 "$tmp/py.out")"
