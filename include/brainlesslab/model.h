@@ -13,6 +13,10 @@
 extern "C" {
 #endif
 
+/* A model's id: its position in the model table (src/models/model_table.c).
+ * The constants name the first two rows; every row, these and any later one,
+ * is found by name (bl_lif_params_preset), so adding a model adds no
+ * constant here. */
 typedef enum bl_preset {
     BL_PRESET_SHIU2024 = 0, /* Shiu et al. 2024, float64, Brian2 2.5.1 semantics */
     BL_PRESET_PHASE4C = 1   /* the seed runtime's eager reference, float32 */
@@ -33,7 +37,8 @@ typedef struct bl_lif_params {
     int poisson_refractory_zero; /* 1: stimulated neurons have no refractory period (shiu2024) */
 } bl_lif_params;
 
-/* Fill params with a preset by name ("shiu2024", "phase4c"). */
+/* Fill params with a preset by name ("shiu2024", "phase4c", ...); an unknown
+ * name's message lists the model table's names. */
 BL_API bl_status bl_lif_params_preset(const char *name, bl_lif_params *out, bl_error *err);
 BL_API const char *bl_preset_name(bl_preset preset);
 
@@ -44,7 +49,11 @@ BL_API bl_status bl_lif_params_set(bl_lif_params *p, const char *key, double val
 BL_API const char *const *bl_lif_param_names(void);
 BL_API double bl_lif_params_get(const bl_lif_params *p, const char *key); /* NaN if unknown */
 
-/* Check ranges and that times are whole numbers of steps; derives step counts. */
+/* The one validation of a parameter set, whoever made it (plans, the CLI,
+ * Python, library callers): each parameter against the model row's table
+ * (finite, its valid range, whole numbers of dt_ms steps, time constants of
+ * at least one step), v_th_mv above v_reset_mv, the Poisson weight bounded,
+ * then the row's own checks. The message names the parameter. */
 BL_API bl_status bl_lif_params_validate(const bl_lif_params *p, bl_error *err);
 BL_API int64_t bl_lif_refractory_steps(const bl_lif_params *p);
 BL_API int64_t bl_lif_delay_steps(const bl_lif_params *p);

@@ -20,13 +20,23 @@
 /* Name the broken invariant (printf-style) and evaluate to 0. */
 #define BL_BROKEN(why, ...) (bl_fail((why), BL_ERR_INTERNAL, __VA_ARGS__), 0)
 
-/* Print "FILE:LINE: invariant CHECK broken: MESSAGE" to stderr and abort:
- * the assert of a checker, Debug builds only. */
-void bl_invariant_abort(const char *check, const char *message, const char *file, int line);
-
 #ifdef NDEBUG
 #define BL_ASSERT_SANE(check, ...) ((void)0)
 #else
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Print "FILE:LINE: invariant CHECK broken: MESSAGE" to stderr and abort, as
+ * assert() would, only saying why: the library never prints, except here,
+ * in a Debug build, about a bug. Inline, so that a file compiled alone (the
+ * fuzz harnesses build some readers from their sources) needs nothing more. */
+static inline void bl_invariant_abort(const char *check, const char *message, const char *file, int line)
+{
+    fprintf(stderr, "%s:%d: invariant %s broken: %s\n", file, line, check, message);
+    fflush(stderr);
+    abort();
+}
+
 #define BL_ASSERT_SANE(check, ...)                                                                              \
     do {                                                                                                        \
         bl_error bl_why_ = {BL_OK, ""};                                                                         \
