@@ -84,7 +84,7 @@ for h in "${harnesses[@]}"; do
     plan|connectome|verify|bundle) ;;
     *) echo "== building $bin"
        "$cc" "${flags[@]}" "${extra[@]}" -o "$bin" "$root/tests/fuzz/fuzz_$h.c" "${srcs[@]}" \
-           "$root/src/core/error.c" "$root/src/core/invariant.c" "${libs[@]}" ;;
+           "$root/src/core/error.c" "${libs[@]}" ;;
     esac
     corpus=$work/corpus_$h
     mkdir -p "$corpus"
