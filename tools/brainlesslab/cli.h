@@ -36,7 +36,8 @@ int bl_cli_abort_job(const char *command, const bl_error *err);
 
 /* GNU conventions (cli_args.c). bl_cli_normalize rewrites argv once, in
  * main(): --opt=value becomes --opt value, and after "--" an operand that
- * starts with '-' is passed as "./-name". Returns NULL when out of memory. */
+ * starts with '-' is passed as "./-name". Returns one malloc'd block (the
+ * caller frees it once) or NULL when out of memory. */
 char **bl_cli_normalize(int argc, char **argv, int *out_argc);
 /* The option of `usage` (a command's help text) nearest to the mistyped
  * `arg`, within two edits; 1 when one was found (copied into out). */

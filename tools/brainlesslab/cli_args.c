@@ -92,11 +92,16 @@ int bl_cli_unknown_option(const char *command, const char *arg, const char *usag
 
 char **bl_cli_normalize(int argc, char **argv, int *out_argc)
 {
-    /* At most one extra slot per argument (a split --opt=value). The strings
-     * live as long as the process: main() returns soon after. */
-    char **out = calloc((size_t)argc * 2 + 1, sizeof *out);
+    /* One block, freed once by the caller: the pointer array (at most one
+     * extra slot per argument, for a split --opt=value), then room for the
+     * strings it makes (each at most its argument plus "./" and a NUL). */
+    size_t slots = (size_t)argc * 2 + 1, text = 0;
+    for (int i = 0; i < argc; i++)
+        text += strlen(argv[i]) + 3;
+    char **out = malloc(slots * sizeof *out + text);
     if (!out)
         return NULL;
+    char *store = (char *)(out + slots);
     int n = 0, operands = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -106,23 +111,19 @@ char **bl_cli_normalize(int argc, char **argv, int *out_argc)
         }
         if (operands && a[0] == '-') {
             size_t len = strlen(a);
-            char *p = malloc(len + 3);
-            if (!p)
-                return NULL;
-            memcpy(p, "./", 2);
-            memcpy(p + 2, a, len + 1);
-            out[n++] = p;
+            memcpy(store, "./", 2);
+            memcpy(store + 2, a, len + 1);
+            out[n++] = store;
+            store += len + 3;
             continue;
         }
         const char *eq = (!operands && i > 0 && a[0] == '-' && a[1] == '-') ? strchr(a, '=') : NULL;
         if (eq && eq > a + 2) {
             size_t len = (size_t)(eq - a);
-            char *name = malloc(len + 1);
-            if (!name)
-                return NULL;
-            memcpy(name, a, len);
-            name[len] = '\0';
-            out[n++] = name;
+            memcpy(store, a, len);
+            store[len] = '\0';
+            out[n++] = store;
+            store += len + 1;
             out[n++] = (char *)(eq + 1);
             continue;
         }

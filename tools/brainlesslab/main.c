@@ -1,5 +1,6 @@
 /* brainlesslab: entry point and subcommand table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "brainlesslab/context.h"
@@ -112,14 +113,8 @@ int bl_cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-int main(int argc_in, char **argv_in)
+static int dispatch(int argc, char **argv)
 {
-    int argc = 0;
-    char **argv = bl_cli_normalize(argc_in, argv_in, &argc);
-    if (!argv) {
-        fputs("brainlesslab: out of memory\n", stderr);
-        return 1;
-    }
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -141,4 +136,17 @@ int main(int argc_in, char **argv_in)
     fprintf(stderr, "brainlesslab: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
+}
+
+int main(int argc_in, char **argv_in)
+{
+    int argc = 0;
+    char **argv = bl_cli_normalize(argc_in, argv_in, &argc);
+    if (!argv) {
+        fputs("brainlesslab: out of memory\n", stderr);
+        return 1;
+    }
+    int rc = dispatch(argc, argv);
+    free(argv);
+    return rc;
 }
