@@ -353,6 +353,17 @@ static bl_status unit_dim(bl_eq_model *m, int32_t n, eq_dim *out, bl_error *err)
     return fail_node(m, n, err, BL_ERR_INVALID, "not a unit:");
 }
 
+/* Are all subexpressions a tree reads already checked? */
+static int subs_done(const bl_eq_model *m, int32_t n)
+{
+    if (n < 0)
+        return 1;
+    const eq_node *x = &m->nodes[n];
+    if (x->kind == N_SYM)
+        return m->syms[x->sym].kind != S_SUBEXPR || m->syms[x->sym].checking == 2;
+    return subs_done(m, x->a) && subs_done(m, x->b) && subs_done(m, x->c);
+}
+
 /* Give every name still unknown after parsing its meaning; declare the
  * state arrays in equation order; check every equation. */
 bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
@@ -415,11 +426,24 @@ bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
     for (uint32_t i = 0; i < m->n_syms; i++)
         if (m->syms[i].kind == S_XI)
             m->syms[i].xi_index = nxi++;
+    /* Subexpressions in dependency order, so that checking one never recurses
+     * into another (a chain of them cannot grow the stack); what is left when
+     * no more progress is made depends on itself. */
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (uint32_t i = 0; i < m->n_syms; i++)
+            if (m->syms[i].kind == S_SUBEXPR && m->syms[i].checking == 0 && subs_done(m, m->syms[i].expr)) {
+                if ((st = check_sub(m, (int32_t)i, err)))
+                    return st;
+                progress = 1;
+            }
+    }
     for (uint32_t i = 0; i < m->n_syms; i++) {
         eq_sym *s = &m->syms[i];
         if (s->kind == S_SUBEXPR) {
-            if ((st = check_sub(m, (int32_t)i, err)))
-                return st;
+            if (s->checking != 2)
+                return eq_fail_at(m, B_EQUATIONS, s->lo, s->hi, err, BL_ERR_INVALID,
+                                  "subexpressions that depend on themselves:");
         } else if (s->kind == S_STATE) {
             eq_type t;
             if ((st = eq_check(m, s->expr, &t, err)))

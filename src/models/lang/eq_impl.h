@@ -55,8 +55,13 @@ typedef enum eq_symkind {
     S_TEMP     /* a temporary a method introduces (_k1_v, _BA_v) */
 } eq_symkind;
 
+/* Height of any tree, parsed or made by a method (and so the depth of every
+ * recursion over one): a sum of 2000 terms is refused rather than risk the stack. */
+#define EQ_MAX_HEIGHT 1024u
+
 typedef struct eq_node {
     uint8_t kind, fn, block;
+    uint16_t height;
     int32_t a, b, c;
     int32_t sym;
     double num;
@@ -173,6 +178,8 @@ typedef struct eq_parser {
 } eq_parser;
 
 int32_t eq_node_new(bl_eq_model *m, eq_kind kind, int32_t a, int32_t b, bl_error *err);
+/* Set the third child (clip, select), keeping the height right; -1 if too high. */
+int32_t eq_node_set_c(bl_eq_model *m, int32_t n, int32_t c, bl_error *err);
 int32_t eq_sym_find(const bl_eq_model *m, const char *name);
 int32_t eq_sym_add(bl_eq_model *m, const char *name, eq_symkind kind, bl_error *err);
 /* Report an error at a span of a block: "<block> line L: '<line>': <what> '<term>'". */

@@ -172,7 +172,8 @@ bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
         int32_t n = eq_bin(m, N_SEL, eq_symref(m, nr, err), u->new_expr[s], err);
         if (n < 0)
             return err->status;
-        m->nodes[n].c = eq_symref(m, m->var_sym[s], err);
+        if (eq_node_set_c(m, n, eq_symref(m, m->var_sym[s], err), err) < 0)
+            return err->status;
         u->new_expr[s] = n;
     }
     return BL_OK;

@@ -208,6 +208,9 @@ bl_status eq_lower_update(bl_eq_model *m, const eq_update *u, bl_error *err)
 bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err)
 {
     lower L;
+    /* Subexpressions inlined first: every tree lowered is then bounded in height. */
+    if ((node = eq_expand(m, node, err)) < 0)
+        return err->status;
     bl_status st = lower_open(&L, m, p, err);
     if (!st)
         st = node_reg(&L, node, &p->result);
@@ -220,11 +223,19 @@ bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err)
 bl_status eq_lower_stmts(bl_eq_model *m, eq_prog *p, const eq_stmt *s, uint32_t n, bl_error *err)
 {
     lower L;
+    int32_t *ex = malloc((n ? n : 1) * sizeof *ex);
+    if (!ex)
+        return bl_fail(err, BL_ERR_NOMEM, "model: out of memory");
+    for (uint32_t k = 0; k < n; k++)
+        if ((ex[k] = eq_expand(m, s[k].expr, err)) < 0) {
+            free(ex);
+            return err->status;
+        }
     bl_status st = lower_open(&L, m, p, err);
     for (uint32_t k = 0; !st && k < n; k++) {
         L.gen++;
         uint32_t r, x = EQ_VBASE + (uint32_t)m->syms[s[k].sym].slot, v = 0;
-        if ((st = node_reg(&L, s[k].expr, &r)))
+        if ((st = node_reg(&L, ex[k], &r)))
             break;
         static const uint8_t ops[] = {[T_PLUSEQ] = O_ADD, [T_MINUSEQ] = O_SUB, [T_STAREQ] = O_MUL, [T_SLASHEQ] = O_DIV};
         if (s[k].op == T_ASSIGN) {
@@ -233,6 +244,7 @@ bl_status eq_lower_stmts(bl_eq_model *m, eq_prog *p, const eq_stmt *s, uint32_t 
             st = emit(&L, O_MOV, x, v, 0, 0);
         }
     }
+    free(ex);
     lower_close(&L);
     return st;
 }

@@ -42,9 +42,8 @@ static int32_t subst_rec(bl_eq_model *m, int32_t n, const int32_t *map, int32_t 
             r = n;
         } else {
             r = eq_node_new(m, (eq_kind)x.kind, a, b, err);
-            if (r < 0)
+            if (r < 0 || eq_node_set_c(m, r, c, err) < 0)
                 return -1;
-            m->nodes[r].c = c;
             m->nodes[r].fn = x.fn;
             m->nodes[r].num = x.num;
             m->nodes[r].block = x.block;
@@ -171,9 +170,9 @@ int32_t eq_call(bl_eq_model *m, eq_fn fn, int32_t a, bl_error *err)
 static int32_t sel(bl_eq_model *m, int32_t cond, int32_t a, int32_t b, bl_error *err)
 {
     int32_t n = eq_bin(m, N_SEL, cond, a, err);
-    if (n >= 0 && b >= 0)
-        m->nodes[n].c = b;
-    return b < 0 ? -1 : n;
+    if (b < 0)
+        return -1;
+    return eq_node_set_c(m, n, b, err);
 }
 
 static int32_t builtin(bl_eq_model *m, const char *name, eq_symkind kind, bl_error *err)

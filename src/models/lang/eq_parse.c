@@ -27,8 +27,18 @@ int32_t eq_node_new(bl_eq_model *m, eq_kind kind, int32_t a, int32_t b, bl_error
         m->nodes = n;
         m->cap_nodes = cap;
     }
+    unsigned h = 0;
+    if (a >= 0)
+        h = m->nodes[a].height;
+    if (b >= 0 && m->nodes[b].height > h)
+        h = m->nodes[b].height;
+    if (h + 1 > EQ_MAX_HEIGHT) {
+        bl_fail(err, BL_ERR_INVALID, "model: an expression nested deeper than %u levels", EQ_MAX_HEIGHT);
+        return -1;
+    }
     eq_node *n = &m->nodes[m->n_nodes];
     memset(n, 0, sizeof *n);
+    n->height = (uint16_t)(h + 1);
     n->kind = (uint8_t)kind;
     n->a = a;
     n->b = b;
@@ -43,6 +53,21 @@ int32_t eq_node_new(bl_eq_model *m, eq_kind kind, int32_t a, int32_t b, bl_error
     if (b >= 0 && a >= 0 && m->nodes[b].block == n->block && m->nodes[b].hi > n->hi)
         n->hi = m->nodes[b].hi;
     return (int32_t)m->n_nodes++;
+}
+
+int32_t eq_node_set_c(bl_eq_model *m, int32_t n, int32_t c, bl_error *err)
+{
+    if (n < 0)
+        return -1;
+    m->nodes[n].c = c;
+    if (c >= 0 && m->nodes[c].height >= m->nodes[n].height) {
+        if (m->nodes[c].height + 1u > EQ_MAX_HEIGHT) {
+            bl_fail(err, BL_ERR_INVALID, "model: an expression nested deeper than %u levels", EQ_MAX_HEIGHT);
+            return -1;
+        }
+        m->nodes[n].height = (uint16_t)(m->nodes[c].height + 1);
+    }
+    return n;
 }
 
 int32_t eq_sym_find(const bl_eq_model *m, const char *name)
@@ -325,7 +350,8 @@ static bl_status atom(eq_parser *p, int32_t *out)
                 int32_t n = node_at(p, N_CALL, args[0], args[1], lo, hi);
                 if (n < 0)
                     return p->err->status;
-                p->m->nodes[n].c = args[2];
+                if (eq_node_set_c(p->m, n, args[2], p->err) < 0)
+                    return p->err->status;
                 p->m->nodes[n].fn = (uint8_t)f;
                 *out = n;
                 return BL_OK;

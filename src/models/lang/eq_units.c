@@ -12,35 +12,25 @@
 typedef struct base_unit {
     const char *name;
     int8_t e[EQ_NDIM];
+    int bare; /* usable without a prefix */
 } base_unit;
 
+/* Brian2's names: the long names stand alone and take prefixes (mvolt,
+ * nsiemens); the short ones (V, A, S, F, s, m, mol) only with a prefix (mV,
+ * nA, nS, pF, ms, cm), as in Brian2, where a bare m or s would shadow model
+ * variables; Hz stands alone too. */
 static const base_unit bases[] = {
-    {"volt", {4, 2, -6, -2, 0, 0, 0}},   {"V", {4, 2, -6, -2, 0, 0, 0}},
-    {"amp", {0, 0, 0, 2, 0, 0, 0}},      {"ampere", {0, 0, 0, 2, 0, 0, 0}},
-    {"A", {0, 0, 0, 2, 0, 0, 0}},        {"siemens", {-4, -2, 6, 4, 0, 0, 0}},
-    {"S", {-4, -2, 6, 4, 0, 0, 0}},      {"farad", {-4, -2, 8, 4, 0, 0, 0}},
-    {"F", {-4, -2, 8, 4, 0, 0, 0}},      {"ohm", {4, 2, -6, -4, 0, 0, 0}},
-    {"second", {0, 0, 2, 0, 0, 0, 0}},   {"s", {0, 0, 2, 0, 0, 0, 0}},
-    {"hertz", {0, 0, -2, 0, 0, 0, 0}},   {"Hz", {0, 0, -2, 0, 0, 0, 0}},
-    {"metre", {2, 0, 0, 0, 0, 0, 0}},    {"meter", {2, 0, 0, 0, 0, 0, 0}},
-    {"m", {2, 0, 0, 0, 0, 0, 0}},        {"mole", {0, 0, 0, 0, 0, 2, 0}},
-    {"mol", {0, 0, 0, 0, 0, 2, 0}},      {"kelvin", {0, 0, 0, 0, 2, 0, 0}},
-    {"coulomb", {0, 0, 2, 2, 0, 0, 0}},  {"C", {0, 0, 2, 2, 0, 0, 0}},
-    {"joule", {4, 2, -4, 0, 0, 0, 0}},   {"J", {4, 2, -4, 0, 0, 0, 0}},
-    {"watt", {4, 2, -6, 0, 0, 0, 0}},    {"W", {4, 2, -6, 0, 0, 0, 0}},
-    {"gram", {0, 2, 0, 0, 0, 0, 0}},     {"g", {0, 2, 0, 0, 0, 0, 0}},
-    {"molar", {-6, 0, 0, 0, 0, 2, 0}},   {"M", {-6, 0, 0, 0, 0, 2, 0}},
+    {"volt", {4, 2, -6, -2, 0, 0, 0}, 1},   {"V", {4, 2, -6, -2, 0, 0, 0}, 0},
+    {"amp", {0, 0, 0, 2, 0, 0, 0}, 1},      {"ampere", {0, 0, 0, 2, 0, 0, 0}, 1},
+    {"A", {0, 0, 0, 2, 0, 0, 0}, 0},        {"siemens", {-4, -2, 6, 4, 0, 0, 0}, 1},
+    {"S", {-4, -2, 6, 4, 0, 0, 0}, 0},      {"farad", {-4, -2, 8, 4, 0, 0, 0}, 1},
+    {"F", {-4, -2, 8, 4, 0, 0, 0}, 0},      {"ohm", {4, 2, -6, -4, 0, 0, 0}, 1},
+    {"second", {0, 0, 2, 0, 0, 0, 0}, 1},   {"s", {0, 0, 2, 0, 0, 0, 0}, 0},
+    {"hertz", {0, 0, -2, 0, 0, 0, 0}, 1},   {"Hz", {0, 0, -2, 0, 0, 0, 0}, 1},
+    {"metre", {2, 0, 0, 0, 0, 0, 0}, 1},    {"meter", {2, 0, 0, 0, 0, 0, 0}, 1},
+    {"m", {2, 0, 0, 0, 0, 0, 0}, 0},        {"mole", {0, 0, 0, 0, 0, 2, 0}, 1},
+    {"mol", {0, 0, 0, 0, 0, 2, 0}, 0},      {"kelvin", {0, 0, 0, 0, 2, 0, 0}, 1},
 };
-
-/* Gram's scale is 1e-3 (the SI base is the kilogram); molar is mol/litre = 1000 mol/m^3. */
-static double base_scale(const char *name)
-{
-    if (!strcmp(name, "gram") || !strcmp(name, "g"))
-        return 1e-3;
-    if (!strcmp(name, "molar") || !strcmp(name, "M"))
-        return 1e3;
-    return 1.0;
-}
 
 typedef struct prefix {
     const char *p;
@@ -55,9 +45,9 @@ static const prefix prefixes[] = {
 int eq_unit_lookup(const char *name, double *scale, eq_dim *dim)
 {
     for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
-        if (!strcmp(name, bases[i].name)) {
+        if (bases[i].bare && !strcmp(name, bases[i].name)) {
             memcpy(dim->e, bases[i].e, EQ_NDIM);
-            *scale = base_scale(name);
+            *scale = 1.0;
             return 1;
         }
     for (size_t j = 0; j < sizeof prefixes / sizeof prefixes[0]; j++) {
@@ -65,7 +55,7 @@ int eq_unit_lookup(const char *name, double *scale, eq_dim *dim)
         if (strncmp(name, prefixes[j].p, pl))
             continue;
         for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
-            if (!strcmp(name + pl, bases[i].name) && base_scale(bases[i].name) == 1.0) {
+            if (!strcmp(name + pl, bases[i].name)) {
                 memcpy(dim->e, bases[i].e, EQ_NDIM);
                 *scale = prefixes[j].scale;
                 return 1;
@@ -113,7 +103,7 @@ int eq_dim_scale(eq_dim a, int num, int den, eq_dim *out)
 void eq_dim_name(eq_dim a, char *buf, size_t size)
 {
     static const char *const named[] = {"volt", "amp", "siemens", "farad", "ohm", "second", "hertz", "metre",
-                                        "mole", "coulomb"};
+                                        "mole"};
     if (eq_dim_is_one(a)) {
         snprintf(buf, size, "1");
         return;
