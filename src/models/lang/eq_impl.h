@@ -160,6 +160,7 @@ struct bl_eq_model {
     int64_t ref_steps; /* refractory period in steps (Brian2's timestep()), -1: none */
     int uses_noise;
     uint32_t first_temp;
+    int order_brian2; /* the explicit method's update follows Brian2's code generation (eq_brian2.c) */
     uint32_t work; /* budget of the linear splitting, against inputs made to explode it */
 };
 
@@ -172,6 +173,7 @@ typedef struct eq_parser {
     eq_tok tok;
     size_t tok_lo, tok_hi;
     double tok_num;
+    int tok_int;
     char tok_id[BL_EQ_MAX_IDENT + 1];
     unsigned depth;
     bl_error *err;
@@ -214,6 +216,9 @@ typedef struct eq_update {
 } eq_update;
 bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err);
 bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err);
+/* euler, rk2, rk4 in the order Brian2 2.5.1 generates: BL_ERR_UNSUPPORTED (u untouched)
+ * when the model uses what that emulation does not cover. */
+bl_status eq_brian2_apply(bl_eq_model *m, eq_update *u, bl_error *err);
 
 /* ---- lowering and the interpreter (eq_lower.c, eq_vm.c) */
 bl_status eq_lower_update(bl_eq_model *m, const eq_update *u, bl_error *err);

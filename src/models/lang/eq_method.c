@@ -286,6 +286,12 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
             nr_sym = builtin(m, "not_refractory", S_NR, err);
     if (t_sym < 0 || dt_sym < 0 || nr_sym < 0)
         return err->status ? err->status : bl_fail(err, BL_ERR_INVALID, "equations: t, dt or not_refractory is redefined");
+    /* Brian2's own order where the emulation covers the model (eq_brian2.c). */
+    if (euler || rk2 || rk4) {
+        bl_status st = eq_brian2_apply(m, u, err);
+        if (st != BL_ERR_UNSUPPORTED)
+            return st;
+    }
     /* f per state variable (slot), subexpressions inlined, 0 while refractory
      * when flagged; the noise coefficient g (euler only). */
     int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS];

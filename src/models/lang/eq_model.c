@@ -459,6 +459,8 @@ char *bl_eq_model_describe(const bl_eq_model *m)
         sb_printf(&b, " %s [%s]%s%s", y->name, m->var_unit[s], y->kind == S_PARAM_N ? " (parameter)" : "",
                   y->unless_refractory ? " (unless refractory)" : "");
     }
+    sb_printf(&b, "\norder: %s", m->order_brian2 ? "Brian2 2.5.1's code generation (SymPy's canonical form, then its collection)"
+                                                : "the method's text");
     sb_printf(&b, "\nrefractory: ");
     if (m->ref_steps >= 0)
         sb_printf(&b, "%lld steps\n", (long long)m->ref_steps);

@@ -211,6 +211,8 @@ static bl_status next(eq_parser *p)
         buf[p->pos - b] = '\0';
         /* strtod rounds correctly, as Python's float() does. */
         p->tok_num = strtod(buf, NULL);
+        /* Python's int or float: Brian2 (SymPy's Integer or Float) tells them apart. */
+        p->tok_int = !strpbrk(buf, ".eE");
         p->tok = T_NUM;
         return BL_OK;
     }
@@ -295,6 +297,7 @@ static bl_status atom(eq_parser *p, int32_t *out)
         if (n < 0)
             return p->err->status;
         p->m->nodes[n].num = p->tok_num;
+        p->m->nodes[n].fn = (uint8_t)p->tok_int; /* N_NUM: 1 for an integer literal */
         if ((st = next(p)))
             return st;
         if (p->tok == T_ID && !is_keyword(p->tok_id)) { /* "52 mV" */
