@@ -85,39 +85,73 @@ I : amp
 HH_PARAMS = {"Cm": "2e-10*farad", "gl": "1e-8*siemens", "El": "-65*mV", "EK": "-90*mV", "ENa": "50*mV",
              "g_na": "2e-5*siemens", "g_kd": "6e-6*siemens", "VT": "-63*mV"}
 
+COBA_EQS = """
+dv/dt = (gl*(El - v) + ge*(Ee - v) + gi*(Ei - v))/Cm : volt (unless refractory)
+dge/dt = -ge*(1./taue) : siemens
+dgi/dt = -gi*(1./taui) : siemens
+"""
+COBA_PARAMS = {"Cm": "200*pF", "gl": "10*nS", "El": "-60*mV", "Ee": "0*mV", "Ei": "-80*mV", "taue": "5*ms",
+               "taui": "10*ms", "Vt": "-50*mV", "Vr": "-60*mV"}
+CUBA_EQS = """
+dv/dt = (ge + gi - (v + 49*mV))/(20*ms) : volt (unless refractory)
+dge/dt = -ge/(5*ms) : volt
+dgi/dt = -gi/(10*ms) : volt
+"""
+
 N = 16
-rng = np.random.default_rng(20261202)
+
+
+def rng(seed):
+    # one stream per model, so that adding a model changes no other's data
+    return np.random.default_rng(20261202 + seed)
+
+
 MODELS = [
     dict(name="lif_linear", method="linear", eqs=LIF_EQS, params=LIF_PARAMS, threshold="v > v_th",
          reset="v = v_rst; g = 0*mV", refractory="t_rfc", ms=60,
-         init={"v": -0.052 + 0.006 * rng.random(N), "g": 0.08 * rng.random(N)}),
+         init={"v": -0.052 + 0.006 * rng(1).random(N), "g": 0.08 * rng(1).random(N)}),
     dict(name="lif_dc_euler", method="euler", eqs=LIFDC_EQS, params=LIF_PARAMS, threshold="v > v_th",
          reset="v = v_rst; g = 0*mV", refractory="t_rfc", ms=60,
-         init={"v": -0.052 + 0.006 * rng.random(N), "g": 0.01 * rng.random(N), "E": 0.004 + 0.02 * rng.random(N)}),
+         init={"v": -0.052 + 0.006 * rng(2).random(N), "g": 0.01 * rng(2).random(N), "E": 0.004 + 0.02 * rng(2).random(N)}),
     dict(name="lif_dc_rk4", method="rk4", eqs=LIFDC_EQS, params=LIF_PARAMS, threshold="v > v_th",
          reset="v = v_rst; g = 0*mV", refractory="t_rfc", ms=60,
-         init={"v": -0.052 + 0.006 * rng.random(N), "g": 0.01 * rng.random(N), "E": 0.004 + 0.02 * rng.random(N)}),
+         init={"v": -0.052 + 0.006 * rng(3).random(N), "g": 0.01 * rng(3).random(N), "E": 0.004 + 0.02 * rng(3).random(N)}),
     dict(name="adex_euler", method="euler", eqs=ADEX_EQS, params=ADEX_PARAMS, threshold="v > Vcut",
          reset="v = Vr; w += b", refractory=None, ms=60,
-         init={"v": np.full(N, -0.0706), "I": 0.5e-9 + 1e-9 * rng.random(N)}),
+         init={"v": np.full(N, -0.0706), "I": 0.5e-9 + 1e-9 * rng(4).random(N)}),
     dict(name="izhikevich_euler", method="euler", eqs=IZH_EQS, params=IZH_PARAMS, threshold="v >= 30",
          reset="v = c; u += d", refractory=None, ms=60,
-         init={"v": np.full(N, -65.0), "u": np.full(N, -13.0), "I": 5 + 10 * rng.random(N)}),
+         init={"v": np.full(N, -65.0), "u": np.full(N, -13.0), "I": 5 + 10 * rng(5).random(N)}),
+    dict(name="coba_euler", method="euler", eqs=COBA_EQS, params=COBA_PARAMS, threshold="v > Vt",
+         reset="v = Vr", refractory="5*ms", ms=60,
+         init={"v": -0.06 + 0.01 * rng(6).random(N), "ge": 40e-9 * rng(6).random(N), "gi": 20e-9 * rng(6).random(N)}),
+    dict(name="coba_rk2", method="rk2", eqs=COBA_EQS, params=COBA_PARAMS, threshold="v > Vt",
+         reset="v = Vr", refractory="5*ms", ms=60,
+         init={"v": -0.06 + 0.01 * rng(7).random(N), "ge": 40e-9 * rng(7).random(N), "gi": 20e-9 * rng(7).random(N)}),
+    dict(name="coba_exponential_euler", method="exponential_euler", eqs=COBA_EQS, params=COBA_PARAMS,
+         threshold="v > Vt", reset="v = Vr", refractory="5*ms", ms=60,
+         init={"v": -0.06 + 0.01 * rng(8).random(N), "ge": 40e-9 * rng(8).random(N), "gi": 20e-9 * rng(8).random(N)}),
+    dict(name="cuba_euler", method="euler", eqs=CUBA_EQS, params={"Vt": "-50*mV", "Vr": "-60*mV"},
+         threshold="v > Vt", reset="v = Vr", refractory="5*ms", ms=60,
+         init={"v": -0.06 + 0.01 * rng(9).random(N), "ge": 0.03 * rng(9).random(N), "gi": -0.01 * rng(9).random(N)}),
     dict(name="hh_exponential_euler", method="exponential_euler", eqs=HH_EQS, params=HH_PARAMS,
          threshold="v > -20*mV", reset=None, refractory="3*ms", ms=40,
          init={"v": np.full(N, -0.065), "m": np.full(N, 0.05), "h": np.full(N, 0.6), "n": np.full(N, 0.32),
-               "I": 0.2e-9 + 1e-9 * rng.random(N)}),
+               "I": 0.2e-9 + 1e-9 * rng(10).random(N)}),
 ]
 
 # Largest final-state difference measured against Brian2 2.5.1 (numpy target),
 # in ulps; 0 = bit-identical. Why each is not 0: docs/models.md.
-# linear, euler and rk4 follow Brian2's own code generation (src/models/lang/
-# eq_brian2.c, eq_linear.c): bit-identical. exponential_euler keeps the
-# method's text order: Brian2's SymPy expands HH's rate functions
+# linear, euler, rk2 and rk4 follow Brian2's own code generation (src/models/
+# lang/eq_brian2.c, eq_linear.c): bit-identical. exponential_euler keeps the
+# method's text order (_BA = B/A; (x + _BA)*exp(A*dt) - _BA with A, B split
+# from our tree), while Brian2's SymPy rewrites A and B (COBA: 1 ulp) and
+# for HH expands the rate functions
 # (exp((13*mV - v + VT)/(4*mV)) -> exp(13/4)*exp(VT/(4*mV))*exp(-v/(4*mV))), a
 # different computation; the spike trains are identical all the same.
 BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler": 0,
-              "izhikevich_euler": 0, "hh_exponential_euler": 399}
+              "izhikevich_euler": 0, "coba_euler": 0, "coba_rk2": 0, "cuba_euler": 0,
+              "coba_exponential_euler": 1, "hh_exponential_euler": 10972}
 
 
 def toml_str(s):

@@ -294,10 +294,10 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
     }
     /* f per state variable (slot), subexpressions inlined, 0 while refractory
      * when flagged; the noise coefficient g (euler only). */
-    int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS];
+    int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS], f_raw[BL_EQ_MAX_VARS];
     uint32_t nv = m->n_vars;
     for (uint32_t s = 0; s < nv; s++) {
-        f[s] = g[s] = -1;
+        f[s] = g[s] = f_raw[s] = -1;
         u->new_expr[s] = -1;
         eq_sym *y = &m->syms[m->var_sym[s]];
         if (y->kind != S_STATE)
@@ -331,6 +331,7 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
                 return err->status ? err->status : BL_ERR_INVALID;
         }
         y = &m->syms[m->var_sym[s]];
+        f_raw[s] = e; /* exponential_euler splits this; the flag acts at the commit */
         if (y->unless_refractory && (e = sel(m, eq_symref(m, nr_sym, err), e, eq_num(m, 0.0, err), err)) < 0)
             return err->status;
         f[s] = e;
@@ -411,7 +412,7 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
             if (f[s] < 0)
                 continue;
             int32_t A, B, x = state_node(m, s, err), e;
-            if (!eq_linear_in(m, f[s], m->var_sym[s], &A, &B, err)) {
+            if (!eq_linear_in(m, f_raw[s], m->var_sym[s], &A, &B, err)) {
                 eq_sym *y = &m->syms[m->var_sym[s]];
                 return eq_fail_at(m, B_EQUATIONS, y->lo, y->hi, err, BL_ERR_INVALID,
                                   "exponential_euler needs each equation linear in its own variable:");
