@@ -63,7 +63,8 @@ static int split(opts *o, const char *arg, const char **name, const char **value
     return 1;
 }
 
-static int parse(int argc, char **argv, int run, opts *o)
+/* Returns NULL, or what is wrong with the command line (one line). */
+static const char *parse(int argc, char **argv, int run, opts *o, char *why, size_t size)
 {
     memset(o, 0, sizeof *o);
     o->dt_ms = 0.1;
@@ -73,28 +74,59 @@ static int parse(int argc, char **argv, int run, opts *o)
         int has = i + 1 < argc;
         double v;
         if (a[0] != '-') {
-            if (o->file)
-                return 0;
+            if (o->file) {
+                snprintf(why, size, "one model file only ('%.200s' and '%.200s')", o->file, a);
+                return why;
+            }
             o->file = a;
-        } else if (!strcmp(a, "--dt") && has && number(argv[++i], &o->dt_ms) && o->dt_ms > 0) {
-        } else if (run && !strcmp(a, "--duration") && has && number(argv[++i], &o->duration_ms) && o->duration_ms >= 0) {
-        } else if (run && !strcmp(a, "--out") && has) {
-            o->out = argv[++i];
-        } else if (run && !strcmp(a, "--n") && has && number(argv[++i], &v) && v >= 1 && v <= (1 << 24) && v == (unsigned long)v) {
-            o->n = (unsigned long)v;
-        } else if (run && !strcmp(a, "--input-every") && has && number(argv[++i], &v) && v >= 1 && v == (unsigned long)v) {
-            o->input_every = (unsigned long)v;
-        } else if (!strcmp(a, "--set") && has && o->n_set < MAX_SET &&
-                   split(o, argv[++i], &o->set_names[o->n_set], &o->set_values[o->n_set])) {
-            o->n_set++;
-        } else if (run && !strcmp(a, "--init") && has && o->n_init < MAX_SET &&
-                   split(o, argv[++i], &o->init_names[o->n_init], &o->init_files[o->n_init])) {
-            o->n_init++;
+            continue;
+        }
+        int known = !strcmp(a, "--dt") || !strcmp(a, "--set") ||
+                    (run && (!strcmp(a, "--duration") || !strcmp(a, "--out") || !strcmp(a, "--n") ||
+                             !strcmp(a, "--input-every") || !strcmp(a, "--init")));
+        if (!known) {
+            snprintf(why, size, "unknown option %.200s", a);
+            return why;
+        }
+        if (!has) {
+            snprintf(why, size, "option needs a value: %s", a);
+            return why;
+        }
+        const char *val = argv[++i];
+        int ok = 1;
+        if (!strcmp(a, "--dt"))
+            ok = number(val, &o->dt_ms) && o->dt_ms > 0;
+        else if (!strcmp(a, "--duration"))
+            ok = number(val, &o->duration_ms) && o->duration_ms >= 0;
+        else if (!strcmp(a, "--out"))
+            o->out = val;
+        else if (!strcmp(a, "--n")) {
+            ok = number(val, &v) && v >= 1 && v <= (1 << 24) && v == (unsigned long)v;
+            o->n = ok ? (unsigned long)v : 1;
+        } else if (!strcmp(a, "--input-every")) {
+            ok = number(val, &v) && v >= 1 && v <= 1e12 && v == (unsigned long)v;
+            o->input_every = ok ? (unsigned long)v : 0;
+        } else if (!strcmp(a, "--set")) {
+            ok = o->n_set < MAX_SET && split(o, val, &o->set_names[o->n_set], &o->set_values[o->n_set]);
+            o->n_set += ok;
         } else {
-            return 0;
+            ok = o->n_init < MAX_SET && split(o, val, &o->init_names[o->n_init], &o->init_files[o->n_init]);
+            o->n_init += ok;
+        }
+        if (!ok) {
+            snprintf(why, size, "bad value for %s: '%.200s'", a, val);
+            return why;
         }
     }
-    return o->file && (!run || o->out);
+    if (!o->file) {
+        snprintf(why, size, "no model file given");
+        return why;
+    }
+    if (run && !o->out) {
+        snprintf(why, size, "model run needs --out DIR");
+        return why;
+    }
+    return NULL;
 }
 
 static void free_opts(opts *o)
@@ -226,10 +258,15 @@ int bl_cmd_model(int argc, char **argv)
         return 0;
     }
     opts o;
-    if ((!is_check && !is_run) || !parse(argc, argv, is_run, &o)) {
-        if (is_check || is_run)
-            free_opts(&o);
-        fputs(usage_text, stderr);
+    char why[512];
+    if (!is_check && !is_run) {
+        fprintf(stderr, "brainlesslab model: expected 'check' or 'run' (brainlesslab model --help)\n");
+        return 2;
+    }
+    const char *bad = parse(argc, argv, is_run, &o, why, sizeof why);
+    if (bad) {
+        free_opts(&o);
+        fprintf(stderr, "brainlesslab model: %s (brainlesslab model --help)\n", bad);
         return 2;
     }
     bl_error err = {0};
