@@ -345,8 +345,18 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
                 continue;
             int32_t x = state_node(m, s, err);
             int32_t e = eq_bin(m, N_ADD, x, eq_bin(m, N_MUL, dt, f[s], err), err);
-            if (g[s] >= 0) /* + g*dW, dW = sqrt(dt)*xi: g[s] holds g*xi */
-                e = eq_bin(m, N_ADD, e, eq_bin(m, N_MUL, eq_call(m, F_SQRT, dt, err), g[s], err), err);
+            if (g[s] >= 0) { /* + g*xi with xi = dt**0.5 * (normal draw), as Brian2 draws it */
+                int32_t xi = m->nodes[m->nodes[g[s]].b].sym;
+                int32_t *xmap = malloc(m->n_syms * sizeof *xmap);
+                if (!xmap)
+                    return bl_fail(err, BL_ERR_NOMEM, "model: out of memory");
+                for (uint32_t q = 0; q < m->n_syms; q++)
+                    xmap[q] = -1;
+                xmap[xi] = eq_bin(m, N_MUL, eq_bin(m, N_POW, dt, eq_num(m, 0.5, err), err), eq_symref(m, xi, err), err);
+                int32_t gx = xmap[xi] >= 0 ? eq_subst(m, g[s], xmap, err) : -1;
+                free(xmap);
+                e = eq_bin(m, N_ADD, e, gx, err);
+            }
             if ((u->new_expr[s] = e) < 0)
                 return err->status;
         }
