@@ -92,6 +92,12 @@ dgi/dt = -gi*(1./taui) : siemens
 """
 COBA_PARAMS = {"Cm": "200*pF", "gl": "10*nS", "El": "-60*mV", "Ee": "0*mV", "Ei": "-80*mV", "taue": "5*ms",
                "taui": "10*ms", "Vt": "-50*mV", "Vr": "-60*mV"}
+COBA_SUB_EQS = """
+dv/dt = (gl*(El - v) - 2*I_half)/Cm : volt (unless refractory)
+I_half = (ge*(v - Ee) + gi*(v - Ei))/2 : amp
+dge/dt = -ge/taue : siemens
+dgi/dt = -gi/taui : siemens
+"""
 CUBA_EQS = """
 dv/dt = (ge + gi - (v + 49*mV))/(20*ms) : volt (unless refractory)
 dge/dt = -ge/(5*ms) : volt
@@ -134,6 +140,13 @@ MODELS = [
     dict(name="cuba_euler", method="euler", eqs=CUBA_EQS, params={"Vt": "-50*mV", "Vr": "-60*mV"},
          threshold="v > Vt", reset="v = Vr", refractory="5*ms", ms=60,
          init={"v": -0.06 + 0.01 * rng(9).random(N), "ge": 0.03 * rng(9).random(N), "gi": -0.01 * rng(9).random(N)}),
+    dict(name="coba_subexpr_euler", method="euler", eqs=COBA_SUB_EQS, params=COBA_PARAMS, threshold="v > Vt",
+         reset="v = Vr", refractory="5*ms", ms=60,
+         init={"v": -0.06 + 0.01 * rng(11).random(N), "ge": 40e-9 * rng(11).random(N), "gi": 20e-9 * rng(11).random(N)}),
+    dict(name="hh_rk4", method="rk4", eqs=HH_EQS, params=HH_PARAMS,
+         threshold="v > -20*mV", reset=None, refractory="3*ms", ms=20, dt=0.01,
+         init={"v": np.full(N, -0.065), "m": np.full(N, 0.05), "h": np.full(N, 0.6), "n": np.full(N, 0.32),
+               "I": 0.2e-9 + 1e-9 * rng(12).random(N)}),
     dict(name="hh_exponential_euler", method="exponential_euler", eqs=HH_EQS, params=HH_PARAMS,
          threshold="v > -20*mV", reset=None, refractory="3*ms", ms=40,
          init={"v": np.full(N, -0.065), "m": np.full(N, 0.05), "h": np.full(N, 0.6), "n": np.full(N, 0.32),
@@ -151,7 +164,8 @@ MODELS = [
 # different computation; the spike trains are identical all the same.
 BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler": 0,
               "izhikevich_euler": 0, "coba_euler": 0, "coba_rk2": 0, "cuba_euler": 0,
-              "coba_exponential_euler": 1, "hh_exponential_euler": 10972}
+              "coba_exponential_euler": 1, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
+              "hh_rk4": 0}
 
 
 def toml_str(s):
@@ -171,7 +185,7 @@ def ours(model, work):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     out = os.path.join(work, model["name"] + "_out")
-    cmd = [CLI, "model", "run", path, "--duration", str(model["ms"]), "--dt", str(DT_MS), "--out", out,
+    cmd = [CLI, "model", "run", path, "--duration", str(model["ms"]), "--dt", str(model.get("dt", DT_MS)), "--out", out,
            "--n", str(N)]
     for k, v in model["init"].items():
         p = os.path.join(work, f'{model["name"]}_init_{k}.npy')
@@ -187,7 +201,7 @@ def ours(model, work):
 def brian(model):
     b2.start_scope()
     b2.prefs.codegen.target = "numpy"
-    b2.defaultclock.dt = DT_MS * b2.ms
+    b2.defaultclock.dt = model.get("dt", DT_MS) * b2.ms
     ns = {k: eval(v, vars(b2)) for k, v in model["params"].items()}
     kw = dict(threshold=model["threshold"], method=model["method"], namespace=ns)
     if model["reset"]:
@@ -221,8 +235,9 @@ def main():
             name = model["name"]
             i1, t1, s1 = ours(model, work)
             i2, t2, s2 = brian(model)
-            step1 = np.round(t1 / (DT_MS * 1e-3)).astype(np.int64)
-            step2 = np.round(t2 / (DT_MS * 1e-3)).astype(np.int64)
+            dts = model.get("dt", DT_MS) * 1e-3
+            step1 = np.round(t1 / dts).astype(np.int64)
+            step2 = np.round(t2 / dts).astype(np.int64)
             o1 = np.lexsort((i1, step1))
             o2 = np.lexsort((i2, step2))
             same_spikes = len(i1) == len(i2) and np.array_equal(i1[o1], i2[o2]) and np.array_equal(step1[o1], step2[o2])

@@ -736,6 +736,19 @@ static int32_t ysym(yc *c, int32_t sym)
     return n;
 }
 
+static int sym_in(const yc *c, int32_t x, int32_t sym)
+{
+    if (x < 0)
+        return 0;
+    const ynd *y = &c->v[x];
+    if (y->k == YS)
+        return y->sym == sym;
+    for (uint32_t i = 0; i < y->n; i++)
+        if (sym_in(c, c->pool[y->a + i], sym))
+            return 1;
+    return 0;
+}
+
 /* expr.subs(...): every sum and product rebuilt from all its (substituted) arguments. */
 static int32_t ysubst(yc *c, int32_t x, const int32_t *map, uint32_t cap, unsigned depth)
 {
@@ -785,11 +798,11 @@ static int32_t from_tree(yc *c, int32_t n, const int32_t *map)
         const eq_sym *s = &c->m->syms[x.sym];
         if (map && map[x.sym] >= 0)
             return map[x.sym];
-        if (s->kind == S_SUBEXPR || s->kind == S_EXTERN) {
+        if (s->kind == S_EXTERN) {
             c->bad = 1;
             return -1;
         }
-        return ysym(c, x.sym);
+        return ysym(c, x.sym); /* a subexpression stays a symbol until substituted */
     }
     case N_NEG: return ymul(c, yint(c, -1), from_tree(c, x.a, map));
     case N_ADD: a = from_tree(c, x.a, map); b = from_tree(c, x.b, map); return yadd(c, a, b);
@@ -1365,6 +1378,40 @@ static int32_t codegen(bc *b, int32_t y, int flagged)
 
 /* ---- 4. the methods ---------------------------------------------------- */
 
+/* Brian2 prints an equation after substituting its subexpressions and parses
+ * that text again (Equations.get_substituted_expressions): the same here. */
+static int32_t roundtrip(bc *b, int32_t y) { return from_tree(b->y, pr(b, y), NULL); }
+
+/* Every subexpression's canonical form, in dependency order (each printed and
+ * parsed again, with those it reads substituted: xreplace). */
+static void subexpressions(bc *b, int32_t *ysub, uint32_t cap)
+{
+    yc *c = b->y;
+    bl_eq_model *m = b->m;
+    for (uint32_t q = 0; q < cap; q++)
+        ysub[q] = -1;
+    for (int progress = 1; progress && !c->bad;) {
+        progress = 0;
+        for (uint32_t q = 0; q < m->n_syms && q < cap && !c->bad; q++) {
+            if (m->syms[q].kind != S_SUBEXPR || ysub[q] >= 0)
+                continue;
+            int32_t y0 = from_tree(c, m->syms[q].expr, NULL);
+            int ready = 1;
+            for (uint32_t r = 0; r < m->n_syms && r < cap; r++)
+                if (m->syms[r].kind == S_SUBEXPR && ysub[r] < 0 &&
+                    sym_in(c, y0, (int32_t)r))
+                    ready = 0;
+            if (!ready)
+                continue;
+            ysub[q] = roundtrip(b, ysubst(c, y0, ysub, cap, 0));
+            progress = 1;
+        }
+    }
+    for (uint32_t q = 0; q < m->n_syms && q < cap; q++)
+        if (m->syms[q].kind == S_SUBEXPR && ysub[q] < 0)
+            c->bad = 1;
+}
+
 static int32_t temp_sym(bl_eq_model *m, const char *name, int32_t slot, bl_error *err)
 {
     int32_t s = eq_sym_find(m, name);
@@ -1394,22 +1441,27 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
         return bl_fail(err, BL_ERR_NOMEM, "model: out of memory");
     for (uint32_t s = 0; s < m->n_syms; s++)
         map[s] = -1;
-    /* f per state variable, int(not_refractory) times it when flagged; euler's noise coefficient. */
+    int32_t *ysub = malloc(map_cap * sizeof *ysub);
+    if (!ysub) {
+        free(map);
+        return bl_fail(err, BL_ERR_NOMEM, "model: out of memory");
+    }
+    subexpressions(b, ysub, map_cap);
+    /* f per state variable: "int(not_refractory)*(f)" when flagged, subexpressions
+     * substituted, printed and parsed again; euler's noise terms apart. */
     for (uint32_t s = 0; s < nv; s++) {
         f[s] = g[s] = -1;
         u->new_expr[s] = -1;
         eq_sym *y = &m->syms[m->var_sym[s]];
         if (y->kind != S_STATE)
             continue;
-        int32_t e = eq_expand(m, y->expr, err);
-        if (e < 0) {
-            free(map);
-            return err->status;
-        }
-        int32_t fy = from_tree(c, e, NULL);
+        int32_t fy = from_tree(c, y->expr, NULL);
+        if (m->syms[m->var_sym[s]].unless_refractory)
+            fy = ymul(c, yfun(c, 6 /* int_ */, ysym(c, nr_sym)), fy);
+        fy = roundtrip(b, ysubst(c, fy, ysub, map_cap, 0));
         if (fy < 0)
             break;
-        if (eq_reads(m, e, 1u << S_XI, -1)) {
+        if (eq_reads(m, y->expr, 1u << S_XI, -1)) {
             if (!euler || m->syms[m->var_sym[s]].unless_refractory || c->v[fy].k != YA) {
                 c->bad = 1;
                 break;
@@ -1435,10 +1487,9 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
             fy = det;
             g[s] = noise;
         }
-        if (m->syms[m->var_sym[s]].unless_refractory)
-            fy = ymul(c, yfun(c, 6 /* int_ */, ysym(c, nr_sym)), fy);
         f[s] = fy;
     }
+    free(ysub);
     if (c->bad) {
         free(map);
         return BL_ERR_UNSUPPORTED;
