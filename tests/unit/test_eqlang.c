@@ -296,9 +296,9 @@ static void bounds_refuse(void **state)
     }
 }
 
-/* euler, rk2 and rk4 on dx/dt = -x/tau give Brian2's generated update (the
- * code Brian2 2.5.1's numpy target runs for this equation, written out);
- * exponential_euler the method's text. */
+/* euler, rk2, rk4 and exponential_euler on dx/dt = -x/tau give Brian2's
+ * generated update (the code Brian2 2.5.1's numpy target runs for this
+ * equation, written out). */
 static void methods_textbook(void **state)
 {
     (void)state;
@@ -335,8 +335,8 @@ static void methods_textbook(void **state)
             want = ((((0.16666666666666666 * k1) + (0.3333333333333333 * k2)) + (0.3333333333333333 * k3)) +
                     (0.16666666666666666 * k4)) + x0;
         } else {
-            /* the method's text: A = (-1)/tau, no B: x*exp(A*dt) */
-            want = x0 * exp(((-1.0) / tau) * dt);
+            /* Brian2: A = -1/tau, no B: x*exp(-dt/tau), the exponential a loop invariant */
+            want = exp((-dt) / tau) * x0;
         }
         if (bits(*x) != bits(want))
             fail_msg("%s: %.17g, want %.17g", methods[k], *x, want);

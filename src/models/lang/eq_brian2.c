@@ -1376,6 +1376,108 @@ static int32_t codegen(bc *b, int32_t y, int flagged)
     return numpy_pow(b, t);
 }
 
+/* ---- exponential_euler: SymPy's expand() and collect() ------------------ */
+
+static int32_t mul_distribute(yc *c, int32_t a, int32_t b)
+{
+    if (a < 0 || b < 0)
+        return -1;
+    uint32_t na = c->v[a].k == YA ? c->v[a].n : 1, nb = c->v[b].k == YA ? c->v[b].n : 1;
+    if ((uint64_t)na * nb > 4096) {
+        c->bad = 1;
+        return -1;
+    }
+    int32_t acc = yint(c, 0);
+    for (uint32_t i = 0; i < na && acc >= 0; i++)
+        for (uint32_t j = 0; j < nb && acc >= 0; j++) {
+            int32_t ta = c->v[a].k == YA ? YARG(c, a, i) : a, tb = c->v[b].k == YA ? YARG(c, b, j) : b;
+            acc = yadd(c, acc, ymul(c, ta, tb));
+        }
+    return acc;
+}
+
+/* expr.expand() for what neuron models hold: products over sums, positive
+ * integer powers of sums, deep inside denominators and function arguments.
+ * exp of a sum (SymPy splits it into a product of exps) is not followed. */
+static int32_t yexpand(yc *c, int32_t x, unsigned depth)
+{
+    if (x < 0 || c->bad || depth > EQ_MAX_HEIGHT) {
+        c->bad = 1;
+        return -1;
+    }
+    const ynd y = c->v[x];
+    switch (y.k) {
+    case YA: {
+        int32_t acc = yint(c, 0);
+        for (uint32_t i = 0; i < y.n && acc >= 0; i++)
+            acc = yadd(c, acc, yexpand(c, c->pool[y.a + i], depth + 1));
+        return acc;
+    }
+    case YM: {
+        int32_t acc = yint(c, 1);
+        for (uint32_t i = 0; i < y.n && acc >= 0; i++)
+            acc = mul_distribute(c, acc, yexpand(c, c->pool[y.a + i], depth + 1));
+        return acc;
+    }
+    case YP: {
+        int32_t bs = yexpand(c, c->pool[y.a], depth + 1), e = yexpand(c, c->pool[y.a + 1], depth + 1);
+        if (bs < 0 || e < 0)
+            return -1;
+        if (c->v[e].k == YA) {
+            c->bad = 1;
+            return -1;
+        }
+        if (c->v[bs].k == YA && c->v[e].k == YI && c->v[e].p > 0 && c->v[e].p <= 8) {
+            int32_t acc = yint(c, 1);
+            for (int64_t k = 0; k < c->v[e].p && acc >= 0; k++)
+                acc = mul_distribute(c, acc, bs);
+            return acc;
+        }
+        return ypow(c, bs, e);
+    }
+    case YFN: {
+        int32_t a = yexpand(c, c->pool[y.a], depth + 1);
+        if (a >= 0 && c->v[a].k == YA && yfns[y.fn].fn == F_EXP) {
+            c->bad = 1;
+            return -1;
+        }
+        return yfun(c, y.fn, a);
+    }
+    default: return x;
+    }
+}
+
+/* collect(expr, x, evaluate=False): f = A*x + B, x only to the first power
+ * and outside functions; 0 when not so. */
+static int ycollect(yc *c, int32_t f, int32_t sym, int32_t *A, int32_t *B)
+{
+    *A = yint(c, 0);
+    *B = yint(c, 0);
+    uint32_t n = c->v[f].k == YA ? c->v[f].n : 1;
+    for (uint32_t i = 0; i < n && !c->bad; i++) {
+        int32_t t = c->v[f].k == YA ? YARG(c, f, i) : f;
+        if (!sym_in(c, t, sym)) {
+            *B = yadd(c, *B, t);
+            continue;
+        }
+        int32_t rest[2 * YMAXT];
+        uint32_t nr = 0, seen = 0, nf = c->v[t].k == YM ? c->v[t].n : 1;
+        for (uint32_t j = 0; j < nf; j++) {
+            int32_t q = c->v[t].k == YM ? YARG(c, t, j) : t;
+            if (c->v[q].k == YS && c->v[q].sym == sym)
+                seen++;
+            else if (sym_in(c, q, sym))
+                return 0;
+            else if (nr < 2 * YMAXT)
+                rest[nr++] = q;
+        }
+        if (seen != 1)
+            return 0;
+        *A = yadd(c, *A, nr ? ymul_n(c, rest, nr) : yint(c, 1));
+    }
+    return !c->bad;
+}
+
 /* ---- 4. the methods ---------------------------------------------------- */
 
 /* Brian2 prints an equation after substituting its subexpressions and parses
@@ -1426,7 +1528,8 @@ static int32_t temp_sym(bl_eq_model *m, const char *name, int32_t slot, bl_error
 static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
 {
     yc *c = b->y;
-    int euler = !strcmp(m->method, "euler"), rk2 = !strcmp(m->method, "rk2");
+    int euler = !strcmp(m->method, "euler"), rk2 = !strcmp(m->method, "rk2"),
+        expo = !strcmp(m->method, "exponential_euler");
     uint32_t nv = m->n_vars;
     int32_t t_sym = eq_sym_find(m, "t"), dt_sym = eq_sym_find(m, "dt"), nr_sym = eq_sym_find(m, "not_refractory");
     if (t_sym < 0 || dt_sym < 0 || nr_sym < 0)
@@ -1461,6 +1564,8 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
         fy = roundtrip(b, ysubst(c, fy, ysub, map_cap, 0));
         if (fy < 0)
             break;
+        if (expo)
+            fy = yexpand(c, fy, 0);
         if (eq_reads(m, y->expr, 1u << S_XI, -1)) {
             if (!euler || m->syms[m->var_sym[s]].unless_refractory || c->v[fy].k != YA) {
                 c->bad = 1;
@@ -1496,7 +1601,7 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
     }
     int32_t dt = ysym(c, dt_sym);
     int32_t tmp_sym[4][BL_EQ_MAX_VARS];
-    int stages = euler ? 0 : rk2 ? 1 : 4;
+    int stages = euler || expo ? 0 : rk2 ? 1 : 4;
     /* rk stages: k_j = dt*f(x + c_j*k_{j-1}, t + h_j*dt) */
     for (int j = 0; j < stages && !c->bad; j++) {
         for (uint32_t q = 0; q < m->n_syms && q < map_cap; q++)
@@ -1553,6 +1658,45 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
             e = yadd(c, x, ymul(c, dt, f[s]));
             if (g[s] >= 0)
                 e = yadd(c, e, g[s]);
+        } else if (expo) {
+            /* _BA_x = B/A; _x = (x + _BA_x)*exp(A*dt) - _BA_x (x + dt*B without A, x*exp(A*dt) without B) */
+            int32_t A, B;
+            if (!ycollect(c, f[s], m->var_sym[s], &A, &B)) {
+                c->bad = 1;
+                break;
+            }
+            if (is_int(c, A, 0)) {
+                e = yadd(c, x, ymul(c, dt, B));
+            } else if (!is_int(c, B, 0)) {
+                char name[BL_EQ_MAX_IDENT + 1];
+                snprintf(name, sizeof name, "_BA_%.50s", m->syms[m->var_sym[s]].name);
+                int32_t ts = temp_sym(m, name, (int32_t)s, err);
+                if (ts < 0) {
+                    c->bad = 1;
+                    break;
+                }
+                int32_t ba = codegen(b, ymul(c, B, ypow(c, A, yint(c, -1))), flagged);
+                if (ba < 0)
+                    break;
+                if (flagged) {
+                    int32_t sel = mk(b, N_SEL, mksym(b, nr_sym), ba);
+                    if (sel < 0 || eq_node_set_c(m, sel, mknum(b, 0.0, 0), err) < 0) {
+                        c->bad = 1;
+                        break;
+                    }
+                    ba = sel;
+                }
+                if (u->n_tmp >= sizeof u->tmp_sym / sizeof u->tmp_sym[0]) {
+                    c->bad = 1;
+                    break;
+                }
+                u->tmp_sym[u->n_tmp] = ts;
+                u->tmp_expr[u->n_tmp++] = ba;
+                int32_t bs = ysym(c, ts);
+                e = yadd(c, ymul(c, yadd(c, x, bs), yfun(c, 0 /* exp */, ymul(c, A, dt))), ymul(c, yint(c, -1), bs));
+            } else {
+                e = ymul(c, x, yfun(c, 0 /* exp */, ymul(c, A, dt)));
+            }
         } else if (rk2) {
             for (uint32_t q = 0; q < m->n_syms && q < map_cap; q++)
                 map[q] = -1;
@@ -1607,7 +1751,8 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
 
 bl_status eq_brian2_apply(bl_eq_model *m, eq_update *u_out, bl_error *err)
 {
-    if (strcmp(m->method, "euler") && strcmp(m->method, "rk2") && strcmp(m->method, "rk4"))
+    if (strcmp(m->method, "euler") && strcmp(m->method, "rk2") && strcmp(m->method, "rk4") &&
+        strcmp(m->method, "exponential_euler"))
         return BL_ERR_UNSUPPORTED;
     yc c;
     memset(&c, 0, sizeof c);

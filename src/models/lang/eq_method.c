@@ -287,7 +287,7 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
     if (t_sym < 0 || dt_sym < 0 || nr_sym < 0)
         return err->status ? err->status : bl_fail(err, BL_ERR_INVALID, "equations: t, dt or not_refractory is redefined");
     /* Brian2's own order where the emulation covers the model (eq_brian2.c). */
-    if (euler || rk2 || rk4) {
+    if (euler || rk2 || rk4 || expo) {
         bl_status st = eq_brian2_apply(m, u, err);
         if (st != BL_ERR_UNSUPPORTED)
             return st;
