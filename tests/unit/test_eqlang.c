@@ -385,6 +385,41 @@ static void noise_hook(void **state)
     bl_eq_model_destroy(m);
 }
 
+/* A subexpression substituted as Brian2 does (into the parsed equation, then
+ * printed and parsed again: 2*I/C with I = a*v/ohm + b*mV/ohm becomes
+ * (2*a*v/ohm + 2*b*mV/ohm)/C). The expected update is the code Brian2 2.5.1's
+ * numpy target generated for this model, written out:
+ *   _lio_1 = 1.0/tau; _lio_2 = 1.0/C; _lio_3 = (2.0*(b*mV))/ohm; _lio_4 = (2.0*a)/ohm
+ *   _v = (dt*((_lio_1*(-v)) + (_lio_2*(_lio_3 + (_lio_4*v))))) + v */
+static void subexpression_in_brian2_order(void **state)
+{
+    (void)state;
+    const char *names[] = {"C", "tau", "a", "b"};
+    const char *values[] = {"200*pF", "10*ms", "0.3", "1.7"};
+    bl_eq_source s;
+    memset(&s, 0, sizeof s);
+    s.equations = "dv/dt = 2*I/C - v/tau : volt\nI = a*v/ohm + b*mV/ohm : amp\n";
+    s.n_params = 4;
+    s.param_names = names;
+    s.param_values = values;
+    bl_eq_model *m = NULL;
+    bl_error err = {0};
+    assert_int_equal(bl_eq_model_compile(&s, 1e-4, &m, &err), BL_OK);
+    bl_eq_pop *p = NULL;
+    assert_int_equal(bl_eq_pop_create(m, 1, &p, &err), BL_OK);
+    double *v = bl_eq_pop_var(p, "v");
+    *v = 0.01;
+    uint32_t spk[1], ns;
+    assert_int_equal(bl_eq_pop_step(p, spk, &ns, &err), BL_OK);
+    volatile double dt = 1e-4, tau = 10 * 0.001, C = 200 * 1e-12, a = 0.3, b = 1.7, mV = 0.001, ohm = 1.0, v0 = 0.01;
+    double l1 = 1.0 / tau, l2 = 1.0 / C, l3 = (2.0 * (b * mV)) / ohm, l4 = (2.0 * a) / ohm;
+    double want = (dt * ((l1 * (-v0)) + (l2 * (l3 + (l4 * v0))))) + v0;
+    assert_int_equal(bits(*v), bits(want));
+    assert_int_equal(bits(want), bits(4700.0099)); /* Brian2's own result */
+    bl_eq_pop_destroy(p);
+    bl_eq_model_destroy(m);
+}
+
 /* Subexpressions, per-neuron parameters with table values, functions. */
 static void subexpressions_and_functions(void **state)
 {
@@ -429,6 +464,7 @@ int main(void)
         cmocka_unit_test(methods_textbook),
         cmocka_unit_test(noise_hook),
         cmocka_unit_test(subexpressions_and_functions),
+        cmocka_unit_test(subexpression_in_brian2_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
