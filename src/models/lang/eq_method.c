@@ -9,9 +9,10 @@
  * Every stage reads the old state of all variables; the new values are
  * committed together at the end. A variable flagged (unless refractory) has
  * derivative 0 while refractory and keeps its value (Brian2's
- * where(not_refractory, new, old)). The trees here are the descriptions as
- * written; Brian2 then passes each through SymPy, which may reorder terms
- * (docs/models.md says what that costs in ulps). */
+ * where(not_refractory, new, old)). euler, rk2, rk4 and exponential_euler
+ * first try Brian2's generated order (eq_brian2.c); the trees built here, the
+ * descriptions as written, are the fallback for models outside what that
+ * emulation covers (docs/models.md says what the difference costs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
