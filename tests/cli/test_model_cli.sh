@@ -62,4 +62,16 @@ expect 1 "unknown variable 'u'" check "$work/thr.toml"
 expect 1 "t_mbr" check "$work/shiu.toml" --set "tau=20 ms"
 sed 's/^reset = .*/treshold = "v > 0*mV"/' "$work/shiu.toml" >"$work/key.toml"
 expect 1 "unknown key 'treshold'" check "$work/key.toml"
+cat >"$work/noisy.toml" <<'T'
+[model]
+equations = "dv/dt = -v/tau + sigma*xi/sqrt(tau) : 1"
+[model.parameters]
+tau = "10 ms"
+sigma = 0.5
+T
+expect 1 "give its draws with --noise" run "$work/noisy.toml" --duration 1 --out "$work/nz"
+/usr/bin/python3 -c 'import sys, numpy as np; np.save(sys.argv[1], np.zeros((5, 2)))' "$work/draws.npy"
+expect 1 "holds 5 steps of draws, the run needs 10" run "$work/noisy.toml" --duration 1 --n 2 --noise "$work/draws.npy" --out "$work/nz"
+expect 1 "shape (steps, 3)" run "$work/noisy.toml" --duration 0.5 --n 3 --noise "$work/draws.npy" --out "$work/nz"
+"$BL_CLI" model run "$work/noisy.toml" --duration 0.5 --n 2 --noise "$work/draws.npy" --out "$work/nz" >/dev/null
 echo "ok   model check/run and their errors"

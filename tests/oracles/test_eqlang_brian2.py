@@ -98,6 +98,9 @@ I_half = (ge*(v - Ee) + gi*(v - Ei))/2 : amp
 dge/dt = -ge/taue : siemens
 dgi/dt = -gi/taui : siemens
 """
+NOISY_EQS = """
+dv/dt = (v_0 - v)/tau + sigma*xi/sqrt(tau) : volt (unless refractory)
+"""
 CUBA_EQS = """
 dv/dt = (ge + gi - (v + 49*mV))/(20*ms) : volt (unless refractory)
 dge/dt = -ge/(5*ms) : volt
@@ -147,6 +150,10 @@ MODELS = [
          threshold="v > -20*mV", reset=None, refractory="3*ms", ms=20, dt=0.01,
          init={"v": np.full(N, -0.065), "m": np.full(N, 0.05), "h": np.full(N, 0.6), "n": np.full(N, 0.32),
                "I": 0.2e-9 + 1e-9 * rng(12).random(N)}),
+    dict(name="noisy_lif_euler", method="euler", eqs=NOISY_EQS,
+         params={"v_0": "-50*mV", "tau": "10*ms", "sigma": "6*mV", "v_th": "-45*mV", "v_rst": "-60*mV"},
+         threshold="v > v_th", reset="v = v_rst", refractory="2*ms", ms=60, noise_seed=4321,
+         init={"v": -0.06 + 0.01 * rng(13).random(N)}),
     dict(name="hh_exponential_euler", method="exponential_euler", eqs=HH_EQS, params=HH_PARAMS,
          threshold="v > -20*mV", reset=None, refractory="3*ms", ms=40,
          init={"v": np.full(N, -0.065), "m": np.full(N, 0.05), "h": np.full(N, 0.6), "n": np.full(N, 0.32),
@@ -165,7 +172,7 @@ MODELS = [
 BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler": 0,
               "izhikevich_euler": 0, "coba_euler": 0, "coba_rk2": 0, "cuba_euler": 0,
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
-              "hh_rk4": 0}
+              "hh_rk4": 0, "noisy_lif_euler": 0}
 
 
 def toml_str(s):
@@ -191,6 +198,14 @@ def ours(model, work):
         p = os.path.join(work, f'{model["name"]}_init_{k}.npy')
         np.save(p, np.asarray(v, dtype=np.float64))
         cmd += ["--init", f"{k}={p}"]
+    if "noise_seed" in model:
+        # The schedule both sides read: Brian2's numpy target draws
+        # np.random.randn(N) once per step for xi; the same legacy stream here.
+        steps = int(round(model["ms"] / model.get("dt", DT_MS)))
+        np.random.seed(model["noise_seed"])
+        p = os.path.join(work, f'{model["name"]}_noise.npy')
+        np.save(p, np.random.randn(steps, N))
+        cmd += ["--noise", p]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         raise SystemExit(f"FAIL {model['name']}: brainlesslab model run: {r.stderr.strip()}")
@@ -213,6 +228,8 @@ def brian(model):
         setattr(G, k + "_", np.asarray(v, dtype=np.float64))
     M = b2.SpikeMonitor(G)
     net = b2.Network(G, M)
+    if "noise_seed" in model:
+        b2.seed(model["noise_seed"])
     net.run(model["ms"] * b2.ms, namespace=ns)
     state = {k: np.asarray(getattr(G, k + "_")[:], dtype=np.float64).copy() for k in model["init"]}
     return np.asarray(M.i[:]), np.asarray(M.t_[:]), state

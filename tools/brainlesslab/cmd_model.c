@@ -18,6 +18,7 @@ static const char usage_text[] =
     "usage: brainlesslab model check FILE.toml [--dt MS] [--set NAME=QUANTITY]...\n"
     "       brainlesslab model run FILE.toml --duration MS --out DIR [--dt MS] [--n N]\n"
     "                  [--set NAME=QUANTITY]... [--init NAME=FILE.npy]... [--input-every STEPS]\n"
+    "                  [--noise FILE.npy]\n"
     "FILE.toml holds a [model] table: method (linear, euler, rk2, rk4, exponential_euler),\n"
     "equations (Brian2 syntax: dv/dt = ... : volt (unless refractory), x = ... : unit, p : unit),\n"
     "threshold, reset, refractory, on_pre, on_post, on_input, weight, [model.parameters]\n"
@@ -28,10 +29,12 @@ static const char usage_text[] =
     "DIR/<variable>.npy (float64 final state). --set overrides a parameter (DC input: a\n"
     "per-neuron parameter I : amp set to \"1 nA\"); --init NAME=FILE.npy gives one starting\n"
     "value per neuron (float64, N values); --input-every K runs on_input on every neuron at\n"
-    "every K-th step, before the update.\n";
+    "every K-th step, before the update. --noise gives the standard normal draws of xi\n"
+    "(float64, shape (steps, N), or (steps, N, K) for xi_1..xi_K): one per neuron per step,\n"
+    "as a schedule both this run and another simulator can read.\n";
 
 typedef struct opts {
-    const char *file, *out;
+    const char *file, *out, *noise;
     double dt_ms, duration_ms;
     unsigned long n, input_every;
     size_t n_set, n_init;
@@ -83,7 +86,7 @@ static const char *parse(int argc, char **argv, int run, opts *o, char *why, siz
         }
         int known = !strcmp(a, "--dt") || !strcmp(a, "--set") ||
                     (run && (!strcmp(a, "--duration") || !strcmp(a, "--out") || !strcmp(a, "--n") ||
-                             !strcmp(a, "--input-every") || !strcmp(a, "--init")));
+                             !strcmp(a, "--input-every") || !strcmp(a, "--init") || !strcmp(a, "--noise")));
         if (!known) {
             snprintf(why, size, "unknown option %.200s", a);
             return why;
@@ -100,6 +103,8 @@ static const char *parse(int argc, char **argv, int run, opts *o, char *why, siz
             ok = number(val, &o->duration_ms) && o->duration_ms >= 0;
         else if (!strcmp(a, "--out"))
             o->out = val;
+        else if (!strcmp(a, "--noise"))
+            o->noise = val;
         else if (!strcmp(a, "--n")) {
             ok = number(val, &v) && v >= 1 && v <= (1 << 24) && v == (unsigned long)v;
             o->n = ok ? (unsigned long)v : 1;
@@ -143,13 +148,29 @@ static int fail(opts *o, bl_eq_model *m, bl_eq_pop *p, const bl_error *err)
     return bl_cli_report("model", err);
 }
 
+/* The draws of a --noise schedule: [step][neuron][k]. */
+typedef struct noise {
+    const double *x;
+    uint64_t steps;
+    uint32_t n, k;
+} noise;
+
+static double noise_draw(void *user, uint32_t neuron, uint64_t step, uint32_t k)
+{
+    const noise *z = user;
+    /* bl_eq_pop_step runs only steps the schedule holds (checked before the run) */
+    return z->x[(step * z->n + neuron) * z->k + (k < z->k ? k : 0)];
+}
+
 static int run(opts *o, bl_eq_model *m)
 {
     bl_error err = {0};
     bl_eq_pop *p = NULL;
     uint32_t n = (uint32_t)o->n;
-    if (bl_eq_model_uses_noise(m)) {
-        bl_fail(&err, BL_ERR_UNSUPPORTED, "%s: the model draws noise (xi); model run has no noise stream yet", o->file);
+    bl_npy_array za = {0};
+    noise z = {0};
+    if (bl_eq_model_uses_noise(m) && !o->noise) {
+        bl_fail(&err, BL_ERR_INVALID, "%s: the model draws noise (xi): give its draws with --noise FILE.npy", o->file);
         return fail(o, m, p, &err);
     }
     if (bl_eq_pop_create(m, n, &p, &err))
@@ -191,6 +212,26 @@ static int run(opts *o, bl_eq_model *m)
     }
     double dt = bl_eq_model_dt(m);
     int status = 0;
+    if (o->noise && bl_npy_read(o->noise, &za, &err) == BL_OK) {
+        if (za.dtype != BL_DTYPE_FLOAT64 || za.ndim < 2 || za.ndim > 3 || za.shape[1] != n ||
+            (za.ndim == 3 && (za.shape[2] == 0 || za.shape[2] > 64))) {
+            bl_fail(&err, BL_ERR_INVALID, "%s: float64 of shape (steps, %u) or (steps, %u, K) expected", o->noise, n, n);
+            status = 1;
+        } else {
+            z.x = za.data;
+            z.steps = za.shape[0];
+            z.n = n;
+            z.k = za.ndim == 3 ? (uint32_t)za.shape[2] : 1;
+            bl_eq_pop_set_noise(p, noise_draw, &z);
+        }
+    } else if (o->noise) {
+        status = 1;
+    }
+    if (!status && o->noise && z.steps < steps) {
+        bl_fail(&err, BL_ERR_INVALID, "%s: holds %llu steps of draws, the run needs %llu", o->noise,
+                (unsigned long long)z.steps, (unsigned long long)steps);
+        status = 1;
+    }
     for (uint64_t s = 0; s < steps && !status; s++) {
         if (o->input_every && s % o->input_every == 0)
             for (uint32_t i = 0; i < n && !status; i++)
@@ -241,6 +282,7 @@ static int run(opts *o, bl_eq_model *m)
     free(spiked);
     free(si);
     free(st);
+    bl_npy_free(&za);
     if (status)
         return fail(o, m, p, &err);
     printf("%llu steps, %u neurons, %zu spikes -> %s\n", (unsigned long long)steps, n, ns, o->out);

@@ -1567,30 +1567,26 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
         if (expo)
             fy = yexpand(c, fy, 0);
         if (eq_reads(m, y->expr, 1u << S_XI, -1)) {
-            if (!euler || m->syms[m->var_sym[s]].unless_refractory || c->v[fy].k != YA) {
+            /* Expression.split_stochastic: expand, collect by xi; f and the
+             * coefficient g each printed and parsed again; the term g*xi. */
+            if (!euler) {
                 c->bad = 1;
                 break;
             }
-            /* the terms holding xi are the noise */
-            int32_t det = yint(c, 0), noise = yint(c, 0);
-            for (uint32_t i = 0; i < c->v[fy].n; i++) {
-                int32_t t = YARG(c, fy, i), has = 0;
-                for (uint32_t j = 0; j < (c->v[t].k == YM ? c->v[t].n : 1); j++) {
-                    int32_t q = c->v[t].k == YM ? YARG(c, t, j) : t;
-                    if (c->v[q].k == YS && m->syms[c->v[q].sym].kind == S_XI) {
-                        has = 1;
-                        if (xi_sym >= 0 && xi_sym != c->v[q].sym)
-                            c->bad = 1;
-                        xi_sym = c->v[q].sym;
-                    }
+            for (uint32_t q = 0; q < m->n_syms; q++)
+                if (m->syms[q].kind == S_XI && sym_in(c, fy, (int32_t)q)) {
+                    if (xi_sym >= 0 && xi_sym != (int32_t)q)
+                        c->bad = 1; /* one noise source: Brian2 draws one xi array */
+                    xi_sym = (int32_t)q;
                 }
-                if (has)
-                    noise = yadd(c, noise, t);
-                else
-                    det = yadd(c, det, t);
+            int32_t A, B;
+            fy = yexpand(c, fy, 0);
+            if (xi_sym < 0 || fy < 0 || !ycollect(c, fy, xi_sym, &A, &B)) {
+                c->bad = 1;
+                break;
             }
-            fy = det;
-            g[s] = noise;
+            fy = roundtrip(b, B);
+            g[s] = ymul(c, roundtrip(b, A), ysym(c, xi_sym));
         }
         f[s] = fy;
     }
