@@ -2,6 +2,7 @@
 # Build the libFuzzer harnesses with clang and run each for a bounded time.
 #   npy, csv, parquet, thrift, arrow, flatbuf   a reader alone (small limits)
 #   select                     the selector's JSON form with the connectome and selection files alone
+#   eqlang                     the model language (src/models/lang/) alone, production bounds
 #   plan, connectome, verify, bundle   against the whole library, built with clang into
 #                              $BL_FUZZ_WORK/lib (cmake -DBL_FUZZ=ON, no MPI)
 #   usage: tests/fuzz/run_fuzz.sh [seconds per harness, default 20] [harness...]
@@ -17,7 +18,7 @@ set -euo pipefail
 secs=${1:-20}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy csv parquet thrift arrow flatbuf select plan connectome verify bundle)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy csv parquet thrift arrow flatbuf select eqlang plan connectome verify bundle)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=${BL_FUZZ_WORK:-${BL_BUILD_DIR:-$root/build}/fuzz}
@@ -77,7 +78,12 @@ for h in "${harnesses[@]}"; do
     flatbuf) srcs=("$root/src/io/arrow_fb.c" "$root/src/io/arrow_meta.c") extra=() libs=() ;;
     select) srcs=("$root"/src/connectome/select*.c "$root/src/connectome/connectome.c"
                   "$root/src/connectome/connectome_depth.c") extra=() libs=(-lcjson) ;;
-    *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf, select, plan, connectome," \
+    eqlang) srcs=("$root"/src/models/lang/eq_units.c "$root"/src/models/lang/eq_parse.c
+                  "$root"/src/models/lang/eq_check.c "$root"/src/models/lang/eq_method.c
+                  "$root"/src/models/lang/eq_linear.c "$root"/src/models/lang/eq_lower.c
+                  "$root"/src/models/lang/eq_vm.c "$root"/src/models/lang/eq_model.c
+                  "$root"/src/models/lang/eq_pop.c "$root"/src/models/lang/eq_brian2.c) extra=(-I"$root/src") libs=(-lm) ;;
+    *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf, select, eqlang, plan, connectome," \
             "verify, bundle)" >&2; exit 2 ;;
     esac
     case $h in

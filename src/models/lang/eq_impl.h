@@ -1,0 +1,253 @@
+/* Insides of the model language (src/models/lang/): the syntax tree, the
+ * dimensions, the symbol table and the flat instruction list. Private. */
+#ifndef BL_MODELS_LANG_EQ_IMPL_H
+#define BL_MODELS_LANG_EQ_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/eqmodel.h"
+
+/* ---- dimensions: exponents of m, kg, s, A, K, mol, cd, in halves (xi is s^-1/2) */
+#define EQ_NDIM 7
+typedef struct eq_dim {
+    int8_t e[EQ_NDIM];
+} eq_dim;
+
+int eq_dim_eq(eq_dim a, eq_dim b);
+int eq_dim_is_one(eq_dim a);
+/* a*b, a/b, a^(num/2 halves): 0 on overflow of the small exponents. */
+int eq_dim_mul(eq_dim a, eq_dim b, int sign, eq_dim *out);
+int eq_dim_scale(eq_dim a, int num, int den, eq_dim *out);
+/* "volt", "amp", ..., or "m^2 kg s^-3 A^-1"; "1" for dimensionless. */
+void eq_dim_name(eq_dim a, char *buf, size_t size);
+/* A unit name (mV, nS, volt, Hz, ...): 1 with its scale and dimension. */
+int eq_unit_lookup(const char *name, double *scale, eq_dim *dim);
+
+/* ---- tokens */
+typedef enum eq_tok {
+    T_END, T_NL, T_NUM, T_ID, T_PLUS, T_MINUS, T_STAR, T_SLASH, T_POW, T_LP, T_RP, T_COMMA,
+    T_COLON, T_SEMI, T_ASSIGN, T_PLUSEQ, T_MINUSEQ, T_STAREQ, T_SLASHEQ, T_LT, T_GT, T_LE, T_GE,
+    T_EQ, T_NE
+} eq_tok;
+
+/* ---- syntax tree: nodes live in one arena per model, children by index */
+typedef enum eq_kind {
+    N_NUM, N_SYM, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_POW, N_CALL,
+    N_LT, N_GT, N_LE, N_GE, N_EQ, N_NE, N_AND, N_OR, N_NOT,
+    N_SEL /* a ? b : c, made by the methods (unless refractory) */
+} eq_kind;
+
+typedef enum eq_fn {
+    F_EXP, F_LOG, F_SQRT, F_ABS, F_CLIP, F_SIN, F_COS, F_TANH, F_INT, F_FLOOR, F_CEIL, F_NFN
+} eq_fn;
+
+/* Symbol kinds, in the order names resolve (Brian2's: the model's own
+ * names first, then the parameter table, then t/dt/xi, then units). */
+typedef enum eq_symkind {
+    S_STATE,   /* dx/dt = ... */
+    S_PARAM_N, /* x : unit, one value per neuron */
+    S_SUBEXPR, /* x = expr : unit, inlined where used */
+    S_CONST,   /* parameter table entry */
+    S_T, S_DT, S_XI, S_I, S_NR, /* t, dt, xi, i, not_refractory */
+    S_EXTERN,  /* w, count, sign in on_pre / weight */
+    S_UNIT,
+    S_TEMP     /* a temporary a method introduces (_k1_v, _BA_v) */
+} eq_symkind;
+
+/* Height of any tree, parsed or made by a method (and so the depth of every
+ * recursion over one): a sum of 2000 terms is refused rather than risk the stack. */
+#define EQ_MAX_HEIGHT 1024u
+
+typedef struct eq_node {
+    uint8_t kind, fn, block;
+    uint16_t height;
+    int32_t a, b, c;
+    int32_t sym;
+    double num;
+    uint32_t lo, hi; /* source span in the block's text */
+} eq_node;
+
+typedef enum eq_block {
+    B_EQUATIONS, B_THRESHOLD, B_RESET, B_REFRACTORY, B_ON_PRE, B_ON_POST, B_ON_INPUT, B_WEIGHT,
+    B_PARAM, B_INIT, B_GENERATED, B_NBLOCKS
+} eq_block;
+
+typedef struct eq_sym {
+    char name[BL_EQ_MAX_IDENT + 1];
+    uint8_t kind;
+    uint8_t unless_refractory;
+    eq_dim dim;
+    int32_t expr;   /* S_STATE: its derivative; S_SUBEXPR: its value */
+    double value;   /* S_CONST, S_UNIT: the value */
+    int32_t slot;   /* S_STATE, S_PARAM_N: index of its array */
+    int32_t line;   /* 1-based line of the equation that declares it */
+    uint32_t lo, hi;/* the declaring line's span in the equations text */
+    uint8_t checking; /* cycle guard for subexpressions: 1 visiting, 2 done */
+    uint8_t xi_index; /* S_XI: which draw */
+    unsigned kinds;   /* S_SUBEXPR: the symbol kinds its value reads, inlined (1u << kind) */
+    uint64_t reads[BL_EQ_MAX_VARS / 64]; /* S_SUBEXPR: the state variables (by slot) it reads */
+    uint8_t has_value; /* S_PARAM_N given a value in the parameter table */
+    eq_dim value_dim;
+    int32_t expanded; /* S_SUBEXPR: its value with subexpressions inlined, -1 until made */
+} eq_sym;
+
+/* A statement: target op= expr, in a block's text. */
+typedef struct eq_stmt {
+    int32_t sym;
+    uint8_t op; /* T_ASSIGN, T_PLUSEQ, ... */
+    int32_t expr;
+    uint32_t lo, hi;
+} eq_stmt;
+
+/* ---- instructions over double registers */
+typedef enum eq_op {
+    O_ADD, O_SUB, O_MUL, O_DIV, O_NEG, O_POW, O_EXP, O_LOG, O_SQRT, O_ABS, O_SIN, O_COS, O_TANH,
+    O_INT, O_FLOOR, O_CEIL, O_CLIP, O_LT, O_GT, O_LE, O_GE, O_EQ, O_NE, O_AND, O_OR, O_NOT, O_SEL,
+    O_MOV, O_XI, O_NOPS
+} eq_op;
+
+typedef struct eq_insn {
+    uint8_t op;
+    uint32_t dst, a, b, c;
+} eq_insn;
+
+/* Register file: [0, n_vars) the state arrays of one neuron, then t, i,
+ * not_refractory, the externals (w, count, sign), the constants, then
+ * temporaries. A program reads registers and writes temporaries; the
+ * state registers change only at its commits (MOV), in statement order. */
+enum { R_T = 0, R_I, R_NR, R_W, R_COUNT, R_SIGN, R_NFIXED };
+#define EQ_VBASE ((uint32_t)R_NFIXED)
+#define EQ_CBASE (EQ_VBASE + BL_EQ_MAX_VARS)
+#define EQ_TBASE (EQ_CBASE + EQ_MAX_CONSTS)
+
+typedef struct eq_prog {
+    eq_insn *code;
+    uint32_t n_code, cap_code;
+    uint32_t result; /* threshold, weight: the register holding the value */
+    uint32_t n_xi;   /* xi draws per neuron per step */
+} eq_prog;
+
+#define EQ_MAX_CONSTS 4096u
+#define EQ_SYM_UNKNOWN 255
+
+typedef struct eq_text {
+    const char *text;
+    size_t len;
+    const char *name; /* "equations", "threshold", "parameter v_0", ... */
+} eq_text;
+
+struct bl_eq_model {
+    eq_node *nodes;
+    uint32_t n_nodes, cap_nodes;
+    eq_sym *syms;
+    uint32_t n_syms, cap_syms;
+    eq_text texts[B_NBLOCKS];
+    char *owned[B_NBLOCKS]; /* copies of the texts */
+    char method[32];
+    double dt;
+    uint32_t n_vars;  /* state arrays */
+    int32_t var_sym[BL_EQ_MAX_VARS];
+    char var_unit[BL_EQ_MAX_VARS][48];
+    double var_init[BL_EQ_MAX_VARS];
+    uint32_t n_regs;  /* registers a program needs */
+    uint32_t n_consts;
+    double consts[EQ_MAX_CONSTS];
+    char *const_text[EQ_MAX_CONSTS]; /* how each constant was computed */
+    uint32_t update_consts_lo, update_consts_hi; /* constants of the state update */
+    eq_prog update, threshold, reset, on_pre, on_post, on_input, weight;
+    int has_threshold, has_reset, has_on_pre, has_on_post, has_on_input, has_weight;
+    int64_t ref_steps; /* refractory period in steps (Brian2's timestep()), -1: none */
+    int uses_noise;
+    uint32_t first_temp;
+    int order_brian2; /* the explicit method's update follows Brian2's code generation (eq_brian2.c) */
+    uint32_t work; /* budget of the linear splitting, against inputs made to explode it */
+};
+
+/* ---- parser (eq_parse.c) */
+typedef struct eq_parser {
+    bl_eq_model *m;
+    int block;
+    const char *s;
+    size_t len, pos;
+    eq_tok tok;
+    size_t tok_lo, tok_hi;
+    double tok_num;
+    int tok_int;
+    char tok_id[BL_EQ_MAX_IDENT + 1];
+    unsigned depth;
+    bl_error *err;
+} eq_parser;
+
+int32_t eq_node_new(bl_eq_model *m, eq_kind kind, int32_t a, int32_t b, bl_error *err);
+/* Set the third child (clip, select), keeping the height right; -1 if too high. */
+int32_t eq_node_set_c(bl_eq_model *m, int32_t n, int32_t c, bl_error *err);
+int32_t eq_sym_find(const bl_eq_model *m, const char *name);
+int32_t eq_sym_add(bl_eq_model *m, const char *name, eq_symkind kind, bl_error *err);
+/* Report an error at a span of a block: "<block> line L: '<line>': <what> '<term>'". */
+bl_status eq_fail_at(const bl_eq_model *m, int block, uint32_t lo, uint32_t hi, bl_error *err, bl_status st,
+                     const char *what);
+
+bl_status eq_parse_equations(bl_eq_model *m, bl_error *err);
+/* A single expression filling the whole block. */
+bl_status eq_parse_expr_block(bl_eq_model *m, int block, int32_t *out, bl_error *err);
+/* Statements separated by ';' or newlines. */
+bl_status eq_parse_stmts(bl_eq_model *m, int block, eq_stmt *out, uint32_t cap, uint32_t *n, bl_error *err);
+
+/* ---- checking (eq_check.c): resolves names, computes dimensions */
+typedef struct eq_type {
+    eq_dim dim;
+    int boolean;
+} eq_type;
+bl_status eq_check(bl_eq_model *m, int32_t node, eq_type *out, bl_error *err);
+bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err);
+/* Value of a tree of numbers, units and constants (parameters): 1 if it is one. */
+int eq_is_const(const bl_eq_model *m, int32_t node);
+bl_status eq_const_eval(const bl_eq_model *m, int32_t node, double *out, bl_error *err);
+/* Does the tree read symbol kinds in mask (1u << S_...), or symbol sym (sym >= 0)? */
+int eq_reads(const bl_eq_model *m, int32_t node, unsigned mask, int32_t sym);
+
+/* ---- methods (eq_method.c): the state update as statements over new nodes */
+typedef struct eq_update {
+    int32_t tmp_sym[4 * BL_EQ_MAX_VARS]; /* temporaries, computed in order */
+    int32_t tmp_expr[4 * BL_EQ_MAX_VARS];
+    uint32_t n_tmp;
+    int32_t new_expr[BL_EQ_MAX_VARS];    /* per state variable (by slot): its new value, -1: unchanged */
+} eq_update;
+bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err);
+bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err);
+/* euler, rk2, rk4 in the order Brian2 2.5.1 generates: BL_ERR_UNSUPPORTED (u untouched)
+ * when the model uses what that emulation does not cover. */
+bl_status eq_brian2_apply(bl_eq_model *m, eq_update *u, bl_error *err);
+
+/* ---- lowering and the interpreter (eq_lower.c, eq_vm.c) */
+bl_status eq_lower_update(bl_eq_model *m, const eq_update *u, bl_error *err);
+bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err);
+bl_status eq_lower_stmts(bl_eq_model *m, eq_prog *p, const eq_stmt *s, uint32_t n, bl_error *err);
+void eq_prog_free(eq_prog *p);
+const char *eq_op_name(int op);
+/* Run a program on one register file. */
+typedef struct eq_vm_ctx {
+    bl_eq_normal_fn normal;
+    void *user;
+    uint32_t neuron;
+    uint64_t step;
+} eq_vm_ctx;
+void eq_vm_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx);
+
+eq_op eq_node_op(const eq_node *x);
+/* The one definition of every operation: the interpreter and the compile-
+ * time folding of constants both call it, so both round alike. */
+double eq_apply(int op, double a, double b, double c);
+
+/* Tree helpers the methods share (eq_method.c). */
+int32_t eq_num(bl_eq_model *m, double v, bl_error *err);
+int32_t eq_symref(bl_eq_model *m, int32_t sym, bl_error *err);
+int32_t eq_bin(bl_eq_model *m, eq_kind k, int32_t a, int32_t b, bl_error *err);
+int32_t eq_call(bl_eq_model *m, eq_fn fn, int32_t a, bl_error *err);
+int32_t eq_expand(bl_eq_model *m, int32_t n, bl_error *err);
+int32_t eq_subst(bl_eq_model *m, int32_t n, const int32_t *map, bl_error *err);
+/* A tree as fully parenthesised text (cut at size). */
+void eq_render(const bl_eq_model *m, int32_t n, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,180 @@
+/* Method 'linear' (Brian2's exact integration of a linear system): the
+ * propagator written as the closed form Brian2 2.5.1's SymPy pipeline
+ * prints, so that the constants come out with the same bits. Solved so far
+ * (every variable's equation is (c0 - x + c*y)/tau with c0, c, tau free of
+ * the state, c0, c*y optional):
+ *   x decays alone      x' = E*x                 or (c0 - c0*E) + E*x,  E = exp((-dt)/tau)
+ *   v driven by a y     y' = E_y*y, y a pure decay (-y/tau):
+ *                       v' = [(c0 - c0*E_v) +] ((L*y) + (E_v*v))
+ * with L as Brian2 prints it, which depends on the (unless refractory)
+ * flags (SymPy simplifies the two cases differently; both from Brian2's
+ * generated code for these equations):
+ *   flagged     ((( cT / (t_v - tau)) * ((-exp(dt/t_v)) + exp(dt/tau))) * E_v) * E_y
+ *   not flagged (((( cT * ((-exp(dt/t_v)) + exp(dt/tau))) * E_v) * E_y) / (t_v - tau)
+ * where cT is tau, or c*tau when y enters as c*y. Other linear systems are
+ * refused with a message that names the equation (use exponential_euler). */
+#include <stdio.h>
+#include <string.h>
+
+#include "models/lang/eq_impl.h"
+
+
+typedef struct decay {
+    int32_t tau, c0, y, c; /* y: coupled state symbol, -1 none; c: its coefficient, -1 for 1 */
+} decay;
+
+static const unsigned varying = (1u << S_STATE) | (1u << S_PARAM_N) | (1u << S_T) | (1u << S_XI) | (1u << S_NR) |
+                                (1u << S_I) | (1u << S_TEMP);
+
+/* Signed terms of a sum. */
+static int terms(const bl_eq_model *m, int32_t n, int sign, int32_t *node, int *sg, int *k, int cap)
+{
+    const eq_node *x = &m->nodes[n];
+    if (x->kind == N_ADD || x->kind == N_SUB)
+        return terms(m, x->a, sign, node, sg, k, cap) &&
+               terms(m, x->b, x->kind == N_ADD ? sign : -sign, node, sg, k, cap);
+    if (x->kind == N_NEG)
+        return terms(m, x->a, -sign, node, sg, k, cap);
+    if (*k == cap)
+        return 0;
+    node[*k] = n;
+    sg[(*k)++] = sign;
+    return 1;
+}
+
+static int is_state(const bl_eq_model *m, int32_t n)
+{
+    return m->nodes[n].kind == N_SYM && m->syms[m->nodes[n].sym].kind == S_STATE;
+}
+
+static int match(const bl_eq_model *m, int32_t f, int32_t self, decay *d)
+{
+    const eq_node *x = &m->nodes[f];
+    d->tau = d->c0 = d->y = d->c = -1;
+    if (x->kind != N_DIV || eq_reads(m, x->b, varying, -1))
+        return 0;
+    d->tau = x->b;
+    int32_t node[8];
+    int sg[8], k = 0, seen_self = 0;
+    if (!terms(m, x->a, 1, node, sg, &k, 8))
+        return 0;
+    for (int j = 0; j < k; j++) {
+        const eq_node *t = &m->nodes[node[j]];
+        if (t->kind == N_SYM && t->sym == self) {
+            if (sg[j] != -1 || seen_self++)
+                return 0;
+        } else if (is_state(m, node[j]) && sg[j] == 1 && d->y < 0) {
+            d->y = t->sym;
+        } else if (t->kind == N_MUL && sg[j] == 1 && d->y < 0 &&
+                   ((is_state(m, t->b) && !eq_reads(m, t->a, varying, -1)) ||
+                    (is_state(m, t->a) && !eq_reads(m, t->b, varying, -1)))) {
+            int yb = is_state(m, t->b);
+            d->y = m->nodes[yb ? t->b : t->a].sym;
+            d->c = yb ? t->a : t->b;
+        } else if (sg[j] == 1 && d->c0 < 0 && !eq_reads(m, node[j], varying, -1)) {
+            d->c0 = node[j];
+        } else {
+            return 0;
+        }
+    }
+    return seen_self == 1 && d->y != self;
+}
+
+static bl_status refuse(bl_eq_model *m, int32_t sym, const char *why, bl_error *err)
+{
+    eq_sym *y = &m->syms[sym];
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "method linear: %s (solved: decays (c0 - x)/tau and one variable driven by a decaying one, "
+             "(c0 - v + c*y)/t with dy/dt = -y/tau; use exponential_euler for others):",
+             why);
+    return eq_fail_at(m, B_EQUATIONS, y->lo, y->hi, err, BL_ERR_UNSUPPORTED, msg);
+}
+
+bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
+{
+    uint32_t nv = m->n_vars;
+    decay d[BL_EQ_MAX_VARS];
+    int32_t dt_sym = eq_sym_find(m, "dt");
+    if (dt_sym < 0 && (dt_sym = eq_sym_add(m, "dt", S_DT, err)) < 0)
+        return err->status;
+    m->syms[dt_sym].dim.e[2] = 2;
+    if (m->syms[dt_sym].kind != S_DT)
+        return bl_fail(err, BL_ERR_INVALID, "equations: dt is redefined");
+    for (uint32_t s = 0; s < nv; s++) {
+        u->new_expr[s] = -1;
+        int32_t sym = m->var_sym[s];
+        if (m->syms[sym].kind != S_STATE)
+            continue;
+        int32_t f = eq_expand(m, m->syms[sym].expr, err);
+        if (f < 0)
+            return err->status;
+        if (eq_reads(m, f, (1u << S_T) | (1u << S_XI), -1))
+            return refuse(m, sym, "the equation depends on t or xi", err);
+        if (!match(m, f, sym, &d[s]))
+            return refuse(m, sym, "not of a solved form", err);
+    }
+    int32_t dt = eq_symref(m, dt_sym, err);
+    for (uint32_t s = 0; s < nv; s++) {
+        int32_t sym = m->var_sym[s];
+        if (m->syms[sym].kind != S_STATE)
+            continue;
+        decay *v = &d[s];
+        int32_t x = eq_symref(m, sym, err);
+        /* E = exp((-dt)/tau) */
+        int32_t E = eq_call(m, F_EXP, eq_bin(m, N_DIV, eq_bin(m, N_NEG, dt, -1, err), v->tau, err), err);
+        int32_t e = eq_bin(m, N_MUL, E, x, err);
+        if (v->y >= 0) {
+            int32_t ys = m->syms[v->y].slot;
+            decay *w = &d[ys];
+            if (w->y >= 0 || w->c0 >= 0)
+                return refuse(m, sym, "the variable it is driven by is not a pure decay -y/tau", err);
+            if (m->syms[v->y].unless_refractory != m->syms[sym].unless_refractory)
+                return refuse(m, sym, "the two variables differ in (unless refractory)", err);
+            /* t_v - tau must not vanish: the closed form divides by it. */
+            int32_t gap = eq_bin(m, N_SUB, v->tau, w->tau, err);
+            if (gap < 0)
+                return err->status;
+            if (eq_is_const(m, gap)) {
+                double g;
+                bl_status st = eq_const_eval(m, gap, &g, err);
+                if (st)
+                    return st;
+                if (g == 0.0)
+                    return eq_fail_at(m, B_EQUATIONS, m->syms[sym].lo, m->syms[sym].hi, err, BL_ERR_INVALID,
+                                      "method linear: division by zero: the two time constants are equal, "
+                                      "(t_v - tau) is 0 in the propagator of");
+            }
+            int32_t Ey = eq_call(m, F_EXP, eq_bin(m, N_DIV, eq_bin(m, N_NEG, dt, -1, err), w->tau, err), err);
+            int32_t cT = v->c >= 0 ? eq_bin(m, N_MUL, v->c, w->tau, err) : w->tau;
+            int32_t diff = eq_bin(m, N_ADD, eq_bin(m, N_NEG, eq_call(m, F_EXP, eq_bin(m, N_DIV, dt, v->tau, err), err), -1, err),
+                                  eq_call(m, F_EXP, eq_bin(m, N_DIV, dt, w->tau, err), err), err);
+            int32_t L;
+            if (m->syms[sym].unless_refractory)
+                L = eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_DIV, cT, gap, err), diff, err), E, err), Ey, err);
+            else
+                L = eq_bin(m, N_DIV, eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_MUL, cT, diff, err), E, err), Ey, err), gap, err);
+            e = eq_bin(m, N_ADD, eq_bin(m, N_MUL, L, eq_symref(m, v->y, err), err), e, err);
+        }
+        if (v->c0 >= 0)
+            e = eq_bin(m, N_ADD, eq_bin(m, N_SUB, v->c0, eq_bin(m, N_MUL, v->c0, E, err), err), e, err);
+        if (e < 0)
+            return err->status ? err->status : BL_ERR_INVALID;
+        u->new_expr[s] = e;
+    }
+    /* Flagged variables keep their value while refractory. */
+    int32_t nr = eq_sym_find(m, "not_refractory");
+    if (nr < 0 && (nr = eq_sym_add(m, "not_refractory", S_NR, err)) < 0)
+        return err->status;
+    for (uint32_t s = 0; s < nv; s++) {
+        if (u->new_expr[s] < 0 || !m->syms[m->var_sym[s]].unless_refractory)
+            continue;
+        int32_t n = eq_bin(m, N_SEL, eq_symref(m, nr, err), u->new_expr[s], err);
+        if (n < 0)
+            return err->status;
+        if (eq_node_set_c(m, n, eq_symref(m, m->var_sym[s], err), err) < 0)
+            return err->status;
+        u->new_expr[s] = n;
+    }
+    return BL_OK;
+}

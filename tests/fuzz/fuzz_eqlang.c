@@ -1,0 +1,84 @@
+/* libFuzzer harness for the model language (src/models/lang/): the parser,
+ * names and dimensions, the methods, the lowering and the interpreter, with
+ * the production bounds (BL_EQ_MAX_*). The input is split at 0x1f bytes into
+ * equations, method selector, threshold, reset, refractory, on_input and
+ * up to 8 parameter texts (names p0..p7). A model that compiles is run for a
+ * few steps on two neurons, with noise, on_input and its description made;
+ * a model that fails leaves a status and a one-line message. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/eqmodel.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static double normal(void *user, uint32_t neuron, uint64_t step, uint32_t k)
+{
+    (void)user;
+    return (double)(int32_t)((neuron * 2654435761u) ^ (uint32_t)step ^ (k << 7)) / 2147483648.0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    char *field[14] = {0};
+    int nf = 0;
+    field[nf++] = text;
+    for (size_t k = 0; k < size && nf < 14; k++)
+        if (text[k] == 0x1f) {
+            text[k] = '\0';
+            field[nf++] = text + k + 1;
+        }
+    static const char *const methods[] = {"euler", "rk2", "rk4", "exponential_euler", "linear", "heun"};
+    bl_eq_source s;
+    memset(&s, 0, sizeof s);
+    s.equations = field[0];
+    s.method = methods[(field[1] ? (unsigned char)field[1][0] : 0) % 6];
+    s.threshold = field[2];
+    s.reset = field[3];
+    s.refractory = field[4];
+    s.on_input = field[5];
+    const char *names[8] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
+    const char *values[8];
+    size_t np = 0;
+    for (int k = 6; k < nf && np < 8; k++)
+        values[np++] = field[k];
+    s.n_params = np;
+    s.param_names = names;
+    s.param_values = values;
+    bl_eq_model *m = NULL;
+    bl_error err;
+    memset(&err, 0, sizeof err);
+    bl_status st = bl_eq_model_compile(&s, 1e-4, &m, &err);
+    if (st) {
+        if (err.status != st || !err.message[0] || strchr(err.message, '\n') || m)
+            abort();
+        free(text);
+        return 0;
+    }
+    char *d = bl_eq_model_describe(m);
+    if (!d)
+        abort();
+    free(d);
+    bl_eq_pop *p = NULL;
+    if (bl_eq_pop_create(m, 2, &p, &err))
+        abort();
+    bl_eq_pop_set_noise(p, normal, NULL);
+    uint32_t spk[2], ns;
+    for (int k = 0; k < 5; k++) {
+        if (bl_eq_pop_step(p, spk, &ns, &err) || ns > 2)
+            abort();
+        if (s.on_input)
+            (void)bl_eq_pop_input(p, 1, &err);
+    }
+    bl_eq_pop_destroy(p);
+    bl_eq_model_destroy(m);
+    free(text);
+    return 0;
+}
