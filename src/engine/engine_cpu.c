@@ -110,31 +110,48 @@ static int merge_window(runner *r, int64_t w, int64_t steps_in_window, int64_t d
     return ok;
 }
 
-/* One partition's steps of window w. */
-/* Probes of this partition's neurons after `step` (slot when awake, else range). */
-static void probe(const bl_network *net, const partition *p, bl_result *result, uint32_t trial, int64_t step)
+/* Probes of this partition's neurons after `step`: an awake neuron's slot,
+ * else the model's peek (which knows a resting neuron's exact state), else
+ * its range entry. Written straight into the sample's rows: with a sample
+ * every step this loop runs for every probe at every step. */
+static inline void copy_state(char *dst, const char *src, size_t sz)
+{
+    if (sz == 8)
+        memcpy(dst, src, 8);
+    else if (sz == 4)
+        memcpy(dst, src, 4);
+    else
+        memcpy(dst, src, sz);
+}
+
+static void probe(const bl_network *net, partition *p, bl_result *result, uint32_t trial, int64_t step)
 {
     int64_t sample = bl_result_probe_sample(result, step);
     if (sample < 0)
         return;
-    size_t sz = p->k->field[0].size;
-    for (size_t k = 0; k < bl_result_n_probes(result); k++) {
-        int32_t i = bl_result_probe_neuron(result, k);
+    const size_t sz = p->k->field[0].size, n = bl_result_n_probes(result);
+    const int32_t *neuron = bl_result_probe_neurons(result);
+    void *vrow, *grow;
+    bl_result_probe_rows(result, trial, sample, &vrow, &grow);
+    for (size_t k = 0; k < n; k++) {
+        int32_t i = neuron[k];
         if (i < p->lo || i >= p->hi)
             continue;
-        if (p->k->peek) { /* the model knows a resting neuron's exact state */
-            unsigned char v[16], g[16];
-            p->k->peek(net, p, i, step, v, g);
-            bl_result_probe_store(result, trial, sample, k, v, g);
-            continue;
-        }
+        char *v = (char *)vrow + k * sz, *g = (char *)grow + k * sz;
         int32_t a = p->slot_of[i - p->lo];
-        const char *v = a >= 0 ? (const char *)p->act[0] + (size_t)a * sz : (const char *)p->rng[0] + (size_t)(i - p->lo) * sz;
-        const char *g = a >= 0 ? (const char *)p->act[1] + (size_t)a * sz : (const char *)p->rng[1] + (size_t)(i - p->lo) * sz;
-        bl_result_probe_store(result, trial, sample, k, v, g);
+        if (a >= 0) {
+            copy_state(v, (const char *)p->act[0] + (size_t)a * sz, sz);
+            copy_state(g, (const char *)p->act[1] + (size_t)a * sz, sz);
+        } else if (p->k->peek) {
+            p->k->peek(net, p, i, step, v, g);
+        } else {
+            copy_state(v, (const char *)p->rng[0] + (size_t)(i - p->lo) * sz, sz);
+            copy_state(g, (const char *)p->rng[1] + (size_t)(i - p->lo) * sz, sz);
+        }
     }
 }
 
+/* One partition's steps of window w. */
 static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int64_t w, int64_t n_steps,
                        size_t *next_event, bl_result *result)
 {

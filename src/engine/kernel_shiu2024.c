@@ -265,7 +265,7 @@ static void part_initial(const bl_network *net, int f, void *value)
 }
 
 static void part_settle(const bl_network *net, partition *p);
-static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
+static void part_peek(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g);
 /* ready: the first step the neuron is not refractory (kept in both places:
  * deliveries test the range copy, the update the slot copy). since: the step
  * whose update produced a retired neuron's g (range only, see retire()). */
@@ -315,8 +315,14 @@ static inline int32_t shiu_wake(const bl_shiu_consts *k, partition *p, int32_t i
 }
 
 /* A probe's v and g after `step`: a retired neuron's g is reconstructed
- * exactly as a wake would (its v does not move while retired). */
-static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g)
+ * exactly as a wake would (its v does not move while retired), and stored
+ * back with since = step, as part_settle does. That rewrite is exact: the
+ * missed updates of (since, s'] are those of (since, step] then (step, s']
+ * (ready does not change while the neuron rests), and bl_shiu_g_after of a
+ * sum is the composition of the two. So the next sample costs only the
+ * updates since this one: probing every step stays about as cheap as the
+ * reference's read, instead of replaying the whole rest at every sample. */
+static void part_peek(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g)
 {
     int32_t r = i - p->lo, a = p->slot_of[r];
     double vv, gg;
@@ -326,8 +332,13 @@ static void part_peek(const bl_network *net, const partition *p, int32_t i, int6
     } else {
         vv = ((const double *)p->rng[F_V])[r];
         gg = ((const double *)p->rng[F_G])[r];
-        if (gg != 0.0)
+        if (gg != 0.0) {
+            int64_t *since = p->rng[F_SINCE];
             gg = bl_shiu_g_after(K_of(net), gg, missed_updates(p, r, step));
+            ((double *)p->rng[F_G])[r] = gg;
+            if (step > since[r])
+                since[r] = step;
+        }
     }
     memcpy(v, &vv, sizeof vv);
     memcpy(g, &gg, sizeof gg);

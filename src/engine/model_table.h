@@ -61,8 +61,10 @@ typedef struct bl_part_kernel {
     void (*settle)(const bl_network *net, partition *p);
     /* Optional: owned neuron i's v and g after `step` (state probes), for a
      * model whose range copy of a resting neuron may lag (NULL: the slot when
-     * awake, else the range). */
-    void (*peek)(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
+     * awake, else the range). It may bring that range copy up to `step`
+     * (an exact rewrite, as settle does), so that probing every sample costs
+     * the updates since the last sample, not since the neuron rested. */
+    void (*peek)(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g);
 } bl_part_kernel;
 
 typedef struct bl_model {

@@ -579,12 +579,13 @@ static void retire_g_after(void **unused)
 /* The schedule above in shiu2024's time scale; phase4c's regimes come about
  * 7.5 times sooner (inert after ~1,100 steps, g on its subnormal fixed point
  * after ~4,900), so its times are scaled by 2/15. */
-static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_t retire_lo, int64_t retire_hi)
+/* The retirement regimes' network (see retire_regimes_of), on a time scale
+ * num/den of shiu2024's. */
+static bl_network *retire_network(const char *name, int32_t num, int32_t den, bl_connectome **c, bl_stimulus **stim)
 {
-    const int shiu = !strcmp(name, "shiu2024");
     edge e[] = {{0, 4, 3},  {0, 6, 2}, {0, 7, 3}, {0, 8, 3}, {1, 5, -4}, {1, 9, 1},
                 {2, 6, 1},  {2, 9, 300}, {3, 7, 5}, {10, 4, 2}};
-    bl_connectome *c = graph(11, e, 10);
+    *c = graph(11, e, 10);
     int32_t ev[64];
     size_t n = 0;
 #define EV(step, neuron) (ev[2 * n] = (step) * num / den, ev[2 * n + 1] = (neuron), n++)
@@ -601,17 +602,25 @@ static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_
                 ev[2 * a] = ev[2 * b], ev[2 * a + 1] = ev[2 * b + 1], ev[2 * b] = t0, ev[2 * b + 1] = t1;
             }
     bl_lif_params p = preset(name);
-    bl_stimulus *stim;
     int32_t sil[] = {3};
     /* 6 is also forced to spike at 30,000, while retired (its exact g first) */
     int32_t forced[] = {30000 * num / den, 6};
     bl_network *net = NULL;
     bl_error err;
-    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
-    assert_int_equal(bl_stimulus_add_events(stim, ev, n, &err), BL_OK);
-    assert_int_equal(bl_stimulus_add_forced_events(stim, forced, 1, &err), BL_OK);
-    if (bl_network_create(c, &p, stim, sil, 1, 7, &net, &err))
+    assert_int_equal(bl_stimulus_create(stim, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_events(*stim, ev, n, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_forced_events(*stim, forced, 1, &err), BL_OK);
+    if (bl_network_create(*c, &p, *stim, sil, 1, 7, &net, &err))
         fail_msg("%s", err.message);
+    return net;
+}
+
+static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_t retire_lo, int64_t retire_hi)
+{
+    const int shiu = !strcmp(name, "shiu2024");
+    bl_connectome *c;
+    bl_stimulus *stim;
+    bl_network *net = retire_network(name, num, den, &c, &stim);
     const uint64_t steps = (uint64_t)(41000 * num / den);
     bl_result *ref = run_all(net, 1, steps);
     int32_t s[16];
@@ -671,6 +680,62 @@ static void retire_regimes_phase4c(void **unused)
 {
     (void)unused;
     retire_regimes_of("phase4c", 2, 15, 500, 3000);
+}
+
+/* State probes of retired neurons (part_peek rebuilds their g, and stores it
+ * back so that the next sample replays only the steps since this one): every
+ * neuron of the retirement regimes probed every `every` steps, cpu at 1-4
+ * threads equal to the reference, bit for bit, sample for sample. */
+static bl_result *run_probed(const bl_network *net, const char *backend, int threads, uint64_t n_steps,
+                             uint64_t every)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_error err;
+    int32_t all[11];
+    for (int32_t i = 0; i < 11; i++)
+        all[i] = i;
+    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    assert_int_equal(bl_result_create(net, 0, 1, &r, &err), BL_OK);
+    assert_int_equal(bl_result_set_probes(r, all, 11, every, n_steps, &err), BL_OK);
+    if (bl_engine_run(e, 0, 1, n_steps, r, &err))
+        fail_msg("%s x%d: %s", backend, threads, err.message);
+    bl_engine_destroy(e);
+    return r;
+}
+
+static void retire_probes(void **unused)
+{
+    (void)unused;
+    const char *names[] = {"shiu2024", "phase4c"};
+    const int32_t num[] = {1, 2}, den[] = {1, 15};
+    for (int m = 0; m < 2; m++) {
+        bl_connectome *c;
+        bl_stimulus *stim;
+        bl_network *net = retire_network(names[m], num[m], den[m], &c, &stim);
+        const uint64_t steps = (uint64_t)(41000 * num[m] / den[m]), every[] = {1, 7};
+        for (int q = 0; q < 2; q++) {
+            bl_result *ref = run_probed(net, "reference", 1, steps, every[q]);
+            uint64_t samples;
+            size_t np, sz = bl_dtype_size(bl_result_state_dtype(ref));
+            const void *rv = bl_result_probe_v(ref, &samples, &np);
+            assert_int_equal(samples, steps / every[q]);
+            for (int t = 1; t <= 4; t++) {
+                bl_result *r = run_probed(net, "cpu", t, steps, every[q]);
+                assert_same(ref, r);
+                uint64_t s2;
+                size_t np2;
+                assert_memory_equal(bl_result_probe_v(r, &s2, &np2), rv, samples * np * sz);
+                assert_memory_equal(bl_result_probe_g(r), bl_result_probe_g(ref), samples * np * sz);
+                bl_result_destroy(r);
+            }
+            bl_result_destroy(ref);
+        }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+        bl_connectome_destroy(c);
+    }
 }
 
 /* phase4c's g map: the integer form in the float32 subnormals is the
@@ -794,6 +859,7 @@ int main(void)
         cmocka_unit_test(retire_g_after),
         cmocka_unit_test(retire_regimes),
         cmocka_unit_test(retire_regimes_phase4c),
+        cmocka_unit_test(retire_probes),
         cmocka_unit_test(retire_p4c_g_after),
         cmocka_unit_test(toy_model_row),
         cmocka_unit_test(sane_checkers),
