@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/context_impl.h"
 #include "engine/partition.h"
 
 /* Spikes of one window, merged over partitions: step j's spikers are
@@ -55,6 +56,7 @@ typedef struct cpu_state {
     runner *runners;
     int n_runners, parts_per_runner;
     uint64_t min_edges_per_partition; /* BL_CPU_PARTITION_MIN_EDGES, default 2^20 */
+    int window_mode;                  /* BL_CPU_WINDOW: BL_WINDOW_AUTO, _ALWAYS or _NEVER */
 } cpu_state;
 
 /* ---- trials ---- */
@@ -72,7 +74,7 @@ static void runner_free(runner *r, int64_t delay)
     memset(r, 0, sizeof *r);
 }
 
-static int runner_alloc(runner *r, const bl_network *net, int n_parts)
+static int runner_alloc(runner *r, const bl_network *net, int n_parts, int window_mode)
 {
     memset(r, 0, sizeof *r);
     int32_t *bounds = malloc(((size_t)n_parts + 1) * sizeof *bounds);
@@ -84,7 +86,8 @@ static int runner_alloc(runner *r, const bl_network *net, int n_parts)
     if (ok)
         ok = bl_partition_split(net, n_parts, bounds);
     for (int q = 0; ok && q < n_parts; q++)
-        ok = bl_partition_alloc(&r->parts[q], net, bounds[q], bounds[q + 1]);
+        if ((ok = bl_partition_alloc(&r->parts[q], net, bounds[q], bounds[q + 1])))
+            r->parts[q].window_mode = window_mode;
     free(bounds);
     return ok;
 }
@@ -152,6 +155,7 @@ static void probe(const bl_network *net, partition *p, bl_result *result, uint32
 }
 
 /* One partition's steps of window w. */
+#define BL_MAX_WINDOW 64
 static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int64_t w, int64_t n_steps,
                        size_t *next_event, bl_result *result)
 {
@@ -160,6 +164,20 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
     const int64_t s1 = s0 + delay < n_steps ? s0 + delay : n_steps;
     const spike_window *prev = &r->merged[(w - 1) & 1]; /* spikes of step - delay */
     partition *p = &r->parts[q];
+    /* The model steps the window at once (probes sample every step, so they
+     * keep the per-step path; so does a delay of more than BL_MAX_WINDOW). */
+    if (p->k->window && p->window_mode != BL_WINDOW_NEVER && bl_result_n_probes(result) == 0 &&
+        s1 - s0 <= BL_MAX_WINDOW) {
+        const int32_t *arr[BL_MAX_WINDOW];
+        uint64_t n_arr[BL_MAX_WINDOW];
+        for (int64_t j = 0; j < s1 - s0; j++) {
+            arr[j] = w > 0 ? prev->all.v + prev->start[j] : NULL;
+            n_arr[j] = w > 0 ? prev->start[j + 1] - prev->start[j] : 0;
+        }
+        p->k->window(net, s->skip_ok, p, trial, s0, s1, arr, n_arr, next_event);
+        assert(p->failed || bl_partition_sane(p));
+        return;
+    }
     for (int64_t step = s0; step < s1 && !p->failed; step++) {
         const int32_t *arr = NULL;
         uint64_t n_arr = 0;
@@ -273,6 +291,7 @@ static bl_status cpu_create(bl_context *ctx, const bl_network *net, void **out, 
      * split even small graphs. */
     uint64_t min_edges = bl_context_cpu_partition_min_edges(ctx);
     s->min_edges_per_partition = min_edges > 0 ? min_edges : UINT64_C(1) << 20;
+    s->window_mode = (int)bl_context_resolve(ctx)->cpu_window;
     s->threads = 1;
     *out = s;
     return BL_OK;
@@ -291,7 +310,7 @@ static bl_status ensure_runners(cpu_state *s, int n_runners, int parts, bl_error
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate %d runners", n_runners);
     for (int k = 0; k < n_runners; k++) {
         s->n_runners = k + 1;
-        if (!runner_alloc(&s->runners[k], s->net, parts))
+        if (!runner_alloc(&s->runners[k], s->net, parts, s->window_mode))
             return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate state for %" PRIu64 " neurons",
                            s->net->n_neurons);
     }

@@ -38,7 +38,8 @@ void bl_partition_free(partition *p, int64_t delay)
         free(p->rng[f]);
         free(p->act[f]);
     }
-    void *blocks[] = {p->slot_of, p->pop_first, p->pop_last, p->act_neuron, p->act_flag};
+    void *blocks[] = {p->slot_of, p->pop_first, p->pop_last, p->act_neuron, p->act_flag,
+                      p->scratch[0].v, p->scratch[1].v, p->buf[0], p->buf[1], p->buf[2]};
     for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
         free(blocks[k]);
     if (p->window)
@@ -95,6 +96,23 @@ int bl_partition_alloc(partition *p, const bl_network *net, int32_t lo, int32_t 
         p->pop_last[q] = lower_bound(pop->neurons, pop->n, hi);
     }
     return ok;
+}
+
+void *bl_partition_buf(partition *p, int which, size_t bytes)
+{
+    if (bytes <= p->buf_cap[which])
+        return p->buf[which];
+    size_t cap = p->buf_cap[which] ? p->buf_cap[which] : 4096;
+    while (cap < bytes)
+        cap *= 2;
+    void *b = realloc(p->buf[which], cap);
+    if (!b) {
+        p->failed = 1;
+        return NULL;
+    }
+    p->buf[which] = b;
+    p->buf_cap[which] = cap;
+    return b;
 }
 
 int bl_partition_grow(partition *p)

@@ -15,6 +15,10 @@
 
 #include "engine/engine_impl.h"
 
+/* When a partition steps a window at once (bl_part_kernel.window): where
+ * the kernel judges it pays, always (tests), or never (one step at a time). */
+enum { BL_WINDOW_AUTO = 0, BL_WINDOW_ALWAYS = 1, BL_WINDOW_NEVER = 2 };
+
 typedef struct i32_list {
     int32_t *v;
     uint64_t n, cap;
@@ -46,6 +50,12 @@ struct partition {
     int64_t step;           /* the last step run */
     int failed;
     size_t next_forced; /* cursor into net->forced (the kernel's; reset per trial) */
+    /* A kernel's whole-window step (bl_part_kernel.window): when to take it
+     * (BL_WINDOW_*, the engine's choice) and its scratch. */
+    int window_mode;
+    i32_list scratch[2];
+    void *buf[3];
+    size_t buf_cap[3];
 };
 
 /* Split the neurons into n_parts contiguous ranges with about equal work (one
@@ -68,6 +78,10 @@ void bl_partition_settle(partition *p);
 /* The invariants above, checked in full (O(hi - lo)); 1 when they hold.
  * Used inside assert() once per window; tests call it directly. */
 int bl_partition_sane(const partition *p);
+
+/* Scratch buffer `which` (< 3) of at least `bytes` (kept between calls;
+ * NULL when out of memory, and the trial is marked failed). */
+void *bl_partition_buf(partition *p, int which, size_t bytes);
 
 /* Room for one more active slot. On failure the trial is marked failed and
  * slot 0 (which always exists) absorbs writes until the window ends. */

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
@@ -58,19 +59,32 @@ static bl_lif_params preset(const char *name)
     return p;
 }
 
-/* Run n_trials x n_steps on a backend with some threads. */
-static bl_result *run(const bl_network *net, const char *backend, int threads, uint32_t n_trials, uint64_t n_steps)
+/* Run n_trials x n_steps on a backend with some threads, in a context made
+ * with BL_CPU_WINDOW = window ("0": the cpu backend steps a window at once
+ * where it judges it pays, "1": wherever the model can, "2": never). */
+static bl_result *run_window(const bl_network *net, const char *backend, int threads, uint32_t n_trials,
+                             uint64_t n_steps, const char *window)
 {
     bl_engine *e = NULL;
     bl_result *r = NULL;
+    bl_context *ctx = NULL;
     bl_error err;
-    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+    assert_int_equal(setenv("BL_CPU_WINDOW", window, 1), 0);
+    assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+    assert_int_equal(unsetenv("BL_CPU_WINDOW"), 0);
+    assert_int_equal(bl_engine_create(ctx, net, backend, &e, &err), BL_OK);
     assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
     assert_int_equal(bl_result_create(net, 0, n_trials, &r, &err), BL_OK);
     if (bl_engine_run(e, 0, n_trials, n_steps, r, &err))
-        fail_msg("%s x%d: %s", backend, threads, err.message);
+        fail_msg("%s x%d (window %s): %s", backend, threads, window, err.message);
     bl_engine_destroy(e);
+    bl_context_destroy(ctx);
     return r;
+}
+
+static bl_result *run(const bl_network *net, const char *backend, int threads, uint32_t n_trials, uint64_t n_steps)
+{
+    return run_window(net, backend, threads, n_trials, n_steps, "0");
 }
 
 static void assert_same(const bl_result *a, const bl_result *b)
@@ -87,15 +101,18 @@ static void assert_same(const bl_result *a, const bl_result *b)
 }
 
 /* The reference, then cpu at 1..4 threads (partitions forced down to one
- * edge each, so even these graphs split), all equal; returns the reference. */
+ * edge each, so even these graphs split), each with every window stepped at
+ * once where the model can and one step at a time, all equal; returns the
+ * reference. */
 static bl_result *run_all(const bl_network *net, uint32_t n_trials, uint64_t n_steps)
 {
     bl_result *ref = run(net, "reference", 1, n_trials, n_steps);
-    for (int t = 1; t <= 4; t++) {
-        bl_result *r = run(net, "cpu", t, n_trials, n_steps);
-        assert_same(ref, r);
-        bl_result_destroy(r);
-    }
+    for (int t = 1; t <= 4; t++)
+        for (int w = 1; w <= 2; w++) {
+            bl_result *r = run_window(net, "cpu", t, n_trials, n_steps, w == 1 ? "1" : "2");
+            assert_same(ref, r);
+            bl_result_destroy(r);
+        }
     return ref;
 }
 
@@ -508,6 +525,75 @@ static void reset_state_gating(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* The window path (kernel_shiu2024.c, part_window; docs/retirement.md, "One
+ * pass per window"): run_all steps every window at once and one step at a
+ * time, at 1-4 threads and 2 trials, against the reference, with inputs on a
+ * window's first and last steps (events at 18w and 18w + 17, twice on the
+ * same neuron and step, forced spikes there too), a Poisson population that
+ * switches on and off mid-window, a forced population, refractory periods
+ * longer than a window (22 steps) and shorter (5), resets at rest and away
+ * from it (the gated update), trials that end 10 steps into their last
+ * window, and a quiet stretch after which retired neurons are woken
+ * mid-window (steps 9005 and 9009). */
+static void window_path(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(13);
+    int32_t in_pop[24], force_pop[6], ev[2 * 64], fev[2 * 16];
+    for (int i = 0; i < 24; i++)
+        in_pop[i] = 7 + i * 23;
+    for (int i = 0; i < 6; i++)
+        force_pop[i] = 11 + i * 97;
+    size_t n_ev = 0, n_fev = 0;
+    for (int w = 1; w <= 40; w += 3) { /* first and last step of window w, onto neurons 40 + w and 41 + w */
+        ev[2 * n_ev] = 18 * w, ev[2 * n_ev + 1] = 40 + w, n_ev++;
+        ev[2 * n_ev] = 18 * w + 17, ev[2 * n_ev + 1] = 41 + w, n_ev++;
+    }
+    ev[2 * n_ev] = 18 * 41 + 17, ev[2 * n_ev + 1] = 90, n_ev++; /* twice the same neuron and step */
+    ev[2 * n_ev] = 18 * 41 + 17, ev[2 * n_ev + 1] = 90, n_ev++;
+    const int32_t late[] = {9005, 9005, 9009}; /* mid-window, after the quiet stretch */
+    for (int q = 0; q < 3; q++)
+        for (int i = 0; i < 8; i++)
+            ev[2 * n_ev] = late[q], ev[2 * n_ev + 1] = 100 + 50 * i + q, n_ev++;
+    for (int w = 2; w <= 30; w += 4) {
+        fev[2 * n_fev] = 18 * w, fev[2 * n_fev + 1] = 200 + w, n_fev++;
+        fev[2 * n_fev] = 18 * w + 17, fev[2 * n_fev + 1] = 300 + w, n_fev++;
+    }
+    /* events sorted by (step, neuron) */
+    for (size_t a = 0; a < n_ev; a++)
+        for (size_t b = a + 1; b < n_ev; b++)
+            if (ev[2 * b] < ev[2 * a] || (ev[2 * b] == ev[2 * a] && ev[2 * b + 1] < ev[2 * a + 1])) {
+                int32_t t0 = ev[2 * a], t1 = ev[2 * a + 1];
+                ev[2 * a] = ev[2 * b], ev[2 * a + 1] = ev[2 * b + 1], ev[2 * b] = t0, ev[2 * b + 1] = t1;
+            }
+    const double resets[] = {-52.0, -60.0, -48.0};
+    const double refractory[] = {2.2, 2.2, 0.5};
+    for (int q = 0; q < 3; q++) {
+        bl_lif_params p = preset("shiu2024");
+        p.v_reset_mv = resets[q];
+        p.refractory_ms = refractory[q];
+        bl_stimulus *stim;
+        bl_network *net = NULL;
+        bl_error err;
+        assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_poisson(stim, in_pop, 24, 400.0, 3.3, 80.1, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_poisson(stim, force_pop, 6, 150.0, 0.0, 60.0, &err), BL_OK);
+        assert_int_equal(bl_stimulus_set_force(stim, 1, 1, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_events(stim, ev, n_ev, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_forced_events(stim, fev, n_fev, &err), BL_OK);
+        if (bl_network_create(c, &p, stim, NULL, 0, 5, &net, &err))
+            fail_msg("%s", err.message);
+        for (int len = 0; len < 2; len++) {
+            bl_result *r = run_all(net, 2, len ? 9100 : 1000);
+            assert_true(bl_result_n_events(r) > 200);
+            bl_result_destroy(r);
+        }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
 /* ---- retirement (docs/retirement.md) ---- */
 
 static bl_shiu_consts shiu_consts(void)
@@ -855,6 +941,7 @@ int main(void)
         cmocka_unit_test(delay_ring_edges),
         cmocka_unit_test(reference_vs_cpu_threads),
         cmocka_unit_test(reset_state_gating),
+        cmocka_unit_test(window_path),
         cmocka_unit_test(retire_subnormal_map),
         cmocka_unit_test(retire_g_after),
         cmocka_unit_test(retire_regimes),
