@@ -56,7 +56,7 @@ typedef struct cpu_state {
     runner *runners;
     int n_runners, parts_per_runner;
     uint64_t min_edges_per_partition; /* BL_CPU_PARTITION_MIN_EDGES, default 2^20 */
-    int window_mode;                  /* BL_CPU_WINDOW: BL_WINDOW_AUTO, _ALWAYS or _NEVER */
+    int window_mode;                  /* BL_CPU_WINDOW: BL_WINDOW_NEVER (default), _ALWAYS or _AUTO */
 } cpu_state;
 
 /* ---- trials ---- */
@@ -154,8 +154,8 @@ static void probe(const bl_network *net, partition *p, bl_result *result, uint32
     }
 }
 
-/* One partition's steps of window w. */
-#define BL_MAX_WINDOW 64
+/* One partition's steps of window w (bl_partition_run_window decides how),
+ * or step by step with the probes sampled after each. */
 static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int64_t w, int64_t n_steps,
                        size_t *next_event, bl_result *result)
 {
@@ -164,30 +164,17 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
     const int64_t s1 = s0 + delay < n_steps ? s0 + delay : n_steps;
     const spike_window *prev = &r->merged[(w - 1) & 1]; /* spikes of step - delay */
     partition *p = &r->parts[q];
-    /* The model steps the window at once (probes sample every step, so they
-     * keep the per-step path; so does a delay of more than BL_MAX_WINDOW). */
-    if (p->k->window && p->window_mode != BL_WINDOW_NEVER && bl_result_n_probes(result) == 0 &&
-        s1 - s0 <= BL_MAX_WINDOW) {
-        const int32_t *arr[BL_MAX_WINDOW];
-        uint64_t n_arr[BL_MAX_WINDOW];
-        for (int64_t j = 0; j < s1 - s0; j++) {
-            arr[j] = w > 0 ? prev->all.v + prev->start[j] : NULL;
-            n_arr[j] = w > 0 ? prev->start[j + 1] - prev->start[j] : 0;
-        }
-        p->k->window(net, s->skip_ok, p, trial, s0, s1, arr, n_arr, next_event);
-        assert(p->failed || bl_partition_sane(p));
-        return;
-    }
-    for (int64_t step = s0; step < s1 && !p->failed; step++) {
-        const int32_t *arr = NULL;
-        uint64_t n_arr = 0;
-        if (w > 0) {
+    const int32_t *all = w > 0 ? prev->all.v : NULL;
+    if (bl_result_n_probes(result) == 0) {
+        bl_partition_run_window(net, s->skip_ok, p, trial, s0, s1, all, prev->start, next_event);
+    } else {
+        for (int64_t step = s0; step < s1 && !p->failed; step++) {
             int64_t j = step - s0;
-            arr = prev->all.v + prev->start[j];
-            n_arr = prev->start[j + 1] - prev->start[j];
+            const int32_t *arr = all ? all + prev->start[j] : NULL;
+            uint64_t n_arr = all ? prev->start[j + 1] - prev->start[j] : 0;
+            bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[j]);
+            probe(net, p, result, trial, step);
         }
-        bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[step - s0]);
-        probe(net, p, result, trial, step);
     }
     assert(p->failed || bl_partition_sane(p));
 }

@@ -574,12 +574,13 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
  * then synapses in source order, then inputs into v), wakes every resting
  * target at the window's start with its exact g, groups the records by
  * slot with a stable counting sort, and steps the active slots through the
- * whole window SHIU_LANES at a time, their v and g in registers, read and
- * written once. A group whose slots get at most one synaptic and one v input
- * per step adds them in the vector loop; one that may spike, has a forced
- * spike or two inputs of a kind in one step is walked slot by slot, in the
- * per-step path's order (window_walk). Either way each neuron sees the
- * per-step path's operations in its order, so the bits are the same. */
+ * whole window SHIU_LANES at a time, their v and g read and written once,
+ * adding each step's inputs after its update in their order. A slot that
+ * may spike, and every slot of a group with a forced spike, is walked on its
+ * own, step by step, in the per-step path's order (window_walk). Either way each neuron sees the
+ * per-step path's operations in its order, so the bits are the same.
+ * Off unless BL_CPU_WINDOW asks for it: on the machines measured so far it
+ * was not faster than the per-step path (docs/retirement.md). */
 
 #define SHIU_LANES 32  /* slots stepped together: 4 AVX-512 vectors of v and of g */
 #define SHIU_WIN_MAX 64 /* longest window the path takes (the engine's BL_MAX_WINDOW) */
@@ -592,24 +593,21 @@ typedef struct shiu_input {
     double w;        /* what is added (IN_SYN: to g; IN_V: to v) */
 } shiu_input;
 
-/* Neuron i's slot for a window starting at s0, waking it with its exact g as
- * of step s0 - 1 (the per-step path would wake it later, at its first input:
- * in between it is inert, so the updates leave v alone and apply to g the
- * same decay that g_after replays). When that first input is a nonzero
- * synaptic weight that will be accepted and g is below the absorption limit,
- * g is set to 0 instead (shiu_wake's shortcut): v's updates are the same for
- * any g between 0 and the resting g, and fl(g_t + w) = w = fl(0 + w). */
-static inline int32_t window_wake(const bl_shiu_consts *k, partition *p, int32_t i, int64_t s0, int t, int kind,
-                                  double w, double absorb)
+/* Wake resting neuron i (r = i - lo, ready its range entry) for a window
+ * starting at s0, with its exact g as of step s0 - 1 (the per-step path
+ * would wake it later, at its first input: in between it is inert, so the
+ * updates leave v alone and apply to g the same decay that g_after
+ * replays). When that first input is a nonzero synaptic weight and g is
+ * below the absorption limit, g is set to 0 instead (shiu_wake's shortcut):
+ * v's updates are the same for any g between 0 and the resting g, and
+ * fl(g_t + w) = w = fl(0 + w). */
+static inline int32_t window_wake(const bl_shiu_consts *k, partition *p, int32_t i, int32_t r, int64_t s0,
+                                  int kind, double w, double absorb)
 {
-    int32_t r = i - p->lo, a = p->slot_of[r];
-    if (a >= 0)
-        return a;
-    const int64_t ready = ((const int64_t *)p->rng[F_READY])[r];
-    a = bl_part_wake(p, &shiu_part, i);
+    int32_t a = bl_part_wake(p, &shiu_part, i);
     double *g = &((double *)p->act[F_G])[a];
     if (*g != 0.0) {
-        if (kind == IN_SYN && w != 0.0 && s0 + t >= ready && fabs(*g) < absorb)
+        if (kind == IN_SYN && w != 0.0 && fabs(*g) < absorb)
             *g = 0.0;
         else
             *g = bl_shiu_g_after(k, *g, missed_updates(p, r, s0 - 1));
@@ -617,16 +615,22 @@ static inline int32_t window_wake(const bl_shiu_consts *k, partition *p, int32_t
     return a;
 }
 
-/* One record, unless its target is refractory at its step: the per-step
- * path drops it then, and ready only grows within a window, so testing it
- * now (ready as of the window's start) drops exactly the same records
- * except those after a spike inside the window, which window_walk drops. */
+/* One record of an input to neuron i at step s0 + t. A resting target that
+ * is refractory then gets none: the per-step path drops the input, and
+ * nothing can have changed its ready (an earlier input would have woken it,
+ * and ready only grows). An awake target's refractoriness is tested where
+ * the record is applied, against its slot's ready (window_group,
+ * window_walk), which a spike inside the window may raise. */
 static inline void add_input(const bl_shiu_consts *k, partition *p, shiu_input *in, size_t *n, int32_t i,
                              int64_t s0, int t, int kind, double w, double absorb)
 {
-    if (s0 + t < ((const int64_t *)p->rng[F_READY])[i - p->lo])
-        return;
-    in[*n].slot = window_wake(k, p, i, s0, t, kind, w, absorb);
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    if (a < 0) {
+        if (s0 + t < ((const int64_t *)p->rng[F_READY])[r])
+            return;
+        a = window_wake(k, p, i, r, s0, kind, w, absorb);
+    }
+    in[*n].slot = a;
     in[*n].t = (int16_t)t;
     in[*n].kind = (int16_t)kind;
     in[*n].w = w;
@@ -687,22 +691,23 @@ static int window_walk(const bl_network *net, partition *p, uint64_t a, int64_t 
  * group's records rec[0 .. n_rec) (synaptic and v inputs only, in the
  * per-step order) are added after their step's update, one by one, so a
  * slot with two inputs in a step adds them in order. GATED as in
- * shiu_update_body. Returns 1 (nothing stored) when a slot may spike: the
- * caller walks the group instead (the spike drops that step's inputs and
- * resets); else 2 when some slot's last update started from an inert state
- * (it may rest), 0 otherwise. */
-static inline __attribute__((always_inline)) int window_group(const bl_shiu_consts *k, int64_t s0, int len,
-                                                              uint64_t a0, double *restrict av,
-                                                              double *restrict ag, const int64_t *restrict ready,
-                                                              const shiu_input *restrict rec, size_t n_rec,
-                                                              const int inputs, const int gated)
+ * shiu_update_body. A slot that may spike keeps its state as it was (the
+ * caller walks it: the spike drops that step's inputs and resets it); its
+ * bit is set in the returned mask. *inert_any: some slot's last update
+ * started from an inert state (it may rest). */
+static inline __attribute__((always_inline)) uint64_t window_group(const bl_shiu_consts *k, int64_t s0, int len,
+                                                                   uint64_t a0, double *restrict av,
+                                                                   double *restrict ag,
+                                                                   const int64_t *restrict ready,
+                                                                   const shiu_input *restrict rec, size_t n_rec,
+                                                                   int *inert_any, const int inputs, const int gated)
 {
     double v[SHIU_LANES], g[SHIU_LANES];
     int64_t rd[SHIU_LANES], sp[SHIU_LANES], in[SHIU_LANES];
     for (int l = 0; l < SHIU_LANES; l++) {
         v[l] = av[l];
         g[l] = ag[l];
-        rd[l] = gated ? ready[l] : 0;
+        rd[l] = gated || inputs ? ready[l] : 0;
         sp[l] = 0;
         in[l] = 0;
     }
@@ -718,27 +723,27 @@ static inline __attribute__((always_inline)) int window_group(const bl_shiu_cons
             sp[l] |= nr & (v[l] > k->v_th);
             in[l] = inert;
         }
-        if (inputs) /* no refractory target here: add_input dropped those */
+        if (inputs) /* dropped while refractory; a spike (the lane is walked) does not move ready here */
             for (; c < n_rec && rec[c].t == t; c++) {
                 int l = (int)((uint64_t)rec[c].slot - a0);
+                if (step < rd[l])
+                    continue;
                 if (rec[c].kind == IN_SYN)
                     g[l] += rec[c].w;
                 else
                     v[l] += rec[c].w;
             }
     }
-    int64_t spike = 0, inert = 0;
+    uint64_t spiking = 0;
+    int64_t inert = 0;
     for (int l = 0; l < SHIU_LANES; l++) {
-        spike |= sp[l];
+        spiking |= (uint64_t)(sp[l] != 0) << l;
         inert |= in[l];
+        av[l] = sp[l] ? av[l] : v[l];
+        ag[l] = sp[l] ? ag[l] : g[l];
     }
-    if (spike)
-        return 1;
-    for (int l = 0; l < SHIU_LANES; l++) {
-        av[l] = v[l];
-        ag[l] = g[l];
-    }
-    return inert ? 2 : 0;
+    *inert_any = inert != 0;
+    return spiking;
 }
 
 /* Every group of slots through the window: rec[gs[q] .. gs[q + 1]) are
@@ -755,22 +760,24 @@ static void window_groups(const bl_network *net, partition *p, int64_t s0, int l
         const int64_t *ar = (const int64_t *)p->act[F_READY] + a0;
         const shiu_input *r = rec + gs[q];
         const size_t nr = gs[q + 1] - gs[q];
-        int walk = a0 + SHIU_LANES > n, res = 0;
+        int walk = a0 + SHIU_LANES > n, rest = 0;
         for (size_t c = 0; c < nr && !walk; c++)
             walk = r[c].kind == IN_FORCE;
+        uint64_t spiking = 0;
         if (!walk && nr == 0)
-            res = gated ? window_group(k, s0, len, a0, av, ag, ar, r, 0, 0, 1)
-                        : window_group(k, s0, len, a0, av, ag, ar, r, 0, 0, 0);
+            spiking = gated ? window_group(k, s0, len, a0, av, ag, ar, r, 0, &rest, 0, 1)
+                            : window_group(k, s0, len, a0, av, ag, ar, r, 0, &rest, 0, 0);
         else if (!walk)
-            res = gated ? window_group(k, s0, len, a0, av, ag, ar, r, nr, 1, 1)
-                        : window_group(k, s0, len, a0, av, ag, ar, r, nr, 1, 0);
-        if (walk || res == 1) {
-            res = 0;
+            spiking = gated ? window_group(k, s0, len, a0, av, ag, ar, r, nr, &rest, 1, 1)
+                            : window_group(k, s0, len, a0, av, ag, ar, r, nr, &rest, 1, 0);
+        if (walk) { /* a forced spike, or the last, partial group: every slot */
             uint64_t end = a0 + SHIU_LANES < n ? a0 + SHIU_LANES : n;
             for (uint64_t a = a0; a < end; a++)
-                res |= window_walk(net, p, a, s0, len, r, nr, spikes, skip_ok) ? 2 : 0;
+                rest |= window_walk(net, p, a, s0, len, r, nr, spikes, skip_ok);
         }
-        if (res == 2 && skip_ok)
+        for (; spiking; spiking &= spiking - 1) /* the slots that may spike */
+            rest |= window_walk(net, p, a0 + (uint64_t)__builtin_ctzll(spiking), s0, len, r, nr, spikes, skip_ok);
+        if (rest && skip_ok)
             p->failed |= !bl_list_push(revisit, (int32_t)q);
     }
 }
@@ -779,15 +786,18 @@ static void part_window(const bl_network *net, int skip_ok, partition *p, uint32
                         const int32_t *const *arr, const uint64_t *n_arr, size_t *next_event)
 {
     const int len = (int)(s1 - s0);
-    /* The window path pays while most active slots get no input or a few:
-     * not in a runaway, where every active neuron receives several per
-     * window (w2). The window's synapses, counted over whole rows, tell. */
+    /* BL_WINDOW_AUTO: the window path can pay only while most active slots
+     * get no input in the window: a record costs more than a per-step
+     * delivery (it is written, sorted and read again), and the pass saves
+     * only the update's memory traffic. w1 (~0.15 synapses per active slot
+     * a window) came out even; w2 (a runaway, ~0.9) ran ~30% slower. The
+     * window's synapses, counted over whole rows, decide. */
     uint64_t edges = 0;
     for (int j = 0; j < len; j++)
         for (uint64_t s = 0; s < n_arr[j]; s++)
             edges += (uint64_t)(net->offsets[arr[j][s] + 1] - net->offsets[arr[j][s]]);
     const int auto_mode = p->window_mode == BL_WINDOW_AUTO;
-    if (len > SHIU_WIN_MAX || (auto_mode && (p->n_active < SHIU_WINDOW_MIN_ACTIVE || edges > 2 * p->n_active))) {
+    if (len > SHIU_WIN_MAX || (auto_mode && (p->n_active < SHIU_WINDOW_MIN_ACTIVE || 2 * edges > p->n_active))) {
         for (int j = 0; j < len; j++) {
             p->step = s0 + j;
             part_step(net, skip_ok, p, trial, s0 + j, arr[j], n_arr[j], next_event, &p->window[j]);

@@ -257,3 +257,28 @@ void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_
     p->step = step;
     p->k->step(net, skip_ok, p, trial, step, arrivals, n_arrivals, next_event, spikers);
 }
+
+/* The longest window handed to a model's whole-window kernel (its stack
+ * arrays of arrivals; the published delay is 18 steps). */
+#define BL_MAX_WINDOW 64
+
+void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
+                             int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event)
+{
+    if (p->k->window && p->window_mode != BL_WINDOW_NEVER && s1 - s0 <= BL_MAX_WINDOW) {
+        const int32_t *arr[BL_MAX_WINDOW];
+        uint64_t n_arr[BL_MAX_WINDOW];
+        for (int64_t j = 0; j < s1 - s0; j++) {
+            arr[j] = all ? all + start[j] : NULL;
+            n_arr[j] = all ? start[j + 1] - start[j] : 0;
+        }
+        p->k->window(net, skip_ok, p, trial, s0, s1, arr, n_arr, next_event);
+        return;
+    }
+    for (int64_t step = s0; step < s1 && !p->failed; step++) {
+        int64_t j = step - s0;
+        const int32_t *arr = all ? all + start[j] : NULL;
+        uint64_t n_arr = all ? start[j + 1] - start[j] : 0;
+        bl_partition_step(net, skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[j]);
+    }
+}

@@ -15,9 +15,11 @@
 
 #include "engine/engine_impl.h"
 
-/* When a partition steps a window at once (bl_part_kernel.window): where
- * the kernel judges it pays, always (tests), or never (one step at a time). */
-enum { BL_WINDOW_AUTO = 0, BL_WINDOW_ALWAYS = 1, BL_WINDOW_NEVER = 2 };
+/* When a partition steps a window at once (bl_part_kernel.window): never
+ * (the default: one step at a time; on the machines measured so far the
+ * window path was not faster, docs/retirement.md), always where the model
+ * can (tests), or where the kernel judges it pays. */
+enum { BL_WINDOW_NEVER = 0, BL_WINDOW_ALWAYS = 1, BL_WINDOW_AUTO = 2 };
 
 typedef struct i32_list {
     int32_t *v;
@@ -73,6 +75,14 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok);
  * partition's spikers of the step are written to spikers, ascending. */
 void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                        const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+/* Steps [s0, s1) of one window (s1 - s0 <= delay): step s0 + j's arrivals
+ * are all[start[j] .. start[j + 1]) (none when all is NULL), and the
+ * partition's spikers of that step go to p->window[j]. Through the model's
+ * whole-window kernel when it has one and p->window_mode is not
+ * BL_WINDOW_NEVER; else one bl_partition_step at a time. (The cpu backend
+ * steps one at a time itself while probes sample every step.) */
+void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
+                             int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event);
 /* End a trial: the final state of every owned neuron in p->v, p->g. */
 void bl_partition_settle(partition *p);
 /* The invariants above, checked in full (O(hi - lo)); 1 when they hold.
