@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/context_impl.h"
 #include "engine/partition.h"
 
 /* Spikes of one window, merged over partitions: step j's spikers are
@@ -54,6 +55,7 @@ typedef struct cpu_state {
     runner *runners;
     int n_runners, parts_per_runner;
     uint64_t min_edges_per_partition; /* BL_CPU_PARTITION_MIN_EDGES, default 2^20 */
+    int window_mode;                  /* BL_CPU_WINDOW: BL_WINDOW_NEVER (default), _ALWAYS or _AUTO */
 } cpu_state;
 
 /* ---- trials ---- */
@@ -71,7 +73,7 @@ static void runner_free(runner *r, int64_t delay)
     memset(r, 0, sizeof *r);
 }
 
-static int runner_alloc(runner *r, const bl_network *net, int n_parts)
+static int runner_alloc(runner *r, const bl_network *net, int n_parts, int window_mode)
 {
     memset(r, 0, sizeof *r);
     int32_t *bounds = malloc(((size_t)n_parts + 1) * sizeof *bounds);
@@ -83,7 +85,8 @@ static int runner_alloc(runner *r, const bl_network *net, int n_parts)
     if (ok)
         ok = bl_partition_split(net, n_parts, bounds);
     for (int q = 0; ok && q < n_parts; q++)
-        ok = bl_partition_alloc(&r->parts[q], net, bounds[q], bounds[q + 1]);
+        if ((ok = bl_partition_alloc(&r->parts[q], net, bounds[q], bounds[q + 1])))
+            r->parts[q].window_mode = window_mode;
     free(bounds);
     return ok;
 }
@@ -109,31 +112,49 @@ static int merge_window(runner *r, int64_t w, int64_t steps_in_window, int64_t d
     return ok;
 }
 
-/* One partition's steps of window w. */
-/* Probes of this partition's neurons after `step` (slot when awake, else range). */
-static void probe(const bl_network *net, const partition *p, bl_result *result, uint32_t trial, int64_t step)
+/* Probes of this partition's neurons after `step`: an awake neuron's slot,
+ * else the model's peek (which knows a resting neuron's exact state), else
+ * its range entry. Written straight into the sample's rows: with a sample
+ * every step this loop runs for every probe at every step. */
+static inline void copy_state(char *dst, const char *src, size_t sz)
+{
+    if (sz == 8)
+        memcpy(dst, src, 8);
+    else if (sz == 4)
+        memcpy(dst, src, 4);
+    else
+        memcpy(dst, src, sz);
+}
+
+static void probe(const bl_network *net, partition *p, bl_result *result, uint32_t trial, int64_t step)
 {
     int64_t sample = bl_result_probe_sample(result, step);
     if (sample < 0)
         return;
-    size_t sz = p->k->field[0].size;
-    for (size_t k = 0; k < bl_result_n_probes(result); k++) {
-        int32_t i = bl_result_probe_neuron(result, k);
+    const size_t sz = p->k->field[0].size, n = bl_result_n_probes(result);
+    const int32_t *neuron = bl_result_probe_neurons(result);
+    void *vrow, *grow;
+    bl_result_probe_rows(result, trial, sample, &vrow, &grow);
+    for (size_t k = 0; k < n; k++) {
+        int32_t i = neuron[k];
         if (i < p->lo || i >= p->hi)
             continue;
-        if (p->k->peek) { /* the model knows a resting neuron's exact state */
-            unsigned char v[16], g[16];
-            p->k->peek(net, p, i, step, v, g);
-            bl_result_probe_store(result, trial, sample, k, v, g);
-            continue;
-        }
+        char *v = (char *)vrow + k * sz, *g = (char *)grow + k * sz;
         int32_t a = p->slot_of[i - p->lo];
-        const char *v = a >= 0 ? (const char *)p->act[0] + (size_t)a * sz : (const char *)p->rng[0] + (size_t)(i - p->lo) * sz;
-        const char *g = a >= 0 ? (const char *)p->act[1] + (size_t)a * sz : (const char *)p->rng[1] + (size_t)(i - p->lo) * sz;
-        bl_result_probe_store(result, trial, sample, k, v, g);
+        if (a >= 0) {
+            copy_state(v, (const char *)p->act[0] + (size_t)a * sz, sz);
+            copy_state(g, (const char *)p->act[1] + (size_t)a * sz, sz);
+        } else if (p->k->peek) {
+            p->k->peek(net, p, i, step, v, g);
+        } else {
+            copy_state(v, (const char *)p->rng[0] + (size_t)(i - p->lo) * sz, sz);
+            copy_state(g, (const char *)p->rng[1] + (size_t)(i - p->lo) * sz, sz);
+        }
     }
 }
 
+/* One partition's steps of window w (bl_partition_run_window decides how),
+ * or step by step with the probes sampled after each. */
 static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int64_t w, int64_t n_steps,
                        size_t *next_event, bl_result *result)
 {
@@ -142,16 +163,17 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
     const int64_t s1 = s0 + delay < n_steps ? s0 + delay : n_steps;
     const spike_window *prev = &r->merged[(w - 1) & 1]; /* spikes of step - delay */
     partition *p = &r->parts[q];
-    for (int64_t step = s0; step < s1 && !p->failed; step++) {
-        const int32_t *arr = NULL;
-        uint64_t n_arr = 0;
-        if (w > 0) {
+    const int32_t *all = w > 0 ? prev->all.v : NULL;
+    if (bl_result_n_probes(result) == 0) {
+        bl_partition_run_window(net, s->skip_ok, p, trial, s0, s1, all, prev->start, next_event);
+    } else {
+        for (int64_t step = s0; step < s1 && !p->failed; step++) {
             int64_t j = step - s0;
-            arr = prev->all.v + prev->start[j];
-            n_arr = prev->start[j + 1] - prev->start[j];
+            const int32_t *arr = all ? all + prev->start[j] : NULL;
+            uint64_t n_arr = all ? prev->start[j + 1] - prev->start[j] : 0;
+            bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[j]);
+            probe(net, p, result, trial, step);
         }
-        bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[step - s0]);
-        probe(net, p, result, trial, step);
     }
     if (!p->failed)
         BL_ASSERT_SANE(bl_partition_sane, p);
@@ -256,6 +278,7 @@ static bl_status cpu_create(bl_context *ctx, const bl_network *net, void **out, 
      * split even small graphs. */
     uint64_t min_edges = bl_context_cpu_partition_min_edges(ctx);
     s->min_edges_per_partition = min_edges > 0 ? min_edges : UINT64_C(1) << 20;
+    s->window_mode = (int)bl_context_resolve(ctx)->cpu_window;
     s->threads = 1;
     *out = s;
     return BL_OK;
@@ -274,7 +297,7 @@ static bl_status ensure_runners(cpu_state *s, int n_runners, int parts, bl_error
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate %d runners", n_runners);
     for (int k = 0; k < n_runners; k++) {
         s->n_runners = k + 1;
-        if (!runner_alloc(&s->runners[k], s->net, parts))
+        if (!runner_alloc(&s->runners[k], s->net, parts, s->window_mode))
             return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate state for %" PRIu64 " neurons",
                            s->net->n_neurons);
     }

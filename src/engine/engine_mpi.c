@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/context_impl.h"
 #include "engine/engine_impl.h"
 #include "engine/partition.h"
 #include "mpi/mpi_comm.h"
@@ -114,7 +115,8 @@ static int trial_alloc(mpi_trial *t, const mpi_state *s, int n_parts)
     if (ok)
         bl_split_by_work(s->indegree, lo, hi, n_parts, b);
     for (int q = 0; ok && q < n_parts; q++)
-        ok = bl_partition_alloc(&t->parts[q], net, b[q], b[q + 1]);
+        if ((ok = bl_partition_alloc(&t->parts[q], net, b[q], b[q + 1])))
+            t->parts[q].window_mode = (int)bl_context_resolve(s->ctx)->cpu_window;
     free(b);
     return ok;
 }
@@ -279,16 +281,8 @@ static void run_window(const mpi_state *s, mpi_trial *t, int q, uint32_t trial, 
     const int64_t s1 = s0 + delay < n_steps ? s0 + delay : n_steps;
     const spike_window *prev = &t->merged[(w - 1) & 1];
     partition *p = &t->parts[q];
-    for (int64_t step = s0; step < s1 && !p->failed; step++) {
-        const int32_t *arr = NULL;
-        uint64_t n_arr = 0;
-        if (w > 0) {
-            int64_t j = step - s0;
-            arr = prev->all.v + prev->start[j];
-            n_arr = prev->start[j + 1] - prev->start[j];
-        }
-        bl_partition_step(net, s->skip_ok, p, trial, step, arr, n_arr, &t->next_event[q], &p->window[step - s0]);
-    }
+    bl_partition_run_window(net, s->skip_ok, p, trial, s0, s1, w > 0 ? prev->all.v : NULL, prev->start,
+                            &t->next_event[q]);
 }
 
 /* Exchange window w of the bank (in_bank trials): returns 0 when any rank

@@ -50,8 +50,16 @@ typedef struct bl_part_kernel {
     void (*settle)(const bl_network *net, partition *p);
     /* Optional: owned neuron i's v and g after `step` (state probes), for a
      * model whose range copy of a resting neuron may lag (NULL: the slot when
-     * awake, else the range). */
-    void (*peek)(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
+     * awake, else the range). It may bring that range copy up to `step`
+     * (an exact rewrite, as settle does), so that probing every sample costs
+     * the updates since the last sample, not since the neuron rested. */
+    void (*peek)(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g);
+    /* Optional: the steps [s0, s1) of one window at once (s1 - s0 <= delay),
+     * with the same result as `step` called for each: step s0 + j's arrivals
+     * are arr[j][0 .. n_arr[j]), and the partition's spikers of that step go
+     * to p->window[j], ascending. NULL: the engine calls `step` per step. */
+    void (*window)(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0, int64_t s1,
+                   const int32_t *const *arr, const uint64_t *n_arr, size_t *next_event);
 } bl_part_kernel;
 
 #endif

@@ -84,6 +84,11 @@ size_t bl_result_n_probes(const bl_result *r);
 int32_t bl_result_probe_neuron(const bl_result *r, size_t k);
 /* Probe k's v and g (one value each, the state dtype) at a sample. */
 void bl_result_probe_store(bl_result *r, uint32_t trial, int64_t sample, size_t k, const void *v, const void *g);
+/* The probed neurons ([bl_result_n_probes]), and a sample's rows of v and g
+ * (a value per probe, the state dtype) to fill in place: the cpu backend
+ * probes every step, so it writes there without a call per value. */
+const int32_t *bl_result_probe_neurons(const bl_result *r);
+void bl_result_probe_rows(bl_result *r, uint32_t trial, int64_t sample, void **v, void **g);
 /* A whole-network state after `step` (the reference kernels): stores the
  * probes when the step is sampled. */
 void bl_result_probe_arrays(bl_result *r, uint32_t trial, int64_t step, const void *v, const void *g);

@@ -37,7 +37,8 @@ void bl_partition_free(partition *p, int64_t delay)
         free(p->rng[f]);
         free(p->act[f]);
     }
-    void *blocks[] = {p->slot_of, p->pop_first, p->pop_last, p->act_neuron, p->act_flag};
+    void *blocks[] = {p->slot_of, p->pop_first, p->pop_last, p->act_neuron, p->act_flag,
+                      p->scratch[0].v, p->scratch[1].v, p->buf[0], p->buf[1], p->buf[2]};
     for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
         free(blocks[k]);
     if (p->window)
@@ -94,6 +95,23 @@ int bl_partition_alloc(partition *p, const bl_network *net, int32_t lo, int32_t 
         p->pop_last[q] = lower_bound(pop->neurons, pop->n, hi);
     }
     return ok;
+}
+
+void *bl_partition_buf(partition *p, int which, size_t bytes)
+{
+    if (bytes <= p->buf_cap[which])
+        return p->buf[which];
+    size_t cap = p->buf_cap[which] ? p->buf_cap[which] : 4096;
+    while (cap < bytes)
+        cap *= 2;
+    void *b = realloc(p->buf[which], cap);
+    if (!b) {
+        p->failed = 1;
+        return NULL;
+    }
+    p->buf[which] = b;
+    p->buf_cap[which] = cap;
+    return b;
 }
 
 int bl_partition_grow(partition *p)
@@ -250,4 +268,29 @@ void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_
 {
     p->step = step;
     p->k->step(net, skip_ok, p, trial, step, arrivals, n_arrivals, next_event, spikers);
+}
+
+/* The longest window handed to a model's whole-window kernel (its stack
+ * arrays of arrivals; the published delay is 18 steps). */
+#define BL_MAX_WINDOW 64
+
+void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
+                             int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event)
+{
+    if (p->k->window && p->window_mode != BL_WINDOW_NEVER && s1 - s0 <= BL_MAX_WINDOW) {
+        const int32_t *arr[BL_MAX_WINDOW];
+        uint64_t n_arr[BL_MAX_WINDOW];
+        for (int64_t j = 0; j < s1 - s0; j++) {
+            arr[j] = all ? all + start[j] : NULL;
+            n_arr[j] = all ? start[j + 1] - start[j] : 0;
+        }
+        p->k->window(net, skip_ok, p, trial, s0, s1, arr, n_arr, next_event);
+        return;
+    }
+    for (int64_t step = s0; step < s1 && !p->failed; step++) {
+        int64_t j = step - s0;
+        const int32_t *arr = all ? all + start[j] : NULL;
+        uint64_t n_arr = all ? start[j + 1] - start[j] : 0;
+        bl_partition_step(net, skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[j]);
+    }
 }

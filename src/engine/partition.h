@@ -16,6 +16,12 @@
 #include "core/invariant.h"
 #include "engine/engine_impl.h"
 
+/* When a partition steps a window at once (bl_part_kernel.window): never
+ * (the default: one step at a time; on the machines measured so far the
+ * window path was not faster, docs/retirement.md), always where the model
+ * can (tests), or where the kernel judges it pays. */
+enum { BL_WINDOW_NEVER = 0, BL_WINDOW_ALWAYS = 1, BL_WINDOW_AUTO = 2 };
+
 typedef struct i32_list {
     int32_t *v;
     uint64_t n, cap;
@@ -47,6 +53,12 @@ struct partition {
     int64_t step;           /* the last step run */
     int failed;
     size_t next_forced; /* cursor into net->forced (the kernel's; reset per trial) */
+    /* A kernel's whole-window step (bl_part_kernel.window): when to take it
+     * (BL_WINDOW_*, the engine's choice) and its scratch. */
+    int window_mode;
+    i32_list scratch[2];
+    void *buf[3];
+    size_t buf_cap[3];
 };
 
 /* Split the neurons into n_parts contiguous ranges with about equal work (one
@@ -64,12 +76,24 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok);
  * partition's spikers of the step are written to spikers, ascending. */
 void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                        const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+/* Steps [s0, s1) of one window (s1 - s0 <= delay): step s0 + j's arrivals
+ * are all[start[j] .. start[j + 1]) (none when all is NULL), and the
+ * partition's spikers of that step go to p->window[j]. Through the model's
+ * whole-window kernel when it has one and p->window_mode is not
+ * BL_WINDOW_NEVER; else one bl_partition_step at a time. (The cpu backend
+ * steps one at a time itself while probes sample every step.) */
+void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
+                             int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event);
 /* End a trial: the final state of every owned neuron in p->v, p->g. */
 void bl_partition_settle(partition *p);
 /* The invariants above, checked in full (O(hi - lo)); 1 when they hold,
  * else 0 with why naming the one that broke (core/invariant.h). Asserted
  * (BL_ASSERT_SANE, Debug builds) once per window; tests call it directly. */
 int bl_partition_sane(const partition *p, bl_error *why);
+
+/* Scratch buffer `which` (< 3) of at least `bytes` (kept between calls;
+ * NULL when out of memory, and the trial is marked failed). */
+void *bl_partition_buf(partition *p, int which, size_t bytes);
 
 /* Room for one more active slot. On failure the trial is marked failed and
  * slot 0 (which always exists) absorbs writes until the window ends. */

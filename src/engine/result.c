@@ -77,6 +77,16 @@ void bl_result_probe_store(bl_result *r, uint32_t trial, int64_t sample, size_t 
     memcpy((char *)r->probe_g + at, g, sz);
 }
 
+const int32_t *bl_result_probe_neurons(const bl_result *r) { return r->probe_neurons; }
+
+void bl_result_probe_rows(bl_result *r, uint32_t trial, int64_t sample, void **v, void **g)
+{
+    size_t sz = bl_dtype_size(r->state_dtype);
+    uint64_t at = ((uint64_t)(trial - r->first_trial) * r->n_samples + (uint64_t)sample) * r->n_probes * sz;
+    *v = (char *)r->probe_v + at;
+    *g = (char *)r->probe_g + at;
+}
+
 void bl_result_probe_arrays(bl_result *r, uint32_t trial, int64_t step, const void *v, const void *g)
 {
     int64_t sample = bl_result_probe_sample(r, step);

@@ -156,7 +156,7 @@ static void part_initial(const bl_network *net, int f, void *value)
 }
 
 static void part_settle(const bl_network *net, partition *p);
-static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
+static void part_peek(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g);
 /* A resting neuron is never refractory and has no input pending, so the
  * refractory counter and the arrival sum live in the slots only (zeroed on
  * waking); spiked (dedupes natural and forced spikes) and since (the step
@@ -165,7 +165,7 @@ static const bl_part_kernel p4c_part = {
     6,
     {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE},
      {4, BL_PART_RANGE}},
-    part_initial, part_step, part_settle, part_peek};
+    part_initial, part_step, part_settle, part_peek, NULL};
 
 /* ---- retirement (docs/retirement.md) ---- */
 
@@ -231,8 +231,11 @@ static inline int32_t p4c_wake(const bl_p4c_consts *k, partition *p, int32_t i, 
 }
 
 /* A probe's v and g after `step`: a retired neuron's g is reconstructed
- * exactly as a wake would (its v does not move while it rests). */
-static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g)
+ * exactly as a wake would (its v does not move while it rests), and stored
+ * back with since = step, as part_settle does (exact: bl_p4c_g_after of
+ * n1 + n2 updates is that of n2 after n1), so that the next sample replays
+ * only the updates since this one. */
+static void part_peek(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g)
 {
     int32_t r = i - p->lo, a = p->slot_of[r];
     float vv, gg;
@@ -242,9 +245,12 @@ static void part_peek(const bl_network *net, const partition *p, int32_t i, int6
     } else {
         vv = ((const float *)p->rng[F_V])[r];
         gg = ((const float *)p->rng[F_G])[r];
-        int64_t since = ((const int32_t *)p->rng[F_SINCE])[r];
-        if (bl_bits32(gg) != 0 && step > since)
-            gg = bl_p4c_g_after(K_of(net), gg, step - since);
+        int32_t *since = p->rng[F_SINCE];
+        if (bl_bits32(gg) != 0 && step > since[r]) {
+            gg = bl_p4c_g_after(K_of(net), gg, step - since[r]);
+            ((float *)p->rng[F_G])[r] = gg;
+            since[r] = (int32_t)step;
+        }
     }
     memcpy(v, &vv, sizeof vv);
     memcpy(g, &gg, sizeof gg);

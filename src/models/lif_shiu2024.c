@@ -268,13 +268,15 @@ static void part_initial(const bl_network *net, int f, void *value)
 }
 
 static void part_settle(const bl_network *net, partition *p);
-static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g);
+static void part_peek(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g);
+static void part_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0, int64_t s1,
+                        const int32_t *const *arr, const uint64_t *n_arr, size_t *next_event);
 /* ready: the first step the neuron is not refractory (kept in both places:
  * deliveries test the range copy, the update the slot copy). since: the step
  * whose update produced a retired neuron's g (range only, see retire()). */
 static const bl_part_kernel shiu_part = {
     4, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_RANGE}}, part_initial, part_step,
-    part_settle, part_peek};
+    part_settle, part_peek, part_window};
 
 /* Retirement (docs/retirement.md). A slot whose state is inert leaves the
  * active set: v, g, ready go back to the range arrays, and since = step. No
@@ -318,8 +320,14 @@ static inline int32_t shiu_wake(const bl_shiu_consts *k, partition *p, int32_t i
 }
 
 /* A probe's v and g after `step`: a retired neuron's g is reconstructed
- * exactly as a wake would (its v does not move while retired). */
-static void part_peek(const bl_network *net, const partition *p, int32_t i, int64_t step, void *v, void *g)
+ * exactly as a wake would (its v does not move while retired), and stored
+ * back with since = step, as part_settle does. That rewrite is exact: the
+ * missed updates of (since, s'] are those of (since, step] then (step, s']
+ * (ready does not change while the neuron rests), and bl_shiu_g_after of a
+ * sum is the composition of the two. So the next sample costs only the
+ * updates since this one: probing every step stays about as cheap as the
+ * reference's read, instead of replaying the whole rest at every sample. */
+static void part_peek(const bl_network *net, partition *p, int32_t i, int64_t step, void *v, void *g)
 {
     int32_t r = i - p->lo, a = p->slot_of[r];
     double vv, gg;
@@ -329,8 +337,13 @@ static void part_peek(const bl_network *net, const partition *p, int32_t i, int6
     } else {
         vv = ((const double *)p->rng[F_V])[r];
         gg = ((const double *)p->rng[F_G])[r];
-        if (gg != 0.0)
+        if (gg != 0.0) {
+            int64_t *since = p->rng[F_SINCE];
             gg = bl_shiu_g_after(K_of(net), gg, missed_updates(p, r, step));
+            ((double *)p->rng[F_G])[r] = gg;
+            if (step > since[r])
+                since[r] = step;
+        }
     }
     memcpy(v, &vv, sizeof vv);
     memcpy(g, &gg, sizeof gg);
@@ -551,6 +564,344 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     for (uint64_t s = 0; s < spikers->n; s++) {
         int32_t a = p->slot_of[spikers->v[s] - lo];
         bl_shiu_reset(k, &((double *)p->act[F_V])[a], &((double *)p->act[F_G])[a]);
+    }
+}
+
+/* ---- the window path (docs/retirement.md, "One pass per window") ----
+ *
+ * Every synaptic delay is the window's length, so nothing a neuron does
+ * inside a window reaches another neuron before the next one: all of a
+ * window's inputs are known when it starts. part_window gathers them
+ * (synaptic arrivals, Poisson draws, events, forced spikes) as records in
+ * the per-step path's order (step by step; within a step forced spikes,
+ * then synapses in source order, then inputs into v), wakes every resting
+ * target at the window's start with its exact g, groups the records by
+ * slot with a stable counting sort, and steps the active slots through the
+ * whole window SHIU_LANES at a time, their v and g read and written once,
+ * adding each step's inputs after its update in their order. A slot that
+ * may spike, and every slot of a group with a forced spike, is walked on its
+ * own, step by step, in the per-step path's order (window_walk). Either way each neuron sees the
+ * per-step path's operations in its order, so the bits are the same.
+ * Off unless BL_CPU_WINDOW asks for it: on the machines measured so far it
+ * was not faster than the per-step path (docs/retirement.md). */
+
+#define SHIU_LANES 32  /* slots stepped together: 4 AVX-512 vectors of v and of g */
+#define SHIU_WIN_MAX 64 /* longest window the path takes (the engine's BL_MAX_WINDOW) */
+#define SHIU_WINDOW_MIN_ACTIVE 256
+
+enum { IN_FORCE, IN_SYN, IN_V };
+typedef struct shiu_input {
+    int32_t slot;
+    int16_t t, kind; /* step s0 + t */
+    double w;        /* what is added (IN_SYN: to g; IN_V: to v) */
+} shiu_input;
+
+/* Wake resting neuron i (r = i - lo, ready its range entry) for a window
+ * starting at s0, with its exact g as of step s0 - 1 (the per-step path
+ * would wake it later, at its first input: in between it is inert, so the
+ * updates leave v alone and apply to g the same decay that g_after
+ * replays). When that first input is a nonzero synaptic weight and g is
+ * below the absorption limit, g is set to 0 instead (shiu_wake's shortcut):
+ * v's updates are the same for any g between 0 and the resting g, and
+ * fl(g_t + w) = w = fl(0 + w). */
+static inline int32_t window_wake(const bl_shiu_consts *k, partition *p, int32_t i, int32_t r, int64_t s0,
+                                  int kind, double w, double absorb)
+{
+    int32_t a = bl_part_wake(p, &shiu_part, i);
+    double *g = &((double *)p->act[F_G])[a];
+    if (*g != 0.0) {
+        if (kind == IN_SYN && w != 0.0 && fabs(*g) < absorb)
+            *g = 0.0;
+        else
+            *g = bl_shiu_g_after(k, *g, missed_updates(p, r, s0 - 1));
+    }
+    return a;
+}
+
+/* One record of an input to neuron i at step s0 + t. A resting target that
+ * is refractory then gets none: the per-step path drops the input, and
+ * nothing can have changed its ready (an earlier input would have woken it,
+ * and ready only grows). An awake target's refractoriness is tested where
+ * the record is applied, against its slot's ready (window_group,
+ * window_walk), which a spike inside the window may raise. */
+static inline void add_input(const bl_shiu_consts *k, partition *p, shiu_input *in, size_t *n, int32_t i,
+                             int64_t s0, int t, int kind, double w, double absorb)
+{
+    int32_t r = i - p->lo, a = p->slot_of[r];
+    if (a < 0) {
+        if (s0 + t < ((const int64_t *)p->rng[F_READY])[r])
+            return;
+        a = window_wake(k, p, i, r, s0, kind, w, absorb);
+    }
+    in[*n].slot = a;
+    in[*n].t = (int16_t)t;
+    in[*n].kind = (int16_t)kind;
+    in[*n].w = w;
+    (*n)++;
+}
+
+/* Slot a through the window one step at a time, with its records (rec:
+ * its group's, in the per-step order; those of other slots are skipped):
+ * the per-step path's update, spike test, forced spikes, inputs and reset.
+ * Its spikes go to `spikes` as (window step, neuron) pairs. Returns whether
+ * it may rest at the window's end (its state is inert). */
+static int window_walk(const bl_network *net, partition *p, uint64_t a, int64_t s0, int len,
+                       const shiu_input *rec, size_t n_rec, i32_list *spikes, int skip_ok)
+{
+    const bl_shiu_consts *k = K_of(net);
+    const int gated = !NK_of(net)->reset_fixed;
+    double *av = p->act[F_V], *ag = p->act[F_G];
+    int64_t *aready = p->act[F_READY];
+    const int32_t i = p->act_neuron[a];
+    double v = av[a], g = ag[a];
+    int64_t rd = aready[a];
+    size_t c = 0;
+    for (int t = 0; t < len; t++) {
+        const int64_t step = s0 + t;
+        if (!gated || step >= rd)
+            bl_shiu_integrate(k, &v, &g);
+        int spiked = 0;
+        if (step >= rd && bl_shiu_crosses(k, v)) {
+            spiked = 1;
+            rd = step + (net->refractory_steps[i] > 1 ? net->refractory_steps[i] : 1);
+        }
+        for (; c < n_rec && rec[c].t == t; c++) {
+            if ((uint64_t)rec[c].slot != a || step < rd)
+                continue;
+            if (rec[c].kind == IN_FORCE) {
+                spiked = 1;
+                rd = step + (net->refractory_steps[i] > 1 ? net->refractory_steps[i] : 1);
+            } else if (rec[c].kind == IN_SYN) {
+                g += rec[c].w;
+            } else {
+                v += rec[c].w;
+            }
+        }
+        if (spiked) {
+            p->failed |= !(bl_list_push(spikes, t) && bl_list_push(spikes, i));
+            bl_shiu_reset(k, &v, &g);
+        }
+    }
+    av[a] = v;
+    ag[a] = g;
+    if (aready[a] != rd)
+        ((int64_t *)p->rng[F_READY])[i - p->lo] = aready[a] = rd;
+    return skip_ok && bl_shiu_inert(k, v, g) && !bl_shiu_crosses(k, v) &&
+           bl_bits64(k->L8 + k->L10 * v) == bl_bits64(v);
+}
+
+/* SHIU_LANES slots from a0 through the window in registers. INPUTS: the
+ * group's records rec[0 .. n_rec) (synaptic and v inputs only, in the
+ * per-step order) are added after their step's update, one by one, so a
+ * slot with two inputs in a step adds them in order. GATED as in
+ * shiu_update_body. A slot that may spike keeps its state as it was (the
+ * caller walks it: the spike drops that step's inputs and resets it); its
+ * bit is set in the returned mask. *inert_any: some slot's last update
+ * started from an inert state (it may rest). */
+static inline __attribute__((always_inline)) uint64_t window_group(const bl_shiu_consts *k, int64_t s0, int len,
+                                                                   uint64_t a0, double *restrict av,
+                                                                   double *restrict ag,
+                                                                   const int64_t *restrict ready,
+                                                                   const shiu_input *restrict rec, size_t n_rec,
+                                                                   int *inert_any, const int inputs, const int gated)
+{
+    double v[SHIU_LANES], g[SHIU_LANES];
+    int64_t rd[SHIU_LANES], sp[SHIU_LANES], in[SHIU_LANES];
+    for (int l = 0; l < SHIU_LANES; l++) {
+        v[l] = av[l];
+        g[l] = ag[l];
+        rd[l] = gated || inputs ? ready[l] : 0;
+        sp[l] = 0;
+        in[l] = 0;
+    }
+    size_t c = 0;
+    for (int t = 0; t < len; t++) {
+        const int64_t step = s0 + t;
+        for (int l = 0; l < SHIU_LANES; l++) {
+            double v1 = v[l], g1 = g[l];
+            int64_t inert = bl_shiu_integrate_inert(k, &v1, &g1);
+            int64_t nr = gated ? step >= rd[l] : 1;
+            v[l] = nr ? v1 : v[l];
+            g[l] = nr ? g1 : g[l];
+            sp[l] |= nr & (v[l] > k->v_th);
+            in[l] = inert;
+        }
+        if (inputs) /* dropped while refractory; a spike (the lane is walked) does not move ready here */
+            for (; c < n_rec && rec[c].t == t; c++) {
+                int l = (int)((uint64_t)rec[c].slot - a0);
+                if (step < rd[l])
+                    continue;
+                if (rec[c].kind == IN_SYN)
+                    g[l] += rec[c].w;
+                else
+                    v[l] += rec[c].w;
+            }
+    }
+    uint64_t spiking = 0;
+    int64_t inert = 0;
+    for (int l = 0; l < SHIU_LANES; l++) {
+        spiking |= (uint64_t)(sp[l] != 0) << l;
+        inert |= in[l];
+        av[l] = sp[l] ? av[l] : v[l];
+        ag[l] = sp[l] ? ag[l] : g[l];
+    }
+    *inert_any = inert != 0;
+    return spiking;
+}
+
+/* Every group of slots through the window: rec[gs[q] .. gs[q + 1]) are
+ * group q's records. Groups that may rest go to `revisit`. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void window_groups(const bl_network *net, partition *p, int64_t s0, int len, const shiu_input *rec,
+                          const uint32_t *gs, int skip_ok, i32_list *spikes, i32_list *revisit)
+{
+    const bl_shiu_consts kk = *K_of(net), *k = &kk; /* in registers: the stores cannot alias it */
+    const int gated = !NK_of(net)->reset_fixed;
+    const uint64_t n = p->n_active;
+    for (uint64_t q = 0, a0 = 0; a0 < n; q++, a0 += SHIU_LANES) {
+        double *av = (double *)p->act[F_V] + a0, *ag = (double *)p->act[F_G] + a0;
+        const int64_t *ar = (const int64_t *)p->act[F_READY] + a0;
+        const shiu_input *r = rec + gs[q];
+        const size_t nr = gs[q + 1] - gs[q];
+        int walk = a0 + SHIU_LANES > n, rest = 0;
+        for (size_t c = 0; c < nr && !walk; c++)
+            walk = r[c].kind == IN_FORCE;
+        uint64_t spiking = 0;
+        if (!walk && nr == 0)
+            spiking = gated ? window_group(k, s0, len, a0, av, ag, ar, r, 0, &rest, 0, 1)
+                            : window_group(k, s0, len, a0, av, ag, ar, r, 0, &rest, 0, 0);
+        else if (!walk)
+            spiking = gated ? window_group(k, s0, len, a0, av, ag, ar, r, nr, &rest, 1, 1)
+                            : window_group(k, s0, len, a0, av, ag, ar, r, nr, &rest, 1, 0);
+        if (walk) { /* a forced spike, or the last, partial group: every slot */
+            uint64_t end = a0 + SHIU_LANES < n ? a0 + SHIU_LANES : n;
+            for (uint64_t a = a0; a < end; a++)
+                rest |= window_walk(net, p, a, s0, len, r, nr, spikes, skip_ok);
+        }
+        for (; spiking; spiking &= spiking - 1) /* the slots that may spike */
+            rest |= window_walk(net, p, a0 + (uint64_t)__builtin_ctzll(spiking), s0, len, r, nr, spikes, skip_ok);
+        if (rest && skip_ok)
+            p->failed |= !bl_list_push(revisit, (int32_t)q);
+    }
+}
+
+static void part_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0, int64_t s1,
+                        const int32_t *const *arr, const uint64_t *n_arr, size_t *next_event)
+{
+    const int len = (int)(s1 - s0);
+    /* BL_WINDOW_AUTO: the window path can pay only while most active slots
+     * get no input in the window: a record costs more than a per-step
+     * delivery (it is written, sorted and read again), and the pass saves
+     * only the update's memory traffic. w1 (~0.15 synapses per active slot
+     * a window) came out even; w2 (a runaway, ~0.9) ran ~30% slower. The
+     * window's synapses, counted over whole rows, decide. */
+    uint64_t edges = 0;
+    for (int j = 0; j < len; j++)
+        for (uint64_t s = 0; s < n_arr[j]; s++)
+            edges += (uint64_t)(net->offsets[arr[j][s] + 1] - net->offsets[arr[j][s]]);
+    const int auto_mode = p->window_mode == BL_WINDOW_AUTO;
+    if (len > SHIU_WIN_MAX || (auto_mode && (p->n_active < SHIU_WINDOW_MIN_ACTIVE || 2 * edges > p->n_active))) {
+        for (int j = 0; j < len; j++) {
+            p->step = s0 + j;
+            part_step(net, skip_ok, p, trial, s0 + j, arr[j], n_arr[j], next_event, &p->window[j]);
+        }
+        return;
+    }
+    const bl_shiu_consts *k = K_of(net);
+    const double absorb = bl_shiu_absorb_limit(k);
+    const int32_t lo = p->lo, hi = p->hi;
+    /* 1. the records, in the per-step path's order (at most this many) */
+    uint64_t cap = edges, ev = 0;
+    for (size_t q = 0; q < net->n_populations; q++)
+        cap += (uint64_t)(p->pop_last[q] - p->pop_first[q]) * (uint64_t)len;
+    for (size_t c = *next_event; c < net->n_events && net->events[2 * c] < s1; c++)
+        ev++;
+    for (size_t c = p->next_forced; c < net->n_forced && net->forced[2 * c] < s1; c++)
+        ev++;
+    shiu_input *in = bl_partition_buf(p, 0, (size_t)(cap + ev + 1) * sizeof *in);
+    if (!in)
+        return;
+    size_t n = 0;
+    const int pf = hi - lo >= SHIU_PREFETCH_MIN_NEURONS;
+    for (int t = 0; t < len; t++) {
+        const int64_t step = s0 + t;
+        for (size_t q = 0; q < net->n_populations; q++) /* 2b. forced spikes */
+            if (net->populations[q].force && bl_population_on(&net->populations[q], step))
+                for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
+                    int32_t i = net->populations[q].neurons[s];
+                    if (bl_poisson_draw(net, q, trial, i, step))
+                        add_input(k, p, in, &n, i, s0, t, IN_FORCE, 0.0, absorb);
+                }
+        size_t f0, f1;
+        bl_forced_at(net, step, &p->next_forced, &f0, &f1);
+        for (size_t e = f0; e < f1; e++)
+            if (net->forced[2 * e + 1] >= lo && net->forced[2 * e + 1] < hi)
+                add_input(k, p, in, &n, net->forced[2 * e + 1], s0, t, IN_FORCE, 0.0, absorb);
+        for (uint64_t s = 0; s < n_arr[t]; s++) { /* 3. synapses, sources ascending */
+            int64_t e0, e1;
+            bl_owned_edges(net, p, arr[t][s], &e0, &e1);
+            const bl_net_fanout f = bl_net_fanout_of(net, arr[t][s]);
+            for (int64_t e = e0; e < e1; e++) {
+                if (pf && e + PREFETCH < e1) { /* as deliver_edges: the targets' ready and slot */
+                    __builtin_prefetch(&((const int64_t *)p->rng[F_READY])[net->targets[e + PREFETCH] - lo]);
+                    __builtin_prefetch(&p->slot_of[net->targets[e + PREFETCH] - lo]);
+                }
+                add_input(k, p, in, &n, net->targets[e], s0, t, IN_SYN, weight(k, &f, e), absorb);
+            }
+        }
+        for (size_t q = 0; q < net->n_populations; q++) /* 4. Poisson input, then events */
+            if (!net->populations[q].force && bl_population_on(&net->populations[q], step))
+                for (size_t s = p->pop_first[q]; s < p->pop_last[q]; s++) {
+                    int32_t i = net->populations[q].neurons[s];
+                    if (bl_poisson_draw(net, q, trial, i, step))
+                        add_input(k, p, in, &n, i, s0, t, IN_V, k->w_poisson, absorb);
+                }
+        size_t e0, e1;
+        bl_events_at(net, step, next_event, &e0, &e1);
+        for (size_t e = e0; e < e1; e++)
+            if (net->events[2 * e + 1] >= lo && net->events[2 * e + 1] < hi)
+                add_input(k, p, in, &n, net->events[2 * e + 1], s0, t, IN_V, k->w_poisson, absorb);
+    }
+    if (p->failed) /* out of memory waking a target: the trial stops here */
+        return;
+    /* 2. grouped by slot (stable: each slot keeps the per-step order) */
+    const uint64_t groups = (p->n_active + SHIU_LANES - 1) / SHIU_LANES;
+    uint32_t *gs = bl_partition_buf(p, 2, (size_t)(groups + 2) * sizeof *gs);
+    shiu_input *rec = bl_partition_buf(p, 1, (n + 1) * sizeof *rec);
+    if (!gs || !rec)
+        return;
+    memset(gs, 0, (size_t)(groups + 2) * sizeof *gs);
+    for (size_t c = 0; c < n; c++)
+        gs[in[c].slot / SHIU_LANES + 1]++;
+    for (uint64_t q = 0; q < groups; q++)
+        gs[q + 1] += gs[q];
+    for (size_t c = 0; c < n; c++) /* gs[q] moves to the end of group q ... */
+        rec[gs[in[c].slot / SHIU_LANES]++] = in[c];
+    for (uint64_t q = groups; q > 0; q--) /* ... so shift it back to its start */
+        gs[q] = gs[q - 1];
+    gs[0] = 0;
+    /* 3. every slot through the window */
+    i32_list *spikes = &p->scratch[0], *revisit = &p->scratch[1];
+    spikes->n = revisit->n = 0;
+    window_groups(net, p, s0, len, rec, gs, skip_ok, spikes, revisit);
+    p->step = s1 - 1;
+    /* 4. the spikes into their steps' lists, ascending */
+    for (int j = 0; j < len; j++)
+        p->window[j].n = 0;
+    for (uint64_t s = 0; s < spikes->n; s += 2)
+        p->failed |= !bl_list_push(&p->window[spikes->v[s]], spikes->v[s + 1]);
+    for (int j = 0; j < len; j++)
+        bl_sort_spikers(&p->window[j]);
+    /* 5. inert slots rest, as of the window's last step (descending: a
+     *    removal moves the last slot, already visited) */
+    const double *av = p->act[F_V], *ag = p->act[F_G];
+    for (uint64_t c = revisit->n; c-- > 0;) {
+        uint64_t q = (uint64_t)revisit->v[c];
+        uint64_t end = (q + 1) * SHIU_LANES < p->n_active ? (q + 1) * SHIU_LANES : p->n_active;
+        for (uint64_t a = end; a-- > q * SHIU_LANES;)
+            if (bl_shiu_inert(k, av[a], ag[a]) && !bl_shiu_crosses(k, av[a]) &&
+                bl_bits64(k->L8 + k->L10 * av[a]) == bl_bits64(av[a]))
+                retire(p, (int32_t)a, s1 - 1);
     }
 }
 

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "brainlesslab/context.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
@@ -59,19 +60,33 @@ static bl_lif_params preset(const char *name)
     return p;
 }
 
-/* Run n_trials x n_steps on a backend with some threads. */
-static bl_result *run(const bl_network *net, const char *backend, int threads, uint32_t n_trials, uint64_t n_steps)
+/* Run n_trials x n_steps on a backend with some threads, in a context made
+ * with BL_CPU_WINDOW = window ("0": one step at a time, the default; "1":
+ * every window at once wherever the model can; "2": where it judges it
+ * pays). */
+static bl_result *run_window(const bl_network *net, const char *backend, int threads, uint32_t n_trials,
+                             uint64_t n_steps, const char *window)
 {
     bl_engine *e = NULL;
     bl_result *r = NULL;
+    bl_context *ctx = NULL;
     bl_error err;
-    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+    assert_int_equal(setenv("BL_CPU_WINDOW", window, 1), 0);
+    assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+    assert_int_equal(unsetenv("BL_CPU_WINDOW"), 0);
+    assert_int_equal(bl_engine_create(ctx, net, backend, &e, &err), BL_OK);
     assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
     assert_int_equal(bl_result_create(net, 0, n_trials, &r, &err), BL_OK);
     if (bl_engine_run(e, 0, n_trials, n_steps, r, &err))
-        fail_msg("%s x%d: %s", backend, threads, err.message);
+        fail_msg("%s x%d (window %s): %s", backend, threads, window, err.message);
     bl_engine_destroy(e);
+    bl_context_destroy(ctx);
     return r;
+}
+
+static bl_result *run(const bl_network *net, const char *backend, int threads, uint32_t n_trials, uint64_t n_steps)
+{
+    return run_window(net, backend, threads, n_trials, n_steps, "0");
 }
 
 static void assert_same(const bl_result *a, const bl_result *b)
@@ -88,15 +103,18 @@ static void assert_same(const bl_result *a, const bl_result *b)
 }
 
 /* The reference, then cpu at 1..4 threads (partitions forced down to one
- * edge each, so even these graphs split), all equal; returns the reference. */
+ * edge each, so even these graphs split), each with every window stepped at
+ * once where the model can and one step at a time, all equal; returns the
+ * reference. */
 static bl_result *run_all(const bl_network *net, uint32_t n_trials, uint64_t n_steps)
 {
     bl_result *ref = run(net, "reference", 1, n_trials, n_steps);
-    for (int t = 1; t <= 4; t++) {
-        bl_result *r = run(net, "cpu", t, n_trials, n_steps);
-        assert_same(ref, r);
-        bl_result_destroy(r);
-    }
+    for (int t = 1; t <= 4; t++)
+        for (int w = 1; w <= 2; w++) {
+            bl_result *r = run_window(net, "cpu", t, n_trials, n_steps, w == 1 ? "1" : "0");
+            assert_same(ref, r);
+            bl_result_destroy(r);
+        }
     return ref;
 }
 
@@ -509,6 +527,75 @@ static void reset_state_gating(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* The window path (kernel_shiu2024.c, part_window; docs/retirement.md, "One
+ * pass per window"): run_all steps every window at once and one step at a
+ * time, at 1-4 threads and 2 trials, against the reference, with inputs on a
+ * window's first and last steps (events at 18w and 18w + 17, twice on the
+ * same neuron and step, forced spikes there too), a Poisson population that
+ * switches on and off mid-window, a forced population, refractory periods
+ * longer than a window (22 steps) and shorter (5), resets at rest and away
+ * from it (the gated update), trials that end 10 steps into their last
+ * window, and a quiet stretch after which retired neurons are woken
+ * mid-window (steps 9005 and 9009). */
+static void window_path(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(13);
+    int32_t in_pop[24], force_pop[6], ev[2 * 64], fev[2 * 16];
+    for (int i = 0; i < 24; i++)
+        in_pop[i] = 7 + i * 23;
+    for (int i = 0; i < 6; i++)
+        force_pop[i] = 11 + i * 97;
+    size_t n_ev = 0, n_fev = 0;
+    for (int w = 1; w <= 40; w += 3) { /* first and last step of window w, onto neurons 40 + w and 41 + w */
+        ev[2 * n_ev] = 18 * w, ev[2 * n_ev + 1] = 40 + w, n_ev++;
+        ev[2 * n_ev] = 18 * w + 17, ev[2 * n_ev + 1] = 41 + w, n_ev++;
+    }
+    ev[2 * n_ev] = 18 * 41 + 17, ev[2 * n_ev + 1] = 90, n_ev++; /* twice the same neuron and step */
+    ev[2 * n_ev] = 18 * 41 + 17, ev[2 * n_ev + 1] = 90, n_ev++;
+    const int32_t late[] = {9005, 9005, 9009}; /* mid-window, after the quiet stretch */
+    for (int q = 0; q < 3; q++)
+        for (int i = 0; i < 8; i++)
+            ev[2 * n_ev] = late[q], ev[2 * n_ev + 1] = 100 + 50 * i + q, n_ev++;
+    for (int w = 2; w <= 30; w += 4) {
+        fev[2 * n_fev] = 18 * w, fev[2 * n_fev + 1] = 200 + w, n_fev++;
+        fev[2 * n_fev] = 18 * w + 17, fev[2 * n_fev + 1] = 300 + w, n_fev++;
+    }
+    /* events sorted by (step, neuron) */
+    for (size_t a = 0; a < n_ev; a++)
+        for (size_t b = a + 1; b < n_ev; b++)
+            if (ev[2 * b] < ev[2 * a] || (ev[2 * b] == ev[2 * a] && ev[2 * b + 1] < ev[2 * a + 1])) {
+                int32_t t0 = ev[2 * a], t1 = ev[2 * a + 1];
+                ev[2 * a] = ev[2 * b], ev[2 * a + 1] = ev[2 * b + 1], ev[2 * b] = t0, ev[2 * b + 1] = t1;
+            }
+    const double resets[] = {-52.0, -60.0, -48.0};
+    const double refractory[] = {2.2, 2.2, 0.5};
+    for (int q = 0; q < 3; q++) {
+        bl_lif_params p = preset("shiu2024");
+        p.v_reset_mv = resets[q];
+        p.refractory_ms = refractory[q];
+        bl_stimulus *stim;
+        bl_network *net = NULL;
+        bl_error err;
+        assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_poisson(stim, in_pop, 24, 400.0, 3.3, 80.1, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_poisson(stim, force_pop, 6, 150.0, 0.0, 60.0, &err), BL_OK);
+        assert_int_equal(bl_stimulus_set_force(stim, 1, 1, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_events(stim, ev, n_ev, &err), BL_OK);
+        assert_int_equal(bl_stimulus_add_forced_events(stim, fev, n_fev, &err), BL_OK);
+        if (bl_network_create(c, &p, stim, NULL, 0, 5, &net, &err))
+            fail_msg("%s", err.message);
+        for (int len = 0; len < 2; len++) {
+            bl_result *r = run_all(net, 2, len ? 9100 : 1000);
+            assert_true(bl_result_n_events(r) > 200);
+            bl_result_destroy(r);
+        }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
 /* ---- retirement (docs/retirement.md) ---- */
 
 static bl_shiu_consts shiu_consts(void)
@@ -580,12 +667,13 @@ static void retire_g_after(void **unused)
 /* The schedule above in shiu2024's time scale; phase4c's regimes come about
  * 7.5 times sooner (inert after ~1,100 steps, g on its subnormal fixed point
  * after ~4,900), so its times are scaled by 2/15. */
-static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_t retire_lo, int64_t retire_hi)
+/* The retirement regimes' network (see retire_regimes_of), on a time scale
+ * num/den of shiu2024's. */
+static bl_network *retire_network(const char *name, int32_t num, int32_t den, bl_connectome **c, bl_stimulus **stim)
 {
-    const int shiu = !strcmp(name, "shiu2024");
     edge e[] = {{0, 4, 3},  {0, 6, 2}, {0, 7, 3}, {0, 8, 3}, {1, 5, -4}, {1, 9, 1},
                 {2, 6, 1},  {2, 9, 300}, {3, 7, 5}, {10, 4, 2}};
-    bl_connectome *c = graph(11, e, 10);
+    *c = graph(11, e, 10);
     int32_t ev[64];
     size_t n = 0;
 #define EV(step, neuron) (ev[2 * n] = (step) * num / den, ev[2 * n + 1] = (neuron), n++)
@@ -602,17 +690,25 @@ static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_
                 ev[2 * a] = ev[2 * b], ev[2 * a + 1] = ev[2 * b + 1], ev[2 * b] = t0, ev[2 * b + 1] = t1;
             }
     bl_lif_params p = preset(name);
-    bl_stimulus *stim;
     int32_t sil[] = {3};
     /* 6 is also forced to spike at 30,000, while retired (its exact g first) */
     int32_t forced[] = {30000 * num / den, 6};
     bl_network *net = NULL;
     bl_error err;
-    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
-    assert_int_equal(bl_stimulus_add_events(stim, ev, n, &err), BL_OK);
-    assert_int_equal(bl_stimulus_add_forced_events(stim, forced, 1, &err), BL_OK);
-    if (bl_network_create(c, &p, stim, sil, 1, 7, &net, &err))
+    assert_int_equal(bl_stimulus_create(stim, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_events(*stim, ev, n, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_forced_events(*stim, forced, 1, &err), BL_OK);
+    if (bl_network_create(*c, &p, *stim, sil, 1, 7, &net, &err))
         fail_msg("%s", err.message);
+    return net;
+}
+
+static void retire_regimes_of(const char *name, int32_t num, int32_t den, int64_t retire_lo, int64_t retire_hi)
+{
+    const int shiu = !strcmp(name, "shiu2024");
+    bl_connectome *c;
+    bl_stimulus *stim;
+    bl_network *net = retire_network(name, num, den, &c, &stim);
     const uint64_t steps = (uint64_t)(41000 * num / den);
     bl_result *ref = run_all(net, 1, steps);
     int32_t s[16];
@@ -672,6 +768,62 @@ static void retire_regimes_phase4c(void **unused)
 {
     (void)unused;
     retire_regimes_of("phase4c", 2, 15, 500, 3000);
+}
+
+/* State probes of retired neurons (part_peek rebuilds their g, and stores it
+ * back so that the next sample replays only the steps since this one): every
+ * neuron of the retirement regimes probed every `every` steps, cpu at 1-4
+ * threads equal to the reference, bit for bit, sample for sample. */
+static bl_result *run_probed(const bl_network *net, const char *backend, int threads, uint64_t n_steps,
+                             uint64_t every)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_error err;
+    int32_t all[11];
+    for (int32_t i = 0; i < 11; i++)
+        all[i] = i;
+    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    assert_int_equal(bl_result_create(net, 0, 1, &r, &err), BL_OK);
+    assert_int_equal(bl_result_set_probes(r, all, 11, every, n_steps, &err), BL_OK);
+    if (bl_engine_run(e, 0, 1, n_steps, r, &err))
+        fail_msg("%s x%d: %s", backend, threads, err.message);
+    bl_engine_destroy(e);
+    return r;
+}
+
+static void retire_probes(void **unused)
+{
+    (void)unused;
+    const char *names[] = {"shiu2024", "phase4c"};
+    const int32_t num[] = {1, 2}, den[] = {1, 15};
+    for (int m = 0; m < 2; m++) {
+        bl_connectome *c;
+        bl_stimulus *stim;
+        bl_network *net = retire_network(names[m], num[m], den[m], &c, &stim);
+        const uint64_t steps = (uint64_t)(41000 * num[m] / den[m]), every[] = {1, 7};
+        for (int q = 0; q < 2; q++) {
+            bl_result *ref = run_probed(net, "reference", 1, steps, every[q]);
+            uint64_t samples;
+            size_t np, sz = bl_dtype_size(bl_result_state_dtype(ref));
+            const void *rv = bl_result_probe_v(ref, &samples, &np);
+            assert_int_equal(samples, steps / every[q]);
+            for (int t = 1; t <= 4; t++) {
+                bl_result *r = run_probed(net, "cpu", t, steps, every[q]);
+                assert_same(ref, r);
+                uint64_t s2;
+                size_t np2;
+                assert_memory_equal(bl_result_probe_v(r, &s2, &np2), rv, samples * np * sz);
+                assert_memory_equal(bl_result_probe_g(r), bl_result_probe_g(ref), samples * np * sz);
+                bl_result_destroy(r);
+            }
+            bl_result_destroy(ref);
+        }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+        bl_connectome_destroy(c);
+    }
 }
 
 /* phase4c's g map: the integer form in the float32 subnormals is the
@@ -798,10 +950,12 @@ int main(void)
         cmocka_unit_test(delay_ring_edges),
         cmocka_unit_test(reference_vs_cpu_threads),
         cmocka_unit_test(reset_state_gating),
+        cmocka_unit_test(window_path),
         cmocka_unit_test(retire_subnormal_map),
         cmocka_unit_test(retire_g_after),
         cmocka_unit_test(retire_regimes),
         cmocka_unit_test(retire_regimes_phase4c),
+        cmocka_unit_test(retire_probes),
         cmocka_unit_test(retire_p4c_g_after),
         cmocka_unit_test(toy_model_row),
         cmocka_unit_test(sane_checkers),
