@@ -55,9 +55,10 @@ static void test_bad_options(void **state)
     o.rtol = -1;
     assert_int_equal(bl_ode_solver_create(bl_ode_builtin_system(b), &o, &s, &e), BL_ERR_INVALID);
     assert_non_null(strstr(e.message, "rtol"));
+    bl_ode_builtin_destroy(b);
     assert_int_equal(bl_ode_builtin_create("hier-g0-s2", 0, &b, &e), BL_ERR_INVALID);
     assert_non_null(strstr(e.message, "hier-g0-s2"));
-    bl_ode_builtin_destroy(b);
+    assert_null(b);
 }
 
 static int nan_rhs(void *u, double t, const double *y, const double *p, double *f)
