@@ -37,6 +37,14 @@ typedef int (*bl_ode_jac_fn)(void *user, double t, const double *y, const double
 /* Optional: P[i*n_params + k] = d f_i / d p_k (row-major n x n_params). */
 typedef int (*bl_ode_pjac_fn)(void *user, double t, const double *y, const double *p, double *pjac);
 
+/* Optional, for Hessians: the derivative in direction (dy, dp) of the
+ * vector-Jacobian products w^T J and w^T P at (t, y, p):
+ *   out_y[j] = sum_i w_i D J_ij[dy, dp],   out_p[k] = sum_i w_i D P_ik[dy, dp]
+ * (second derivatives of f contracted with w; the compiler's symbolic
+ * differentiation gives them). */
+typedef int (*bl_ode_vjp_dir_fn)(void *user, double t, const double *y, const double *p, const double *w,
+                                 const double *dy, const double *dp, double *out_y, double *out_p);
+
 typedef struct bl_ode_system {
     size_t n_states;
     size_t n_params;
@@ -44,6 +52,7 @@ typedef struct bl_ode_system {
     bl_ode_jac_fn jac;   /* NULL: CVODE differences it; the fixed-step derivatives need it */
     bl_ode_pjac_fn pjac; /* NULL: as jac */
     void *user;
+    bl_ode_vjp_dir_fn vjp_dir; /* NULL: no Hessians */
 } bl_ode_system;
 
 typedef struct bl_ode_options {
@@ -101,6 +110,19 @@ typedef int (*bl_ode_objective_fn)(void *user, size_t k, double t, const double 
 BL_API bl_status bl_ode_gradient(bl_ode_solver *s, const double *t, size_t n_times, const double *y0,
                                  const double *p, bl_ode_objective_fn g, void *g_user, double *value, double *grad_p,
                                  double *grad_y0, bl_error *err);
+
+/* d2g/dy2 (at output point k) applied to dy, into out (n values). */
+typedef int (*bl_ode_objective_hvp_fn)(void *user, size_t k, double t, const double *y, const double *dy,
+                                       double *out);
+
+/* Fixed-step methods: L, its gradient and its Hessian with respect to the
+ * parameters (hess_p: n_params x n_params, row-major) by forward over adjoint:
+ * one tangent sweep and one differentiated adjoint sweep per parameter, so
+ * for small parameter counts. g_hvp NULL: g is linear in y. Needs jac, pjac
+ * and vjp_dir. */
+BL_API bl_status bl_ode_hessian(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
+                                bl_ode_objective_fn g, bl_ode_objective_hvp_fn g_hvp, void *g_user, double *value,
+                                double *grad_p, double *hess_p, bl_error *err);
 
 /* The statistics of the last solve. */
 BL_API void bl_ode_solver_stats(const bl_ode_solver *s, bl_ode_stats *out);

@@ -184,3 +184,24 @@ bl_status bl_ode_gradient(bl_ode_solver *s, const double *t, size_t n_times, con
         return st;
     return bl_ode_fixed_gradient(s, t, n_times, y0, p, g, g_user, value, grad_p, grad_y0, err);
 }
+
+bl_status bl_ode_hessian(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
+                         bl_ode_objective_fn g, bl_ode_objective_hvp_fn g_hvp, void *g_user, double *value,
+                         double *grad_p, double *hess_p, bl_error *err)
+{
+    if (!s || !g || !value || !grad_p || !hess_p)
+        return bl_fail(err, BL_ERR_INVALID, "bl_ode_hessian: solver, objective, value, grad_p or hess_p is NULL");
+    if (!s->stepper)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: the Hessian is for the fixed-step methods (euler, rk4)",
+                       s->method);
+    if (s->sys.n_params == 0)
+        return bl_fail(err, BL_ERR_INVALID, "%s: the Hessian needs at least one parameter", s->method);
+    if (!s->sys.vjp_dir)
+        return bl_fail(err, BL_ERR_INVALID, "%s: the Hessian needs the system's second-order callback vjp_dir",
+                       s->method);
+    stats_reset(s);
+    bl_status st = bl_ode_check_start(s, t, n_times, y0, p, err);
+    if (st)
+        return st;
+    return bl_ode_fixed_hessian(s, t, n_times, y0, p, g, g_hvp, g_user, value, grad_p, hess_p, err);
+}

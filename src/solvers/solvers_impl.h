@@ -50,6 +50,10 @@ bl_status bl_ode_fixed_gradient(bl_ode_solver *s, const double *t, size_t n_time
                                 bl_ode_objective_fn g, void *g_user, double *value, double *grad_p, double *grad_y0,
                                 bl_error *err);
 
+bl_status bl_ode_fixed_hessian(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
+                               bl_ode_objective_fn g, bl_ode_objective_hvp_fn g_hvp, void *g_user, double *value,
+                               double *grad_p, double *hess_p, bl_error *err);
+
 /* dopri5.c */
 bl_status bl_ode_dopri5_solve(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
                               double *y_out, bl_error *err);

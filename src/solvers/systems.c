@@ -46,6 +46,17 @@ static int exp_pjac(void *u, double t, const double *y, const double *p, double 
     return 0;
 }
 
+static int exp_vjp_dir(void *u, double t, const double *y, const double *p, const double *w, const double *dy,
+                       const double *dp, double *oy, double *op)
+{
+    const bl_ode_builtin *b = u;
+    for (size_t i = 0; i < b->sys.n_states; i++) {
+        oy[i] = -w[i] * dp[i];
+        op[i] = -w[i] * dy[i];
+    }
+    return 0;
+}
+
 /* ---- Van der Pol: y0' = y1, y1' = mu (1 - y0^2) y1 - y0 ---- */
 static int vdp_rhs(void *u, double t, const double *y, const double *p, double *f)
 {
@@ -65,6 +76,16 @@ static int vdp_pjac(void *u, double t, const double *y, const double *p, double 
 {
     P[0] = 0.0;
     P[1] = (1.0 - y[0] * y[0]) * y[1];
+    return 0;
+}
+
+static int vdp_vjp_dir(void *u, double t, const double *y, const double *p, const double *w, const double *dy,
+                       const double *dp, double *oy, double *op)
+{
+    const double mu = p[0], dmu = dp[0];
+    oy[0] = w[1] * (-2.0 * (dmu * y[0] * y[1] + mu * dy[0] * y[1] + mu * y[0] * dy[1]));
+    oy[1] = w[1] * (dmu * (1.0 - y[0] * y[0]) - 2.0 * mu * y[0] * dy[0]);
+    op[0] = w[1] * ((1.0 - y[0] * y[0]) * dy[1] - 2.0 * y[0] * dy[0] * y[1]);
     return 0;
 }
 
@@ -160,6 +181,37 @@ static int hier_pjac(void *u, double t, const double *x, const double *p, double
     return 0;
 }
 
+/* sat''(x) = 2x (x^2 - 3) / (1 + x^2)^3 */
+static int hier_vjp_dir(void *u, double t, const double *x, const double *p, const double *w, const double *dx,
+                        const double *dp, double *oy, double *op)
+{
+    const bl_ode_builtin *b = u;
+    const size_t G = b->G, S = b->S, n = G * S, np = b->sys.n_params;
+    memset(oy, 0, n * sizeof *oy);
+    memset(op, 0, np * sizeof *op);
+    for (size_t g = 0; g < G; g++) {
+        const size_t o = g * S;
+        oy[o] += -w[o] * dp[o];
+        op[o] += -w[o] * dx[o];
+        for (size_t s = 1; s < S; s++) {
+            oy[o + s - 1] += w[o + s] * dp[o + s - 1];
+            oy[o + s] += -w[o + s] * dp[o + s];
+            op[o + s - 1] += w[o + s] * dx[o + s - 1];
+            op[o + s] += -w[o + s] * dx[o + s];
+        }
+    }
+    if (b->coupled)
+        for (size_t h = 0; h < G; h++) {
+            const size_t c = h * S + S - 1;
+            const double xh = x[c], d = 1.0 + xh * xh, s2 = 2.0 * xh * (xh * xh - 3.0) / (d * d * d);
+            double acc = 0.0;
+            for (size_t g = 0; g < G; g++)
+                acc += w[g * S] * b->W[g * G + h];
+            oy[c] += acc * s2 * dx[c];
+        }
+    return 0;
+}
+
 static bl_status alloc_ref(bl_ode_builtin *b, bl_error *err)
 {
     b->p0 = calloc(b->sys.n_params ? b->sys.n_params : 1, sizeof *b->p0);
@@ -186,7 +238,7 @@ bl_status bl_ode_builtin_create(const char *name, size_t n_hint, bl_ode_builtin 
             st = bl_fail(err, BL_ERR_INVALID, "ode builtin exponential: n %zu is not in 1..%u", n_hint, 1u << 20);
             goto fail;
         }
-        b->sys = (bl_ode_system){n_hint, n_hint, exp_rhs, exp_jac, exp_pjac, b};
+        b->sys = (bl_ode_system){n_hint, n_hint, exp_rhs, exp_jac, exp_pjac, b, exp_vjp_dir};
         if ((st = alloc_ref(b, err)))
             goto fail;
         for (size_t i = 0; i < n_hint; i++) {
@@ -194,13 +246,13 @@ bl_status bl_ode_builtin_create(const char *name, size_t n_hint, bl_ode_builtin 
             b->y0[i] = 1.0 + 0.125 * (double)(i % 8);
         }
     } else if (!strcmp(name, "vdp")) {
-        b->sys = (bl_ode_system){2, 1, vdp_rhs, vdp_jac, vdp_pjac, b};
+        b->sys = (bl_ode_system){2, 1, vdp_rhs, vdp_jac, vdp_pjac, b, vdp_vjp_dir};
         if ((st = alloc_ref(b, err)))
             goto fail;
         b->p0[0] = 1.0;
         b->y0[0] = 2.0;
     } else if (!strcmp(name, "robertson")) {
-        b->sys = (bl_ode_system){3, 3, rob_rhs, rob_jac, rob_pjac, b};
+        b->sys = (bl_ode_system){3, 3, rob_rhs, rob_jac, rob_pjac, b, NULL};
         if ((st = alloc_ref(b, err)))
             goto fail;
         b->p0[0] = 0.04, b->p0[1] = 3e7, b->p0[2] = 1e4;
@@ -208,7 +260,7 @@ bl_status bl_ode_builtin_create(const char *name, size_t n_hint, bl_ode_builtin 
     } else if (sscanf(name, "hier-g%u-s%u%15s", &G, &S, tail) >= 2 && G >= 1 && G <= 4096 && S >= 1 && S <= 4096 &&
                (!tail[0] || !strcmp(tail, "-coupled"))) {
         b->G = G, b->S = S, b->coupled = tail[0] != 0;
-        b->sys = (bl_ode_system){(size_t)G * S, (size_t)G * S + G, hier_rhs, hier_jac, hier_pjac, b};
+        b->sys = (bl_ode_system){(size_t)G * S, (size_t)G * S + G, hier_rhs, hier_jac, hier_pjac, b, hier_vjp_dir};
         if ((st = alloc_ref(b, err)))
             goto fail;
         b->W = calloc((size_t)G * G, sizeof *b->W);

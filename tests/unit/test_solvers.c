@@ -70,7 +70,7 @@ static int nan_rhs(void *u, double t, const double *y, const double *p, double *
 static void test_bad_start(void **state)
 {
     (void)state;
-    bl_ode_system sys = {1, 0, nan_rhs, NULL, NULL, NULL};
+    bl_ode_system sys = {1, 0, nan_rhs, NULL, NULL, NULL, NULL};
     bl_error e = {0};
     const double t[3] = {0, 1, 0.5}, y0[1] = {1.0};
     double y[3];
@@ -185,6 +185,75 @@ static void test_adjoint_vs_differences(void **state)
             p[j] = pj;
             const double fd = (vp - vm) / (2 * hstep);
             assert_true(fabs(fd - gp[j]) <= 1e-7 * (1 + fabs(gp[j])));
+        }
+        bl_ode_solver_destroy(s);
+        bl_ode_builtin_destroy(b);
+    }
+}
+
+static int quad_hvp(void *u, size_t k, double t, const double *y, const double *dy, double *out)
+{
+    const size_t n = *(const size_t *)u;
+    for (size_t i = 0; i < n; i++)
+        out[i] = dy[i] * (double)(k + 1);
+    return 0;
+}
+
+/* Forward over adjoint: the exponential system's exact discrete Hessian
+ * (diagonal: y0 h^2 [N(N-1) R^(N-2) R'^2 + N R^(N-1) R'']), then central
+ * differences of the adjoint gradient on nonlinear systems. */
+static void test_hessian(void **state)
+{
+    (void)state;
+    {
+        const size_t n = 4, N = 16;
+        bl_ode_builtin *b = builtin("exponential", n);
+        const double *p = bl_ode_builtin_params(b), *y0 = bl_ode_builtin_y0(b), t[2] = {0.0, 1.5};
+        bl_ode_solver *s = solver(bl_ode_builtin_system(b), "rk4", N, 0, 0);
+        double v, gp[4], H[16];
+        size_t ln[2] = {1, n};
+        bl_error e = {0};
+        assert_int_equal(bl_ode_hessian(s, t, 2, y0, p, final_sum, NULL, ln, &v, gp, H, &e), BL_OK);
+        const double h = 1.5 / N;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                const double z = -p[i] * h, R = rk4_r(z), R1 = 1 + z + z * z / 2 + z * z * z / 6, R2 = 1 + z + z * z / 2;
+                const double ex = i == j ? y0[i] * h * h *
+                                               ((double)(N * (N - 1)) * pow(R, (double)N - 2) * R1 * R1 +
+                                                (double)N * pow(R, (double)N - 1) * R2)
+                                         : 0.0;
+                if (i == j)
+                    assert_true(fabs(H[i * n + j] - ex) <= 1e-13 * fabs(ex));
+                else
+                    assert_true(H[i * n + j] == 0.0);
+            }
+        bl_ode_solver_destroy(s);
+        bl_ode_builtin_destroy(b);
+    }
+    const char *systems[] = {"hier-g4-s2-coupled", "vdp"};
+    for (int si = 0; si < 2; si++) {
+        bl_ode_builtin *b = builtin(systems[si], 0);
+        const bl_ode_system *sys = bl_ode_builtin_system(b);
+        const size_t n = sys->n_states, np = sys->n_params;
+        double p[12], y0[8], gp[12], gpp[12], gpm[12], H[144], v;
+        const double t[4] = {0.0, 0.5, 1.0, 2.0};
+        memcpy(p, bl_ode_builtin_params(b), np * sizeof *p);
+        memcpy(y0, bl_ode_builtin_y0(b), n * sizeof *y0);
+        bl_ode_solver *s = solver(sys, "rk4", 10, 0, 0);
+        bl_error e = {0};
+        assert_int_equal(bl_ode_hessian(s, t, 4, y0, p, quad_obj, quad_hvp, (void *)&n, &v, gp, H, &e), BL_OK);
+        for (size_t j = 0; j < np; j++) {
+            const double hj = 1e-5 * fabs(p[j]), pj = p[j];
+            p[j] = pj + hj;
+            assert_int_equal(bl_ode_gradient(s, t, 4, y0, p, quad_obj, (void *)&n, &v, gpp, NULL, &e), BL_OK);
+            p[j] = pj - hj;
+            assert_int_equal(bl_ode_gradient(s, t, 4, y0, p, quad_obj, (void *)&n, &v, gpm, NULL, &e), BL_OK);
+            p[j] = pj;
+            for (size_t c = 0; c < np; c++) {
+                const double fd = (gpp[c] - gpm[c]) / (2 * hj);
+                assert_true(fabs(fd - H[j * np + c]) <= 1e-6 * (1 + fabs(H[j * np + c])));
+                assert_true(fabs(H[j * np + c] - H[c * np + j]) <= 1e-12 * (1 + fabs(H[j * np + c])));
+            }
         }
         bl_ode_solver_destroy(s);
         bl_ode_builtin_destroy(b);
@@ -362,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_bad_start),
         cmocka_unit_test(test_rk4_exponential_and_gradients),
         cmocka_unit_test(test_adjoint_vs_differences),
+        cmocka_unit_test(test_hessian),
         cmocka_unit_test(test_adaptive_exponential),
         cmocka_unit_test(test_stiff_explicit_is_refused),
         cmocka_unit_test(test_cvodes_sensitivities),
