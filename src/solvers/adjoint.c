@@ -24,7 +24,8 @@ bl_status bl_ode_fixed_gradient(bl_ode_solver *s, const double *t, size_t n_time
     if (!s->sys.jac || (np && !s->sys.pjac))
         return bl_fail(err, BL_ERR_INVALID, "%s: the adjoint needs the system's jac and pjac", s->method);
     const size_t n_steps = (n_times - 1) * sub;
-    if (n_steps > (SIZE_MAX / sizeof(double) - 1) / n / 2 || (n_steps + 1) * n > ((size_t)1 << 34))
+    /* the kept step states: at most 2^28 values (2 GiB), refused beyond rather than overcommitted */
+    if (n_steps > (SIZE_MAX / sizeof(double) - 1) / n / 2 || (n_steps + 1) * n > ((size_t)1 << 28))
         return bl_fail(err, BL_ERR_NOMEM, "%s: %zu steps x %zu states is too many step states to keep for the adjoint",
                        s->method, n_steps, n);
     double *traj = malloc((n_steps + 1) * n * sizeof *traj);

@@ -130,11 +130,30 @@ static void stats_reset(bl_ode_solver *s)
     }
 }
 
+/* Dense n x n Jacobians (CVODE's Newton matrix, the derivative sweeps) and
+ * n x n_params sensitivity blocks are refused beyond 2^28 values (2 GiB)
+ * rather than left to the allocator's overcommit. */
+#define BL_ODE_MAX_BLOCK ((size_t)1 << 28)
+
+static bl_status check_blocks(const bl_ode_solver *s, int dense_jac, int sens, bl_error *err)
+{
+    const size_t n = s->sys.n_states, np = s->sys.n_params;
+    if (dense_jac && n > BL_ODE_MAX_BLOCK / n)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: a dense %zu x %zu Jacobian exceeds 2^28 values", s->method, n, n);
+    if (sens && np > BL_ODE_MAX_BLOCK / n)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: %zu states x %zu parameters of sensitivities exceed 2^28 values",
+                       s->method, n, np);
+    return BL_OK;
+}
+
 static bl_status solve(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
                        double *y_out, double *sens_out, bl_error *err)
 {
     if (!s || !y_out)
         return bl_fail(err, BL_ERR_INVALID, "bl_ode_solve: solver or y_out is NULL");
+    bl_status cb = check_blocks(s, !strcmp(s->method, "cvode-bdf") || sens_out, sens_out != NULL, err);
+    if (cb)
+        return cb;
     stats_reset(s);
     bl_status st = bl_ode_check_start(s, t, n_times, y0, p, err);
     if (st)
@@ -178,6 +197,9 @@ bl_status bl_ode_gradient(bl_ode_solver *s, const double *t, size_t n_times, con
     if (!s->stepper)
         return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: the discrete adjoint is for the fixed-step methods (euler, rk4)",
                        s->method);
+    bl_status cb = check_blocks(s, 1, 1, err);
+    if (cb)
+        return cb;
     stats_reset(s);
     bl_status st = bl_ode_check_start(s, t, n_times, y0, p, err);
     if (st)
@@ -199,6 +221,9 @@ bl_status bl_ode_hessian(bl_ode_solver *s, const double *t, size_t n_times, cons
     if (!s->sys.vjp_dir)
         return bl_fail(err, BL_ERR_INVALID, "%s: the Hessian needs the system's second-order callback vjp_dir",
                        s->method);
+    bl_status cb = check_blocks(s, 1, 1, err);
+    if (cb)
+        return cb;
     stats_reset(s);
     bl_status st = bl_ode_check_start(s, t, n_times, y0, p, err);
     if (st)

@@ -56,6 +56,18 @@ static void test_bad_options(void **state)
     assert_int_equal(bl_ode_solver_create(bl_ode_builtin_system(b), &o, &s, &e), BL_ERR_INVALID);
     assert_non_null(strstr(e.message, "rtol"));
     bl_ode_builtin_destroy(b);
+    /* a dense Jacobian of 2^20 x 2^20 is refused before anything is allocated */
+    b = builtin("exponential", (size_t)1 << 20);
+    o.method = "cvode-bdf";
+    o.rtol = 1e-6;
+    assert_int_equal(bl_ode_solver_create(bl_ode_builtin_system(b), &o, &s, &e), BL_OK);
+    const double t2[2] = {0, 1};
+    double *y = malloc(((size_t)2 << 20) * sizeof *y);
+    assert_int_equal(bl_ode_solve(s, t2, 2, bl_ode_builtin_y0(b), bl_ode_builtin_params(b), y, &e), BL_ERR_NOMEM);
+    assert_non_null(strstr(e.message, "exceeds 2^28 values"));
+    free(y);
+    bl_ode_solver_destroy(s);
+    bl_ode_builtin_destroy(b);
     assert_int_equal(bl_ode_builtin_create("hier-g0-s2", 0, &b, &e), BL_ERR_INVALID);
     assert_non_null(strstr(e.message, "hier-g0-s2"));
     assert_null(b);
