@@ -155,7 +155,8 @@ typedef struct bl_ssa_system {
     const int64_t *change;      /* n_reactions x n_species: the count change when a reaction fires */
     const int64_t *order;       /* mass action: n_reactions x n_species reactant orders (0..3) */
     const double *rate;         /* mass action: n_reactions rate constants (>= 0) */
-    bl_ssa_propensity_fn propensity; /* non-NULL: used instead of mass action */
+    bl_ssa_propensity_fn propensity; /* non-NULL: used instead of mass action; called from several
+                                        threads at once (one replicate each), so it must be reentrant */
     void *user;
 } bl_ssa_system;
 
