@@ -32,5 +32,6 @@
 #include "brainlesslab/seed.h"
 #include "brainlesslab/probe.h"
 #include "brainlesslab/task.h"
+#include "brainlesslab/solvers.h"
 
 #endif

@@ -21,10 +21,12 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
+#include "experiment/solvers_run.h"
 #include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 #include "plan/plan_op.h"
 #include "plan/plan_reservoir.h"
+#include "plan/plan_solvers.h"
 
 /* ---- run slots: the runners of experiment.h and task.h, one shape ---- */
 
@@ -72,6 +74,8 @@ static const char *const connectome_artifacts[] = {"plan.toml", "summary.json", 
 static const char *const audit_artifacts[] = {"plan.toml", "audit.json", NULL};
 static const char *const screen_artifacts[] = {"plan.toml", "conditions.csv", "conditions.json", "summary.json", NULL};
 static const char *const reservoir_artifacts[] = {"trials.csv", "outcomes.npy", "summary.json", NULL};
+static const char *const ode_artifacts[] = {"t.npy", "y.npy", "summary.json", NULL};
+static const char *const ssa_artifacts[] = {"t.npy", "counts.npy", "events.npy", "summary.json", NULL};
 static const char *const calibrate_artifacts[] = {"trials.csv", "outcomes.npy", "summary.json", "calibration.json",
                                                   NULL};
 
@@ -105,6 +109,13 @@ static const bl_operation rows[] = {
     RESERVOIR_ROW("ablate", BL_OP_ABLATE, reservoir_artifacts),
     RESERVOIR_ROW("benchmark", BL_OP_BENCHMARK, reservoir_artifacts),
     RESERVOIR_ROW("calibrate", BL_OP_CALIBRATE, calibrate_artifacts),
+    /* The solver operations (docs/solvers.md): plan_ode.c / plan_ssa.c, ode_run.c / ssa_run.c. */
+    {.name = "ode", .load = bl_pk_op_load_ode, .free_spec = bl_pk_op_free_ode, .render = bl_pk_op_render_ode,
+     .estimate = bl_pk_op_estimate_ode, .run = bl_xp_ode_run, .record_dir = bl_xp_solver_record_dir,
+     .print = bl_xp_solver_print, .destroy = bl_xp_solver_destroy, .artifacts = ode_artifacts},
+    {.name = "ssa", .load = bl_pk_op_load_ssa, .free_spec = bl_pk_op_free_ssa, .render = bl_pk_op_render_ssa,
+     .estimate = bl_pk_op_estimate_ssa, .run = bl_xp_ssa_run, .record_dir = bl_xp_solver_record_dir,
+     .print = bl_xp_solver_print, .destroy = bl_xp_solver_destroy, .artifacts = ssa_artifacts},
 };
 #define N_ROWS (sizeof rows / sizeof *rows)
 

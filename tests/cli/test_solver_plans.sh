@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Plans of the solver operations (`operation = "ode"` and `"ssa"`,
+# docs/solvers.md): check shows the resolved plan and hash (and the hash moves
+# with a key), run seals a record that verifies, an RK4 record's y.npy is the
+# NumPy loop's bit for bit, an SSA bank is the same on 1 and 2 threads and run
+# twice, a stiff system given to dopri5 leaves a FAILED record naming the step
+# limit, and malformed plans fail with one line naming the file and the key.
+set -u
+: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/bl_solver_plans.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+ok() { echo "ok   $*"; }
+
+ode_plan() { # $1 id, $2 extra lines
+    cat <<EOF
+format = "brainlesslab-plan"
+format_version = 4
+id = "$1"
+operation = "ode"
+[ode]
+system = "vdp"
+method = "rk4"
+substeps = 20
+t_end = 10.0
+outputs = 11
+$2
+EOF
+}
+ssa_plan() { # $1 id, $2 extra [ssa] lines, $3 extra reaction lines
+    cat <<EOF
+format = "brainlesslab-plan"
+format_version = 4
+id = "$1"
+operation = "ssa"
+[ssa]
+species = ["A", "B", "C"]
+x0 = [100, 80, 0]
+replicates = 16
+seed = 7
+t_end = 5.0
+outputs = 11
+$2
+[[ssa.reaction]]
+rate = 0.01
+reactants = { A = 1, B = 1 }
+products = { C = 1 }
+$3
+[[ssa.reaction]]
+rate = 0.5
+reactants = { C = 1 }
+products = { A = 1, B = 1 }
+EOF
+}
+mkdir -p "$work/rec"
+
+# check: resolved plan and hash; the hash follows the keys
+ode_plan vdp "sensitivities = true" >"$work/vdp.toml"
+ode_plan vdp "substeps = 21" | sed '/^substeps = 20$/d' >"$work/vdp21.toml"
+h1=$("$BL_CLI" check "$work/vdp.toml" | sed -n 's/^plan hash: //p')
+h2=$("$BL_CLI" check "$work/vdp21.toml" | sed -n 's/^plan hash: //p')
+if [ -n "$h1" ] && [ -n "$h2" ] && [ "$h1" != "$h2" ]; then ok "ode check: hash $h1, another with substeps = 21"; else fail "ode check hashes '$h1' '$h2'"; fi
+
+# run + verify + the NumPy loop
+if "$BL_CLI" run "$work/vdp.toml" --root "$work/rec" --quiet >"$work/run.out" 2>&1; then
+    dir=$(ls -d "$work"/rec/vdp-* | head -1)
+    "$BL_CLI" verify "$dir" >/dev/null 2>&1 && ok "ode run: $(cat "$work/run.out" | tail -1)" || fail "ode record does not verify"
+    if /usr/bin/python3 - "$dir" <<'EOF'; then ok "ode rk4 record: y.npy = the NumPy RK4 loop bit for bit; sensitivities.npy present"; else fail "ode y.npy differs from NumPy"; fi
+import sys, numpy as np
+d = sys.argv[1]
+t, y, s = np.load(d + "/t.npy"), np.load(d + "/y.npy"), np.load(d + "/sensitivities.npy")
+f = lambda yy: np.array([yy[1], 1.0 * (1.0 - yy[0] * yy[0]) * yy[1] - yy[0]])
+x = np.array([2.0, 0.0]); out = [x]
+for k in range(len(t) - 1):
+    h = (t[k + 1] - t[k]) / 20.0
+    for j in range(20):
+        hh, h6 = h * 0.5, h / 6.0
+        k1 = f(x); k2 = f(x + hh * k1); k3 = f(x + hh * k2); k4 = f(x + h * k3)
+        x = x + h6 * (((k1 + 2.0 * k2) + 2.0 * k3) + k4)
+    out.append(x)
+sys.exit(0 if np.array_equal(np.array(out).view(np.uint64), y.view(np.uint64)) and s.shape == (11, 2, 1) else 1)
+EOF
+else
+    cat "$work/run.out" >&2
+    fail "ode run failed"
+fi
+
+# ssa: 1 thread = 2 threads = again
+ssa_plan abc "" "" >"$work/abc.toml"
+"$BL_CLI" run "$work/abc.toml" --root "$work/rec" --threads 1 --quiet >/dev/null 2>&1 || fail "ssa run (1 thread)"
+sleep 1
+"$BL_CLI" run "$work/abc.toml" --root "$work/rec" --threads 2 --quiet >/dev/null 2>&1 || fail "ssa run (2 threads)"
+n_same=$(sha256sum "$work"/rec/abc-*/counts.npy | awk '{print $1}' | sort -u | wc -l)
+n_rec=$(ls -d "$work"/rec/abc-* | wc -l)
+if [ "$n_rec" = 2 ] && [ "$n_same" = 1 ]; then ok "ssa run: 2 records (1 and 2 threads), identical counts.npy"; else fail "ssa records $n_rec, distinct counts $n_same"; fi
+for d in "$work"/rec/abc-*; do "$BL_CLI" verify "$d" >/dev/null 2>&1 || fail "ssa record $d does not verify"; done
+grep -q '"approximate":	false' "$work"/rec/abc-*/summary.json 2>/dev/null && ok "ssa summary says the direct method is exact" || fail "ssa summary lacks approximate: false"
+
+# a stiff system given to the explicit method: FAILED record naming the step limit
+ode_plan stiff "" | sed 's/^method = "rk4"/method = "dopri5"\nmax_steps = 2000\nparams = [1000.0]/; s/^t_end = 10.0/t_end = 3000.0/' >"$work/stiff.toml"
+if "$BL_CLI" run "$work/stiff.toml" --root "$work/rec" --quiet >"$work/stiff.out" 2>&1; then
+    fail "a stiff Van der Pol under dopri5 ran to the end"
+else
+    if grep -q "step limit 2000 reached" "$work/stiff.out" && [ -e "$(ls -d "$work"/rec/stiff-* | head -1)/FAILED" ]; then
+        ok "stiff dopri5 refused: $(head -c 160 "$work/stiff.out")..."
+    else
+        cat "$work/stiff.out" >&2
+        fail "stiff run: no step-limit message or no FAILED record"
+    fi
+fi
+
+# malformed plans: exit 1, one line naming the file and the key
+bad() { # $1 name, $2 expected key, stdin: plan
+    cat >"$work/$1.toml"
+    "$BL_CLI" check "$work/$1.toml" >/dev/null 2>"$work/$1.err"
+    rc=$?
+    if [ $rc -eq 1 ] && [ "$(wc -l <"$work/$1.err")" -eq 1 ] && grep -q "$1.toml" "$work/$1.err" && grep -q -- "$2" "$work/$1.err"; then
+        ok "$1: $(cat "$work/$1.err")"
+    else
+        fail "$1: rc $rc, stderr: $(cat "$work/$1.err")"
+    fi
+}
+ode_plan a "" | sed 's/"vdp"/"lorenz"/' | bad unknown-system "ode.system"
+ode_plan a "" | sed 's/"rk4"/"rk5"/' | bad unknown-method "ode.method"
+ode_plan a "params = [1.0, 2.0]" | bad params-length "ode.params"
+ode_plan a "y0 = [1.0, \"x\"]" | bad y0-string "ode.y0\[1\]"
+ode_plan a "t = [0.0, 2.0, 1.0]" | sed '/^t_end/d; /^outputs/d' | bad t-decreasing "ode.t"
+ode_plan a "sensitivities = true" | sed 's/"rk4"/"dopri5"/' | bad sens-dopri5 "ode.sensitivities"
+ode_plan a "stepsize = 1" | bad unknown-key "stepsize"
+ssa_plan a "" "" | sed 's/reactants = { C = 1 }/reactants = { D = 1 }/' | bad unknown-species "ssa.reaction\[1\].reactants.D"
+ssa_plan a "" "" | sed 's/^rate = 0.5/rate = -0.5/' | bad negative-rate "ssa.reaction\[1\].rate"
+ssa_plan a 'method = "gillespie"' "" | bad ssa-method "ssa.method"
+ssa_plan a "" "" | sed 's/^x0 = .*/x0 = [100, -1, 0]/' | bad negative-count "ssa.x0\[1\]"
+
+if [ $failures -gt 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "solver plans: all checks passed"
