@@ -62,6 +62,12 @@ BL_API bl_status bl_backend_auto_choose(bl_context *ctx, const bl_network *net, 
                                         char *report, size_t report_size, bl_error *err);
 /* Names of the compiled-in backends, NULL-terminated; the first is "reference". */
 BL_API const char *const *bl_engine_backends(void);
+/* 1 when `name` is a backend a run can ask for in this build: "auto", one of
+ * bl_engine_backends(), or "mpi" when the mpi backend is built in. `known`
+ * (may be NULL) receives the list, "auto, reference, cpu[, mpi]", for the
+ * message that refuses a name. Plans, `run --backend` and bl_run_plan refuse
+ * an unknown name before anything is reserved. */
+BL_API int bl_backend_known(const char *name, char *known, size_t size);
 
 /* Run trials first_trial .. first_trial+n_trials-1 for n_steps each, appending
  * to result (created for the same network and trial range). */

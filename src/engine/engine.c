@@ -1,5 +1,6 @@
 /* Backend table and dispatch. */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,25 @@ const char *const *bl_engine_backends(void)
      * name), never a candidate for "auto": listing it would start MPI. */
     static const char *const names[] = {"reference", "cpu", NULL};
     return names;
+}
+
+int bl_backend_known(const char *name, char *known, size_t size)
+{
+    const char *const *names = bl_engine_backends();
+    int mpi = bl_mpi_available();
+    if (known && size) {
+        size_t o = (size_t)snprintf(known, size, "auto");
+        for (size_t i = 0; names[i] && o < size; i++)
+            o += (size_t)snprintf(known + o, size - o, ", %s", names[i]);
+        if (mpi && o < size)
+            snprintf(known + o, size - o, ", mpi");
+    }
+    if (!name)
+        return 0;
+    int ok = !strcmp(name, "auto") || (mpi && !strcmp(name, "mpi"));
+    for (size_t i = 0; names[i] && !ok; i++)
+        ok = !strcmp(names[i], name);
+    return ok;
 }
 
 bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *backend, bl_engine **out,

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/engine.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
@@ -87,9 +88,10 @@ static const char *const calibrate_artifacts[] = {"trials.csv", "outcomes.npy", 
     }
 #define RESERVOIR_ROW(NAME, VARIANT, ART)                                                                      \
     {                                                                                                          \
-        .name = NAME, .variant = VARIANT, .flags = BL_OP_SPEC_RESERVOIR, .takes = BL_OP_TAKES_RESERVOIR |      \
-        BL_OP_TAKES_MPI, .load = bl_pk_op_load_reservoir, .free_spec = bl_pk_op_free_reservoir,                \
-        .render = bl_pk_op_render_reservoir, .run = run_reservoir, .record_dir = dir_reservoir,                \
+        .name = NAME, .variant = VARIANT, .flags = BL_OP_SPEC_RESERVOIR | BL_OP_FIT_BEFORE_RUN,               \
+        .takes = BL_OP_TAKES_RESERVOIR | BL_OP_TAKES_MPI, .load = bl_pk_op_load_reservoir,                     \
+        .free_spec = bl_pk_op_free_reservoir, .render = bl_pk_op_render_reservoir,                             \
+        .estimate = bl_pk_op_estimate_reservoir, .run = run_reservoir, .record_dir = dir_reservoir,           \
         .print = print_reservoir, .destroy = destroy_reservoir, .artifacts = ART                               \
     }
 
@@ -232,6 +234,9 @@ bl_status bl_run_plan(bl_plan *plan, const bl_experiment_options *o, bl_run **ou
     if (o->blocks > 100000 || o->trials > 100000)
         return bl_fail(err, BL_ERR_INVALID, "blocks %u, trials %u: each must be in 1..100000 (0: as written)",
                        o->blocks, o->trials);
+    char known[256];
+    if (o->backend && !bl_backend_known(o->backend, known, sizeof known)) /* before a record is reserved */
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend \"%s\" (known: %s)", o->backend, known);
     bl_status st = bl_run_plan_fits(plan, o, err);
     if (st)
         return st;

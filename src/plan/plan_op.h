@@ -91,6 +91,7 @@ void bl_pk_op_free_audit(bl_plan *plan);
 void bl_pk_op_free_screen(bl_plan *plan);
 char *bl_pk_op_render_network(const bl_plan *plan, int pretty, int full);
 char *bl_pk_op_render_reservoir(const bl_plan *plan, int pretty, int full);
+void bl_pk_op_estimate_reservoir(const bl_plan *plan, bl_plan_estimate_t *out);
 void bl_pk_op_estimate_network(const bl_plan *plan, bl_plan_estimate_t *out);
 
 /* The row a plan was loaded by, and its section (plan->spec), for the run

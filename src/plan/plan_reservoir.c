@@ -861,6 +861,39 @@ void bl_pk_op_free_reservoir(bl_plan *plan)
     plan->spec = NULL;
 }
 
+/* What a reservoir evaluation will take, as written (--blocks/--trials are
+ * applied when it runs): every trial keeps a row of results until the record
+ * is written (trials.csv, outcomes.npy, the summaries: ~512 bytes, ~300 of
+ * them on disk), each batch slot a node (weights, units^2 doubles, and its
+ * state); the probe keeps every trial's emitted activity at three points.
+ * Time: a frame costs about units^2 multiply-adds (the recurrent weights,
+ * ~1 ns each on one core) plus ~100 ns of task and bookkeeping. */
+void bl_pk_op_estimate_reservoir(const bl_plan *plan, bl_plan_estimate_t *e)
+{
+    memset(e, 0, sizeof *e);
+    const bl_res_plan *rp = plan->spec;
+    if (!rp)
+        return;
+    double rows = 0, frames_cost = 0, biggest = 0, probe = 0;
+    for (size_t i = 0; i < rp->n_targets; i++) {
+        const bl_rp_target *t = &rp->targets[i];
+        double trials = (double)rp->blocks * (double)rp->trials_per_block, units = (double)t->count;
+        double frames = (double)t->horizon * (t->def.neural_frames ? (double)t->def.neural_frames : 1.0);
+        rows += trials;
+        frames_cost += trials * frames * (units * units * 1e-9 + 1e-7);
+        if (units > biggest)
+            biggest = units;
+        if (rp->probe)
+            probe += trials * 3.0 * units * 8.0;
+    }
+    double batch = rp->batch_size ? (double)rp->batch_size : 32.0;
+    e->spikes = 0;
+    e->memory_bytes = rows * 512.0 + batch * (biggest * biggest * 8.0 * 2.0 + biggest * 64.0) + probe +
+                      (double)strlen(rp->json ? rp->json : "") * 2.0;
+    e->disk_bytes = 4096.0 + rows * 308.0 + probe + (double)strlen(rp->json ? rp->json : "") * 1.2;
+    e->seconds_one_core = frames_cost;
+}
+
 char *bl_pk_op_render_reservoir(const bl_plan *plan, int pretty, int full)
 {
     (void)full;

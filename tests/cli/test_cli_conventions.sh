@@ -57,6 +57,42 @@ expect 2 "unknown command 'frobnicate'" -- "$BL_CLI" frobnicate
 # an option nothing is near gets no guess, but still exit 2
 expect 2 "unknown option '--zzzzzzzz'" -- "$BL_CLI" check --zzzzzzzz "$work/plan.toml"
 
+# A backend this build does not have is a usage error, and nothing is reserved.
+expect 2 "--backend 'gpu' is not a backend of this build \(known: auto, reference, cpu" -- \
+    "$BL_CLI" run "$work/plan.toml" --root "$work/rec-bad" --backend gpu
+[ ! -e "$work/rec-bad" ] || fail "run --backend gpu reserved a record"
+expect 2 "did you mean --backend" -- "$BL_CLI" run "$work/plan.toml" --root "$work/rec-bad" --bakend cpu
+# run --help names today's artifacts.
+"$BL_CLI" run --help | grep -q "spikes/trial-NNNN.h5" || fail "run --help does not name spikes/trial-NNNN.h5"
+# A PSTH too large for this machine (10,000 trials x 1e6 bins) is refused by check and by run
+# before a record is reserved.
+cat >"$work/psth.toml" <<PLAN
+format = "brainlesslab-plan"
+format_version = 4
+id = "psth"
+operation = "connectome"
+[connectome]
+path = "conn"
+[model]
+preset = "shiu2024"
+[[population]]
+name = "s"
+neurons = [0, 1]
+[[stimulus]]
+name = "s"
+population = "s"
+rate_hz = 100
+[run]
+duration_ms = 100000
+trials = 10000
+seed = 1
+[outputs]
+psth = { populations = ["s"], bin_ms = 0.1 }
+PLAN
+expect 1 "needs more memory than this machine has" -- "$BL_CLI" check "$work/psth.toml"
+expect 1 "needs more memory than this machine has" -- "$BL_CLI" run "$work/psth.toml" --root "$work/rec-psth"
+if [ -e "$work/rec-psth" ] && ls "$work/rec-psth" | grep -q .; then fail "run reserved a record for the huge PSTH"; fi
+
 echo "$failures failed"
 [ "$failures" -eq 0 ] && echo "ok   cli conventions"
 exit $((failures > 0))

@@ -17,8 +17,12 @@ static const char usage_text[] =
     "                        [--sign-key KEY.pem] [--force]\n"
     "                        [--blocks N] [--trials N] [--rng SCHEME] [--calibration RECORD]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
-    "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, spikes.h5 (SONATA),\n"
-    "counts.npy, rates.csv, rates_*_hz.npy, final_v/g.npy, propagation.json, summary.json.\n"
+    "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, plan.toml, run.log, and\n"
+    "for a connectome run: spikes/trial-NNNN.h5 (SONATA, one file per trial, streamed as the\n"
+    "run goes), counts.npy, rates.csv, rates_{mean,sd}_hz.npy, final_v/g.npy,\n"
+    "depth_from_stimulus.npy, propagation.json, summary.json (and psth.npy, probes_v/g.npy when\n"
+    "asked for); a screen: conditions.csv/json, counts.npy, rates_mean_hz.npy, final_v/g.npy;\n"
+    "an audit: audit.json, layers.csv, layer_edges.npy (docs/experiments.md).\n"
     "Progress goes to stderr when it is a terminal. Check a record with `brainlesslab verify`.\n"
     "Under mpirun the ranks split the neurons, each holding only its part of the connectome;\n"
     "--replicas K splits them into K groups that share out the trials (K divides the ranks).\n"
@@ -96,6 +100,8 @@ int bl_cmd_run(int argc, char **argv)
                 }
                 threads = (int)t;
             }
+        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
+            return bl_cli_unknown_option("run", argv[i], usage_text);
         } else if (argv[i][0] == '-' || plan_path) {
             fprintf(stderr, "brainlesslab run: unexpected argument '%s'\n%s", argv[i], usage_text);
             return 2;
@@ -105,6 +111,12 @@ int bl_cmd_run(int argc, char **argv)
     }
     if (!plan_path || !root) {
         fprintf(stderr, "brainlesslab run: PLAN and --root are required\n%s", usage_text);
+        return 2;
+    }
+    char known[256];
+    if (backend && !bl_backend_known(backend, known, sizeof known)) { /* a usage error: nothing is reserved */
+        fprintf(stderr, "brainlesslab run: --backend '%s' is not a backend of this build (known: %s)\n", backend,
+                known);
         return 2;
     }
     bl_error err = {0};
