@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 readme, base = Path(sys.argv[1]), Path(sys.argv[2]).resolve()
-blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+blocks = re.findall(r"```python(?: runnable)?\n(.*?)```", readme.read_text(), re.S)
 if not blocks:
     sys.exit(f"{readme}: no ```python block")
 code = re.sub(r'"((?:data|plans)/[^"]*)"', lambda m: repr(str(base / m.group(1))), blocks[0])
