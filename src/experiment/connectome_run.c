@@ -11,6 +11,7 @@
 
 #include "brainlesslab/analysis.h"
 #include "brainlesslab/csv.h"
+#include "brainlesslab/hash.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/npy.h"
@@ -18,6 +19,7 @@
 #include "brainlesslab/sonata.h"
 #include "core/context_impl.h"
 #include "core/stream.h"
+#include "experiment/checkpoint.h"
 #include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 
@@ -69,6 +71,9 @@ typedef struct run_ctx {
     const char *backend_forced; /* "mpi" when launched as an MPI job of several ranks */
     bl_xp_spikes *spikes;       /* streamed spike files and the PSTH (rank 0) */
     bl_xp_log log;              /* run.log in the record (rank 0) */
+    bl_xp_ckpt *ckpt;           /* trial checkpoints (one process; checkpoint.h) */
+    int resume;                 /* finishing a killed or FAILED record */
+    uint32_t resumed_from;      /* the first trial this run ran */
     /* progress within trials: the result's step observer, throttled */
     uint32_t trials_done, trials_total;
     double dt_ms, t_run, last_report;
@@ -101,6 +106,7 @@ static void observe_steps(void *user, uint64_t steps_done)
 
 static void ctx_free(run_ctx *x)
 {
+    bl_xp_ckpt_destroy(x->ckpt);
     bl_xp_spikes_destroy(x->spikes);
     bl_xp_log_close(&x->log);
     bl_result_destroy(x->res);
@@ -132,6 +138,31 @@ static bl_status reserve(const bl_plan *plan, const char *root, bl_record **rec,
             return st;
     }
     return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, bl_plan_id(plan));
+}
+
+/* run --resume RECORD: the record must be this plan's (its name carries the
+ * plan hash, its plan.toml is the plan file's bytes) before it is reopened;
+ * the checkpoint then says which trials are done (checkpoint.c). */
+static bl_status reopen(const bl_plan *plan, const char *dir, bl_record **rec, bl_error *err)
+{
+    char tag[16], path[4200], hex[65];
+    snprintf(tag, sizeof tag, "-%.8s", bl_plan_hash(plan));
+    const char *slash = strrchr(dir, '/'), *name = slash && slash[1] ? slash + 1 : dir;
+    const char *at = strstr(name, tag);
+    if (!at || (at[9] && at[9] != '-'))
+        return bl_fail(err, BL_ERR_INVALID, "%s: not a record of this plan (hash %.8s is not in its name)", dir,
+                       bl_plan_hash(plan));
+    const char *plan_sha = NULL;
+    for (size_t i = 0; i < bl_plan_n_inputs(plan); i++)
+        if (!strcmp(bl_plan_input_at(plan, i)->role, "plan"))
+            plan_sha = bl_plan_input_at(plan, i)->sha256;
+    snprintf(path, sizeof path, "%s/plan.toml", dir);
+    uint64_t bytes;
+    bl_error none = {0};
+    if (plan_sha && !bl_sha256_file(path, hex, &bytes, &none) && strcmp(hex, plan_sha))
+        return bl_fail(err, BL_ERR_INVALID, "%s: the record ran another plan file (SHA-256 %.12s, this one %.12s)",
+                       path, hex, plan_sha);
+    return bl_record_reopen(dir, rec, err);
 }
 
 static bl_status write_npy(bl_record *rec, const char *name, bl_dtype dt, int nd, const uint64_t *shape,
@@ -511,16 +542,45 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
 
-    /* Trials in waves of `threads`, so progress can be shown between them. */
+    /* Every finished wave is checkpointed in the record (one process; an MPI
+     * job's rank 0 streams its spikes after the run), so that a killed run
+     * can be resumed: a resumed run first takes back the trials its
+     * checkpoint holds, verified, and runs the others. */
+    if (!st && xp->mpi_ranks == 1)
+        st = bl_xp_ckpt_open(x->rec, bl_plan_hash(plan), trials, xp->backend, xp->threads,
+                             bl_plan_output_spikes(plan), x->resume, &x->ckpt, err);
+    if (!st && x->resume) {
+        st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
+        bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
+                   bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
+                   bl_xp_ckpt_dropped(x->ckpt));
+    }
+    x->resumed_from = trials;
+    for (uint32_t t = 0; t < trials; t++)
+        if (!bl_xp_ckpt_has(x->ckpt, t)) {
+            x->resumed_from = t;
+            break;
+        }
+
+    /* Trials in waves of `threads`, so progress can be shown between them
+     * (a resumed run: waves of the trials still missing). */
     double t1 = now();
     x->t_run = bl_xp_now();
     uint32_t wave = (uint32_t)bl_engine_trials_at_once(x->eng);
-    for (uint32_t first = 0; !st && first < trials; first += wave) {
-        uint32_t k = trials - first < wave ? trials - first : wave;
+    for (uint32_t first = 0; !st && first < trials;) {
+        if (bl_xp_ckpt_has(x->ckpt, first)) {
+            first++;
+            continue;
+        }
+        uint32_t k = 0;
+        while (first + k < trials && k < wave && !bl_xp_ckpt_has(x->ckpt, first + k))
+            k++;
         x->trials_done = first;
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
         if (!st && x->spikes && xp->mpi_ranks == 1)
             st = bl_xp_spikes_end_trials(x->spikes, first, k, err);
+        if (!st && x->ckpt)
+            st = bl_xp_ckpt_save(x->ckpt, x->res, x->spikes, first, k, err);
         bl_xp_logf(&x->log, "trials %u..%u done: %" PRIu64 " spikes so far", first, first + k - 1,
                    bl_result_n_events(x->res));
         if (!st && x->ctx->progress && xp->mpi_rank == 0)
@@ -529,6 +589,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         /* Rank 0 asks; it then fails the record and ends the job. */
         if (!st && first + k < trials && xp->mpi_rank == 0 && bl_context_cancelled(x->ctx))
             st = bl_fail(err, BL_ERR_CANCELLED, "cancelled after %u of %u trials", first + k, trials);
+        first += k;
     }
     xp->wall_run = now() - t1;
     if (st)
@@ -644,6 +705,23 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_Delete(run);
     bl_status st = text ? bl_record_set_json(x->rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
     free(text);
+    if (st || !x->resume)
+        return st;
+    /* The one section an uninterrupted run's manifest lacks. */
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddBoolToObject(r, "resumed", 1);
+    cJSON_AddNumberToObject(r, "from_trial", x->resumed_from);
+    cJSON_AddBoolToObject(r, "checkpoint_found", bl_xp_ckpt_found(x->ckpt));
+    cJSON_AddNumberToObject(r, "trials_from_checkpoint", bl_xp_ckpt_kept(x->ckpt));
+    cJSON_AddNumberToObject(r, "trials_dropped", bl_xp_ckpt_dropped(x->ckpt));
+    cJSON_AddNumberToObject(r, "trials_run", xp->trials - bl_xp_ckpt_kept(x->ckpt));
+    cJSON_AddStringToObject(r, "definition", "trials 0..from_trial-1 and every trial not run by this run were taken "
+                                             "from the interrupted run's checkpoint after their files were checked "
+                                             "against their SHA-256 (docs/reliability.md, Durable runs)");
+    text = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    st = text ? bl_record_set_json(x->rec, "resumed", text, err) : bl_fail(err, BL_ERR_NOMEM, "resumed section");
+    free(text);
     return st;
 }
 
@@ -720,8 +798,11 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (xp->mpi_ranks > 1 || wants_mpi)
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
-    if (xp->mpi_rank == 0)
-        st = reserve(plan, opt->root, &x.rec, err);
+    x.resume = opt->resume != NULL;
+    if (x.resume && multi)
+        st = bl_fail(err, BL_ERR_INVALID, "resume: a connectome run in one process only (not under mpirun)");
+    else if (xp->mpi_rank == 0)
+        st = x.resume ? reopen(plan, opt->resume, &x.rec, err) : reserve(plan, opt->root, &x.rec, err);
     if (st) {
         if (multi) /* does not return */
             bl_mpi_job_abort(x.ctx, err->message, NULL);
@@ -793,8 +874,9 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (x.rec && !st)
         st = bl_xp_copy_plan(plan, x.rec, err);
     if (x.rec && !st) {
-        bl_xp_log_open(&x.log, x.rec);
-        bl_xp_logf(&x.log, "run %s (plan %.12s)", bl_plan_id(plan), bl_plan_hash(plan));
+        /* A resumed run continues the log of the run it finishes. */
+        (x.resume ? bl_xp_log_reopen : bl_xp_log_open)(&x.log, x.rec);
+        bl_xp_logf(&x.log, "%s %s (plan %.12s)", x.resume ? "resume" : "run", bl_plan_id(plan), bl_plan_hash(plan));
     }
     if (multi && st) /* the other ranks may already wait in a collective */
         bl_mpi_job_abort(x.ctx, err->message, NULL);
@@ -806,6 +888,8 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
+    if (x.rec && !st) /* the record holds what an uninterrupted run's holds */
+        st = bl_xp_ckpt_remove(x.ckpt, err);
     if (x.rec) /* the log is complete before the seal hashes it */
         st = bl_xp_end(x.rec, &x.log, st, err);
     if (multi && xp->mpi_rank == 0) {

@@ -1,0 +1,50 @@
+/* Trial checkpoints of a connectome run, kept inside its reserved record so
+ * that `run --resume RECORD` can finish a killed or FAILED run without
+ * running its finished trials again (docs/reliability.md, "Durable runs").
+ *
+ * Trials are independent (each draws from streams keyed by its index,
+ * docs/streams.md), so a finished trial is all a resumed run needs: its
+ * counts, final state, probe samples, PSTH row and spike digest (what the
+ * end-of-run artifacts are computed from) in checkpoint/trial-NNNN.bin, and
+ * its closed spike file spikes/trial-NNNN.h5. checkpoint/checkpoint.json
+ * names both by SHA-256; every file is written to a temporary name, flushed
+ * and renamed, so a kill leaves either the old checkpoint or the new one.
+ * The directory is removed before the record is sealed: a sealed record
+ * holds exactly what an uninterrupted run's holds. */
+#ifndef BL_XP_CHECKPOINT_H
+#define BL_XP_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "brainlesslab/engine.h"
+#include "brainlesslab/record.h"
+#include "experiment/xp_impl.h"
+
+typedef struct bl_xp_ckpt bl_xp_ckpt;
+
+/* resume = 0: a fresh checkpoint (checkpoint/ is created). resume = 1: the
+ * one an earlier run left is read, if any (none: every trial runs); it must
+ * be of this plan, backend and thread count, else BL_ERR_INVALID naming what
+ * differs. spike_files: the run writes spikes/trial-NNNN.h5. */
+bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t trials, const char *backend,
+                          int threads, int spike_files, int resume, bl_xp_ckpt **out, bl_error *err);
+/* Resume: every trial the checkpoint lists is read once, hashed as read and
+ * compared with the checkpoint (and its spike file with its hash); a trial
+ * whose files match is put back into res and spikes, any other is dropped
+ * (it runs again). Then every file of the record that no kept trial owns is
+ * removed (half-written spike files, artifacts of an interrupted seal),
+ * except run.log, which goes on. */
+bl_status bl_xp_ckpt_restore(bl_xp_ckpt *c, bl_result *res, bl_xp_spikes *spikes, bl_error *err);
+int bl_xp_ckpt_has(const bl_xp_ckpt *c, uint32_t trial);
+uint32_t bl_xp_ckpt_kept(const bl_xp_ckpt *c);    /* trials restored */
+uint32_t bl_xp_ckpt_dropped(const bl_xp_ckpt *c); /* listed but not matching: run again */
+int bl_xp_ckpt_found(const bl_xp_ckpt *c);        /* resume found a checkpoint manifest */
+/* Trials [first, first + n) have ended (their spike files closed): save them
+ * and commit the manifest. */
+bl_status bl_xp_ckpt_save(bl_xp_ckpt *c, const bl_result *res, const bl_xp_spikes *spikes, uint32_t first,
+                          uint32_t n, bl_error *err);
+/* Before sealing: the checkpoint leaves the record. */
+bl_status bl_xp_ckpt_remove(bl_xp_ckpt *c, bl_error *err);
+void bl_xp_ckpt_destroy(bl_xp_ckpt *c);
+
+#endif
