@@ -45,6 +45,8 @@ struct bl_xp_ckpt {
     entry *e;
 };
 
+static bl_status unstash(bl_record *rec, bl_error *err);
+
 static void trial_names(uint32_t t, char data[64], char spikes[64])
 {
     snprintf(data, 64, DIR_NAME "/trial-%04" PRIu32 ".bin", t);
@@ -221,7 +223,9 @@ bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t tria
     c->spike_files = spike_files;
     c->trials = trials;
     char path[4096];
-    bl_status st = bl_record_path(rec, MANIFEST, path, sizeof path, err); /* creates checkpoint/ */
+    bl_status st = resume ? unstash(rec, err) : BL_OK;
+    if (!st)
+        st = bl_record_path(rec, MANIFEST, path, sizeof path, err); /* creates checkpoint/ */
     struct stat sb;
     if (!st && resume && lstat(path, &sb) == 0) {
         c->found = 1;
@@ -451,19 +455,15 @@ bl_status bl_xp_ckpt_save(bl_xp_ckpt *c, const bl_result *res, const bl_xp_spike
     return st ? st : commit(c, err);
 }
 
-bl_status bl_xp_ckpt_remove(bl_xp_ckpt *c, bl_error *err)
+/* A flat directory (the checkpoint's) and its files; the manifest first, so
+ * that a kill half-way leaves no manifest naming missing files. */
+static bl_status remove_flat(const char *dp, bl_error *err)
 {
-    if (!c)
-        return BL_OK;
-    char dp[4096];
-    snprintf(dp, sizeof dp, "%s/" DIR_NAME, bl_record_dir(c->rec));
     DIR *dir = opendir(dp);
     if (!dir)
         return errno == ENOENT ? BL_OK : bl_fail(err, BL_ERR_IO, "%s: cannot list: %s", dp, strerror(errno));
     struct dirent *de;
     bl_status st = BL_OK;
-    /* The manifest first: a kill half-way leaves no checkpoint naming
-     * missing files (the resume then runs every trial again). */
     char fp[4400];
     snprintf(fp, sizeof fp, "%s/checkpoint.json", dp);
     if (unlink(fp) != 0 && errno != ENOENT)
@@ -476,9 +476,69 @@ bl_status bl_xp_ckpt_remove(bl_xp_ckpt *c, bl_error *err)
             st = bl_fail(err, BL_ERR_IO, "%s: cannot remove: %s", fp, strerror(errno));
     }
     closedir(dir);
-    if (!st && rmdir(dp) != 0)
+    if (!st && rmdir(dp) != 0 && errno != ENOENT)
         st = bl_fail(err, BL_ERR_IO, "%s: cannot remove: %s", dp, strerror(errno));
     return st;
+}
+
+/* ROOT/.NAME.checkpoint: where the checkpoint waits while the record is
+ * sealed (outside the record, so the seal does not inventory it). */
+static void stash_path(const bl_record *rec, char *buf, size_t size)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", bl_record_dir(rec));
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? slash + 1 : dir;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        snprintf(buf, size, "%s/.%s.checkpoint", dir, name);
+    } else {
+        snprintf(buf, size, "%s.%s.checkpoint", slash ? "/" : "", name);
+    }
+}
+
+bl_status bl_xp_ckpt_stash(bl_xp_ckpt *c, bl_error *err)
+{
+    if (!c)
+        return BL_OK;
+    char dp[4096], sp[4200];
+    snprintf(dp, sizeof dp, "%s/" DIR_NAME, bl_record_dir(c->rec));
+    stash_path(c->rec, sp, sizeof sp);
+    bl_status st = remove_flat(sp, err); /* a stale one of an earlier seal */
+    if (!st && rename(dp, sp) != 0 && errno != ENOENT)
+        st = bl_fail(err, BL_ERR_IO, "%s: cannot move the checkpoint out of the record: %s", dp, strerror(errno));
+    if (!st)
+        st = fsync_dir_of(dp, err);
+    return st ? st : fsync_dir_of(sp, err);
+}
+
+void bl_xp_ckpt_discard(bl_xp_ckpt *c)
+{
+    if (!c)
+        return;
+    char sp[4200];
+    bl_error ignored = {0};
+    stash_path(c->rec, sp, sizeof sp);
+    remove_flat(sp, &ignored); /* the record is sealed: a leftover is only disk */
+}
+
+/* A resume after a kill during the seal: the stashed checkpoint goes back. */
+static bl_status unstash(bl_record *rec, bl_error *err)
+{
+    char dp[4096], sp[4200], mp[4300];
+    struct stat sb;
+    snprintf(dp, sizeof dp, "%s/" DIR_NAME, bl_record_dir(rec));
+    stash_path(rec, sp, sizeof sp);
+    snprintf(mp, sizeof mp, "%s/checkpoint.json", sp);
+    if (lstat(sp, &sb) != 0)
+        return BL_OK;
+    snprintf(mp, sizeof mp, "%s/checkpoint.json", dp);
+    if (lstat(mp, &sb) == 0) /* the record's own is newer */
+        return remove_flat(sp, err);
+    bl_status st = remove_flat(dp, err);
+    if (!st && rename(sp, dp) != 0)
+        st = bl_fail(err, BL_ERR_IO, "%s: cannot move the checkpoint back: %s", sp, strerror(errno));
+    return st ? st : fsync_dir_of(dp, err);
 }
 
 void bl_xp_ckpt_destroy(bl_xp_ckpt *c)

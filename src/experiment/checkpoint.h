@@ -9,7 +9,7 @@
  * its closed spike file spikes/trial-NNNN.h5. checkpoint/checkpoint.json
  * names both by SHA-256; every file is written to a temporary name, flushed
  * and renamed, so a kill leaves either the old checkpoint or the new one.
- * The directory is removed before the record is sealed: a sealed record
+ * The directory leaves the record before it is sealed: a sealed record
  * holds exactly what an uninterrupted run's holds. */
 #ifndef BL_XP_CHECKPOINT_H
 #define BL_XP_CHECKPOINT_H
@@ -43,8 +43,11 @@ int bl_xp_ckpt_found(const bl_xp_ckpt *c);        /* resume found a checkpoint m
  * and commit the manifest. */
 bl_status bl_xp_ckpt_save(bl_xp_ckpt *c, const bl_result *res, const bl_xp_spikes *spikes, uint32_t first,
                           uint32_t n, bl_error *err);
-/* Before sealing: the checkpoint leaves the record. */
-bl_status bl_xp_ckpt_remove(bl_xp_ckpt *c, bl_error *err);
+/* Before sealing, the checkpoint leaves the record for ROOT/.NAME.checkpoint
+ * (a rename), so that a kill during the seal still finds it (a resume moves
+ * it back); once the record is DONE it is discarded. */
+bl_status bl_xp_ckpt_stash(bl_xp_ckpt *c, bl_error *err);
+void bl_xp_ckpt_discard(bl_xp_ckpt *c);
 void bl_xp_ckpt_destroy(bl_xp_ckpt *c);
 
 #endif

@@ -889,9 +889,11 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
     if (x.rec && !st) /* the record holds what an uninterrupted run's holds */
-        st = bl_xp_ckpt_remove(x.ckpt, err);
+        st = bl_xp_ckpt_stash(x.ckpt, err);
     if (x.rec) /* the log is complete before the seal hashes it */
         st = bl_xp_end(x.rec, &x.log, st, err);
+    if (x.rec && !st)
+        bl_xp_ckpt_discard(x.ckpt);
     if (multi && xp->mpi_rank == 0) {
         guard.open = 0;
         bl_mpi_watchdog_unlock();

@@ -256,11 +256,16 @@ bl_status bl_record_reopen(const char *dir, bl_record **out, bl_error *err)
     char when[32], text[512];
     bl_format_utc(r->created, when);
     int tl = snprintf(text, sizeof text, "pid %ld\nhost %s\nreserved_utc %s\nresumed\n", (long)getpid(), host, when);
-    /* The reservation first, then the old seal goes: a crash in between
-     * leaves a record that is visibly unfinished (and resumable again). */
-    unlinkat(dfd, BL_RECORD_RESERVED, 0);
-    bl_status st = r->name ? write_text_excl(dfd, r->dir, BL_RECORD_RESERVED, text, tl > 0 ? (size_t)tl : 0, err)
+    /* The reservation first (written aside and renamed over the old one: a
+     * kill never leaves the record without a marker), then the old seal
+     * goes: a crash in between leaves a record visibly unfinished (and
+     * resumable again). */
+    static const char tmp[] = BL_RECORD_RESERVED ".new";
+    unlinkat(dfd, tmp, 0);
+    bl_status st = r->name ? write_text_excl(dfd, r->dir, tmp, text, tl > 0 ? (size_t)tl : 0, err)
                            : bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", dir);
+    if (!st && renameat(dfd, tmp, dfd, BL_RECORD_RESERVED) != 0)
+        st = bl_fail(err, BL_ERR_IO, "%s/%s: cannot write: %s", r->dir, BL_RECORD_RESERVED, strerror(errno));
     const char *old[] = {BL_RECORD_FAILED, BL_RECORD_SIGNATURE, BL_RECORD_CHECKSUMS, BL_RECORD_MANIFEST};
     for (size_t k = 0; !st && k < sizeof old / sizeof *old; k++)
         if (unlinkat(dfd, old[k], 0) != 0 && errno != ENOENT)
