@@ -256,9 +256,10 @@ size_t bl_result_probe_trial_bytes(const bl_result *r)
 }
 
 /* A resumed run: a trial that ran before the interruption gets back what it
- * left (checkpoint.c); the trial itself is not run again. */
+ * left (checkpoint.c); the trial itself is not run again. Its spikes are not
+ * events of this result (n_events counts this run's). */
 bl_status bl_result_restore_trial(bl_result *r, uint32_t trial, const int32_t *counts, const void *v, const void *g,
-                                  const void *probe_v, const void *probe_g, uint64_t n_events, bl_error *err)
+                                  const void *probe_v, const void *probe_g, bl_error *err)
 {
     if (trial < r->first_trial || trial - r->first_trial >= r->n_trials)
         return bl_fail(err, BL_ERR_INTERNAL, "restored trial %" PRIu32 " outside the result", trial);
@@ -270,6 +271,5 @@ bl_status bl_result_restore_trial(bl_result *r, uint32_t trial, const int32_t *c
         memcpy((char *)r->probe_v + (size_t)(trial - r->first_trial) * pb, probe_v, pb);
         memcpy((char *)r->probe_g + (size_t)(trial - r->first_trial) * pb, probe_g, pb);
     }
-    r->n_events += n_events;
     return BL_OK;
 }

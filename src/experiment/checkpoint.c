@@ -40,7 +40,8 @@ typedef struct entry {
 struct bl_xp_ckpt {
     bl_record *rec;
     char plan[65], backend[32];
-    int threads, spike_files, found;
+    int threads, ranks, spike_files, found;
+    uint64_t events; /* spikes of the restored trials */
     uint32_t trials, kept, dropped;
     entry *e;
 };
@@ -162,10 +163,11 @@ static bl_status read_manifest(bl_xp_ckpt *c, const char *path, bl_error *err)
     const char *plan = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "plan_sha256"));
     const char *backend = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "backend"));
     const cJSON *threads = cJSON_GetObjectItemCaseSensitive(m, "threads");
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(m, "ranks");
     const cJSON *trials = cJSON_GetObjectItemCaseSensitive(m, "trials");
     const cJSON *spikes = cJSON_GetObjectItemCaseSensitive(m, "spike_files");
     const cJSON *done = cJSON_GetObjectItemCaseSensitive(m, "done");
-    if (!fmt || strcmp(fmt, "brainlesslab-checkpoint") || !plan || !backend || !cJSON_IsNumber(threads) ||
+    if (!fmt || strcmp(fmt, "brainlesslab-checkpoint") || !plan || !backend || !cJSON_IsNumber(threads) || !cJSON_IsNumber(ranks) ||
         !cJSON_IsNumber(trials) || !cJSON_IsBool(spikes) || !cJSON_IsArray(done))
         st = bl_fail(err, BL_ERR_INVALID, "%s: not a checkpoint manifest this build wrote", path);
     else if (strcmp(plan, c->plan))
@@ -173,9 +175,11 @@ static bl_status read_manifest(bl_xp_ckpt *c, const char *path, bl_error *err)
                      plan, c->plan);
     else if (trials->valuedouble != (double)c->trials || cJSON_IsTrue(spikes) != !!c->spike_files)
         st = bl_fail(err, BL_ERR_INVALID, "%s: the checkpoint is of another run (trials or spike output)", path);
-    else if (strcmp(backend, c->backend) || threads->valuedouble != (double)c->threads)
-        st = bl_fail(err, BL_ERR_INVALID, "%s: the run ran on backend %s with %g thread(s); resume it the same way "
-                     "(now %s with %d)", path, backend, threads->valuedouble, c->backend, c->threads);
+    else if (strcmp(backend, c->backend) || threads->valuedouble != (double)c->threads ||
+             ranks->valuedouble != (double)c->ranks)
+        st = bl_fail(err, BL_ERR_INVALID, "%s: the run ran on backend %s with %g thread(s) x %g rank(s); resume it "
+                     "the same way (now %s with %d x %d)", path, backend, threads->valuedouble, ranks->valuedouble,
+                     c->backend, c->threads, c->ranks);
     const cJSON *d;
     cJSON_ArrayForEach(d, done)
     {
@@ -206,7 +210,7 @@ static bl_status read_manifest(bl_xp_ckpt *c, const char *path, bl_error *err)
 }
 
 bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t trials, const char *backend,
-                          int threads, int spike_files, int resume, bl_xp_ckpt **out, bl_error *err)
+                          int threads, int ranks, int spike_files, int resume, bl_xp_ckpt **out, bl_error *err)
 {
     *out = NULL;
     bl_xp_ckpt *c = calloc(1, sizeof *c);
@@ -220,6 +224,7 @@ bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t tria
     snprintf(c->plan, sizeof c->plan, "%s", plan_sha256);
     snprintf(c->backend, sizeof c->backend, "%s", backend);
     c->threads = threads;
+    c->ranks = ranks;
     c->spike_files = spike_files;
     c->trials = trials;
     char path[4096];
@@ -282,12 +287,14 @@ static bl_status restore_one(bl_xp_ckpt *c, uint32_t t, bl_result *res, bl_xp_sp
     for (size_t i = 0; i < n; i++)
         events += (uint64_t)(counts[i] > 0 ? counts[i] : 0);
     const char *v = p + n * 4, *g = v + n * sz, *psth = g + n * sz, *pv = psth + cells * 4, *pg = pv + pb;
-    bl_status st = bl_result_restore_trial(res, t, counts, v, g, pv, pg, events, err);
+    bl_status st = bl_result_restore_trial(res, t, counts, v, g, pv, pg, err);
     if (!st)
         st = bl_xp_spikes_restore(spikes, t, h.digest, (const int32_t *)psth, err);
     free(b);
-    if (!st)
+    if (!st) {
         e->kept = 1;
+        c->events += events;
+    }
     return st;
 }
 
@@ -359,6 +366,7 @@ bl_status bl_xp_ckpt_restore(bl_xp_ckpt *c, bl_result *res, bl_xp_spikes *spikes
 
 int bl_xp_ckpt_has(const bl_xp_ckpt *c, uint32_t trial) { return c && trial < c->trials && c->e[trial].kept; }
 uint32_t bl_xp_ckpt_kept(const bl_xp_ckpt *c) { return c ? c->kept : 0; }
+uint64_t bl_xp_ckpt_events(const bl_xp_ckpt *c) { return c ? c->events : 0; }
 uint32_t bl_xp_ckpt_dropped(const bl_xp_ckpt *c) { return c ? c->dropped : 0; }
 int bl_xp_ckpt_found(const bl_xp_ckpt *c) { return c && c->found; }
 
@@ -370,6 +378,7 @@ static bl_status commit(bl_xp_ckpt *c, bl_error *err)
     cJSON_AddStringToObject(m, "plan_sha256", c->plan);
     cJSON_AddStringToObject(m, "backend", c->backend);
     cJSON_AddNumberToObject(m, "threads", c->threads);
+    cJSON_AddNumberToObject(m, "ranks", c->ranks);
     cJSON_AddNumberToObject(m, "trials", c->trials);
     cJSON_AddBoolToObject(m, "spike_files", c->spike_files);
     cJSON *done = cJSON_AddArrayToObject(m, "done");

@@ -24,10 +24,10 @@ typedef struct bl_xp_ckpt bl_xp_ckpt;
 
 /* resume = 0: a fresh checkpoint (checkpoint/ is created). resume = 1: the
  * one an earlier run left is read, if any (none: every trial runs); it must
- * be of this plan, backend and thread count, else BL_ERR_INVALID naming what
+ * be of this plan, backend, thread and rank count, else BL_ERR_INVALID naming what
  * differs. spike_files: the run writes spikes/trial-NNNN.h5. */
 bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t trials, const char *backend,
-                          int threads, int spike_files, int resume, bl_xp_ckpt **out, bl_error *err);
+                          int threads, int ranks, int spike_files, int resume, bl_xp_ckpt **out, bl_error *err);
 /* Resume: every trial the checkpoint lists is read once, hashed as read and
  * compared with the checkpoint (and its spike file with its hash); a trial
  * whose files match is put back into res and spikes, any other is dropped
@@ -37,6 +37,7 @@ bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t tria
 bl_status bl_xp_ckpt_restore(bl_xp_ckpt *c, bl_result *res, bl_xp_spikes *spikes, bl_error *err);
 int bl_xp_ckpt_has(const bl_xp_ckpt *c, uint32_t trial);
 uint32_t bl_xp_ckpt_kept(const bl_xp_ckpt *c);    /* trials restored */
+uint64_t bl_xp_ckpt_events(const bl_xp_ckpt *c);  /* their spikes */
 uint32_t bl_xp_ckpt_dropped(const bl_xp_ckpt *c); /* listed but not matching: run again */
 int bl_xp_ckpt_found(const bl_xp_ckpt *c);        /* resume found a checkpoint manifest */
 /* Trials [first, first + n) have ended (their spike files closed): save them

@@ -74,6 +74,7 @@ typedef struct run_ctx {
     bl_xp_ckpt *ckpt;           /* trial checkpoints (one process; checkpoint.h) */
     int resume;                 /* finishing a killed or FAILED record */
     uint32_t resumed_from;      /* the first trial this run ran */
+    int32_t *skip;              /* [trials + 1]: 1 for a trial taken from the checkpoint; [trials]: rank 0 failed */
     /* progress within trials: the result's step observer, throttled */
     uint32_t trials_done, trials_total;
     double dt_ms, t_run, last_report;
@@ -107,6 +108,7 @@ static void observe_steps(void *user, uint64_t steps_done)
 static void ctx_free(run_ctx *x)
 {
     bl_xp_ckpt_destroy(x->ckpt);
+    free(x->skip);
     bl_xp_spikes_destroy(x->spikes);
     bl_xp_log_close(&x->log);
     bl_result_destroy(x->res);
@@ -182,10 +184,10 @@ static const char *cell_type(const bl_connectome *c, int col, uint64_t i)
 
 /* An MPI job's rank 0 holds every event in its result (the ranks exchange
  * them): they go through the same stream as a single process's would. */
-static bl_status stream_events(run_ctx *x, bl_error *err)
+static bl_status stream_events(run_ctx *x, uint64_t from_event, uint32_t first, uint32_t n_trials, bl_error *err)
 {
     const bl_result *r = x->res;
-    uint64_t n = bl_result_n_events(r), a = 0;
+    uint64_t n = bl_result_n_events(r), a = from_event;
     const int32_t *tr = bl_result_event_trials(r), *sp = bl_result_event_steps(r), *nr = bl_result_event_neurons(r);
     bl_status st = BL_OK;
     while (!st && a < n) {
@@ -195,7 +197,7 @@ static bl_status stream_events(run_ctx *x, bl_error *err)
         st = bl_xp_spikes_sink(x->spikes, (uint32_t)tr[a], (uint32_t)sp[a], nr + a, (size_t)(b - a), err);
         a = b;
     }
-    return st ? st : bl_xp_spikes_end_trials(x->spikes, 0, bl_result_n_trials(r), err);
+    return st ? st : bl_xp_spikes_end_trials(x->spikes, first, n_trials, err);
 }
 
 /* probes_v.npy, probes_g.npy [trial][sample][neuron] and probes.json. */
@@ -542,25 +544,48 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
 
-    /* Every finished wave is checkpointed in the record (one process; an MPI
-     * job's rank 0 streams its spikes after the run), so that a killed run
-     * can be resumed: a resumed run first takes back the trials its
-     * checkpoint holds, verified, and runs the others. */
-    if (!st && xp->mpi_ranks == 1)
-        st = bl_xp_ckpt_open(x->rec, bl_plan_hash(plan), trials, xp->backend, xp->threads,
+    /* Every finished wave is checkpointed in the record by rank 0, so that a
+     * killed run can be resumed: a resumed run first takes back the trials
+     * its checkpoint holds, verified, and runs the others. Every rank of an
+     * MPI job must run the same trials: rank 0 says which (a max-reduce of
+     * its list, the last cell saying that it failed). */
+    const int multi = xp->mpi_ranks > 1;
+    if (!st && xp->mpi_rank == 0) {
+        st = bl_xp_ckpt_open(x->rec, bl_plan_hash(plan), trials, xp->backend, xp->threads, xp->mpi_ranks,
                              bl_plan_output_spikes(plan), x->resume, &x->ckpt, err);
-    if (!st && x->resume) {
-        st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
-        bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
-                   bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
-                   bl_xp_ckpt_dropped(x->ckpt));
+        if (!st && x->resume) {
+            st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
+            bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
+                       bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
+                       bl_xp_ckpt_dropped(x->ckpt));
+        }
     }
+    if (!(x->skip = calloc((size_t)trials + 1, sizeof *x->skip))) {
+        bl_status nm = bl_fail(err, BL_ERR_NOMEM, "cannot list %u trials", trials);
+        return st ? st : nm;
+    }
+    for (uint32_t t = 0; t < trials; t++)
+        x->skip[t] = bl_xp_ckpt_has(x->ckpt, t);
+    x->skip[trials] = st != BL_OK;
+    if (multi) {
+        bl_error e = {0};
+        if (bl_mpi_job_allreduce_max_i32(x->ctx, x->skip, (uint64_t)trials + 1, &e) && !st)
+            return bl_fail(err, e.status, "%s", e.message);
+        /* Rank 0 failed: it seals the record FAILED and ends the job; the
+         * others wait in one more collective, which it never joins. */
+        if (x->skip[trials] && xp->mpi_rank > 0)
+            for (;;)
+                bl_mpi_job_allreduce_max_i32(x->ctx, x->skip, 1, &e);
+    }
+    if (st)
+        return st;
     x->resumed_from = trials;
     for (uint32_t t = 0; t < trials; t++)
-        if (!bl_xp_ckpt_has(x->ckpt, t)) {
+        if (!x->skip[t]) {
             x->resumed_from = t;
             break;
         }
+    uint64_t restored = bl_xp_ckpt_events(x->ckpt);
 
     /* Trials in waves of `threads`, so progress can be shown between them
      * (a resumed run: waves of the trials still missing). */
@@ -568,21 +593,26 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     x->t_run = bl_xp_now();
     uint32_t wave = (uint32_t)bl_engine_trials_at_once(x->eng);
     for (uint32_t first = 0; !st && first < trials;) {
-        if (bl_xp_ckpt_has(x->ckpt, first)) {
+        if (x->skip[first]) {
             first++;
             continue;
         }
         uint32_t k = 0;
-        while (first + k < trials && k < wave && !bl_xp_ckpt_has(x->ckpt, first + k))
+        while (first + k < trials && k < wave && !x->skip[first + k])
             k++;
         x->trials_done = first;
+        uint64_t events_before = bl_result_n_events(x->res);
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
-        if (!st && x->spikes && xp->mpi_ranks == 1)
+        /* One process streams during the trials; an MPI job's rank 0 holds
+         * the wave's events (the ranks exchange them) and streams them now. */
+        if (!st && x->spikes && !multi)
             st = bl_xp_spikes_end_trials(x->spikes, first, k, err);
+        else if (!st && x->spikes)
+            st = stream_events(x, events_before, first, k, err);
         if (!st && x->ckpt)
             st = bl_xp_ckpt_save(x->ckpt, x->res, x->spikes, first, k, err);
         bl_xp_logf(&x->log, "trials %u..%u done: %" PRIu64 " spikes so far", first, first + k - 1,
-                   bl_result_n_events(x->res));
+                   restored + bl_result_n_events(x->res));
         if (!st && x->ctx->progress && xp->mpi_rank == 0)
             x->ctx->progress(x->ctx->progress_user, first + k, trials, (first + k) * xp->duration_ms / 1000.0,
                              now() - t1);
@@ -594,7 +624,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     xp->wall_run = now() - t1;
     if (st)
         return st;
-    xp->spikes = bl_result_n_events(x->res);
+    xp->spikes = restored + bl_result_n_events(x->res);
     if ((st = check_finite(x, err)))
         return st;
     /* Depths need the whole graph: with a connectome part every rank takes
@@ -639,8 +669,6 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
 
     /* Artifacts. */
     uint64_t shape2[2] = {trials, n}, shape1 = n;
-    if (!st && x->spikes && xp->mpi_ranks > 1)
-        st = stream_events(x, err);
     if (!st)
         st = write_psth(x, err);
     if (!st)
@@ -799,9 +827,7 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
     x.resume = opt->resume != NULL;
-    if (x.resume && multi)
-        st = bl_fail(err, BL_ERR_INVALID, "resume: a connectome run in one process only (not under mpirun)");
-    else if (xp->mpi_rank == 0)
+    if (xp->mpi_rank == 0)
         st = x.resume ? reopen(plan, opt->resume, &x.rec, err) : reserve(plan, opt->root, &x.rec, err);
     if (st) {
         if (multi) /* does not return */

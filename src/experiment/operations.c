@@ -195,8 +195,7 @@ unsigned bl_run_refused(const bl_plan *plan, const bl_experiment_options *o)
         refused |= BL_RUN_REFUSED_BACKEND;
     if (bl_mpi_job_ranks(o->context) > 1 && !(op->takes & BL_OP_TAKES_MPI))
         refused |= BL_RUN_REFUSED_MPI;
-    /* Trial checkpoints are written by a connectome run in one process. */
-    if (o->resume && (!(op->takes & BL_OP_TAKES_RESUME) || bl_mpi_job_ranks(o->context) > 1))
+    if (o->resume && !(op->takes & BL_OP_TAKES_RESUME))
         refused |= BL_RUN_REFUSED_RESUME;
     return refused;
 }
@@ -222,7 +221,7 @@ bl_status bl_run_plan(bl_plan *plan, const bl_experiment_options *o, bl_run **ou
     if (refused & BL_RUN_REFUSED_MPI)
         return bl_fail(err, BL_ERR_INVALID, "a %s runs in one process, not under mpirun", op->name);
     if (refused & BL_RUN_REFUSED_RESUME)
-        return bl_fail(err, BL_ERR_INVALID, "resume applies to connectome plans run in one process only");
+        return bl_fail(err, BL_ERR_INVALID, "resume applies to connectome plans only");
     if (o->blocks > 100000 || o->trials > 100000)
         return bl_fail(err, BL_ERR_INVALID, "blocks %u, trials %u: each must be in 1..100000 (0: as written)",
                        o->blocks, o->trials);

@@ -192,6 +192,22 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
 
 static bool has_marker(const char *dir, const char *name);
 
+/* A killed writer whose parent has not reaped it yet (mpirun killed with its
+ * ranks) still answers kill(pid, 0): Linux says it is a zombie. */
+static bool is_zombie(long pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    const char *paren = strrchr(text, ')'); /* the command name may hold spaces */
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
 /* A record left by a killed run (.RESERVED) or sealed FAILED, opened again to
  * be finished (run --resume). A DONE record is never reopened: it is final.
  * A reservation whose process is still alive on this host is refused, so two
@@ -227,7 +243,7 @@ bl_status bl_record_reopen(const char *dir, bl_record **out, bl_error *err)
             close(fd);
         text[n > 0 ? n : 0] = '\0';
         if (sscanf(text, "pid %ld\nhost %255s", &pid, other) == 2 && !strcmp(other, host) && pid > 0 &&
-            pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+            pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM) && !is_zombie(pid)) {
             close(dfd);
             return bl_fail(err, BL_ERR_EXISTS, "%s: still reserved by process %ld on this host, which is "
                            "running; resume it once that process has ended", dir, pid);

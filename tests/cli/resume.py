@@ -16,14 +16,24 @@ Also: a checkpointed spike file altered before the resume makes that trial
 run again (same artifacts); the plan of another file, a DONE record and a
 different thread count are refused.
 
-Usage: resume.py [KILLS_PER_THREAD_COUNT]   (default 12: 24 kills in all)
+With --mpi the same is done under `mpirun -np 2` (one thread a rank): a kill
+then kills mpirun and both ranks with SIGKILL, as a preempted node would.
+
+Usage: resume.py [--mpi] [KILLS_PER_THREAD_COUNT]   (default 12: 24 kills in all; --mpi: 8)
 """
 import glob, json, os, random, shutil, signal, subprocess, sys, tempfile, time
 
 CLI = os.environ["BL_CLI"]
 SRC = os.path.abspath(os.environ["BL_SOURCE_DIR"])
-KILLS = int(sys.argv[1]) if len(sys.argv) > 1 else 12
-rng = random.Random(20261202)  # fixed: a failing kill point reproduces
+MPI = "--mpi" in sys.argv[1:]
+_args = [a for a in sys.argv[1:] if a != "--mpi"]
+KILLS = int(_args[0]) if _args else (8 if MPI else 12)
+LAUNCH = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"] if MPI else []
+if MPI:
+    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                      OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1",
+                      OMPI_MCA_btl="self,vader", OMP_WAIT_POLICY="passive")
+rng = random.Random(20261203 if MPI else 20261202)  # fixed: a failing kill point reproduces
 tmp = tempfile.mkdtemp(prefix="bl_resume_")
 failures = []
 
@@ -132,7 +142,37 @@ def record_in(root):
 
 
 def start(args):
-    return subprocess.Popen([CLI] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(LAUNCH + [CLI] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def run(*args):
+    return sh(*(LAUNCH + [CLI] + list(args)))
+
+
+def alive(pid):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def kill(p):
+    """SIGKILL p and, under mpirun, its ranks first (mpirun cannot forward a
+    SIGKILL: its ranks would run on); then wait until they are gone."""
+    kids = []
+    if MPI:
+        r = sh("pgrep", "-P", str(p.pid))
+        kids = [int(x) for x in r.stdout.split()]
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    t0 = time.monotonic()
+    while any(alive(k) for k in kids) and time.monotonic() - t0 < 10:
+        time.sleep(0.01)
 
 
 def watch_and_kill(p, root, point, delay):
@@ -158,18 +198,17 @@ def watch_and_kill(p, root, point, delay):
         if hit:
             if delay and point != "delay":
                 time.sleep(delay)
-            p.send_signal(signal.SIGKILL)
-            p.wait()
+            kill(p)
             return 1
         time.sleep(0.0005)
     return 0
 
 
 total_kills = 0
-for threads in (1, 2):
+for threads in ((1,) if MPI else (1, 2)):
     ref_root = os.path.join(tmp, "ref%d" % threads)
     t0 = time.monotonic()
-    r = sh(CLI, "run", plan, "--root", ref_root, "--threads", str(threads), "--quiet")
+    r = run(plan, "--root", ref_root, "--threads", str(threads), "--quiet")
     span = time.monotonic() - t0
     check(r.returncode == 0, "threads %d: uninterrupted run (%.2f s)%s" % (threads, span, r.stderr))
     ref = record_in(ref_root)
@@ -211,7 +250,7 @@ for threads in (1, 2):
         if os.path.exists(os.path.join(rec, "DONE")):
             what += " (the first resume ended before its kill)"
         else:
-            r = sh(CLI, "run", plan, "--resume", rec, "--threads", str(threads), "--quiet")
+            r = run(plan, "--resume", rec, "--threads", str(threads), "--quiet")
             check(r.returncode == 0, what + ": resumed" + ("" if r.returncode == 0 else ": " + r.stderr.strip()))
         v = sh(CLI, "verify", rec)
         check(v.returncode == 0, what + ": the resumed record verifies" + ("" if v.returncode == 0 else ": " + v.stdout + v.stderr))
@@ -221,7 +260,7 @@ for threads in (1, 2):
     total_kills += kills
     check(kills >= KILLS, "threads %d: %d kills (%d attempts)" % (threads, kills, attempt))
 
-check(total_kills >= 20, "%d kills in all" % total_kills)
+check(total_kills >= (KILLS if MPI else 20), "%d kills in all" % total_kills)
 
 # A FAILED record (SIGTERM: the signal guard seals it FAILED) resumes too.
 root = os.path.join(tmp, "failed")
@@ -235,12 +274,12 @@ while p.poll() is None:
     time.sleep(0.001)
 rec = record_in(root)
 if rec and os.path.exists(os.path.join(rec, "FAILED")):
-    r = sh(CLI, "run", plan, "--resume", rec, "--threads", "1", "--quiet")
+    r = run(plan, "--resume", rec, "--threads", "1", "--quiet")
     check(r.returncode == 0 and sh(CLI, "verify", rec).returncode == 0, "a FAILED record is resumed in place and verifies")
     check(not os.path.exists(os.path.join(rec, "FAILED")), "the resumed record is no longer FAILED")
     same_as(record_in(os.path.join(tmp, "ref1")), rec, "FAILED, resumed")
     # A DONE record is never resumed.
-    r = sh(CLI, "run", plan, "--resume", rec, "--threads", "1", "--quiet")
+    r = run(plan, "--resume", rec, "--threads", "1", "--quiet")
     check(r.returncode != 0 and "DONE" in r.stderr, "a DONE record is refused: " + r.stderr.strip())
 else:
     check(False, "SIGTERM left a FAILED record to resume")
@@ -253,11 +292,11 @@ rec = record_in(root)
 if rec:
     other = os.path.join(tmp, "other.toml")
     open(other, "w").write(open(plan).read() + "\n# an edit\n")
-    r = sh(CLI, "run", other, "--resume", rec, "--threads", "1", "--quiet")
+    r = run(other, "--resume", rec, "--threads", "1", "--quiet")
     check(r.returncode != 0 and "plan" in r.stderr, "another plan file is refused: " + r.stderr.strip())
-    r = sh(CLI, "run", plan, "--resume", rec, "--threads", "2", "--quiet")
+    r = run(plan, "--resume", rec, "--threads", "2", "--quiet")
     check(r.returncode != 0 and "thread" in r.stderr, "another thread count is refused: " + r.stderr.strip())
-    r = sh(CLI, "run", plan, "--resume", rec, "--threads", "1", "--quiet")
+    r = run(plan, "--resume", rec, "--threads", "1", "--quiet")
     check(r.returncode == 0, "then the same plan and threads resume it")
 
 if failures:
