@@ -229,8 +229,9 @@ bl_status bl_xp_ckpt_open(bl_record *rec, const char *plan_sha256, uint32_t tria
     c->trials = trials;
     char path[4096];
     bl_status st = resume ? unstash(rec, err) : BL_OK;
-    if (!st)
-        st = bl_record_path(rec, MANIFEST, path, sizeof path, err); /* creates checkpoint/ */
+    /* checkpoint/ is made by the first save: a run that fails before any
+     * trial ends leaves no empty directory in its FAILED record. */
+    snprintf(path, sizeof path, "%s/" MANIFEST, bl_record_dir(rec));
     struct stat sb;
     if (!st && resume && lstat(path, &sb) == 0) {
         c->found = 1;
