@@ -154,7 +154,7 @@ int bl_cmd_run(int argc, char **argv)
         if (refused & BL_RUN_REFUSED_RESERVOIR)
             fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
         else if (refused & BL_RUN_REFUSED_RESUME)
-            fprintf(stderr, "brainlesslab run: --resume applies to connectome plans run in one process only\n");
+            fprintf(stderr, "brainlesslab run: --resume applies to connectome plans only\n");
         else if (refused & BL_RUN_REFUSED_BACKEND)
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
         else
