@@ -54,7 +54,7 @@ static void trial_names(uint32_t t, char data[64], char spikes[64])
     snprintf(spikes, 64, "spikes/trial-%04" PRIu32 ".h5", t);
 }
 
-static bl_status fsync_dir_of(const char *path, bl_error *err)
+bl_status bl_xp_ckpt_fsync_dir_of(const char *path, bl_error *err)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -70,8 +70,8 @@ static bl_status fsync_dir_of(const char *path, bl_error *err)
 
 /* tmp + fsync + rename + fsync of the directory: the file at `path` is
  * always either the old one or this one, whole. */
-static bl_status write_atomic(const char *path, const void *const *parts, const size_t *lens, int n_parts,
-                              bl_error *err)
+bl_status bl_xp_ckpt_write_atomic(const char *path, const void *const *parts, const size_t *lens, int n_parts,
+                                   bl_error *err)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -101,11 +101,11 @@ static bl_status write_atomic(const char *path, const void *const *parts, const 
         unlink(tmp);
         return bl_fail(err, BL_ERR_IO, "%s: cannot write the checkpoint: %s", path, strerror(e));
     }
-    return fsync_dir_of(path, err);
+    return bl_xp_ckpt_fsync_dir_of(path, err);
 }
 
 /* A whole file read once (at most `max` bytes), regular files only. */
-static bl_status read_all(const char *path, uint64_t max, char **out, uint64_t *len, bl_error *err)
+bl_status bl_xp_ckpt_read_all(const char *path, uint64_t max, char **out, uint64_t *len, bl_error *err)
 {
     int fd;
     uint64_t size;
@@ -154,7 +154,7 @@ static bl_status read_manifest(bl_xp_ckpt *c, const char *path, bl_error *err)
 {
     char *text;
     uint64_t len;
-    bl_status st = read_all(path, MANIFEST_MAX, &text, &len, err);
+    bl_status st = bl_xp_ckpt_read_all(path, MANIFEST_MAX, &text, &len, err);
     if (st)
         return st;
     cJSON *m = cJSON_ParseWithLength(text, (size_t)len);
@@ -265,7 +265,7 @@ static bl_status restore_one(bl_xp_ckpt *c, uint32_t t, bl_result *res, bl_xp_sp
     bl_error ignored = {0};
     if (bl_record_path(c->rec, data, path, sizeof path, err))
         return err->status;
-    if (read_all(path, e->data_bytes, &b, &len, &ignored))
+    if (bl_xp_ckpt_read_all(path, e->data_bytes, &b, &len, &ignored))
         return BL_OK;
     bl_sha256_buffer(b, (size_t)len, hex);
     size_t n = (size_t)bl_result_n_neurons(res), sz = bl_dtype_size(bl_result_state_dtype(res));
@@ -404,7 +404,7 @@ static bl_status commit(bl_xp_ckpt *c, bl_error *err)
     if (!st) {
         const void *parts[1] = {text};
         size_t lens[1] = {strlen(text)};
-        st = write_atomic(path, parts, lens, 1, err);
+        st = bl_xp_ckpt_write_atomic(path, parts, lens, 1, err);
     }
     free(text);
     return st;
@@ -456,7 +456,7 @@ bl_status bl_xp_ckpt_save(bl_xp_ckpt *c, const bl_result *res, const bl_xp_spike
         bl_sha256_finish(hh, e->data_sha);
         st = bl_record_path(c->rec, data, path, sizeof path, err);
         if (!st)
-            st = write_atomic(path, parts, lens, 7, err);
+            st = bl_xp_ckpt_write_atomic(path, parts, lens, 7, err);
         if (!st && c->spike_files && !(st = bl_record_path(c->rec, sp, path, sizeof path, err)))
             st = hash_file_synced(path, e->spikes_sha, &e->spikes_bytes, err);
         if (!st)
@@ -518,8 +518,8 @@ bl_status bl_xp_ckpt_stash(bl_xp_ckpt *c, bl_error *err)
     if (!st && rename(dp, sp) != 0 && errno != ENOENT)
         st = bl_fail(err, BL_ERR_IO, "%s: cannot move the checkpoint out of the record: %s", dp, strerror(errno));
     if (!st)
-        st = fsync_dir_of(dp, err);
-    return st ? st : fsync_dir_of(sp, err);
+        st = bl_xp_ckpt_fsync_dir_of(dp, err);
+    return st ? st : bl_xp_ckpt_fsync_dir_of(sp, err);
 }
 
 void bl_xp_ckpt_discard(bl_xp_ckpt *c)
@@ -548,7 +548,7 @@ static bl_status unstash(bl_record *rec, bl_error *err)
     bl_status st = remove_flat(dp, err);
     if (!st && rename(sp, dp) != 0)
         st = bl_fail(err, BL_ERR_IO, "%s: cannot move the checkpoint back: %s", sp, strerror(errno));
-    return st ? st : fsync_dir_of(dp, err);
+    return st ? st : bl_xp_ckpt_fsync_dir_of(dp, err);
 }
 
 void bl_xp_ckpt_destroy(bl_xp_ckpt *c)

@@ -51,4 +51,28 @@ bl_status bl_xp_ckpt_stash(bl_xp_ckpt *c, bl_error *err);
 void bl_xp_ckpt_discard(bl_xp_ckpt *c);
 void bl_xp_ckpt_destroy(bl_xp_ckpt *c);
 
+/* Shared with the reservoir checkpoint (res_checkpoint.c): a file written
+ * whole or not at all (tmp + fsync + rename + fsync of the directory); a
+ * regular file read once, at most max bytes; a directory flushed. */
+bl_status bl_xp_ckpt_write_atomic(const char *path, const void *const *parts, const size_t *lens, int n_parts,
+                                   bl_error *err);
+bl_status bl_xp_ckpt_read_all(const char *path, uint64_t max, char **out, uint64_t *len, bl_error *err);
+bl_status bl_xp_ckpt_fsync_dir_of(const char *path, bl_error *err);
+
+/* Reservoir operations (res_checkpoint.c): batches of trials checkpointed as
+ * checkpoint/batch-FIRST.bin (the trials' records and probe cells), each
+ * named with its SHA-256 by one line appended (and flushed) to
+ * checkpoint/batches.log, whose first line names the plan hash and the plan
+ * file's SHA-256; a torn last line is ignored. The hooks of
+ * bl_res_evaluate_resumable. resume: read what an interrupted run left. */
+typedef struct bl_xp_res_ckpt bl_xp_res_ckpt;
+struct bl_res_resume_hooks;
+bl_status bl_xp_res_ckpt_open(bl_record *rec, const char *plan_hash, const char *plan_file_sha256, int resume,
+                              bl_xp_res_ckpt **out, bl_error *err);
+void bl_xp_res_ckpt_hooks(bl_xp_res_ckpt *c, struct bl_res_resume_hooks *hooks);
+uint64_t bl_xp_res_ckpt_kept(const bl_xp_res_ckpt *c);    /* trials restored */
+uint64_t bl_xp_res_ckpt_dropped(const bl_xp_res_ckpt *c); /* batches listed but not matching */
+uint64_t bl_xp_res_ckpt_first_run(const bl_xp_res_ckpt *c); /* the first trial index run (n: none) */
+void bl_xp_res_ckpt_destroy(bl_xp_res_ckpt *c);
+
 #endif

@@ -84,7 +84,7 @@ static const char *const calibrate_artifacts[] = {"trials.csv", "outcomes.npy", 
 #define RESERVOIR_ROW(NAME, VARIANT, ART)                                                                      \
     {                                                                                                          \
         .name = NAME, .variant = VARIANT, .flags = BL_OP_SPEC_RESERVOIR, .takes = BL_OP_TAKES_RESERVOIR |      \
-        BL_OP_TAKES_MPI, .load = bl_pk_op_load_reservoir, .free_spec = bl_pk_op_free_reservoir,                \
+        BL_OP_TAKES_MPI | BL_OP_TAKES_RESUME, .load = bl_pk_op_load_reservoir, .free_spec = bl_pk_op_free_reservoir,                \
         .render = bl_pk_op_render_reservoir, .run = run_reservoir, .record_dir = dir_reservoir,                \
         .print = print_reservoir, .destroy = destroy_reservoir, .artifacts = ART                               \
     }
