@@ -302,6 +302,64 @@ if rec:
     r = run(plan, "--resume", rec, "--threads", "1", "--quiet")
     check(r.returncode == 0, "then the same plan and threads resume it")
 
+# A reservoir sweep (docs/reservoir.md): the same at the granularity of a
+# batch of trials; trials.csv and outcomes.npy byte for byte, summary.json and
+# the manifest but for their timings.
+def norm_json(path, drop):
+    def walk(o):
+        if isinstance(o, dict):
+            return {k: walk(v) for k, v in o.items() if k not in drop}
+        if isinstance(o, list):
+            return [walk(v) for v in o]
+        return o
+    return walk(json.load(open(path)))
+
+
+if not MPI:
+    sweep = os.path.join(SRC, "plans/reservoir/sweep-delayed-cue.toml")
+    opts = ["--threads", "1", "--blocks", "24", "--trials", "100", "--quiet"]
+    ref_root = os.path.join(tmp, "sweep-ref")
+    t0 = time.monotonic()
+    r = run(sweep, "--root", ref_root, *opts)
+    span = time.monotonic() - t0
+    check(r.returncode == 0, "sweep: uninterrupted run (%.2f s)%s" % (span, r.stderr))
+    ref = record_in(ref_root)
+    kills = attempt = 0
+    while ref and kills < 6 and attempt < 30:
+        attempt += 1
+        root = os.path.join(tmp, "sweep-%d" % attempt)
+        p = start(["run", sweep, "--root", root] + opts)
+        delay = rng.uniform(0.05, span)
+        killed = watch_and_kill(p, root, "delay", delay)
+        rec = record_in(root)
+        if not killed or not rec or os.path.exists(os.path.join(rec, "DONE")):
+            continue
+        kills += 1
+        what = "sweep, kill %d at +%.3f s" % (kills, delay)
+        if rng.random() < 0.3:  # a batch file altered: its trials run again
+            b = sorted(glob.glob(os.path.join(rec, "checkpoint", "batch-*.bin")))
+            if b:
+                with open(b[-1], "r+b") as f:
+                    f.write(b"\xff")
+                what += ", %s altered" % os.path.basename(b[-1])
+        r = run(sweep, "--resume", rec, *opts)
+        check(r.returncode == 0, what + ": resumed" + ("" if r.returncode == 0 else ": " + r.stderr.strip()))
+        check(sh(CLI, "verify", rec).returncode == 0, what + ": the resumed record verifies")
+        res = json.load(open(os.path.join(rec, "manifest.json"))).get("resumed", {})
+        check(res.get("resumed") is True, what + ": the manifest says it was resumed (from trial index %s, %s "
+              "from the checkpoint)" % (res.get("from_trial_index"), res.get("trials_from_checkpoint")))
+        bad = [f for f in ("trials.csv", "outcomes.npy")
+               if open(os.path.join(ref, f), "rb").read() != open(os.path.join(rec, f), "rb").read()]
+        if norm_json(os.path.join(ref, "summary.json"), {"wall_s"}) != norm_json(os.path.join(rec, "summary.json"), {"wall_s"}):
+            bad.append("summary.json")
+        drop = {"created_utc", "finished_utc", "record_name", "resumed", "wall_evaluate_s", "artifacts"}
+        if norm_json(os.path.join(ref, "manifest.json"), drop) != norm_json(os.path.join(rec, "manifest.json"), drop):
+            bad.append("manifest.json")
+        if files(ref) != files(rec):
+            bad.append("the list of files")
+        check(not bad, what + ": every artifact as the uninterrupted run's" + (": " + ", ".join(bad) if bad else ""))
+    check(kills >= 6, "sweep: %d kills (%d attempts)" % (kills, attempt))
+
 if failures:
     print("%d failure(s); kept %s" % (len(failures), tmp))
     sys.exit(1)
