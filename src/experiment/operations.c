@@ -221,7 +221,7 @@ bl_status bl_run_plan(bl_plan *plan, const bl_experiment_options *o, bl_run **ou
     if (refused & BL_RUN_REFUSED_MPI)
         return bl_fail(err, BL_ERR_INVALID, "a %s runs in one process, not under mpirun", op->name);
     if (refused & BL_RUN_REFUSED_RESUME)
-        return bl_fail(err, BL_ERR_INVALID, "resume applies to connectome plans only");
+        return bl_fail(err, BL_ERR_INVALID, "resume applies to connectome and reservoir plans only");
     if (o->blocks > 100000 || o->trials > 100000)
         return bl_fail(err, BL_ERR_INVALID, "blocks %u, trials %u: each must be in 1..100000 (0: as written)",
                        o->blocks, o->trials);

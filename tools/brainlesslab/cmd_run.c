@@ -26,12 +26,13 @@ static const char usage_text[] =
     "`brainlesslab verify --key KEY.pub`. A plan whose estimate (see `check`) exceeds this\n"
     "machine's memory or the root's free disk is refused unless --force is given.\n"
     "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n"
-    "--resume RECORD finishes a connectome run that was killed (RECORD still .RESERVED) or\n"
-    "sealed FAILED, in the same record: PLAN must be the one it ran (plan.toml's bytes, the\n"
-    "plan hash) with the same backend and threads; the trials its checkpoint holds are checked\n"
-    "against their SHA-256 and kept, the others run; the sealed record is byte for byte an\n"
-    "uninterrupted run's but for timings, run.log and the manifest's \"resumed\" section\n"
-    "(docs/reliability.md, Durable runs). --root defaults to RECORD's directory.\n"
+    "--resume RECORD finishes a connectome or reservoir run that was killed (RECORD still\n"
+    ".RESERVED) or sealed FAILED, in the same record: PLAN must be the one it ran (plan hash,\n"
+    "plan file bytes); a connectome run resumes with the same backend, threads and ranks. The\n"
+    "trials (reservoir: batches) its checkpoint holds are checked against their SHA-256 and\n"
+    "kept, the others run; the sealed record is byte for byte an uninterrupted run's but for\n"
+    "timings, run.log and the manifest's \"resumed\" section (docs/reliability.md, Durable\n"
+    "runs). --root defaults to RECORD's directory.\n"
     "Reservoir plans (profile, sweep, ablate, benchmark, calibrate; docs/reservoir.md):\n"
     "  --blocks N / --trials N  run fewer (or more) blocks / trials per block than written (recorded)\n"
     "  --rng SCHEME             run on another seed scheme than written (recorded): bl-philox-v1\n"
@@ -154,7 +155,7 @@ int bl_cmd_run(int argc, char **argv)
         if (refused & BL_RUN_REFUSED_RESERVOIR)
             fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
         else if (refused & BL_RUN_REFUSED_RESUME)
-            fprintf(stderr, "brainlesslab run: --resume applies to connectome plans only\n");
+            fprintf(stderr, "brainlesslab run: --resume applies to connectome and reservoir plans only\n");
         else if (refused & BL_RUN_REFUSED_BACKEND)
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
         else
