@@ -49,6 +49,11 @@ typedef struct bl_experiment_options {
     const char *rng;         /* another seed scheme than written (recorded); NULL: as written */
     const char *calibration; /* a calibrate record: normalises the scores of its task; NULL: none */
     int batch;               /* <= 0: the plan's batch size */
+    /* A record a killed run left reserved, or that was sealed FAILED: finish it
+     * (connectome and reservoir plans) instead of reserving a new one. The
+     * plan must be the record's (plan hash, plan file bytes); the trials its
+     * checkpoint holds, verified, are not run again. NULL: a new record. */
+    const char *resume;
 } bl_experiment_options;
 
 /* The result of bl_run_plan: opaque, whatever the operation. */
@@ -58,6 +63,7 @@ typedef struct bl_run bl_run;
 #define BL_RUN_REFUSED_RESERVOIR 1u /* blocks, trials, rng or calibration: reservoir plans only */
 #define BL_RUN_REFUSED_BACKEND 2u   /* backend: connectome plans only */
 #define BL_RUN_REFUSED_MPI 4u       /* the operation runs in one process, not under mpirun */
+#define BL_RUN_REFUSED_RESUME 8u    /* resume: connectome and reservoir plans only (not screen, audit) */
 BL_API unsigned bl_run_refused(const bl_plan *plan, const bl_experiment_options *options);
 /* BL_ERR_INVALID (naming the estimate) when the plan's operation checks its
  * estimate before a run, options->force is 0 and the plan exceeds this

@@ -54,6 +54,12 @@ typedef struct bl_record bl_record;
  * is BL_ERR_EXISTS, whatever it holds. */
 BL_API bl_status bl_record_reserve(const char *root, const char *name, bl_record **out, bl_error *err);
 
+/* Reopen a record that a killed run left reserved, or that was sealed FAILED,
+ * to finish it (a resumed run): BL_ERR_EXISTS for a DONE record or one whose
+ * reserving process still runs on this host. The old FAILED marker, manifest,
+ * checksums and signature are removed; the other files stay. */
+BL_API bl_status bl_record_reopen(const char *dir, bl_record **out, bl_error *err);
+
 /* ROOT/NAME as built by reserve. */
 BL_API const char *bl_record_dir(const bl_record *r);
 

@@ -72,6 +72,12 @@ int32_t *bl_result_counts_row(bl_result *r, uint32_t trial);
 void *bl_result_v_row(bl_result *r, uint32_t trial);
 void *bl_result_g_row(bl_result *r, uint32_t trial);
 void bl_result_set_n_steps(bl_result *r, uint64_t n_steps);
+/* Bytes of one trial's probe samples (v or g; 0 without probes). */
+size_t bl_result_probe_trial_bytes(const bl_result *r);
+/* A resumed run (src/experiment/checkpoint.c): a trial's counts, final state
+ * and probe samples as an earlier run left them (n_events unchanged). */
+bl_status bl_result_restore_trial(bl_result *r, uint32_t trial, const int32_t *counts, const void *v, const void *g,
+                                  const void *probe_v, const void *probe_g, bl_error *err);
 /* A sink is set: spikes are handed out as they are appended, so a backend
  * may append a trial's spikes in pieces during the trial (bounded memory). */
 int bl_result_streams(const bl_result *r);

@@ -259,3 +259,27 @@ const int32_t *bl_result_counts(const bl_result *r) { return r->counts; }
 bl_dtype bl_result_state_dtype(const bl_result *r) { return r->state_dtype; }
 const void *bl_result_final_v(const bl_result *r) { return r->v; }
 const void *bl_result_final_g(const bl_result *r) { return r->g; }
+
+size_t bl_result_probe_trial_bytes(const bl_result *r)
+{
+    return r->n_probes ? (size_t)(r->n_samples * r->n_probes * bl_dtype_size(r->state_dtype)) : 0;
+}
+
+/* A resumed run: a trial that ran before the interruption gets back what it
+ * left (checkpoint.c); the trial itself is not run again. Its spikes are not
+ * events of this result (n_events counts this run's). */
+bl_status bl_result_restore_trial(bl_result *r, uint32_t trial, const int32_t *counts, const void *v, const void *g,
+                                  const void *probe_v, const void *probe_g, bl_error *err)
+{
+    if (trial < r->first_trial || trial - r->first_trial >= r->n_trials)
+        return bl_fail(err, BL_ERR_INTERNAL, "restored trial %" PRIu32 " outside the result", trial);
+    size_t sz = bl_dtype_size(r->state_dtype), pb = bl_result_probe_trial_bytes(r);
+    memcpy(bl_result_counts_row(r, trial), counts, r->n_neurons * sizeof *counts);
+    memcpy(bl_result_v_row(r, trial), v, r->n_neurons * sz);
+    memcpy(bl_result_g_row(r, trial), g, r->n_neurons * sz);
+    if (pb) {
+        memcpy((char *)r->probe_v + (size_t)(trial - r->first_trial) * pb, probe_v, pb);
+        memcpy((char *)r->probe_g + (size_t)(trial - r->first_trial) * pb, probe_g, pb);
+    }
+    return BL_OK;
+}

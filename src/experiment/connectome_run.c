@@ -11,6 +11,7 @@
 
 #include "brainlesslab/analysis.h"
 #include "brainlesslab/csv.h"
+#include "brainlesslab/hash.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/npy.h"
@@ -18,6 +19,7 @@
 #include "brainlesslab/sonata.h"
 #include "core/context_impl.h"
 #include "core/stream.h"
+#include "experiment/checkpoint.h"
 #include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 
@@ -69,6 +71,10 @@ typedef struct run_ctx {
     const char *backend_forced; /* "mpi" when launched as an MPI job of several ranks */
     bl_xp_spikes *spikes;       /* streamed spike files and the PSTH (rank 0) */
     bl_xp_log log;              /* run.log in the record (rank 0) */
+    bl_xp_ckpt *ckpt;           /* trial checkpoints (one process; checkpoint.h) */
+    int resume;                 /* finishing a killed or FAILED record */
+    uint32_t resumed_from;      /* the first trial this run ran */
+    int32_t *skip;              /* [trials + 1]: 1 for a trial taken from the checkpoint; [trials]: rank 0 failed */
     /* progress within trials: the result's step observer, throttled */
     uint32_t trials_done, trials_total;
     double dt_ms, t_run, last_report;
@@ -101,6 +107,8 @@ static void observe_steps(void *user, uint64_t steps_done)
 
 static void ctx_free(run_ctx *x)
 {
+    bl_xp_ckpt_destroy(x->ckpt);
+    free(x->skip);
     bl_xp_spikes_destroy(x->spikes);
     bl_xp_log_close(&x->log);
     bl_result_destroy(x->res);
@@ -134,6 +142,31 @@ static bl_status reserve(const bl_plan *plan, const char *root, bl_record **rec,
     return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, bl_plan_id(plan));
 }
 
+/* run --resume RECORD: the record must be this plan's (its name carries the
+ * plan hash, its plan.toml is the plan file's bytes) before it is reopened;
+ * the checkpoint then says which trials are done (checkpoint.c). */
+static bl_status reopen(const bl_plan *plan, const char *dir, bl_record **rec, bl_error *err)
+{
+    char tag[16], path[4200], hex[65];
+    snprintf(tag, sizeof tag, "-%.8s", bl_plan_hash(plan));
+    const char *slash = strrchr(dir, '/'), *name = slash && slash[1] ? slash + 1 : dir;
+    const char *at = strstr(name, tag);
+    if (!at || (at[9] && at[9] != '-'))
+        return bl_fail(err, BL_ERR_INVALID, "%s: not a record of this plan (hash %.8s is not in its name)", dir,
+                       bl_plan_hash(plan));
+    const char *plan_sha = NULL;
+    for (size_t i = 0; i < bl_plan_n_inputs(plan); i++)
+        if (!strcmp(bl_plan_input_at(plan, i)->role, "plan"))
+            plan_sha = bl_plan_input_at(plan, i)->sha256;
+    snprintf(path, sizeof path, "%s/plan.toml", dir);
+    uint64_t bytes;
+    bl_error none = {0};
+    if (plan_sha && !bl_sha256_file(path, hex, &bytes, &none) && strcmp(hex, plan_sha))
+        return bl_fail(err, BL_ERR_INVALID, "%s: the record ran another plan file (SHA-256 %.12s, this one %.12s)",
+                       path, hex, plan_sha);
+    return bl_record_reopen(dir, rec, err);
+}
+
 static bl_status write_npy(bl_record *rec, const char *name, bl_dtype dt, int nd, const uint64_t *shape,
                            const void *data, bl_error *err)
 {
@@ -151,10 +184,10 @@ static const char *cell_type(const bl_connectome *c, int col, uint64_t i)
 
 /* An MPI job's rank 0 holds every event in its result (the ranks exchange
  * them): they go through the same stream as a single process's would. */
-static bl_status stream_events(run_ctx *x, bl_error *err)
+static bl_status stream_events(run_ctx *x, uint64_t from_event, uint32_t first, uint32_t n_trials, bl_error *err)
 {
     const bl_result *r = x->res;
-    uint64_t n = bl_result_n_events(r), a = 0;
+    uint64_t n = bl_result_n_events(r), a = from_event;
     const int32_t *tr = bl_result_event_trials(r), *sp = bl_result_event_steps(r), *nr = bl_result_event_neurons(r);
     bl_status st = BL_OK;
     while (!st && a < n) {
@@ -164,7 +197,7 @@ static bl_status stream_events(run_ctx *x, bl_error *err)
         st = bl_xp_spikes_sink(x->spikes, (uint32_t)tr[a], (uint32_t)sp[a], nr + a, (size_t)(b - a), err);
         a = b;
     }
-    return st ? st : bl_xp_spikes_end_trials(x->spikes, 0, bl_result_n_trials(r), err);
+    return st ? st : bl_xp_spikes_end_trials(x->spikes, first, n_trials, err);
 }
 
 /* probes_v.npy, probes_g.npy [trial][sample][neuron] and probes.json. */
@@ -511,29 +544,87 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
 
-    /* Trials in waves of `threads`, so progress can be shown between them. */
+    /* Every finished wave is checkpointed in the record by rank 0, so that a
+     * killed run can be resumed: a resumed run first takes back the trials
+     * its checkpoint holds, verified, and runs the others. Every rank of an
+     * MPI job must run the same trials: rank 0 says which (a max-reduce of
+     * its list, the last cell saying that it failed). */
+    const int multi = xp->mpi_ranks > 1;
+    if (!st && xp->mpi_rank == 0) {
+        st = bl_xp_ckpt_open(x->rec, bl_plan_hash(plan), trials, xp->backend, xp->threads, xp->mpi_ranks,
+                             bl_plan_output_spikes(plan), x->resume, &x->ckpt, err);
+        if (!st && x->resume) {
+            st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
+            bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
+                       bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
+                       bl_xp_ckpt_dropped(x->ckpt));
+        }
+    }
+    if (!(x->skip = calloc((size_t)trials + 1, sizeof *x->skip))) {
+        bl_status nm = bl_fail(err, BL_ERR_NOMEM, "cannot list %u trials", trials);
+        return st ? st : nm;
+    }
+    for (uint32_t t = 0; t < trials; t++)
+        x->skip[t] = bl_xp_ckpt_has(x->ckpt, t);
+    x->skip[trials] = st != BL_OK;
+    if (multi) {
+        bl_error e = {0};
+        if (bl_mpi_job_allreduce_max_i32(x->ctx, x->skip, (uint64_t)trials + 1, &e) && !st)
+            return bl_fail(err, e.status, "%s", e.message);
+        /* Rank 0 failed: it seals the record FAILED and ends the job; the
+         * others wait in one more collective, which it never joins. */
+        if (x->skip[trials] && xp->mpi_rank > 0)
+            for (;;)
+                bl_mpi_job_allreduce_max_i32(x->ctx, x->skip, 1, &e);
+    }
+    if (st)
+        return st;
+    x->resumed_from = trials;
+    for (uint32_t t = 0; t < trials; t++)
+        if (!x->skip[t]) {
+            x->resumed_from = t;
+            break;
+        }
+    uint64_t restored = bl_xp_ckpt_events(x->ckpt);
+
+    /* Trials in waves of `threads`, so progress can be shown between them
+     * (a resumed run: waves of the trials still missing). */
     double t1 = now();
     x->t_run = bl_xp_now();
     uint32_t wave = (uint32_t)bl_engine_trials_at_once(x->eng);
-    for (uint32_t first = 0; !st && first < trials; first += wave) {
-        uint32_t k = trials - first < wave ? trials - first : wave;
+    for (uint32_t first = 0; !st && first < trials;) {
+        if (x->skip[first]) {
+            first++;
+            continue;
+        }
+        uint32_t k = 0;
+        while (first + k < trials && k < wave && !x->skip[first + k])
+            k++;
         x->trials_done = first;
+        uint64_t events_before = bl_result_n_events(x->res);
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
-        if (!st && x->spikes && xp->mpi_ranks == 1)
+        /* One process streams during the trials; an MPI job's rank 0 holds
+         * the wave's events (the ranks exchange them) and streams them now. */
+        if (!st && x->spikes && !multi)
             st = bl_xp_spikes_end_trials(x->spikes, first, k, err);
+        else if (!st && x->spikes)
+            st = stream_events(x, events_before, first, k, err);
+        if (!st && x->ckpt)
+            st = bl_xp_ckpt_save(x->ckpt, x->res, x->spikes, first, k, err);
         bl_xp_logf(&x->log, "trials %u..%u done: %" PRIu64 " spikes so far", first, first + k - 1,
-                   bl_result_n_events(x->res));
+                   restored + bl_result_n_events(x->res));
         if (!st && x->ctx->progress && xp->mpi_rank == 0)
             x->ctx->progress(x->ctx->progress_user, first + k, trials, (first + k) * xp->duration_ms / 1000.0,
                              now() - t1);
         /* Rank 0 asks; it then fails the record and ends the job. */
         if (!st && first + k < trials && xp->mpi_rank == 0 && bl_context_cancelled(x->ctx))
             st = bl_fail(err, BL_ERR_CANCELLED, "cancelled after %u of %u trials", first + k, trials);
+        first += k;
     }
     xp->wall_run = now() - t1;
     if (st)
         return st;
-    xp->spikes = bl_result_n_events(x->res);
+    xp->spikes = restored + bl_result_n_events(x->res);
     if ((st = check_finite(x, err)))
         return st;
     /* Depths need the whole graph: with a connectome part every rank takes
@@ -578,8 +669,6 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
 
     /* Artifacts. */
     uint64_t shape2[2] = {trials, n}, shape1 = n;
-    if (!st && x->spikes && xp->mpi_ranks > 1)
-        st = stream_events(x, err);
     if (!st)
         st = write_psth(x, err);
     if (!st)
@@ -643,6 +732,23 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     char *text = cJSON_PrintUnformatted(run);
     cJSON_Delete(run);
     bl_status st = text ? bl_record_set_json(x->rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
+    free(text);
+    if (st || !x->resume)
+        return st;
+    /* The one section an uninterrupted run's manifest lacks. */
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddBoolToObject(r, "resumed", 1);
+    cJSON_AddNumberToObject(r, "from_trial", x->resumed_from);
+    cJSON_AddBoolToObject(r, "checkpoint_found", bl_xp_ckpt_found(x->ckpt));
+    cJSON_AddNumberToObject(r, "trials_from_checkpoint", bl_xp_ckpt_kept(x->ckpt));
+    cJSON_AddNumberToObject(r, "trials_dropped", bl_xp_ckpt_dropped(x->ckpt));
+    cJSON_AddNumberToObject(r, "trials_run", xp->trials - bl_xp_ckpt_kept(x->ckpt));
+    cJSON_AddStringToObject(r, "definition", "trials 0..from_trial-1 and every trial not run by this run were taken "
+                                             "from the interrupted run's checkpoint after their files were checked "
+                                             "against their SHA-256 (docs/reliability.md, Durable runs)");
+    text = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    st = text ? bl_record_set_json(x->rec, "resumed", text, err) : bl_fail(err, BL_ERR_NOMEM, "resumed section");
     free(text);
     return st;
 }
@@ -720,8 +826,9 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (xp->mpi_ranks > 1 || wants_mpi)
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
+    x.resume = opt->resume != NULL;
     if (xp->mpi_rank == 0)
-        st = reserve(plan, opt->root, &x.rec, err);
+        st = x.resume ? reopen(plan, opt->resume, &x.rec, err) : reserve(plan, opt->root, &x.rec, err);
     if (st) {
         if (multi) /* does not return */
             bl_mpi_job_abort(x.ctx, err->message, NULL);
@@ -793,8 +900,9 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (x.rec && !st)
         st = bl_xp_copy_plan(plan, x.rec, err);
     if (x.rec && !st) {
-        bl_xp_log_open(&x.log, x.rec);
-        bl_xp_logf(&x.log, "run %s (plan %.12s)", bl_plan_id(plan), bl_plan_hash(plan));
+        /* A resumed run continues the log of the run it finishes. */
+        (x.resume ? bl_xp_log_reopen : bl_xp_log_open)(&x.log, x.rec);
+        bl_xp_logf(&x.log, "%s %s (plan %.12s)", x.resume ? "resume" : "run", bl_plan_id(plan), bl_plan_hash(plan));
     }
     if (multi && st) /* the other ranks may already wait in a collective */
         bl_mpi_job_abort(x.ctx, err->message, NULL);
@@ -806,8 +914,12 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
+    if (x.rec && !st) /* the record holds what an uninterrupted run's holds */
+        st = bl_xp_ckpt_stash(x.ckpt, err);
     if (x.rec) /* the log is complete before the seal hashes it */
         st = bl_xp_end(x.rec, &x.log, st, err);
+    if (x.rec && !st)
+        bl_xp_ckpt_discard(x.ckpt);
     if (multi && xp->mpi_rank == 0) {
         guard.open = 0;
         bl_mpi_watchdog_unlock();

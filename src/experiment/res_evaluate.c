@@ -566,6 +566,12 @@ static void report(const bl_context *ctx, size_t done, size_t n, double t0)
 bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch, const bl_context *ctx,
                                    bl_res_evaluation **out, bl_error *err)
 {
+    return bl_res_evaluate_resumable(rp, threads, batch, ctx, NULL, out, err);
+}
+
+bl_status bl_res_evaluate_resumable(const bl_res_plan *rp, int threads, int batch, const bl_context *ctx,
+                                    const bl_res_resume_hooks *hooks, bl_res_evaluation **out, bl_error *err)
+{
     const double t0 = now_s();
     *out = NULL;
     const uint32_t blocks = rp->blocks, per = rp->trials_per_block;
@@ -633,7 +639,13 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
                     st = bl_seed_trial_host(rp->root_seed, rp->partition, rp->scope, &keys, b, k, g, err);
                 }
             }
+    uint8_t *have = NULL;
+    if (!st && hooks && !(have = calloc(n ? n : 1, 1)))
+        st = bl_fail(err, BL_ERR_NOMEM, "evaluation: cannot list %zu trials", n);
+    if (!st && hooks && hooks->restore)
+        st = hooks->restore(hooks->user, ev, have, err);
     if (st) {
+        free(have);
         bl_res_evaluation_destroy(ev);
         return st;
     }
@@ -651,15 +663,28 @@ bl_status bl_res_evaluate_progress(const bl_res_plan *rp, int threads, int batch
                 st = bl_fail(err, BL_ERR_CANCELLED, "%s: cancelled after %zu of %zu trials", rp->id, done, n);
             continue;
         }
-        for (size_t j0 = 0; !st && j0 < jobs; j0 += ev->batch) {
-            chunk_ctx c = {rp, t, first + j0, jobs - j0 < ev->batch ? jobs - j0 : ev->batch, ev->threads, ev};
+        const size_t base = ti * blocks * per;
+        for (size_t j0 = 0; !st && j0 < jobs;) {
+            if (have && have[base + j0]) { /* restored (a resumed run) */
+                j0++;
+                done++;
+                continue;
+            }
+            size_t nb = 0; /* the next batch of trials still to run */
+            while (j0 + nb < jobs && nb < ev->batch && !(have && have[base + j0 + nb]))
+                nb++;
+            chunk_ctx c = {rp, t, first + j0, nb, ev->threads, ev};
             st = run_chunk(&c, err);
+            if (!st && hooks && hooks->saved)
+                st = hooks->saved(hooks->user, ev, base + j0, nb, err);
+            j0 += nb;
             done += c.nb;
             report(ctx, done, n, t0);
             if (!st && done < n && bl_context_cancelled(ctx))
                 st = bl_fail(err, BL_ERR_CANCELLED, "%s: cancelled after %zu of %zu trials", rp->id, done, n);
         }
     }
+    free(have);
     for (size_t i = 0; !st && i < n; i++) {
         bl_res_trial *tr = &ev->trials[i];
         tr->ticks = tr->score.ticks;

@@ -8,11 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "brainlesslab/npy.h"
 #include "brainlesslab/record.h"
 #include "brainlesslab/task.h"
 #include "plan/plan_reservoir.h"
+#include "experiment/checkpoint.h"
 #include "experiment/res_calibration.h"
 #include "experiment/res_probe.h"
 #include "experiment/res_run_impl.h"
@@ -339,6 +344,48 @@ static bl_status run_section(bl_record *rec, const bl_experiment_options *opt, c
     return st;
 }
 
+/* run --resume RECORD: the record's name must carry this plan's hash (the
+ * checkpoint's head names the plan hash and the plan file's SHA-256). */
+static bl_status reopen(const bl_res_plan *rp, const char *dir, bl_record **rec, bl_error *err)
+{
+    char tag[16];
+    snprintf(tag, sizeof tag, "-%.8s", rp->hash);
+    const char *slash = strrchr(dir, '/'), *name = slash && slash[1] ? slash + 1 : dir;
+    const char *at = strstr(name, tag);
+    if (!at || (at[9] && at[9] != '-'))
+        return bl_fail(err, BL_ERR_INVALID, "%s: not a record of this plan (hash %.8s is not in its name)", dir,
+                       rp->hash);
+    return bl_record_reopen(dir, rec, err);
+}
+
+/* A resumed record: every artifact is written again; only the checkpoint
+ * (and the reservation) stay. */
+static bl_status clean_for_resume(bl_record *rec, bl_error *err)
+{
+    const char *dir = bl_record_dir(rec);
+    DIR *d = opendir(dir);
+    if (!d)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot list: %s", dir, strerror(errno));
+    struct dirent *de;
+    bl_status st = BL_OK;
+    while (!st && (de = readdir(d))) {
+        const char *nm = de->d_name;
+        if (!strcmp(nm, ".") || !strcmp(nm, "..") || !strcmp(nm, ".RESERVED") || !strcmp(nm, "checkpoint"))
+            continue;
+        char fp[4400];
+        struct stat sb;
+        snprintf(fp, sizeof fp, "%s/%s", dir, nm);
+        if (lstat(fp, &sb) != 0)
+            continue;
+        if (S_ISDIR(sb.st_mode))
+            st = bl_fail(err, BL_ERR_INVALID, "%s: a directory no run writes; move it away and resume again", fp);
+        else if (unlink(fp) != 0)
+            st = bl_fail(err, BL_ERR_IO, "%s: cannot remove: %s", fp, strerror(errno));
+    }
+    closedir(d);
+    return st;
+}
+
 bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_experiment_options *opt, bl_res_run **out, bl_error *err)
 {
     *out = NULL;
@@ -363,7 +410,8 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_experiment_options *op
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate a run");
     }
     bl_record *rec = NULL;
-    bl_status st = bl_xp_reserve_named(opt->root, rp->id, rp->hash, &rec, err);
+    const int resume = opt->resume != NULL;
+    bl_status st = resume ? reopen(rp, opt->resume, &rec, err) : bl_xp_reserve_named(opt->root, rp->id, rp->hash, &rec, err);
     if (st) {
         bl_res_run_destroy(run);
         bl_res_calibration_destroy(cal);
@@ -372,22 +420,50 @@ bl_status bl_res_run_plan(const bl_res_plan *rp, const bl_experiment_options *op
     snprintf(run->record_dir, sizeof run->record_dir, "%s", bl_record_dir(rec));
     snprintf(run->plan_id, sizeof run->plan_id, "%s", rp->id);
     bl_res_evaluation *ev = NULL;
+    bl_xp_ckpt *stash = NULL; /* moves the checkpoint out for the seal */
+    bl_xp_res_ckpt *ck = NULL;
     double wall = 0.0;
     /* The plan as hashed when it was parsed, never re-read (issue 16). */
     if (!(st = bl_xp_protect(rec, opt, 0, err)) &&
         !(st = strlen(rp->plan_sha256) == 64
                    ? bl_record_add_input_digest(rec, "plan", rp->path, rp->plan_sha256, rp->plan_bytes, err)
                    : bl_record_add_input(rec, "plan", rp->path, err)) &&
-        !(st = bl_record_set_json(rec, "plan", rp->json, err)) && !(st = seeds_section(rec, rp, err))) {
+        !(st = bl_record_set_json(rec, "plan", rp->json, err)) && !(st = seeds_section(rec, rp, err)) &&
+        !(st = bl_xp_ckpt_open(rec, rp->hash, 0, "reservoir", 0, 1, 0, resume, &stash, err)) &&
+        !(st = resume ? clean_for_resume(rec, err) : BL_OK) &&
+        !(st = bl_xp_res_ckpt_open(rec, rp->hash, rp->plan_sha256, resume, &ck, err))) {
+        /* Every batch of trials is checkpointed in the record: a killed run
+         * resumes with the batches it finished (checkpoint.h). */
         double t0 = now();
-        st = bl_res_evaluate_progress(rp, opt->threads, opt->batch, bl_context_resolve(opt->context), &ev, err);
+        bl_res_resume_hooks hooks;
+        bl_xp_res_ckpt_hooks(ck, &hooks);
+        st = bl_res_evaluate_resumable(rp, opt->threads, opt->batch, bl_context_resolve(opt->context), &hooks, &ev,
+                                       err);
         wall = now() - t0;
+    }
+    if (!st && resume) {
+        char text[512];
+        uint64_t first = bl_xp_res_ckpt_first_run(ck);
+        snprintf(text, sizeof text, "{\"resumed\": true, \"from_trial_index\": %" PRIu64 ", \"trials_from_checkpoint\": "
+                 "%" PRIu64 ", \"batches_dropped\": %" PRIu64 ", \"definition\": \"trial index = (target * blocks + "
+                 "block) * trials_per_block + trial; from_trial_index: the first reservoir trial this run ran (the "
+                 "number of trials when none); the others came from the interrupted run's checkpoint, checked "
+                 "against their SHA-256 (docs/reliability.md, Durable runs)\"}",
+                 first == UINT64_MAX ? (uint64_t)(ev ? ev->n_trials : 0) : first, bl_xp_res_ckpt_kept(ck),
+                 bl_xp_res_ckpt_dropped(ck));
+        st = bl_record_set_json(rec, "resumed", text, err);
     }
     if (!st && !(st = write_csv(rec, rp, ev, err)) && !(st = write_outcomes(rec, rp, ev, err)) &&
         !(st = write_summary(rec, rp, ev, wall, cal, err)) && !(st = run_section(rec, opt, rp, ev, wall, err)) &&
         !(st = write_calibration(rec, rp, ev, err)))
         st = write_probe(rec, rp, ev, err);
+    bl_xp_res_ckpt_destroy(ck); /* its log closed before the checkpoint moves */
+    if (!st) /* the record holds what an uninterrupted run's holds */
+        st = bl_xp_ckpt_stash(stash, err);
     st = bl_xp_end(rec, NULL, st, err); /* no run.log: the evaluation has no phases to tell */
+    if (!st)
+        bl_xp_ckpt_discard(stash);
+    bl_xp_ckpt_destroy(stash);
     bl_record_destroy(rec);
     bl_res_calibration_destroy(cal);
     if (!st) {

@@ -26,4 +26,19 @@ struct bl_res_evaluation {
 bl_status bl_res_evaluate_progress(const bl_res_plan *plan, int threads, int batch, const bl_context *ctx,
                                    bl_res_evaluation **out, bl_error *err);
 
+/* A resumable evaluation (run --resume, res_run.c). restore: before any trial
+ * runs, fill the trials (and their probe cells) an interrupted run finished,
+ * setting have[i] = 1 for each; they are not run again. saved: a batch of
+ * reservoir trials [first, first + n) has run (before the statuses are
+ * settled): checkpoint it. Trials are independent and a batch gives the
+ * same trials whatever its make-up, so the missing trials may be batched
+ * differently from the interrupted run. Control targets always run (cheap). */
+typedef struct bl_res_resume_hooks {
+    void *user;
+    bl_status (*restore)(void *user, bl_res_evaluation *ev, uint8_t *have, bl_error *err);
+    bl_status (*saved)(void *user, const bl_res_evaluation *ev, size_t first, size_t n, bl_error *err);
+} bl_res_resume_hooks;
+bl_status bl_res_evaluate_resumable(const bl_res_plan *plan, int threads, int batch, const bl_context *ctx,
+                                    const bl_res_resume_hooks *hooks, bl_res_evaluation **out, bl_error *err);
+
 #endif

@@ -234,6 +234,28 @@ bl_status bl_xp_spikes_end_trials(bl_xp_spikes *s, uint32_t first, uint32_t n, b
     return st;
 }
 
+size_t bl_xp_spikes_psth_row(const bl_xp_spikes *s) { return s->psth ? s->n_pops * (size_t)s->bins : 0; }
+
+const unsigned char *bl_xp_spikes_trial_digest(const bl_xp_spikes *s, uint32_t trial)
+{
+    return trial < s->trials && s->t[trial].done ? s->t[trial].digest : NULL;
+}
+
+/* A resumed run: the trial ran before; its file is on disk already and was
+ * checked against the checkpoint (checkpoint.c). */
+bl_status bl_xp_spikes_restore(bl_xp_spikes *s, uint32_t trial, const unsigned char digest[32],
+                               const int32_t *psth_row, bl_error *err)
+{
+    if (trial >= s->trials || s->t[trial].h || s->t[trial].w || s->t[trial].done)
+        return bl_fail(err, BL_ERR_INTERNAL, "trial %" PRIu32 " cannot be restored into the spike stream", trial);
+    trial_out *t = &s->t[trial];
+    memcpy(t->digest, digest, 32);
+    if (s->psth)
+        memcpy(s->psth + (uint64_t)trial * s->n_pops * s->bins, psth_row, bl_xp_spikes_psth_row(s) * sizeof *s->psth);
+    t->done = 1;
+    return BL_OK;
+}
+
 const int32_t *bl_xp_spikes_psth(const bl_xp_spikes *s, uint64_t *bins)
 {
     *bins = s->bins;

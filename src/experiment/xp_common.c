@@ -159,6 +159,16 @@ void bl_xp_log_open(bl_xp_log *log, bl_record *rec)
         log->f = fopen(path, "w");
 }
 
+void bl_xp_log_reopen(bl_xp_log *log, bl_record *rec)
+{
+    char path[4096];
+    bl_error e = {0};
+    log->t0 = bl_xp_now();
+    log->f = NULL;
+    if (!bl_record_path(rec, "run.log", path, sizeof path, &e))
+        log->f = fopen(path, "a");
+}
+
 void bl_xp_logf(bl_xp_log *log, const char *fmt, ...)
 {
     if (!log || !log->f)

@@ -56,6 +56,8 @@ struct bl_xp_log {
     double t0;
 };
 void bl_xp_log_open(bl_xp_log *log, bl_record *rec);
+/* The log of an interrupted run, continued (a resumed run). */
+void bl_xp_log_reopen(bl_xp_log *log, bl_record *rec);
 void bl_xp_logf(bl_xp_log *log, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -89,6 +91,13 @@ bl_status bl_xp_spikes_end_trials(bl_xp_spikes *s, uint32_t first, uint32_t n, b
 /* The PSTH [trials][pops][bins] int32 (NULL without one) and its bin count. */
 const int32_t *bl_xp_spikes_psth(const bl_xp_spikes *s, uint64_t *bins);
 uint64_t bl_xp_spikes_written(const bl_xp_spikes *s);
+/* Checkpoints (checkpoint.c): the PSTH cells of one trial (0 without a
+ * PSTH); a finished trial's spike digest (NULL before it ends); a trial that
+ * ran before the interruption, put back (its digest and PSTH row). */
+size_t bl_xp_spikes_psth_row(const bl_xp_spikes *s);
+const unsigned char *bl_xp_spikes_trial_digest(const bl_xp_spikes *s, uint32_t trial);
+bl_status bl_xp_spikes_restore(bl_xp_spikes *s, uint32_t trial, const unsigned char digest[32],
+                               const int32_t *psth_row, bl_error *err);
 /* The spike digest, once every trial has ended: SHA-256 over the trials in
  * order of each trial's SHA-256 (32 bytes) of its (step, neuron) int32
  * little-endian pairs in (step, neuron) order, every spike (a subset written

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -186,6 +187,113 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
     }
     *out = r;
     BL_ASSERT_SANE(bl_record_sane, r);
+    return BL_OK;
+}
+
+static bool has_marker(const char *dir, const char *name);
+
+/* A killed writer whose parent has not reaped it yet (mpirun killed with its
+ * ranks) still answers kill(pid, 0): Linux says it is a zombie. */
+static bool is_zombie(long pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    const char *paren = strrchr(text, ')'); /* the command name may hold spaces */
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+/* A record left by a killed run (.RESERVED) or sealed FAILED, opened again to
+ * be finished (run --resume). A DONE record is never reopened: it is final.
+ * A reservation whose process is still alive on this host is refused, so two
+ * writers never share a record. The old FAILED marker, manifest, checksums
+ * and signature go (the new seal writes them again); every other file stays
+ * for the caller to check or remove. */
+bl_status bl_record_reopen(const char *dir, bl_record **out, bl_error *err)
+{
+    *out = NULL;
+    struct stat sb;
+    if (!dir || !*dir || lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return bl_fail(err, BL_ERR_INVALID, "%s: not a record directory", dir ? dir : "");
+    if (has_marker(dir, BL_RECORD_DONE))
+        return bl_fail(err, BL_ERR_EXISTS, "%s: sealed DONE; a DONE record is final and never resumed", dir);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dfd < 0)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", dir, strerror(errno));
+    char host[256] = "unknown";
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    bool failed = has_marker(dir, BL_RECORD_FAILED), reserved = has_marker(dir, BL_RECORD_RESERVED);
+    if (!failed && !reserved) {
+        close(dfd);
+        return bl_fail(err, BL_ERR_INVALID, "%s: neither reserved nor FAILED: not a record to resume", dir);
+    }
+    if (reserved) { /* the writer may still be at work */
+        char text[512] = "", other[256] = "";
+        long pid = 0;
+        int fd = openat(dfd, BL_RECORD_RESERVED, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        text[n > 0 ? n : 0] = '\0';
+        if (sscanf(text, "pid %ld\nhost %255s", &pid, other) == 2 && !strcmp(other, host) && pid > 0 &&
+            pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM) && !is_zombie(pid)) {
+            close(dfd);
+            return bl_fail(err, BL_ERR_EXISTS, "%s: still reserved by process %ld on this host, which is "
+                           "running; resume it once that process has ended", dir, pid);
+        }
+    }
+    bl_record *r = calloc(1, sizeof *r);
+    const char *slash = strrchr(dir, '/');
+    if (r) {
+        r->dir = dup_text(dir);
+        r->name = dup_text(slash ? slash + 1 : dir);
+        r->sections = cJSON_CreateObject();
+        r->inputs = cJSON_CreateArray();
+    }
+    if (!r || !r->dir || !r->name || !r->sections || !r->inputs) {
+        close(dfd);
+        bl_record_destroy(r);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", dir);
+    }
+    size_t len = strlen(r->dir);
+    while (len > 1 && r->dir[len - 1] == '/')
+        r->dir[--len] = '\0';
+    slash = strrchr(r->dir, '/');
+    free(r->name);
+    r->name = dup_text(slash ? slash + 1 : r->dir);
+    r->created = time(NULL);
+    char when[32], text[512];
+    bl_format_utc(r->created, when);
+    int tl = snprintf(text, sizeof text, "pid %ld\nhost %s\nreserved_utc %s\nresumed\n", (long)getpid(), host, when);
+    /* The reservation first (written aside and renamed over the old one: a
+     * kill never leaves the record without a marker), then the old seal
+     * goes: a crash in between leaves a record visibly unfinished (and
+     * resumable again). */
+    static const char tmp[] = BL_RECORD_RESERVED ".new";
+    unlinkat(dfd, tmp, 0);
+    bl_status st = r->name ? write_text_excl(dfd, r->dir, tmp, text, tl > 0 ? (size_t)tl : 0, err)
+                           : bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", dir);
+    if (!st && renameat(dfd, tmp, dfd, BL_RECORD_RESERVED) != 0)
+        st = bl_fail(err, BL_ERR_IO, "%s/%s: cannot write: %s", r->dir, BL_RECORD_RESERVED, strerror(errno));
+    const char *old[] = {BL_RECORD_FAILED, BL_RECORD_SIGNATURE, BL_RECORD_CHECKSUMS, BL_RECORD_MANIFEST};
+    for (size_t k = 0; !st && k < sizeof old / sizeof *old; k++)
+        if (unlinkat(dfd, old[k], 0) != 0 && errno != ENOENT)
+            st = bl_fail(err, BL_ERR_IO, "%s/%s: cannot remove: %s", r->dir, old[k], strerror(errno));
+    if (!st && fsync(dfd) != 0)
+        st = bl_fail(err, BL_ERR_IO, "%s: cannot flush: %s", r->dir, strerror(errno));
+    close(dfd);
+    if (st) {
+        bl_record_destroy(r);
+        return st;
+    }
+    *out = r;
     return BL_OK;
 }
 

@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
     "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--replicas K] [--quiet]\n"
-    "                        [--sign-key KEY.pem] [--force]\n"
+    "                        [--sign-key KEY.pem] [--force] [--resume RECORD]\n"
     "                        [--blocks N] [--trials N] [--rng SCHEME] [--calibration RECORD]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
     "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, plan.toml, run.log, and\n"
@@ -30,6 +30,13 @@ static const char usage_text[] =
     "`brainlesslab verify --key KEY.pub`. A plan whose estimate (see `check`) exceeds this\n"
     "machine's memory or the root's free disk is refused unless --force is given.\n"
     "SIGINT, SIGTERM and SIGHUP mark the record FAILED, naming the signal.\n"
+    "--resume RECORD finishes a connectome or reservoir run that was killed (RECORD still\n"
+    ".RESERVED) or sealed FAILED, in the same record: PLAN must be the one it ran (plan hash,\n"
+    "plan file bytes); a connectome run resumes with the same backend, threads and ranks. The\n"
+    "trials (reservoir: batches) its checkpoint holds are checked against their SHA-256 and\n"
+    "kept, the others run; the sealed record is byte for byte an uninterrupted run's but for\n"
+    "timings, run.log and the manifest's \"resumed\" section (docs/reliability.md, Durable\n"
+    "runs). --root defaults to RECORD's directory.\n"
     "Reservoir plans (profile, sweep, ablate, benchmark, calibrate; docs/reservoir.md):\n"
     "  --blocks N / --trials N  run fewer (or more) blocks / trials per block than written (recorded)\n"
     "  --rng SCHEME             run on another seed scheme than written (recorded): bl-philox-v1\n"
@@ -44,6 +51,7 @@ int bl_cmd_run(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
+    const char *resume = NULL;
     const char *plan_path = NULL, *root = NULL, *backend = NULL, *sign_key = NULL, *rng = NULL, *calibration = NULL;
     int threads = -1, quiet = 0, replicas = 1, force = 0;
     long blocks = 0, trials = 0;
@@ -60,7 +68,7 @@ int bl_cmd_run(int argc, char **argv)
             sign_key = argv[++i];
         } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads") ||
                    !strcmp(argv[i], "--replicas") || !strcmp(argv[i], "--blocks") || !strcmp(argv[i], "--trials") ||
-                   !strcmp(argv[i], "--rng") || !strcmp(argv[i], "--calibration")) {
+                   !strcmp(argv[i], "--rng") || !strcmp(argv[i], "--calibration") || !strcmp(argv[i], "--resume")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "brainlesslab run: %s needs a value\n%s", argv[i], usage_text);
                 return 2;
@@ -68,6 +76,8 @@ int bl_cmd_run(int argc, char **argv)
             const char *v = argv[++i];
             if (!strcmp(argv[i - 1], "--root"))
                 root = v;
+            else if (!strcmp(argv[i - 1], "--resume"))
+                resume = v;
             else if (!strcmp(argv[i - 1], "--rng"))
                 rng = v;
             else if (!strcmp(argv[i - 1], "--calibration"))
@@ -109,6 +119,22 @@ int bl_cmd_run(int argc, char **argv)
             plan_path = argv[i];
         }
     }
+    /* A resumed run's record lies under its root already. */
+    static char resume_root[4096];
+    if (resume && !root) {
+        snprintf(resume_root, sizeof resume_root, "%s", resume);
+        size_t len = strlen(resume_root);
+        while (len > 1 && resume_root[len - 1] == '/')
+            resume_root[--len] = '\0';
+        char *slash = strrchr(resume_root, '/');
+        if (slash == resume_root)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            snprintf(resume_root, sizeof resume_root, ".");
+        root = resume_root;
+    }
     if (!plan_path || !root) {
         fprintf(stderr, "brainlesslab run: PLAN and --root are required\n%s", usage_text);
         return 2;
@@ -135,11 +161,13 @@ int bl_cmd_run(int argc, char **argv)
     bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL,
                                  .guard_signals = 1, .sign_key = sign_key, .force = force,
                                  .blocks = (uint32_t)blocks, .trials = (uint32_t)trials, .rng = rng,
-                                 .calibration = calibration};
+                                 .calibration = calibration, .resume = resume};
     unsigned refused = bl_run_refused(plan, &opt);
     if (refused) {
         if (refused & BL_RUN_REFUSED_RESERVOIR)
             fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
+        else if (refused & BL_RUN_REFUSED_RESUME)
+            fprintf(stderr, "brainlesslab run: --resume applies to connectome and reservoir plans only\n");
         else if (refused & BL_RUN_REFUSED_BACKEND)
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
         else
