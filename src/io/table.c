@@ -112,6 +112,12 @@ bl_status bl_table_open(const char *path, bl_table_format format, bl_table **out
     return BL_OK;
 }
 
+void bl_table_set_max_decoded(bl_table *t, uint64_t bytes)
+{
+    if (t && t->state && t->be->set_ceiling)
+        t->be->set_ceiling(t->state, bytes ? bytes : BL_TABLE_DEFAULT_CEILING);
+}
+
 void bl_table_close(bl_table *t)
 {
     if (!t)

@@ -35,6 +35,7 @@ typedef struct ar_state {
     ar_dict *dicts;
     size_t n_dicts;
     uint64_t batch_no; /* record batches read so far, for messages */
+    bl_table_budget budget; /* decoded bytes, all batches and dictionaries together */
 } ar_state;
 
 /* One message read from the file: metadata (owned) and where its body lies. */
@@ -119,6 +120,7 @@ static bl_status read_message(ar_state *s, uint64_t off, ar_read *r, bl_error *e
         return bl_fail(err, BL_ERR_FORMAT, "%s: message at byte offset %llu: %s", s->path, (unsigned long long)off, why);
     }
     r->body.fd = s->fd;
+    r->body.budget = &s->budget;
     r->body.off = off + prefix + len;
     r->body.len = (uint64_t)r->msg.body_len;
     if (r->body.len > s->size - r->body.off) {
@@ -344,6 +346,7 @@ static bl_status ar_open(const char *path, void **state, bl_table_schema *schema
         return st;
     }
     s->size = (uint64_t)sb.st_size;
+    bl_table_budget_init(&s->budget, s->size);
     uint8_t head[8] = {0};
     size_t hn = s->size < 8 ? (size_t)s->size : 8;
     bl_status st = pread_all(s, 0, hn, head, err);
@@ -468,4 +471,6 @@ static bl_status ar_next(void *state, const size_t *cols, size_t n, bl_column *o
     return BL_OK;
 }
 
-const bl_table_backend bl_table_arrow = {"arrow", BL_TABLE_ARROW, ar_sniff, ar_open, ar_next, ar_close};
+static void ar_set_ceiling(void *state, uint64_t bytes) { ((ar_state *)state)->budget.ceiling = bytes; }
+
+const bl_table_backend bl_table_arrow = {"arrow", BL_TABLE_ARROW, ar_sniff, ar_open, ar_next, ar_close, ar_set_ceiling};

@@ -7,8 +7,9 @@
  * Bounds: every size the file declares is checked against the bytes it can
  * justify before anything is allocated (docs/formats.md, "Parquet"): chunks
  * lie inside the file, pages inside their chunk, an uncompressed size within
- * the codec's ratio or the page's values, rows and decoded string bytes
- * within PQ_EXPANSION per byte of the file. */
+ * the codec's ratio or the page's values, and everything decoded within the
+ * table budget (BL_TABLE_EXPANSION bytes per byte of the file, and the
+ * caller's ceiling; table.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -136,6 +137,7 @@ static bl_status bl_pq_open(const char *path, void **state, bl_table_schema *sch
         goto fail;
     }
     r->size = (size_t)sb.st_size;
+    bl_table_budget_init(&r->budget, r->size);
     void *map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
         st = bl_fail(err, BL_ERR_IO, "%s: cannot map %zu bytes: %s", path, r->size, strerror(errno));
@@ -188,10 +190,13 @@ static bl_status bl_pq_open(const char *path, void **state, bl_table_schema *sch
         }
         r->rg_first_row[g] = total;
         total += (uint64_t)rg->num_rows;
-        if (total > (uint64_t)PQ_EXPANSION * r->size) {
-            st = bl_fail(err, BL_ERR_FORMAT, "%s: footer: row group %u brings the rows to %llu, more than %u per "
-                         "byte of a %zu-byte file justifies", path, g, (unsigned long long)total,
-                         (unsigned)PQ_EXPANSION, r->size);
+        /* A row read costs at least one decoded byte: rows beyond the
+         * whole budget cannot be read, so the file is refused now. */
+        if (total > bl_table_budget_limit(&r->budget)) {
+            char bound[160];
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: footer: row group %u brings the rows to %llu, more than the %s "
+                         "the file may decode to", path, g, (unsigned long long)total,
+                         bl_table_budget_explain(&r->budget, bound, sizeof bound));
             goto fail;
         }
     }
@@ -234,6 +239,8 @@ fail:
 
 static void bl_pq_close(void *state) { reader_free(state); }
 
+static void bl_pq_set_ceiling(void *state, uint64_t bytes) { ((bl_pq_reader *)state)->budget.ceiling = bytes; }
+
 static bl_status bl_pq_next(void *state, const size_t *cols, size_t n, bl_column *out, uint64_t *rows, bl_error *err)
 {
     bl_pq_reader *r = state;
@@ -261,5 +268,5 @@ static bl_status bl_pq_next(void *state, const size_t *cols, size_t n, bl_column
     return BL_OK;
 }
 
-const bl_table_backend bl_table_parquet = {"parquet", BL_TABLE_PARQUET, bl_pq_sniff,
-                                           bl_pq_open, bl_pq_next,        bl_pq_close};
+const bl_table_backend bl_table_parquet = {"parquet", BL_TABLE_PARQUET, bl_pq_sniff, bl_pq_open,
+                                           bl_pq_next,      bl_pq_close,      bl_pq_set_ceiling};
