@@ -148,6 +148,9 @@ BL_API const char *bl_plan_id(const bl_plan *plan);
 BL_API const char *bl_plan_operation(const bl_plan *plan);
 BL_API const char *bl_plan_description(const bl_plan *plan); /* "" when none */
 BL_API const char *bl_plan_path(const bl_plan *plan);        /* absolute path of the plan file */
+/* The plan file's bytes exactly as read and parsed (*len of them; NULL when
+ * the plan was not loaded from a file): what a record copies as plan.toml. */
+BL_API const char *bl_plan_text(const bl_plan *plan, size_t *len);
 /* Canonical JSON of the resolved plan (compact, keys in a fixed order). */
 BL_API const char *bl_plan_resolved_json(const bl_plan *plan);
 /* SHA-256 of bl_plan_resolved_json, 64 lowercase hex digits. */

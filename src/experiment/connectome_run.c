@@ -716,7 +716,10 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (xp->mpi_ranks > 1 || wants_mpi)
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
-    if (xp->mpi_rank == 0)
+    /* A bad signing key is found before a record is reserved (issue 26). */
+    if (xp->mpi_rank == 0 && opt->sign_key)
+        st = bl_record_check_sign_key(opt->sign_key, NULL, 0, err);
+    if (xp->mpi_rank == 0 && !st)
         st = reserve(plan, opt->root, &x.rec, err);
     if (st) {
         if (multi) /* does not return */

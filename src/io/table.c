@@ -8,6 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <unistd.h>
+
+#include "core/file.h"
 #include "io/table_impl.h"
 
 struct bl_table {
@@ -53,12 +56,18 @@ static const bl_table_backend *backend_of(bl_table_format f)
  * CSV only by name. */
 static bl_status detect(const char *path, bl_table_format *out, bl_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* bl_open_regular: a FIFO or a device given as a table is refused at
+     * once instead of blocking here or being read without end. */
+    int fd;
+    bl_status st = bl_open_regular(path, &fd, NULL, err);
+    if (st)
+        return st;
     unsigned char head[16];
-    size_t len = fread(head, 1, sizeof head, f);
-    fclose(f);
+    ssize_t got;
+    while ((got = read(fd, head, sizeof head)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    size_t len = got > 0 ? (size_t)got : 0;
     for (size_t i = 0; i < N_BACKENDS; i++)
         if (backends[i]->sniff && backends[i]->sniff(head, len)) {
             *out = backends[i]->format;

@@ -1,4 +1,5 @@
-/* The Parquet backend of bl_table: the file is mapped, its footer parsed
+/* The Parquet backend of bl_table: the file is read into memory once (hashed
+ * as read, core/file.h), its footer parsed
  * once, and each `next` decodes one row group of the selected columns only,
  * touching nothing but their column chunks. Flat columns, required or
  * optional; nested and repeated columns, decimals, INT96 and fixed-length
@@ -15,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "io/parquet.h"
 #include "io/table_impl.h"
 
@@ -28,8 +29,7 @@ static void reader_free(bl_pq_reader *r)
 {
     if (!r)
         return;
-    if (r->map)
-        munmap((void *)(uintptr_t)r->map, r->size);
+    free((void *)(uintptr_t)r->map);
     bl_pq_file_meta_free(&r->meta);
     free(r->cols);
     free(r->rg_first_row);
@@ -124,28 +124,22 @@ static bl_status bl_pq_open(const char *path, void **state, bl_table_schema *sch
         free(r);
         return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
     }
-    bl_status st = BL_OK;
-    int fd = open(path, O_RDONLY);
-    struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* The file is read once into memory and hashed as read (a mapping would
+     * show whatever the file holds when each page is touched): the bytes
+     * decoded are the bytes whose digest the input ledger holds. */
+    uint8_t *data = NULL;
+    size_t size = 0;
+    bl_status st = bl_read_input(path, UINT64_MAX, &data, &size, NULL, err);
+    if (st)
+        goto fail;
+    r->map = data;
+    r->size = size;
+    if (r->size < 12) {
+        st = bl_fail(err, BL_ERR_FORMAT, "%s: header: %zu bytes, too short for Parquet (PAR1 + footer need 12)",
+                     path, r->size);
         goto fail;
     }
-    if (!S_ISREG(sb.st_mode) || sb.st_size < 12) {
-        st = bl_fail(err, BL_ERR_FORMAT, "%s: header: %lld bytes, too short for Parquet (PAR1 + footer need 12)",
-                     path, (long long)sb.st_size);
-        goto fail;
-    }
-    r->size = (size_t)sb.st_size;
     bl_table_budget_init(&r->budget, r->size);
-    void *map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        st = bl_fail(err, BL_ERR_IO, "%s: cannot map %zu bytes: %s", path, r->size, strerror(errno));
-        goto fail;
-    }
-    r->map = map;
-    close(fd);
-    fd = -1;
     const uint8_t *tail = r->map + r->size - 4;
     if (memcmp(r->map, "PAR1", 4) != 0) {
         st = bl_fail(err, BL_ERR_FORMAT, "%s: header at byte 0: no PAR1 magic, not a Parquet file", path);
@@ -231,8 +225,6 @@ fail_schema:
     schema->names = NULL;
     schema->types = NULL;
 fail:
-    if (fd >= 0)
-        close(fd);
     reader_free(r);
     return st;
 }

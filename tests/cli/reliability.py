@@ -57,7 +57,147 @@ def finding_2():
     check(r.returncode == 0 and "1000 rows" in r.stdout, "2: the same shape at a legitimate size reads")
 
 
-FINDINGS = {"2": finding_2}
+def plan(name, run="", extra="", stim=None, id_="rel"):
+    p = os.path.join(tmp, name + ".toml")
+    stim = stim if stim is not None else '[[stimulus]]\nname = "s"\nids = ["ASHL", "ASHR", "AWCL"]\nrate_hz = 200.0\n'
+    run = run or 'trials = 1\nduration_ms = 50.0\nseed = 5\nbackend = "cpu"\nthreads = 1\n'
+    open(p, "w").write('format = "brainlesslab-plan"\nformat_version = 4\nid = "%s"\noperation = "connectome"\n'
+                       '[connectome]\npath = "%s"\n[model]\npreset = "shiu2024"\n%s\n[run]\n%s\n%s'
+                       % (id_, CELEGANS, stim, run, extra))
+    return p
+
+
+def records(root):
+    return sorted(glob.glob(os.path.join(root, "*")))
+
+
+def sha(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+class Flipper:
+    """Rewrite PATH between versions (atomic renames) until stopped."""
+
+    def __init__(self, path, versions, period=0.001):
+        self.path, self.versions, self.period, self.stop = path, versions, period, False
+        self.t = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        k = 0
+        while not self.stop:
+            tmpf = self.path + ".tmp"
+            with open(tmpf, "wb") as f:
+                f.write(self.versions[k % len(self.versions)])
+            os.replace(tmpf, self.path)
+            k += 1
+            time.sleep(self.period)
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *a):
+        self.stop = True
+        self.t.join()
+
+
+# ---- 3: every input hashed from the bytes parsed, never a second read ----
+def finding_3():
+    # An import while its edge list is rewritten: the manifest must name the
+    # bytes imported (weights 1 -> 20000 synapses, weights 2 -> 40000).
+    d = os.path.join(tmp, "f3")
+    os.makedirs(d)
+    versions = []
+    for w in (1, 2):
+        rows = "".join("%d,%d,%d,1\n" % (i % 500, (i * 7) % 499, w) for i in range(20000))
+        versions.append(("pre,post,w,s\n" + rows).encode())
+    digests = {hashlib.sha256(v).hexdigest(): 20000 * w for v, w in zip(versions, (1, 2))}
+    edges = os.path.join(d, "e.csv")
+    open(edges, "wb").write(versions[0])
+    done = wrong = 0
+    with Flipper(edges, versions, 0.002):
+        for k in range(30):
+            out = os.path.join(d, "out%d" % k)
+            r = sh(CLI, "import", "edges", "--edges", edges, "--pre", "pre", "--post", "post", "--weight", "w",
+                   "--sign", "s", "--out", out)
+            if r.returncode != 0:
+                continue
+            m = json.load(open(os.path.join(out, "manifest.json")))
+            named = m["source"].split("sha256=")[1][:64]
+            done += 1
+            if digests.get(named) != m["n_synapses"]:
+                wrong += 1
+    check(done >= 10 and wrong == 0, "3: %d imports during rewrites, %d name bytes they did not import" % (done, wrong))
+
+    # A plan rewritten during runs: plan.toml in the record is the plan parsed
+    # (the manifest's plan digest is of the parsed bytes).
+    a = open(plan("f3plan"), "rb").read()
+    b = a.replace(b"seed = 5", b"seed = 6") + b"# the other plan\n"
+    p = os.path.join(tmp, "f3plan.toml")
+    root = os.path.join(tmp, "f3root")
+    with Flipper(p, [a, b], 0.001):
+        for k in range(20):
+            sh(CLI, "run", p, "--root", root, "--quiet", timeout=120)
+    done = wrong = 0
+    for rec in records(root):
+        if not os.path.exists(os.path.join(rec, "DONE")):
+            continue
+        m = json.load(open(os.path.join(rec, "manifest.json")))
+        want = [i["sha256"] for i in m["inputs"] if i["role"] == "plan"][0]
+        done += 1
+        wrong += sha(os.path.join(rec, "plan.toml")) != want
+    check(done >= 10 and wrong == 0, "3: %d runs during plan edits, %d records hold a plan.toml that is not the "
+          "plan parsed" % (done, wrong))
+
+
+# ---- 4: FIFOs and huge files given as inputs and keys ----
+def finding_4():
+    d = os.path.join(tmp, "f4")
+    os.makedirs(d)
+    fifos = {}
+    for name in ("e.csv", "e.csv.gz", "e.parquet", "e.feather", "n.csv", "key.pem", "key.pub"):
+        fifos[name] = os.path.join(d, name)
+        os.mkfifo(fifos[name])
+    good = os.path.join(d, "good.csv")
+    open(good, "w").write("pre,post,w,s\n1,2,3,1\n")
+    out = os.path.join(d, "out")
+    cases = [("import edges --edges " + n, ["import", "edges", "--edges", fifos[n], "--pre", "pre", "--post", "post",
+                                            "--weight", "w", "--sign", "s", "--out", out])
+             for n in ("e.csv", "e.csv.gz", "e.parquet", "e.feather")]
+    cases.append(("import edges --neurons FIFO", ["import", "edges", "--edges", good, "--pre", "pre", "--post", "post",
+                                                  "--weight", "w", "--sign", "s", "--neurons", fifos["n.csv"],
+                                                  "--out", out]))
+    cases.append(("import flywire", ["import", "flywire", "--neurons", fifos["n.csv"], "--connectivity",
+                                     fifos["e.parquet"], "--out", out]))
+    cases.append(("import malecns", ["import", "malecns", "--annotations", fifos["e.feather"], "--transmitters",
+                                     fifos["e.feather"], "--weights", fifos["e.feather"], "--out", out]))
+    root = os.path.join(d, "root")
+    cases.append(("run --sign-key FIFO", ["run", plan("f4"), "--root", root, "--quiet", "--sign-key", fifos["key.pem"]]))
+    for what, args in cases:
+        t = time.time()
+        r = sh(CLI, *args, timeout=20)
+        check(r.returncode not in (0, None) and "FIFO" in r.stderr,
+              "4: %s answers in %.1f s: %s" % (what, time.time() - t, r.stderr.strip()[-140:]))
+    check(not glob.glob(os.path.join(root, "*")), "4: run --sign-key FIFO reserves no record")
+    # A sparse 4 GiB key: refused by its size, unread.
+    big = os.path.join(d, "big.pem")
+    with open(big, "wb") as f:
+        f.truncate(4 << 30)
+    t = time.time()
+    r = sh(CLI, "run", plan("f4b"), "--root", root, "--quiet", "--sign-key", big, timeout=20)
+    check(r.returncode not in (0, None) and "limit" in r.stderr and time.time() - t < 5,
+          "4: a 4 GiB sparse --sign-key refused in %.1f s: %s" % (time.time() - t, r.stderr.strip()[-120:]))
+    # verify --key: a FIFO and a sparse file, against a real record.
+    r = sh(CLI, "run", plan("f4c"), "--root", root, "--quiet", timeout=120)
+    rec = records(root)[-1] if records(root) else root
+    for what, key in (("a FIFO", fifos["key.pub"]), ("a 4 GiB sparse file", big)):
+        t = time.time()
+        r = sh(CLI, "verify", "--key", key, rec, timeout=20)
+        check(r.returncode not in (0, None) and time.time() - t < 5 and ("FIFO" in r.stderr or "limit" in r.stderr),
+              "4: verify --key %s refused in %.1f s: %s" % (what, time.time() - t, r.stderr.strip()[-120:]))
+
+
+FINDINGS = {"2": finding_2, "3": finding_3, "4": finding_4}
 
 if __name__ == "__main__":
     want = sys.argv[1:] or list(FINDINGS)
