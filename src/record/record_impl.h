@@ -21,6 +21,12 @@
 #define BL_RECORD_FAILED "FAILED"
 #define BL_RECORD_RESERVED ".RESERVED"
 #define BL_RECORD_SIGNATURE "SIGNATURE"
+/* Disk space held from reservation to sealing (BL_RECORD_BALLAST_BYTES):
+ * released first thing when the record is sealed or failed, so that a run
+ * that filled the disk can still write its FAILED manifest and marker
+ * instead of leaving .RESERVED behind (issue 26). */
+#define BL_RECORD_BALLAST ".BALLAST"
+#define BL_RECORD_BALLAST_BYTES ((off_t)2 << 20)
 
 /* The largest manifest.json that seal writes and verify reads. */
 #define BL_RECORD_MANIFEST_MAX ((size_t)64 << 20)

@@ -344,6 +344,8 @@ static void check_markers(int rootfd, const cJSON *manifest, problems *p)
         add_problem(p, "both DONE and FAILED markers are present");
     if (done && reserved)
         add_problem(p, "%s: still present beside DONE (a sealed record never keeps it)", BL_RECORD_RESERVED);
+    if (done && fstatat(rootfd, BL_RECORD_BALLAST, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+        add_problem(p, "%s: still present beside DONE (a sealed record never keeps it)", BL_RECORD_BALLAST);
     if (done && manifest && (!cJSON_IsString(status) || strcmp(status->valuestring, "DONE")))
         add_problem(p, "%s: status is not \"DONE\" but the DONE marker is present",
                     BL_RECORD_MANIFEST);

@@ -197,7 +197,78 @@ def finding_4():
               "4: verify --key %s refused in %.1f s: %s" % (what, time.time() - t, r.stderr.strip()[-120:]))
 
 
-FINDINGS = {"2": finding_2, "3": finding_3, "4": finding_4}
+# ---- 5: a full disk ends FAILED, never .RESERVED ----
+def finding_5():
+    mnt = os.path.join(tmp, "tmpfs")
+    os.makedirs(mnt)
+    r = sh("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt)
+    if r.returncode != 0:
+        print("skip 5: cannot mount a tmpfs (%s)" % r.stderr.strip())
+        return
+    try:
+        p = plan("f5", run='trials = 20\nduration_ms = 2000.0\nseed = 5\nbackend = "cpu"\nthreads = 1\n')
+        # Pre-flight: a root that does not exist yet, on a file system with 0 bytes free.
+        filler = os.path.join(mnt, "filler")
+        sh("sh", "-c", "head -c 9000000 /dev/zero > %s" % filler)
+        root = os.path.join(mnt, "not", "yet")
+        r = sh(CLI, "run", p, "--root", root, "--quiet")
+        check(r.returncode not in (0, None) and "more disk than" in r.stderr and not os.path.exists(root),
+              "5: the pre-flight check refuses a run whose new --root has 0 bytes free: %s" % r.stderr.strip()[-120:])
+        # Runs that fill the disk at different points: each ends DONE or
+        # FAILED (or is refused before reserving), never .RESERVED.
+        left = []
+        outcomes = {}
+        for k in range(16):
+            os.unlink(filler)
+            free = int(2.2 * 2**20) + k * 40000
+            sh("sh", "-c", "head -c %d /dev/zero > %s" % (8 * 2**20 - free, filler))
+            root = os.path.join(mnt, "r%d" % k)
+            r = sh(CLI, "run", p, "--root", root, "--quiet", "--force", timeout=120)
+            for rec in records(root):
+                names = set(os.listdir(rec))
+                state = "DONE" if "DONE" in names else "FAILED" if "FAILED" in names else "unsealed"
+                outcomes[state] = outcomes.get(state, 0) + 1
+                if ".RESERVED" in names or state == "unsealed":
+                    left.append(rec)
+            if not records(root):
+                outcomes["refused"] = outcomes.get("refused", 0) + 1
+            sh("rm", "-rf", root)
+        check(not left and outcomes.get("FAILED", 0) >= 1,
+              "5: 16 runs on a nearly full tmpfs: %s; none left .RESERVED (%s)" % (outcomes, left[:2]))
+    finally:
+        sh("umount", mnt)
+
+
+# ---- 9: a build without MPI under mpirun refuses ----
+def finding_9():
+    cache = os.path.join(BUILD, "CMakeCache.txt")
+    if os.path.exists(cache) and "BL_MPI:BOOL=ON" in open(cache).read():
+        # An MPI build would try to join the (absent) launcher; the refusal is
+        # for builds without MPI (the default build runs this check).
+        print("skip 9: this build has MPI")
+        return
+    p = plan("f9")
+    launchers = ({"OMPI_COMM_WORLD_SIZE": "2"}, {"PMI_SIZE": "2"}, {"PMIX_RANK": "1"}, {"PMI_RANK": "1"},
+                 {"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "2"})
+    for k, vars_ in enumerate(launchers):
+        root = os.path.join(tmp, "f9-%d" % k)
+        r = sh(CLI, "run", p, "--root", root, "--quiet", env=dict(os.environ, **vars_))
+        check(r.returncode not in (0, None) and "BL_MPI" in r.stderr and not records(root),
+              "9: %s: a build without MPI refuses to run as one of several copies: %s"
+              % (vars_, r.stderr.strip()[-150:]))
+    root = os.path.join(tmp, "f9-alone")
+    r = sh(CLI, "run", p, "--root", root, "--quiet", env=dict(os.environ, OMPI_COMM_WORLD_SIZE="1"))
+    check(r.returncode == 0 and len(records(root)) == 1, "9: one process under a launcher (size 1) still runs")
+    mpirun = shutil.which("mpirun")
+    if mpirun:
+        root = os.path.join(tmp, "f9-mpirun")
+        r = sh(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", CLI, "run", p, "--root", root, "--quiet",
+               timeout=120)
+        check(r.returncode not in (0, None) and "BL_MPI" in r.stderr and not records(root),
+              "9: mpirun -np 2 of a build without MPI seals no record: %s" % r.stderr.strip()[-150:])
+
+
+FINDINGS = {"2": finding_2, "3": finding_3, "4": finding_4, "5": finding_5, "9": finding_9}
 
 if __name__ == "__main__":
     want = sys.argv[1:] or list(FINDINGS)
