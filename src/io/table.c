@@ -372,6 +372,20 @@ bl_status bl_table_next(bl_table *t, const size_t *cols, const bl_col_type *want
     uint64_t got = 0;
     bl_status st = t->be->next(t->state, cols, n, out, &got, err);
     for (size_t i = 0; st == BL_OK && i < n; i++) {
+        /* A NUL byte inside a string value is refused, as CSV refuses it:
+         * every C consumer (ids, names, metadata) would cut the text short
+         * there ("n7\0-left" importing as "n7"; issue 26). */
+        const char *nul = got && out[i].type == BL_COL_STRING && out[i].data
+                              ? memchr(out[i].data, '\0', (size_t)out[i].offsets[out[i].n])
+                              : NULL;
+        if (nul) {
+            uint64_t r = 0;
+            while (r + 1 < out[i].n && out[i].offsets[r + 1] <= nul - out[i].data)
+                r++;
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: column %s, row %llu: the string contains a NUL byte", t->path,
+                         bl_table_column_name(t, cols[i]), (unsigned long long)(t->rows_done + r));
+            break;
+        }
         if (got && out[i].n != got)
             st = bl_fail(err, BL_ERR_INTERNAL, "%s: column %s: %llu rows in a batch of %llu", t->path,
                          bl_table_column_name(t, cols[i]), (unsigned long long)out[i].n, (unsigned long long)got);

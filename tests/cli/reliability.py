@@ -268,7 +268,101 @@ def finding_9():
               "9: mpirun -np 2 of a build without MPI seals no record: %s" % r.stderr.strip()[-150:])
 
 
-FINDINGS = {"2": finding_2, "3": finding_3, "4": finding_4, "5": finding_5, "9": finding_9}
+def clone(rec, parent):
+    """A copy of a record under PARENT with its own name (a record is bound to its name)."""
+    os.makedirs(parent)
+    return shutil.copytree(rec, os.path.join(parent, os.path.basename(rec)))
+
+
+# ---- 8: the low ones ----
+def finding_8():
+    d = os.path.join(tmp, "f8")
+    os.makedirs(d)
+    # Terminal escapes in imported metadata: printed escaped by import, check and run.
+    open(os.path.join(d, "n.csv"), "w").write("id,cell_type\nn1,\x1b[31mRED\x1b[0m\nn2,b\n")
+    open(os.path.join(d, "e.csv"), "w").write("pre,post,w,s\nn1,n2,3,1\nn2,n1,1,1\n")
+    conn = os.path.join(d, "esc")
+    r = sh(CLI, "import", "edges", "--edges", os.path.join(d, "e.csv"), "--pre", "pre", "--post", "post", "--weight",
+           "w", "--sign", "s", "--neurons", os.path.join(d, "n.csv"), "--name", "x\x1b[2Jy", "--out", conn)
+    check(r.returncode == 0 and "\x1b" not in r.stdout + r.stderr, "8: import prints the name escaped")
+    p = os.path.join(d, "esc.toml")
+    open(p, "w").write(open(plan("f8esc")).read().replace(CELEGANS, conn)
+                       .replace('ids = ["ASHL", "ASHR", "AWCL"]', 'ids = ["n1"]'))
+    r = sh(CLI, "check", p)
+    check(r.returncode == 0 and "RED" in r.stdout and "\x1b" not in r.stdout + r.stderr,
+          "8: check prints imported metadata escaped")
+    r = sh(CLI, "run", p, "--root", os.path.join(d, "escroot"), timeout=120)
+    check(r.returncode == 0 and "RED" in r.stdout and "\x1b" not in r.stdout + r.stderr,
+          "8: run prints imported cell types escaped")
+
+    # Bad signing keys are found before a record is reserved, each with its own message.
+    r = sh(CLI, "keygen", "--out", os.path.join(d, "k"))
+    key, pub = os.path.join(d, "k.key"), os.path.join(d, "k.pub")
+    trunc = os.path.join(d, "trunc.key")
+    open(trunc, "w").write(open(key).read()[:60])
+    root = os.path.join(d, "keyroot")
+    for what, k, needle in (("missing", os.path.join(d, "none.key"), "No such file"),
+                            ("a .pub", pub, "is a public key"), ("truncated", trunc, "truncated"),
+                            ("a directory", d, "directory")):
+        r = sh(CLI, "run", plan("f8k"), "--root", root, "--quiet", "--sign-key", k)
+        check(r.returncode not in (0, None) and needle in r.stderr and not records(root),
+              "8: --sign-key %s: refused before reserving: %s" % (what, r.stderr.strip()[-110:]))
+    os.chmod(key, 0o644)
+    r = sh(CLI, "run", plan("f8k"), "--root", root, "--quiet", "--sign-key", key, timeout=120)
+    check(r.returncode == 0 and "warning" in r.stderr and "chmod 600" in r.stderr,
+          "8: a world-readable private key signs with a warning: %s" % r.stderr.strip()[-100:])
+    os.chmod(key, 0o600)
+    signed = records(root)[-1] if records(root) else root
+    r = sh(CLI, "verify", "--key", os.path.join(d, "none.pub"), signed)
+    check(r.returncode not in (0, None) and "No such file" in r.stderr,
+          "8: a missing --key file says so: %s" % r.stderr.strip()[-90:])
+    r = sh(CLI, "verify", "--key", pub, signed)
+    check(r.returncode == 0, "8: the signed record verifies with its key (%s)" % r.stderr.strip()[-100:])
+
+    # DONE's free text is covered: an added line fails verify --key.
+    forged = clone(signed, os.path.join(d, "forged"))
+    with open(os.path.join(forged, "DONE"), "a") as f:
+        f.write("note reviewed and approved by the PI\n")
+    r = sh(CLI, "verify", "--key", pub, forged)
+    check(r.returncode not in (0, None) and "DONE" in r.stdout + r.stderr,
+          "8: free text added to DONE fails verify --key")
+
+    # verify compares sizes before hashing: a 20 GiB sparse artifact is reported at once.
+    big = clone(signed, os.path.join(d, "big"))
+    target = os.path.join(big, "counts.npy")
+    os.unlink(target)
+    with open(target, "wb") as f:
+        f.truncate(20 << 30)
+    t = time.time()
+    r = sh(CLI, "verify", big, timeout=60)
+    check(r.returncode not in (0, None) and "counts.npy" in r.stdout + r.stderr and time.time() - t < 5,
+          "8: verify finds a 20 GiB sparse artifact changed in %.1f s" % (time.time() - t))
+    shutil.rmtree(big)
+
+    # A UTF-8 BOM on a record manifest: verify, Record.verify and Record.manifest all refuse it.
+    bom = clone(signed, os.path.join(d, "bom"))
+    m = os.path.join(bom, "manifest.json")
+    data = open(m, "rb").read()
+    open(m, "wb").write(b"\xef\xbb\xbf" + data)
+    r = sh(CLI, "verify", bom)
+    check(r.returncode not in (0, None) and "byte-order mark" in r.stdout + r.stderr, "8: verify refuses a BOM manifest")
+    pyenv = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+    code = ("import brainlesslab as b, sys\nr = b.Record(sys.argv[1])\nv = r.verify()\nprint('verify', v.ok)\n"
+            "try:\n    r.manifest\n    print('manifest read')\nexcept ValueError as e:\n    print('manifest refused', e)\n")
+    if os.path.isdir(os.path.join(BUILD, "python", "brainlesslab")):
+        r = sh("/usr/bin/python3", "-c", code, bom, env=pyenv, timeout=60)
+        check("verify False" in r.stdout and "manifest refused" in r.stdout and "byte-order mark" in r.stdout,
+              "8: Record.verify and Record.manifest refuse a BOM manifest alike (%s)" % (r.stdout + r.stderr).strip()[-120:])
+    # ... and a connectome manifest with a BOM is refused by inspect.
+    cb = os.path.join(d, "conn_bom")
+    shutil.copytree(conn, cb)
+    cm = os.path.join(cb, "manifest.json")
+    open(cm, "wb").write(b"\xef\xbb\xbf" + open(cm, "rb").read())
+    r = sh(CLI, "inspect", cb)
+    check(r.returncode not in (0, None) and "byte-order mark" in r.stderr, "8: inspect refuses a BOM connectome manifest")
+
+
+FINDINGS = {"2": finding_2, "3": finding_3, "4": finding_4, "5": finding_5, "8": finding_8, "9": finding_9}
 
 if __name__ == "__main__":
     want = sys.argv[1:] or list(FINDINGS)

@@ -522,6 +522,30 @@ static void test_row_amplification(void **state)
     bl_table_close(t);
 }
 
+/* A NUL inside a string value (issue 26, finding 8): "n7\0-left" imported as
+ * "n7" before; now the table layer refuses it, naming file, column and row. */
+static void test_nul_in_string(void **state)
+{
+    (void)state;
+    const char *p = tmp_path("nul.parquet");
+    bl_parquet_column_spec spec[] = {{"id", BL_COL_STRING, 0}};
+    bl_parquet_writer *w;
+    bl_error err;
+    assert_int_equal(bl_parquet_writer_create(p, spec, 1, "none", &w, &err), BL_OK);
+    static char data[] = "n6n7\0-left";
+    int64_t offs[] = {0, 2, 10};
+    bl_column c = {.type = BL_COL_STRING, .n = 2, .offsets = offs, .data = data};
+    assert_int_equal(bl_parquet_writer_write(w, &c, &err), BL_OK);
+    assert_int_equal(bl_parquet_writer_finish(w, &err), BL_OK);
+    bl_table *t;
+    assert_int_equal(bl_table_open(p, BL_TABLE_AUTO, &t, &err), BL_OK);
+    const char *names[] = {"id"};
+    bl_column out = {0};
+    assert_int_equal(bl_table_read_all(t, names, NULL, 1, &out, &err), BL_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "column id, row 1: the string contains a NUL byte"));
+    bl_table_close(t);
+}
+
 /* ---- the writer, read back ---- */
 
 static void make_column(bl_column *c, bl_col_type t, uint64_t n, int nullable, uint64_t seed)
@@ -673,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_hand_built_files),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_row_amplification),
+        cmocka_unit_test(test_nul_in_string),
         cmocka_unit_test(test_writer_round_trip),
         cmocka_unit_test(test_writer_errors),
     };
