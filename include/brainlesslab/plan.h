@@ -178,6 +178,10 @@ BL_API const bl_connectome *bl_plan_connectome(const bl_plan *plan);
 BL_API const char *bl_plan_connectome_path(const bl_plan *plan);   /* absolute */
 BL_API const char *bl_plan_connectome_sha256(const bl_plan *plan); /* of manifest.json */
 BL_API const bl_lif_params *bl_plan_lif_params(const bl_plan *plan);
+/* The bounds a plan's [model] parameters are held to (plan_sense.c), for
+ * callers that set parameters without a plan (Python's simulate): the same
+ * refusal, so no caller gets a non-finite state a plan would have refused. */
+BL_API bl_status bl_plan_check_params(const bl_lif_params *p, bl_error *err);
 
 /* Stimulus populations, in plan order (population p of the stimulus). */
 BL_API size_t bl_plan_n_populations(const bl_plan *plan);

@@ -61,6 +61,12 @@ bl_status bl_pk_sense_params(const bl_pk_ctx *ctx, const bl_toml_node *node, con
     return BL_OK;
 }
 
+bl_status bl_plan_check_params(const bl_lif_params *p, bl_error *err)
+{
+    bl_pk_ctx ctx = {"model parameters", err};
+    return bl_pk_sense_params(&ctx, NULL, NULL, p);
+}
+
 bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const bl_plan *plan)
 {
     if (plan->steps > (uint64_t)INT32_MAX)
