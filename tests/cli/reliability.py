@@ -149,6 +149,38 @@ def finding_3():
     check(done >= 10 and wrong == 0, "3: %d runs during plan edits, %d records hold a plan.toml that is not the "
           "plan parsed" % (done, wrong))
 
+    # A stimulus schedule rewritten during runs: the record's schedule digest
+    # is of the schedule that ran (A forces neuron 0, B neuron 1).
+    import numpy as np
+    versions = []
+    for neuron in (0, 1):
+        path = os.path.join(tmp, "f3s%d.npy" % neuron)
+        # Large (200,000 rows), so that reading and hashing take long enough for a
+        # rewrite to fall between a parse and a second read.
+        rows = [[s, neuron] for s in range(0, 400, 10)] * 5000
+        np.save(path, np.array(sorted(rows), dtype=np.int32))
+        versions.append(open(path, "rb").read())
+    forced = {hashlib.sha256(v).hexdigest(): k for k, v in enumerate(versions)}
+    sched = os.path.join(tmp, "f3sched.npy")
+    open(sched, "wb").write(versions[0])
+    p = plan("f3s", stim='[[stimulus]]\nname = "s"\nneurons = [0, 1]\nschedule = "f3sched.npy"\nmode = "force"\n')
+    root = os.path.join(tmp, "f3sroot")
+    with Flipper(sched, versions, 0.001):
+        for k in range(20):
+            sh(CLI, "run", p, "--root", root, "--quiet", timeout=120)
+    done = wrong = 0
+    for rec in records(root):
+        if not os.path.exists(os.path.join(rec, "DONE")):
+            continue
+        m = json.load(open(os.path.join(rec, "manifest.json")))
+        named = [i["sha256"] for i in m["inputs"] if i["role"] == "stimulus schedule"][0]
+        counts = np.load(os.path.join(rec, "counts.npy"))[0]
+        ran = 0 if counts[0] > counts[1] else 1
+        done += 1
+        wrong += forced.get(named) != ran
+    check(done >= 10 and wrong == 0, "3: %d runs during schedule rewrites, %d records name a schedule that did not "
+          "run" % (done, wrong))
+
 
 # ---- 4: FIFOs and huge files given as inputs and keys ----
 def finding_4():
