@@ -18,7 +18,9 @@
  * few megabytes of compressed blank lines cannot stand for gigabytes of
  * table. A file not named .gz is read byte for byte, whatever it begins with
  * (zlib's transparent mode once let a gzip stream pass for a plain table).
- * Every file is opened with bl_open_regular: FIFOs and devices are refused. */
+ * Every file is read through bl_input (core/file.h): FIFOs and devices are
+ * refused, and the bytes parsed are the bytes hashed; gzip members are
+ * inflated here (zlib's inflate) from those bytes, one after another. */
 #include "brainlesslab/csv.h"
 
 #include <csv.h>
