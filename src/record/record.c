@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,16 +120,25 @@ static bl_status write_text_excl(int dirfd, const char *dir, const char *name, c
  * too full to hold it is found here, before the run, not after it. */
 static bl_status make_ballast(int dirfd, const char *dir, bl_error *err)
 {
+    /* Never beyond the process's file size limit (ulimit -f): that would
+     * raise SIGXFSZ here; a file no larger than the limit still holds room
+     * for a manifest that, like every file, cannot exceed it either. */
+    off_t bytes = BL_RECORD_BALLAST_BYTES;
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY && (off_t)fsize.rlim_cur < bytes)
+        bytes = (off_t)fsize.rlim_cur;
     int fd = openat(dirfd, BL_RECORD_BALLAST, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return bl_fail(err, BL_ERR_IO, "%s/%s: cannot create: %s", dir, BL_RECORD_BALLAST, strerror(errno));
-    int e = posix_fallocate(fd, 0, BL_RECORD_BALLAST_BYTES);
+    int e = bytes > 0 ? posix_fallocate(fd, 0, bytes) : 0;
     if (e == EINVAL || e == EOPNOTSUPP) {
         static const char zeros[65536];
         e = 0;
-        for (off_t done = 0; !e && done < BL_RECORD_BALLAST_BYTES; done += (off_t)sizeof zeros)
-            if (write(fd, zeros, sizeof zeros) != (ssize_t)sizeof zeros)
+        for (off_t done = 0; !e && done < bytes; done += (off_t)sizeof zeros) {
+            size_t k = bytes - done < (off_t)sizeof zeros ? (size_t)(bytes - done) : sizeof zeros;
+            if (write(fd, zeros, k) != (ssize_t)k)
                 e = errno ? errno : EIO;
+        }
         if (!e && fsync(fd) != 0)
             e = errno;
     }
@@ -137,7 +147,7 @@ static bl_status make_ballast(int dirfd, const char *dir, bl_error *err)
         unlinkat(dirfd, BL_RECORD_BALLAST, 0);
         return bl_fail(err, BL_ERR_IO, "%s: no room for the record (it holds %lld bytes free until it is sealed, "
                        "to be able to end FAILED even on a full disk): %s", dir,
-                       (long long)BL_RECORD_BALLAST_BYTES, strerror(e));
+                       (long long)bytes, strerror(e));
     }
     return BL_OK;
 }
