@@ -42,6 +42,10 @@ BL_API const char *bl_dtype_descr(bl_dtype dtype); /* e.g. "<i4" */
 
 /* Read a whole file. On failure *out is zeroed and the message names the path
  * and what is wrong (for example "x.npy: header: shape (3,) but file holds 2 elements"). */
+/* bl_npy_read, also giving the SHA-256 (hex) and size of the bytes parsed:
+ * the file is read once, so the digest names exactly the array returned. */
+BL_API bl_status bl_npy_read_hashed(const char *path, bl_npy_array *out, char sha256[65], uint64_t *bytes,
+                                    bl_error *err);
 BL_API bl_status bl_npy_read(const char *path, bl_npy_array *out, bl_error *err);
 
 /* Read and require a dtype and a number of dimensions (ndim < 0: any). */

@@ -168,6 +168,9 @@ BL_API const char *bl_plan_id(const bl_plan *plan);
 BL_API const char *bl_plan_operation(const bl_plan *plan);
 BL_API const char *bl_plan_description(const bl_plan *plan); /* "" when none */
 BL_API const char *bl_plan_path(const bl_plan *plan);        /* absolute path of the plan file */
+/* The plan file's bytes exactly as read and parsed (*len of them; NULL when
+ * the plan was not loaded from a file): what a record copies as plan.toml. */
+BL_API const char *bl_plan_text(const bl_plan *plan, size_t *len);
 /* Canonical JSON of the resolved plan (compact, keys in a fixed order). */
 BL_API const char *bl_plan_resolved_json(const bl_plan *plan);
 /* SHA-256 of bl_plan_resolved_json, 64 lowercase hex digits. */
@@ -195,6 +198,10 @@ BL_API const bl_connectome *bl_plan_connectome(const bl_plan *plan);
 BL_API const char *bl_plan_connectome_path(const bl_plan *plan);   /* absolute */
 BL_API const char *bl_plan_connectome_sha256(const bl_plan *plan); /* of manifest.json */
 BL_API const bl_lif_params *bl_plan_lif_params(const bl_plan *plan);
+/* The bounds a plan's [model] parameters are held to (plan_sense.c), for
+ * callers that set parameters without a plan (Python's simulate): the same
+ * refusal, so no caller gets a non-finite state a plan would have refused. */
+BL_API bl_status bl_plan_check_params(const bl_lif_params *p, bl_error *err);
 
 /* Stimulus populations, in plan order (population p of the stimulus). */
 BL_API size_t bl_plan_n_populations(const bl_plan *plan);

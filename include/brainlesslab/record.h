@@ -97,6 +97,11 @@ BL_API bl_status bl_record_sign_with(bl_record *r, const char *key_path, bl_erro
 
 /* Write a new Ed25519 key pair: PRIVATE_PATH (PEM PKCS#8, mode 0600) and
  * PUBLIC_PATH (PEM SubjectPublicKeyInfo). Neither may exist already. */
+/* Check a signing key before anything is reserved: it must load (a missing
+ * file, a directory, a public key or a truncated PEM fail here, not after a
+ * record exists). When the key is readable by group or others, *warning (cap
+ * bytes) says so, else it is empty; the key is still usable. */
+BL_API bl_status bl_record_check_sign_key(const char *path, char *warning, size_t cap, bl_error *err);
 BL_API bl_status bl_record_keygen(const char *private_path, const char *public_path, bl_error *err);
 
 /* Until the record is sealed, failed or destroyed, SIGINT, SIGTERM and SIGHUP

@@ -58,6 +58,22 @@ typedef struct bl_table bl_table;
 BL_API bl_status bl_table_open(const char *path, bl_table_format format, bl_table **out, bl_error *err);
 BL_API void bl_table_close(bl_table *t);
 
+/* How much memory a Parquet or Arrow file may decode into: at most
+ * BL_TABLE_EXPANSION bytes per byte of the file (values, validity, string
+ * offsets and bytes, inflated Arrow buffers, all batches of one open table
+ * together), and never more than a ceiling the caller sets (bytes; default
+ * BL_TABLE_DEFAULT_CEILING). A file asking for more is refused with a message
+ * naming both numbers, before the memory is allocated. Legitimate files stay
+ * far below the ratio (docs/formats.md, "Expansion bound"); run-length and
+ * dictionary encodings and compressed bodies are what a hostile file uses to
+ * go above it. The fuzz harnesses build with these same values. */
+#define BL_TABLE_EXPANSION 1024u
+#define BL_TABLE_DEFAULT_CEILING ((uint64_t)64 << 30)
+/* Set the ceiling (0: back to the default). Applies to what is decoded from
+ * now on; bytes already decoded count against it. CSV tables ignore it (their
+ * bound is the gzip inflation limit and the field limits). */
+BL_API void bl_table_set_max_decoded(bl_table *t, uint64_t bytes);
+
 BL_API const char *bl_table_path(const bl_table *t);
 BL_API bl_table_format bl_table_format_of(const bl_table *t);
 BL_API size_t bl_table_n_columns(const bl_table *t);

@@ -19,6 +19,7 @@
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/model.h"
+#include "brainlesslab/plan.h"
 #include "brainlesslab/select.h"
 #include "brainlesslab/stimulus.h"
 
@@ -327,6 +328,38 @@ static int apply_params(bl_lif_params *p, PyObject *params, bl_error *err)
     return 0;
 }
 
+/* Neuron indices as int32: integers only (a float array or list is refused,
+ * not truncated: 1.7 is no neuron), each within int32. */
+static PyArrayObject *int_indices(PyObject *obj, const char *what)
+{
+    PyArrayObject *any = (PyArrayObject *)PyArray_FROMANY(obj, NPY_NOTYPE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!any)
+        return NULL;
+    if (PyArray_SIZE(any) && !PyArray_ISINTEGER(any)) {
+        PyErr_Format(PyExc_TypeError, "%s must be integer indices, not %s values", what,
+                     PyArray_DESCR(any)->typeobj->tp_name);
+        Py_DECREF(any);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY((PyObject *)any, NPY_INT64, 1, 1,
+                                                        NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(any);
+    if (!a)
+        return NULL;
+    const int64_t *v = PyArray_DATA(a);
+    for (npy_intp i = 0; i < PyArray_SIZE(a); i++)
+        if (v[i] < 0 || v[i] > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s: index %lld at position %zd is not a neuron index", what,
+                         (long long)v[i], (Py_ssize_t)i);
+            Py_DECREF(a);
+            return NULL;
+        }
+    PyArrayObject *out = (PyArrayObject *)PyArray_FROMANY((PyObject *)a, NPY_INT32, 1, 1,
+                                                          NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(a);
+    return out;
+}
+
 /* stimulus: list of (neurons int32 array, rate_hz, start_ms, stop_ms). */
 static int build_stimulus(sim_ctx *s, PyObject *stimulus, bl_error *err)
 {
@@ -346,7 +379,7 @@ static int build_stimulus(sim_ctx *s, PyObject *stimulus, bl_error *err)
             rc = -1;
             break;
         }
-        PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(neu_obj, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY);
+        PyArrayObject *a = int_indices(neu_obj, "stimulus neurons");
         if (!a) {
             rc = -1;
             break;
@@ -386,26 +419,60 @@ static PyObject *result_dict(PyObject *cap, const bl_result *r, const bl_engine 
 
 /* simulate(handle, preset, params, stimulus, silenced, trials, duration_ms,
  *          seed, backend, threads) -> dict of arrays (see result_dict). */
+/* An integer argument in lo..hi: a float, a bool or a value out of range is
+ * an error naming it, never a silent truncation (issue 26: seed=2**64+7 ran
+ * seed 7, trials=2**32+2 ran 2 trials). */
+static int whole_arg(PyObject *o, const char *name, unsigned long long lo, unsigned long long hi,
+                     unsigned long long *out)
+{
+    if (PyBool_Check(o) || PyFloat_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an integer, not %s", name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    unsigned long long u = 0;
+    int ok = !PyErr_Occurred();
+    if (ok && overflow > 0) {
+        u = PyLong_AsUnsignedLongLong(i);
+        ok = !PyErr_Occurred();
+        PyErr_Clear();
+    } else if (ok) {
+        ok = overflow == 0 && v >= 0;
+        u = (unsigned long long)v;
+    }
+    Py_DECREF(i);
+    if (!ok || u < lo || u > hi) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s must be an integer in %llu..%llu", name, lo, hi);
+        return -1;
+    }
+    *out = u;
+    return 0;
+}
+
 static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"connectome", "preset", "params", "stimulus", "silence", "trials",
                             "duration_ms", "seed", "backend", "threads", NULL};
-    PyObject *cap, *params, *stimulus, *silence_obj;
+    PyObject *cap, *params, *stimulus, *silence_obj, *trials_obj, *seed_obj;
     const char *preset, *backend;
-    unsigned int trials;
+    unsigned long long trials_ull, seed;
     double duration_ms;
-    unsigned long long seed;
     int threads;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsOOOIdKsi", names, &cap, &preset, &params, &stimulus,
-                                     &silence_obj, &trials, &duration_ms, &seed, &backend, &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OsOOOOdOsi", names, &cap, &preset, &params, &stimulus,
+                                     &silence_obj, &trials_obj, &duration_ms, &seed_obj, &backend, &threads))
         return NULL;
     const bl_connectome *c = PyCapsule_GetPointer(cap, CONNECTOME_CAPSULE);
     if (!c)
         return NULL;
-    if (trials == 0) {
-        PyErr_SetString(PyExc_ValueError, "trials must be at least 1");
+    if (whole_arg(trials_obj, "trials", 1, UINT32_MAX, &trials_ull) < 0 ||
+        whole_arg(seed_obj, "seed", 0, UINT64_MAX, &seed) < 0)
         return NULL;
-    }
+    const uint32_t trials = (uint32_t)trials_ull;
     bl_error err = {0};
     bl_lif_params p;
     if (bl_lif_params_preset(preset, &p, &err))
@@ -413,10 +480,12 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     if (apply_params(&p, params, &err) < 0)
         return NULL;
     uint64_t steps;
-    if (bl_lif_params_validate(&p, &err) || bl_lif_steps(&p, duration_ms, &steps, &err))
+    /* The bounds a plan holds its parameters to, not only the engine's. */
+    if (bl_lif_params_validate(&p, &err) || bl_plan_check_params(&p, &err) ||
+        bl_lif_steps(&p, duration_ms, &steps, &err))
         return bl_py_raise(&err);
     sim_ctx s = {0};
-    PyArrayObject *sil = (PyArrayObject *)PyArray_FROMANY(silence_obj, NPY_INT32, 1, 1, NPY_ARRAY_IN_ARRAY);
+    PyArrayObject *sil = int_indices(silence_obj, "silenced neurons");
     if (!sil)
         return NULL;
     size_t n_sil = (size_t)PyArray_SIZE(sil);

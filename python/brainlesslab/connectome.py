@@ -206,6 +206,15 @@ _POP_KEYS = {"neurons", "ids", "select", "population", "from", "from_", "depth",
              "sample", "expect_count"}
 
 
+def _indices(values, what):
+    """Neuron indices as Python ints: integers only. A float (1.7) is no
+    neuron index, and int() would truncate it silently (issue 26)."""
+    a = np.asarray(values)
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError("%s must be integer neuron indices, not %s values" % (what, a.dtype))
+    return [int(i) for i in a.ravel()]
+
+
 def _criteria(spec, kind):
     """(criteria for the library, the entry) of a stimulus or silence entry:
     a dict with selector criteria (plus rate_hz, start_ms, stop_ms, name), or
@@ -216,11 +225,11 @@ def _criteria(spec, kind):
             raise ValueError("%s: unknown key(s) %s" % (kind, ", ".join(sorted(extra))))
         crit = {("from" if k == "from_" else k): v for k, v in spec.items() if k in _POP_KEYS}
         if "neurons" in crit:
-            crit["neurons"] = [int(i) for i in np.asarray(crit["neurons"]).ravel()]
+            crit["neurons"] = _indices(crit["neurons"], "%s: neurons" % kind)
         if "ids" in crit:
             crit["ids"] = [str(i) for i in crit["ids"]]
         return crit, spec
-    return {"neurons": [int(i) for i in np.asarray(spec).ravel()]}, {}
+    return {"neurons": _indices(spec, kind)}, {}
 
 
 def simulate(connectome, preset="shiu2024", stimulus=(), silence=(), trials=1, duration_ms=1000.0, seed=0,
@@ -248,8 +257,10 @@ def simulate(connectome, preset="shiu2024", stimulus=(), silence=(), trials=1, d
              float(e.get("stop_ms", -1.0))) for kind, i, e in entries if kind == "stimulus"]
     sil = [resolved["silence-%d" % i] for kind, i, e in entries if kind == "silence"]
     silenced = np.unique(np.concatenate(sil)).astype(np.int32) if sil else np.zeros(0, dtype=np.int32)
-    raw = _core.simulate(connectome._raw["handle"], preset, dict(params or {}), stim, silenced, int(trials),
-                         float(duration_ms), int(seed), backend, int(threads))
+    # trials and seed go as given: the library refuses a float or a value out
+    # of range instead of truncating it (int(2**64 + 7) would run seed 7).
+    raw = _core.simulate(connectome._raw["handle"], preset, dict(params or {}), stim, silenced, trials,
+                         float(duration_ms), seed, backend, int(threads))
     dt = (params or {}).get("dt_ms", _core.preset_params(preset)["dt_ms"])
     return SimulationResult(raw, float(dt), float(duration_ms))
 

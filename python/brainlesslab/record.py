@@ -89,8 +89,14 @@ class Record:
     @property
     def manifest(self):
         if "manifest" not in self._cache:
-            with open(os.path.join(self.path, "manifest.json"), encoding="utf-8") as f:
-                self._cache["manifest"] = json.load(f)
+            with open(os.path.join(self.path, "manifest.json"), "rb") as f:
+                raw = f.read()
+            # The same refusal as the library's verifier (verify.c): a BOM is
+            # not part of a record's manifest.
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raise ValueError("%s: manifest.json starts with a UTF-8 byte-order mark (BOM); a record's "
+                                 "manifest is plain UTF-8 JSON" % self.path)
+            self._cache["manifest"] = json.loads(raw.decode("utf-8"))
         return self._cache["manifest"]
 
     @property

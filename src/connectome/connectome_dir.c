@@ -381,6 +381,13 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     /* require_null_terminated: text after the object (or a NUL byte
      * cutting it short) is refused, not ignored. */
     const char *end = NULL;
+    /* A UTF-8 BOM is refused, as for a plan and a record's manifest (cJSON
+     * would skip it; Python's json refuses it): every reader agrees. */
+    if (text_len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+        free(text);
+        return bl_fail(err, BL_ERR_FORMAT, "%s: starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); save the "
+                       "manifest as UTF-8 without a BOM", mpath);
+    }
     cJSON *m = memchr(text, '\0', text_len) ? NULL : cJSON_ParseWithLengthOpts(text, text_len + 1, &end, 1);
     free(text);
     if (!cJSON_IsObject(m)) {

@@ -827,7 +827,10 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
     x.resume = opt->resume != NULL;
-    if (xp->mpi_rank == 0)
+    /* A bad signing key is found before a record is reserved (issue 26). */
+    if (xp->mpi_rank == 0 && opt->sign_key)
+        st = bl_record_check_sign_key(opt->sign_key, NULL, 0, err);
+    if (xp->mpi_rank == 0 && !st)
         st = x.resume ? reopen(plan, opt->resume, &x.rec, err) : reserve(plan, opt->root, &x.rec, err);
     if (st) {
         if (multi) /* does not return */
@@ -975,9 +978,15 @@ void bl_experiment_print(const bl_experiment *xp, FILE *out)
             hidden++;
             continue;
         }
-        char depth[16];
+        char depth[16], ct[sizeof gr->cell_type];
         snprintf(depth, sizeof depth, gr->depth < 0 ? "-" : "%d", gr->depth);
-        fprintf(out, "  %-5s  %-22.22s  %10" PRIu64 "  %7" PRIu64 "  %15.1f\n", depth, gr->cell_type, gr->responders,
+        /* Cell types come from imported metadata: no control byte (an ESC
+         * sequence) reaches the terminal (issue 26). */
+        for (size_t k = 0; k < sizeof ct; k++) {
+            unsigned char ch = (unsigned char)gr->cell_type[k];
+            ct[k] = (ch && (ch < 0x20 || ch == 0x7f)) ? '?' : (char)ch;
+        }
+        fprintf(out, "  %-5s  %-22.22s  %10" PRIu64 "  %7" PRIu64 "  %15.1f\n", depth, ct, gr->responders,
                 gr->neurons, gr->rate_sum / (double)gr->responders);
         shown++;
     }

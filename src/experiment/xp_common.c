@@ -3,6 +3,7 @@
 
 #include "core/stream.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -40,27 +41,24 @@ bl_status bl_xp_reserve_named(const char *root, const char *id, const char *hash
     return bl_fail(err, BL_ERR_EXISTS, "%s: could not find a free record name for %s", root, id);
 }
 
-/* The plan's bytes, copied as read: a record is then rerunnable from itself. */
+/* The plan's bytes as they were read and parsed (kept in the plan, never
+ * re-read: a plan edited during the run would otherwise be recorded in place
+ * of the one that ran; issue 26): a record is then rerunnable from itself. */
 bl_status bl_xp_copy_plan(const bl_plan *plan, bl_record *rec, bl_error *err)
 {
     char dst[4096];
     bl_status st = bl_record_path(rec, "plan.toml", dst, sizeof dst, err);
     if (st)
         return st;
-    FILE *in = fopen(bl_plan_path(plan), "rb");
-    if (!in)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot reopen the plan to copy it", bl_plan_path(plan));
+    size_t len = 0;
+    const char *text = bl_plan_text(plan, &len);
+    if (!text)
+        return bl_fail(err, BL_ERR_INTERNAL, "%s: the plan's text was not kept", bl_plan_path(plan));
     FILE *out = fopen(dst, "wb");
-    char buf[65536];
-    size_t n;
-    int ok = out != NULL;
-    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
-        ok = fwrite(buf, 1, n, out) == n;
-    ok = ok && !ferror(in);
-    fclose(in);
+    int ok = out != NULL && (len == 0 || fwrite(text, 1, len, out) == len);
     if (out && fclose(out))
         ok = 0;
-    return ok ? BL_OK : bl_fail(err, BL_ERR_IO, "%s: cannot copy the plan", dst);
+    return ok ? BL_OK : bl_fail(err, BL_ERR_IO, "%s: cannot write the plan: %s", dst, strerror(errno));
 }
 
 bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err)

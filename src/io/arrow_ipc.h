@@ -11,6 +11,7 @@
 
 #include "brainlesslab/table.h"
 #include "io/arrow_fb.h"
+#include "io/table_impl.h"
 
 /* The Type union's tags we need to know (Schema.fbs). */
 enum {
@@ -70,8 +71,9 @@ int ar_parse_dictionary(const fb_table *db, int64_t *id, int *delta, ar_batch *o
 
 /* Where a message body lies in the file. */
 typedef struct ar_body {
-    int fd;
+    const uint8_t *file; /* the whole file in memory */
     uint64_t off, len;
+    bl_table_budget *budget; /* the table's decoded-bytes budget: every output and inflated buffer takes from it */
 } ar_body;
 
 /* Decode top-level field f (FieldNode node, Buffers from buf) of batch b into

@@ -18,7 +18,9 @@
  * few megabytes of compressed blank lines cannot stand for gigabytes of
  * table. A file not named .gz is read byte for byte, whatever it begins with
  * (zlib's transparent mode once let a gzip stream pass for a plain table).
- * Every file is opened with bl_open_regular: FIFOs and devices are refused. */
+ * Every file is read through bl_input (core/file.h): FIFOs and devices are
+ * refused, and the bytes parsed are the bytes hashed; gzip members are
+ * inflated here (zlib's inflate) from those bytes, one after another. */
 #include "brainlesslab/csv.h"
 
 #include <csv.h>
@@ -63,8 +65,12 @@ static const size_t chunk_size = CSV_CHUNK;
 
 struct bl_csv {
     char *path;
-    gzFile gz;                  /* a .gz file */
-    int fd;                     /* a plain file (-1 otherwise) */
+    bl_input in;                /* the file, read once and hashed as read (core/file.h) */
+    bool opened;                /* in is open */
+    bool is_gz;                 /* inflate in's bytes (zs) */
+    z_stream zs;
+    bool z_live, z_mid, raw_eof; /* inflateInit done; inside a gzip member; in at its end */
+    unsigned char *raw;         /* compressed bytes read, consumed by zs */
     const unsigned char *mem;   /* bl_csv_open_memory: not owned */
     size_t mem_len, mem_pos;
     uint64_t inflated, max_inflated; /* bytes produced by gzread, and its bound */
@@ -218,7 +224,7 @@ static bl_status csv_new(const char *path, bl_csv **out, bl_error *err)
     bl_csv *c = calloc(1, sizeof *c);
     if (!c)
         return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
-    c->fd = -1;
+    c->in.fd = -1;
     c->path = strdup(path);
     c->chunk = malloc(chunk_size);
     if (!c->path || !c->chunk) {
@@ -257,20 +263,23 @@ bl_status bl_csv_open(const char *path, bl_csv **out, bl_error *err)
     bl_status st = csv_new(path, &c, err);
     if (st)
         return st;
-    uint64_t size = 0;
-    if ((st = bl_open_regular(path, &c->fd, &size, err))) {
+    /* bl_input: never a FIFO or a device, and the bytes parsed are the bytes
+     * hashed (the importers name their inputs by the digest it keeps). gzip
+     * is inflated here from those same bytes, not by gzread from the file. */
+    if ((st = bl_input_open(&c->in, path, err))) {
         bl_csv_close(c);
         return st;
     }
+    c->opened = true;
     if (ends_with_gz(path)) {
-        c->gz = gzdopen(c->fd, "rb");
-        if (!c->gz) {
+        c->is_gz = true;
+        /* 16 + MAX_WBITS: gzip only (a raw zlib or plain stream is an error). */
+        if (!(c->raw = malloc(CSV_GZ_BUFFER)) || inflateInit2(&c->zs, 16 + MAX_WBITS) != Z_OK) {
             bl_csv_close(c);
             return bl_fail(err, BL_ERR_NOMEM, "%s: cannot open: out of memory", path);
         }
-        c->fd = -1; /* owned by gz now */
-        gzbuffer(c->gz, CSV_GZ_BUFFER);
-        c->max_inflated = size * CSV_MAX_INFLATION + ((uint64_t)1 << 20);
+        c->z_live = true;
+        c->max_inflated = c->in.size * CSV_MAX_INFLATION + ((uint64_t)1 << 20);
     }
     *out = c;
     return BL_OK;
@@ -303,29 +312,45 @@ static int read_source(bl_csv *c, bl_error *e)
         c->mem_pos += n;
         return (int)n;
     }
-    if (!c->gz) {
-        if (c->fd < 0)
-            return 0;
-        for (;;) {
-            ssize_t n = read(c->fd, c->chunk, chunk_size);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0) {
-                bl_fail(e, BL_ERR_IO, "%s:%llu: cannot read: %s", c->path,
-                        (unsigned long long)c->line, strerror(errno));
+    if (!c->opened)
+        return 0;
+    if (!c->is_gz) {
+        return (int)bl_input_read(&c->in, c->chunk, chunk_size, e);
+    }
+    /* gzip members one after another (as gzip -c a b > ab writes them), each
+     * inflated from the raw bytes bl_input hashed. */
+    c->zs.next_out = c->chunk;
+    c->zs.avail_out = (uInt)chunk_size;
+    while (c->zs.avail_out == chunk_size) {
+        if (c->zs.avail_in == 0 && !c->raw_eof) {
+            long long n = bl_input_read(&c->in, c->raw, CSV_GZ_BUFFER, e);
+            if (n < 0)
+                return -1;
+            c->raw_eof = n == 0;
+            c->zs.next_in = c->raw;
+            c->zs.avail_in = (uInt)n;
+        }
+        if (c->zs.avail_in == 0 && c->raw_eof) {
+            if (c->z_mid) {
+                bl_fail(e, BL_ERR_FORMAT, "%s:%llu: cannot read: unexpected end of file (truncated gzip stream)",
+                        c->path, (unsigned long long)c->line);
                 return -1;
             }
-            return (int)n;
+            break;
+        }
+        int r = inflate(&c->zs, Z_NO_FLUSH);
+        if (r == Z_STREAM_END) {
+            c->z_mid = false;
+            inflateReset(&c->zs);
+        } else if (r == Z_OK || r == Z_BUF_ERROR) {
+            c->z_mid = true;
+        } else {
+            bl_fail(e, r == Z_MEM_ERROR ? BL_ERR_NOMEM : BL_ERR_FORMAT, "%s:%llu: cannot read: %s", c->path,
+                    (unsigned long long)c->line, c->zs.msg ? c->zs.msg : "corrupt gzip stream");
+            return -1;
         }
     }
-    int got = gzread(c->gz, c->chunk, (unsigned)chunk_size);
-    if (got < 0) {
-        int code;
-        const char *msg = gzerror(c->gz, &code);
-        bl_fail(e, code == Z_MEM_ERROR ? BL_ERR_NOMEM : BL_ERR_FORMAT, "%s:%llu: cannot read: %s",
-                c->path, (unsigned long long)c->line, code == Z_ERRNO ? strerror(errno) : msg);
-        return -1;
-    }
+    int got = (int)(chunk_size - c->zs.avail_out);
     if (got > 0) {
         c->inflated += (uint64_t)got;
         if (c->inflated > c->max_inflated) {
@@ -338,15 +363,6 @@ static int read_source(bl_csv *c, bl_error *e)
         }
         return got;
     }
-    /* gzread returns 0 both at a clean end and at a truncated gzip
-     * stream; only gzerror tells them apart. */
-    int code;
-    const char *msg = gzerror(c->gz, &code);
-    if (code != Z_OK && code != Z_STREAM_END) {
-        bl_fail(e, BL_ERR_FORMAT, "%s:%llu: cannot read: %s", c->path, (unsigned long long)c->line,
-                msg);
-        return -1;
-    }
     return 0;
 }
 
@@ -354,10 +370,10 @@ void bl_csv_close(bl_csv *c)
 {
     if (!c)
         return;
-    if (c->gz)
-        gzclose(c->gz);
-    if (c->fd >= 0)
-        close(c->fd);
+    if (c->z_live)
+        inflateEnd(&c->zs);
+    free(c->raw);
+    bl_input_close(&c->in);
     if (c->parser_live)
         csv_free(&c->parser);
     free(c->path);

@@ -561,34 +561,46 @@ static bl_status read_impl(const char *path, FILE *fp, uint64_t file_size, bl_np
     return BL_OK;
 }
 
-bl_status bl_npy_read(const char *path, bl_npy_array *out, bl_error *err)
+bl_status bl_npy_read_hashed(const char *path, bl_npy_array *out, char sha256[65], uint64_t *bytes, bl_error *err)
 {
     if (!out)
         return bl_fail(err, BL_ERR_INTERNAL, "bl_npy_read: out is NULL");
     memset(out, 0, sizeof *out);
     if (!path)
         return bl_fail(err, BL_ERR_INTERNAL, "bl_npy_read: path is NULL");
-    int fd = -1;
-    bl_status ost = bl_open_regular(path, &fd, NULL, err);
-    if (ost)
-        return ost;
-    FILE *fp = fdopen(fd, "rb");
-    if (!fp) {
-        close(fd);
-        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot open: %s", path, strerror(errno));
-    }
-    struct stat sb;
-    bl_status st;
-    if (fstat(fileno(fp), &sb) != 0)
-        st = bl_fail(err, BL_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(sb.st_mode))
-        st = bl_fail(err, BL_ERR_IO, "%s: not a regular file", path);
-    else
-        st = read_impl(path, fp, (uint64_t)sb.st_size, out, err);
-    fclose(fp);
+    /* Read once, hashed as read (core/file.h), then parsed from memory: the
+     * digest a record gives for the array is of the bytes parsed, never of
+     * a second read of a file that may have changed in between. */
+    uint8_t *file = NULL;
+    size_t len = 0;
+    char hex[65];
+    bl_status st = bl_read_input(path, UINT64_MAX, &file, &len, hex, err);
     if (st)
+        return st;
+    FILE *fp = len ? fmemopen(file, len, "rb") : NULL;
+    if (len && !fp)
+        st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot open a memory stream", path);
+    else if (!len)
+        st = bl_fail(err, BL_ERR_FORMAT, "%s: empty file (0 bytes), not a .npy file", path);
+    else
+        st = read_impl(path, fp, (uint64_t)len, out, err);
+    if (fp)
+        fclose(fp);
+    free(file);
+    if (st) {
         memset(out, 0, sizeof *out);
-    return st;
+        return st;
+    }
+    if (sha256)
+        memcpy(sha256, hex, 65);
+    if (bytes)
+        *bytes = len;
+    return BL_OK;
+}
+
+bl_status bl_npy_read(const char *path, bl_npy_array *out, bl_error *err)
+{
+    return bl_npy_read_hashed(path, out, NULL, NULL, err);
 }
 
 bl_status bl_npy_read_expect(const char *path, bl_dtype dtype, int ndim, bl_npy_array *out,

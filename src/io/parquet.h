@@ -15,15 +15,13 @@
 
 #include "brainlesslab/error.h"
 #include "brainlesslab/table.h"
+#include "io/table_impl.h"
 
-/* How far a file may expand into memory: rows, and decoded string bytes of a
- * column in one row group, at most PQ_EXPANSION per byte of the file. Legit
- * files stay far below (a run-length-encoded constant column reaches about
- * 10^4); a file claiming more is refused before anything is allocated. The
- * fuzz build lowers it so that no input can allocate beyond its limits. */
-#ifndef PQ_EXPANSION
-#define PQ_EXPANSION 65536u
-#endif
+/* How far a file may expand into memory: the table budget (table.h,
+ * BL_TABLE_EXPANSION and the caller's ceiling), kept in the reader. Rows cost
+ * at least one byte each at open; each column chunk takes its values (8 bytes
+ * a row, plus 1 for validity) before its output is allocated and its string
+ * bytes as they are decoded. The fuzz harness runs with the same budget. */
 
 typedef struct bl_pq_why {
     char text[256];
@@ -230,6 +228,7 @@ typedef struct bl_pq_reader {
     uint8_t *page;
     size_t page_cap;
     bl_pq_codecs codecs;
+    bl_table_budget budget; /* decoded bytes, all chunks of this file together */
 } bl_pq_reader;
 
 /* Decode column col of row group g into out (zeroed here); out is left

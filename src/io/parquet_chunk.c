@@ -192,9 +192,12 @@ static bl_status read_dictionary(chunk *c, const bl_pq_page_header *h, const uin
 
 static bl_status append_bytes(chunk *c, const uint8_t *p, uint32_t n)
 {
-    if (c->data_len + n > c->max_bytes)
-        return cfail(c, BL_ERR_FORMAT, "the strings would take over %llu bytes, more than the file justifies",
-                     (unsigned long long)c->max_bytes);
+    if (c->data_len + n > c->max_bytes) {
+        char bound[160];
+        return cfail(c, BL_ERR_FORMAT, "the strings would take over %llu bytes, more than is left of the %s the "
+                     "file may decode to; refused as an expansion bomb", (unsigned long long)c->max_bytes,
+                     bl_table_budget_explain(&c->r->budget, bound, sizeof bound));
+    }
     if (c->data_len + n > c->data_cap) {
         uint64_t cap = c->data_cap ? c->data_cap : 4096;
         while (cap < c->data_len + n)
@@ -507,7 +510,6 @@ bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl
     const bl_pq_row_group *rg = &r->meta.row_groups[g];
     const bl_pq_chunk_meta *m = &rg->columns[col->leaf];
     chunk c = {.r = r, .col = col, .rg = g, .err = err, .out = out, .rows = (uint64_t)rg->num_rows};
-    c.max_bytes = (uint64_t)PQ_EXPANSION * r->size;
     c.at = m->has_meta ? (uint64_t)m->data_page_offset : 0;
     if (col->refused)
         return cfail(&c, BL_ERR_UNSUPPORTED, "%s", col->refused);
@@ -529,6 +531,18 @@ bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl
     if (start < 4 || start > r->meta_at || len > r->meta_at - start)
         return cfail(&c, BL_ERR_FORMAT, "chunk of %llu bytes lies outside the data (bytes 4..%zu)",
                      (unsigned long long)len, r->meta_at);
+    /* The values take their bytes from the budget before anything is
+     * allocated (a few bytes of run-length encoding can claim 2^31 rows);
+     * the strings may then use what is left, and are charged at the end. */
+    uint64_t per_row = 8 + (col->optional ? 1 : 0);
+    if (c.rows > bl_table_budget_left(&r->budget) / per_row) {
+        char bound[160];
+        return cfail(&c, BL_ERR_FORMAT, "%llu rows of %llu decoded bytes each exceed what is left of the %s the "
+                     "file may decode to; refused as an expansion bomb", (unsigned long long)c.rows,
+                     (unsigned long long)per_row, bl_table_budget_explain(&r->budget, bound, sizeof bound));
+    }
+    r->budget.used += c.rows * per_row;
+    c.max_bytes = bl_table_budget_left(&r->budget);
     /* The output grows with the pages decoded (grow_output), so a footer
      * claiming rows its pages do not hold costs nothing. */
     uint64_t n = c.rows;
@@ -594,8 +608,10 @@ bl_status bl_pq_read_chunk(bl_pq_reader *r, uint32_t g, const bl_pq_col *col, bl
         st = cfail(&c, BL_ERR_NOMEM, "out of memory");
     if (st)
         bl_column_clear(out);
-    if (!st)
+    else {
+        r->budget.used += c.data_len;
         BL_ASSERT_SANE(column_sane, out, c.data_len);
+    }
     return st;
 }
 

@@ -65,6 +65,7 @@ static uint64_t get_bits(const uint8_t *p, size_t len, uint64_t pos, int bw)
 static int read_uvarint(const uint8_t *p, size_t len, size_t *at, uint64_t *v)
 {
     uint64_t x = 0;
+    *v = 0; /* defined on failure too */
     for (int shift = 0; shift < 64; shift += 7) {
         if (*at >= len)
             return -1;
@@ -130,8 +131,10 @@ typedef struct delta_header {
 
 static int delta_read_header(const uint8_t *p, size_t len, delta_header *d, bl_pq_why *why)
 {
-    uint64_t first;
-    d->at = 0;
+    /* The header is fully defined even when reading it fails: callers see a
+     * zeroed header, never bytes left over from the stack. */
+    uint64_t first = 0;
+    *d = (delta_header){0};
     if (read_uvarint(p, len, &d->at, &d->block) || read_uvarint(p, len, &d->at, &d->miniblocks) ||
         read_uvarint(p, len, &d->at, &d->total) || read_uvarint(p, len, &d->at, &first))
         return bl_pq_fail(why, "delta: header runs past the end (%zu bytes)", len);

@@ -55,7 +55,10 @@ size_t bl_pq_t_offset(const bl_pq_thrift *t) { return (size_t)(t->p - t->base); 
 
 static int t_varint(bl_pq_thrift *t, uint64_t *v)
 {
+    /* *v is defined on every path, failure included (0), so no caller reads
+     * an indeterminate value whatever the optimiser makes of the -1. */
     uint64_t x = 0;
+    *v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (t->p >= t->end)
             return bl_pq_fail(t->why, "thrift: varint runs past the end at byte %zu", bl_pq_t_offset(t));

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <unistd.h>
+
+#include "core/file.h"
 #include "io/table_impl.h"
 
 struct bl_table {
@@ -53,12 +56,18 @@ static const bl_table_backend *backend_of(bl_table_format f)
  * CSV only by name. */
 static bl_status detect(const char *path, bl_table_format *out, bl_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* bl_open_regular: a FIFO or a device given as a table is refused at
+     * once instead of blocking here or being read without end. */
+    int fd;
+    bl_status st = bl_open_regular(path, &fd, NULL, err);
+    if (st)
+        return st;
     unsigned char head[16];
-    size_t len = fread(head, 1, sizeof head, f);
-    fclose(f);
+    ssize_t got;
+    while ((got = read(fd, head, sizeof head)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    size_t len = got > 0 ? (size_t)got : 0;
     for (size_t i = 0; i < N_BACKENDS; i++)
         if (backends[i]->sniff && backends[i]->sniff(head, len)) {
             *out = backends[i]->format;
@@ -110,6 +119,12 @@ bl_status bl_table_open(const char *path, bl_table_format format, bl_table **out
     }
     *out = t;
     return BL_OK;
+}
+
+void bl_table_set_max_decoded(bl_table *t, uint64_t bytes)
+{
+    if (t && t->state && t->be->set_ceiling)
+        t->be->set_ceiling(t->state, bytes ? bytes : BL_TABLE_DEFAULT_CEILING);
 }
 
 void bl_table_close(bl_table *t)
@@ -357,6 +372,20 @@ bl_status bl_table_next(bl_table *t, const size_t *cols, const bl_col_type *want
     uint64_t got = 0;
     bl_status st = t->be->next(t->state, cols, n, out, &got, err);
     for (size_t i = 0; st == BL_OK && i < n; i++) {
+        /* A NUL byte inside a string value is refused, as CSV refuses it:
+         * every C consumer (ids, names, metadata) would cut the text short
+         * there ("n7\0-left" importing as "n7"; issue 26). */
+        const char *nul = got && out[i].type == BL_COL_STRING && out[i].data
+                              ? memchr(out[i].data, '\0', (size_t)out[i].offsets[out[i].n])
+                              : NULL;
+        if (nul) {
+            uint64_t r = 0;
+            while (r + 1 < out[i].n && out[i].offsets[r + 1] <= nul - out[i].data)
+                r++;
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: column %s, row %llu: the string contains a NUL byte", t->path,
+                         bl_table_column_name(t, cols[i]), (unsigned long long)(t->rows_done + r));
+            break;
+        }
         if (got && out[i].n != got)
             st = bl_fail(err, BL_ERR_INTERNAL, "%s: column %s: %llu rows in a batch of %llu", t->path,
                          bl_table_column_name(t, cols[i]), (unsigned long long)out[i].n, (unsigned long long)got);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "io/arrow_ipc.h"
 #include "io/table_impl.h"
 
@@ -23,7 +24,7 @@ typedef struct ar_dict {
 
 typedef struct ar_state {
     char *path;
-    int fd;
+    const uint8_t *data; /* the whole file, read once and hashed as read (core/file.h) */
     uint64_t size;
     int is_file;
     ar_schema schema;
@@ -35,6 +36,7 @@ typedef struct ar_state {
     ar_dict *dicts;
     size_t n_dicts;
     uint64_t batch_no; /* record batches read so far, for messages */
+    bl_table_budget budget; /* decoded bytes, all batches and dictionaries together */
 } ar_state;
 
 /* One message read from the file: metadata (owned) and where its body lies. */
@@ -59,16 +61,7 @@ static bl_status pread_all(ar_state *s, uint64_t off, size_t len, uint8_t *dst, 
     if (off > s->size || len > s->size - off)
         return bl_fail(err, BL_ERR_FORMAT, "%s: byte offset %llu: %zu bytes needed, the file has %llu", s->path,
                        (unsigned long long)off, len, (unsigned long long)s->size);
-    size_t done = 0;
-    while (done < len) {
-        ssize_t r = pread(s->fd, dst + done, len - done, (off_t)(off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return bl_fail(err, BL_ERR_IO, "%s: cannot read at byte offset %llu: %s", s->path,
-                           (unsigned long long)(off + done), r < 0 ? strerror(errno) : "file ends early");
-        done += (size_t)r;
-    }
+    memcpy(dst, s->data + off, len);
     return BL_OK;
 }
 
@@ -118,7 +111,8 @@ static bl_status read_message(ar_state *s, uint64_t off, ar_read *r, bl_error *e
         read_free(r);
         return bl_fail(err, BL_ERR_FORMAT, "%s: message at byte offset %llu: %s", s->path, (unsigned long long)off, why);
     }
-    r->body.fd = s->fd;
+    r->body.file = s->data;
+    r->body.budget = &s->budget;
     r->body.off = off + prefix + len;
     r->body.len = (uint64_t)r->msg.body_len;
     if (r->body.len > s->size - r->body.off) {
@@ -236,8 +230,7 @@ static void ar_close(void *state)
     ar_state *s = state;
     if (!s)
         return;
-    if (s->fd >= 0)
-        close(s->fd);
+    free((void *)(uintptr_t)s->data);
     for (size_t i = 0; i < s->n_dicts; i++)
         bl_column_clear(&s->dicts[i].values);
     free(s->dicts);
@@ -336,14 +329,16 @@ static bl_status ar_open(const char *path, void **state, bl_table_schema *schema
         free(s);
         return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
     }
-    s->fd = open(path, O_RDONLY);
-    struct stat sb;
-    if (s->fd < 0 || fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        bl_status st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, s->fd < 0 ? strerror(errno) : "not a regular file");
+    uint8_t *data = NULL;
+    size_t size = 0;
+    bl_status rst = bl_read_input(path, UINT64_MAX, &data, &size, NULL, err);
+    if (rst != BL_OK) {
         ar_close(s);
-        return st;
+        return rst;
     }
-    s->size = (uint64_t)sb.st_size;
+    s->data = data;
+    s->size = size;
+    bl_table_budget_init(&s->budget, s->size);
     uint8_t head[8] = {0};
     size_t hn = s->size < 8 ? (size_t)s->size : 8;
     bl_status st = pread_all(s, 0, hn, head, err);
@@ -468,4 +463,6 @@ static bl_status ar_next(void *state, const size_t *cols, size_t n, bl_column *o
     return BL_OK;
 }
 
-const bl_table_backend bl_table_arrow = {"arrow", BL_TABLE_ARROW, ar_sniff, ar_open, ar_next, ar_close};
+static void ar_set_ceiling(void *state, uint64_t bytes) { ((ar_state *)state)->budget.ceiling = bytes; }
+
+const bl_table_backend bl_table_arrow = {"arrow", BL_TABLE_ARROW, ar_sniff, ar_open, ar_next, ar_close, ar_set_ceiling};

@@ -162,4 +162,4 @@ static bl_status csv_next(void *state, const size_t *cols, size_t n, bl_column *
     return st;
 }
 
-const bl_table_backend bl_table_csv = {"csv", BL_TABLE_CSV, csv_sniff, csv_open, csv_next, csv_close};
+const bl_table_backend bl_table_csv = {"csv", BL_TABLE_CSV, csv_sniff, csv_open, csv_next, csv_close, NULL};

@@ -1,4 +1,5 @@
-/* The Parquet backend of bl_table: the file is mapped, its footer parsed
+/* The Parquet backend of bl_table: the file is read into memory once (hashed
+ * as read, core/file.h), its footer parsed
  * once, and each `next` decodes one row group of the selected columns only,
  * touching nothing but their column chunks. Flat columns, required or
  * optional; nested and repeated columns, decimals, INT96 and fixed-length
@@ -7,17 +8,18 @@
  * Bounds: every size the file declares is checked against the bytes it can
  * justify before anything is allocated (docs/formats.md, "Parquet"): chunks
  * lie inside the file, pages inside their chunk, an uncompressed size within
- * the codec's ratio or the page's values, rows and decoded string bytes
- * within PQ_EXPANSION per byte of the file. */
+ * the codec's ratio or the page's values, and everything decoded within the
+ * table budget (BL_TABLE_EXPANSION bytes per byte of the file, and the
+ * caller's ceiling; table.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "io/parquet.h"
 #include "io/table_impl.h"
 
@@ -27,8 +29,7 @@ static void reader_free(bl_pq_reader *r)
 {
     if (!r)
         return;
-    if (r->map)
-        munmap((void *)(uintptr_t)r->map, r->size);
+    free((void *)(uintptr_t)r->map);
     bl_pq_file_meta_free(&r->meta);
     free(r->cols);
     free(r->rg_first_row);
@@ -123,27 +124,22 @@ static bl_status bl_pq_open(const char *path, void **state, bl_table_schema *sch
         free(r);
         return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
     }
-    bl_status st = BL_OK;
-    int fd = open(path, O_RDONLY);
-    struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        st = bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* The file is read once into memory and hashed as read (a mapping would
+     * show whatever the file holds when each page is touched): the bytes
+     * decoded are the bytes whose digest the input ledger holds. */
+    uint8_t *data = NULL;
+    size_t size = 0;
+    bl_status st = bl_read_input(path, UINT64_MAX, &data, &size, NULL, err);
+    if (st)
+        goto fail;
+    r->map = data;
+    r->size = size;
+    if (r->size < 12) {
+        st = bl_fail(err, BL_ERR_FORMAT, "%s: header: %zu bytes, too short for Parquet (PAR1 + footer need 12)",
+                     path, r->size);
         goto fail;
     }
-    if (!S_ISREG(sb.st_mode) || sb.st_size < 12) {
-        st = bl_fail(err, BL_ERR_FORMAT, "%s: header: %lld bytes, too short for Parquet (PAR1 + footer need 12)",
-                     path, (long long)sb.st_size);
-        goto fail;
-    }
-    r->size = (size_t)sb.st_size;
-    void *map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map == MAP_FAILED) {
-        st = bl_fail(err, BL_ERR_IO, "%s: cannot map %zu bytes: %s", path, r->size, strerror(errno));
-        goto fail;
-    }
-    r->map = map;
-    close(fd);
-    fd = -1;
+    bl_table_budget_init(&r->budget, r->size);
     const uint8_t *tail = r->map + r->size - 4;
     if (memcmp(r->map, "PAR1", 4) != 0) {
         st = bl_fail(err, BL_ERR_FORMAT, "%s: header at byte 0: no PAR1 magic, not a Parquet file", path);
@@ -188,10 +184,13 @@ static bl_status bl_pq_open(const char *path, void **state, bl_table_schema *sch
         }
         r->rg_first_row[g] = total;
         total += (uint64_t)rg->num_rows;
-        if (total > (uint64_t)PQ_EXPANSION * r->size) {
-            st = bl_fail(err, BL_ERR_FORMAT, "%s: footer: row group %u brings the rows to %llu, more than %u per "
-                         "byte of a %zu-byte file justifies", path, g, (unsigned long long)total,
-                         (unsigned)PQ_EXPANSION, r->size);
+        /* A row read costs at least one decoded byte: rows beyond the
+         * whole budget cannot be read, so the file is refused now. */
+        if (total > bl_table_budget_limit(&r->budget)) {
+            char bound[160];
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: footer: row group %u brings the rows to %llu, more than the %s "
+                         "the file may decode to", path, g, (unsigned long long)total,
+                         bl_table_budget_explain(&r->budget, bound, sizeof bound));
             goto fail;
         }
     }
@@ -226,13 +225,13 @@ fail_schema:
     schema->names = NULL;
     schema->types = NULL;
 fail:
-    if (fd >= 0)
-        close(fd);
     reader_free(r);
     return st;
 }
 
 static void bl_pq_close(void *state) { reader_free(state); }
+
+static void bl_pq_set_ceiling(void *state, uint64_t bytes) { ((bl_pq_reader *)state)->budget.ceiling = bytes; }
 
 static bl_status bl_pq_next(void *state, const size_t *cols, size_t n, bl_column *out, uint64_t *rows, bl_error *err)
 {
@@ -261,5 +260,5 @@ static bl_status bl_pq_next(void *state, const size_t *cols, size_t n, bl_column
     return BL_OK;
 }
 
-const bl_table_backend bl_table_parquet = {"parquet", BL_TABLE_PARQUET, bl_pq_sniff,
-                                           bl_pq_open, bl_pq_next,        bl_pq_close};
+const bl_table_backend bl_table_parquet = {"parquet", BL_TABLE_PARQUET, bl_pq_sniff, bl_pq_open,
+                                           bl_pq_next,      bl_pq_close,      bl_pq_set_ceiling};

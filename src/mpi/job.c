@@ -36,6 +36,35 @@ int bl_mpi_launched(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
 }
 
+#ifndef BL_HAVE_MPI
+/* An environment variable holding an integer above `above`. */
+static int env_above(const char *name, long above, char *seen, size_t cap)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x <= above)
+        return 0;
+    snprintf(seen, cap, "%s=%s", name, v);
+    return 1;
+}
+
+/* Started as one of several processes by an MPI launcher (Open MPI's
+ * mpirun, MPICH's hydra, Slurm's srun with PMI-1/2 or PMIx)? A build without
+ * MPI cannot join them: each copy would run the whole plan alone and seal
+ * its own record of it (issue 26). `seen` names the variable that tells. */
+static int launched_as_many(char *seen, size_t cap)
+{
+    return env_above("OMPI_COMM_WORLD_SIZE", 1, seen, cap) || env_above("PMI_SIZE", 1, seen, cap) ||
+           env_above("PMIX_SIZE", 1, seen, cap) || env_above("MPI_LOCALNRANKS", 1, seen, cap) ||
+           env_above("OMPI_COMM_WORLD_RANK", 0, seen, cap) || env_above("PMIX_RANK", 0, seen, cap) ||
+           env_above("PMI_RANK", 0, seen, cap) ||
+           (getenv("SLURM_PROCID") && env_above("SLURM_STEP_NUM_TASKS", 1, seen, cap));
+}
+#endif
+
 #ifdef BL_HAVE_MPI
 static void finalize_at_exit(void)
 {
@@ -97,9 +126,17 @@ bl_status bl_mpi_job_join(bl_context *ctx, int force, bl_error *err)
     MPI_Comm_size(*comm, &ctx->job.ranks);
 #else
     /* A job of one process. Asking for the mpi backend anyway fails where
-     * the backend is looked up: "unknown backend 'mpi'". */
+     * the backend is looked up: "unknown backend 'mpi'". Started by a
+     * launcher as one of several copies, it refuses. */
     (void)force;
-    (void)err;
+    char seen[160];
+    if (launched_as_many(seen, sizeof seen))
+        return bl_fail(err, BL_ERR_UNSUPPORTED,
+                       "mpi: this build has no MPI, but an MPI launcher started it as one of several processes (%s): "
+                       "each copy would run the whole plan alone and seal its own record. Build with MPI (cmake "
+                       "-DBL_MPI=ON, with Debian's libopenmpi-dev installed) to run across ranks, or run one "
+                       "process without mpirun/srun",
+                       seen);
 #endif
     return BL_OK;
 }

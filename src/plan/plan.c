@@ -150,7 +150,9 @@ static bl_status load(const char *path, bl_plan *plan, const bl_operation *const
     bl_toml_doc *doc = NULL;
     if (!st)
         st = bl_toml_parse_text(text, len, path, &doc, err);
-    free(text);
+    /* Kept: the record's plan.toml is these bytes, never a re-read (issue 26). */
+    plan->text = text;
+    plan->text_len = len;
     if (st)
         return st;
 
@@ -213,6 +215,7 @@ void bl_plan_destroy(bl_plan *plan)
     if (!plan)
         return;
     free(plan->path);
+    free(plan->text);
     free(plan->id);
     free(plan->operation);
     free(plan->description);
@@ -239,6 +242,12 @@ const char *bl_plan_id(const bl_plan *plan) { return plan->id; }
 const char *bl_plan_operation(const bl_plan *plan) { return plan->operation; }
 const char *bl_plan_description(const bl_plan *plan) { return plan->description; }
 const char *bl_plan_path(const bl_plan *plan) { return plan->path; }
+const char *bl_plan_text(const bl_plan *plan, size_t *len)
+{
+    if (len)
+        *len = plan->text_len;
+    return plan->text;
+}
 const char *bl_plan_resolved_json(const bl_plan *plan) { return plan->json; }
 const char *bl_plan_hash(const bl_plan *plan) { return plan->hash; }
 const bl_res_plan *bl_plan_reservoir(const bl_plan *plan)

@@ -36,6 +36,8 @@ typedef struct bl_pk_population {
 struct bl_plan {
     /* identity */
     char *path;      /* absolute */
+    char *text;      /* the plan file's bytes as read and parsed (plan.toml of the record) */
+    size_t text_len;
     char *id;
     char *operation;
     char *description;

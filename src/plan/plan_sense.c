@@ -37,6 +37,10 @@ bl_status bl_pk_sense_run(const bl_pk_ctx *ctx, const bl_toml_node *run, const b
     return BL_OK;
 }
 
+/* Python's parameter overrides, held to the same rule as plans: the model
+ * row's table (src/models/params.c). */
+bl_status bl_plan_check_params(const bl_lif_params *p, bl_error *err) { return bl_lif_params_validate(p, err); }
+
 /* ---- estimate ------------------------------------------------------------- */
 
 int bl_plan_estimate(const bl_plan *plan, bl_plan_estimate_t *e)
@@ -112,15 +116,26 @@ static double machine_memory(void)
     return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
+/* Free bytes where the records will go: the root, or (when it does not
+ * exist yet) its nearest existing ancestor, which is the file system it will
+ * be made on; -1 when unknown. 0 free is an answer, not "unknown" (issue 26:
+ * the check looked at "." and skipped itself at 0 bytes free). */
 static double free_disk(const char *path)
 {
     struct statvfs v;
-    /* The root may not exist yet: try it, then its parents' stand-in ".". */
-    if (path && statvfs(path, &v) == 0)
-        return (double)v.f_bavail * (double)v.f_frsize;
-    if (statvfs(".", &v) == 0)
-        return (double)v.f_bavail * (double)v.f_frsize;
-    return 0;
+    char dir[4096];
+    if (!path || snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return -1;
+    for (;;) {
+        if (statvfs(dir[0] ? dir : "/", &v) == 0)
+            return (double)v.f_bavail * (double)v.f_frsize;
+        char *slash = strrchr(dir, '/');
+        if (!slash) /* a relative root with no existing part: the current directory */
+            return statvfs(".", &v) == 0 ? (double)v.f_bavail * (double)v.f_frsize : -1;
+        while (slash > dir && slash[-1] == '/')
+            slash--;
+        *slash = '\0';
+    }
 }
 
 static void human(char *buf, size_t size, double bytes)
@@ -158,7 +173,7 @@ bl_status bl_plan_fits_machine(const bl_plan *plan, const char *root, bl_error *
                        plan->path ? plan->path : "plan", text, mem / 1073741824.0);
     if (root) {
         double disk = free_disk(root);
-        if (disk > 0 && e.disk_bytes > disk)
+        if (disk >= 0 && e.disk_bytes > disk)
             return bl_fail(err, BL_ERR_INVALID,
                            "%s: the record would need more disk than %s has free (estimate: %s; free: %.1f GiB); "
                            "pass --force to run it anyway",

@@ -184,7 +184,10 @@ static bl_status read_schedule(const bl_pk_ctx *ctx, const bl_toml_node *v, cons
         return bl_pk_fail(ctx, BL_ERR_IO, v, path, "\"%s\": %s", shown, strerror(e));
     bl_npy_array a;
     bl_error rerr = {0};
-    bl_status st = bl_npy_read(abs, &a, &rerr);
+    /* Hashed as parsed (one read): the record names the schedule that ran. */
+    char sha[65];
+    uint64_t bytes = 0;
+    bl_status st = bl_npy_read_hashed(abs, &a, sha, &bytes, &rerr);
     if (st) {
         free(abs);
         return bl_pk_fail(ctx, st, v, path, "\"%s\": %s", shown, rerr.message);
@@ -209,9 +212,7 @@ static bl_status read_schedule(const bl_pk_ctx *ctx, const bl_toml_node *v, cons
     if (!pop->schedule && !st)
         st = bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate a schedule of %" PRIu64 " rows", k);
     pop->view.n_schedule = k;
-    char sha[65];
-    uint64_t bytes = 0;
-    if (!st && !(st = bl_sha256_file(abs, sha, &bytes, ctx->err)))
+    if (!st)
         st = bl_pk_add_input(plan, "stimulus schedule", abs, sha, bytes, ctx->err);
     if (!st)
         memcpy(pop->schedule_sha256, sha, sizeof sha);

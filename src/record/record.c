@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,6 +117,43 @@ static bl_status write_text_excl(int dirfd, const char *dir, const char *name, c
     return BL_OK;
 }
 
+/* The ballast (record_impl.h): real blocks (posix_fallocate, or zeros where
+ * the file system cannot allocate), so that freeing them frees space. A disk
+ * too full to hold it is found here, before the run, not after it. */
+static bl_status make_ballast(int dirfd, const char *dir, bl_error *err)
+{
+    /* Never beyond the process's file size limit (ulimit -f): that would
+     * raise SIGXFSZ here; a file no larger than the limit still holds room
+     * for a manifest that, like every file, cannot exceed it either. */
+    off_t bytes = BL_RECORD_BALLAST_BYTES;
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY && (off_t)fsize.rlim_cur < bytes)
+        bytes = (off_t)fsize.rlim_cur;
+    int fd = openat(dirfd, BL_RECORD_BALLAST, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return bl_fail(err, BL_ERR_IO, "%s/%s: cannot create: %s", dir, BL_RECORD_BALLAST, strerror(errno));
+    int e = bytes > 0 ? posix_fallocate(fd, 0, bytes) : 0;
+    if (e == EINVAL || e == EOPNOTSUPP) {
+        static const char zeros[65536];
+        e = 0;
+        for (off_t done = 0; !e && done < bytes; done += (off_t)sizeof zeros) {
+            size_t k = bytes - done < (off_t)sizeof zeros ? (size_t)(bytes - done) : sizeof zeros;
+            if (write(fd, zeros, k) != (ssize_t)k)
+                e = errno ? errno : EIO;
+        }
+        if (!e && fsync(fd) != 0)
+            e = errno;
+    }
+    close(fd);
+    if (e) {
+        unlinkat(dirfd, BL_RECORD_BALLAST, 0);
+        return bl_fail(err, BL_ERR_IO, "%s: no room for the record (it holds %lld bytes free until it is sealed, "
+                       "to be able to end FAILED even on a full disk): %s", dir,
+                       (long long)bytes, strerror(e));
+    }
+    return BL_OK;
+}
+
 bl_status bl_record_reserve(const char *root, const char *name, bl_record **out, bl_error *err)
 {
     *out = NULL;
@@ -178,6 +216,8 @@ bl_status bl_record_reserve(const char *root, const char *name, bl_record **out,
     } else {
         st = write_text_excl(dfd, r->dir, BL_RECORD_RESERVED, text,
                              len > 0 ? (size_t)len : 0, err);
+        if (!st && (st = make_ballast(dfd, r->dir, err)))
+            unlinkat(dfd, BL_RECORD_RESERVED, 0);
         close(dfd);
     }
     if (st) {
@@ -797,6 +837,9 @@ static bl_status finish_locked(bl_record *r, const char *status, const char *mes
     int rootfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)
         return bl_fail(err, BL_ERR_IO, "%s: cannot open record: %s", r->dir, strerror(errno));
+    /* The space held since reservation is what the manifest, checksums and
+     * marker are written into when the run filled the disk. */
+    unlinkat(rootfd, BL_RECORD_BALLAST, 0);
     cJSON *problems = cJSON_CreateArray();
     artifact *arts = NULL;
     size_t n = 0;

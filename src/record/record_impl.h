@@ -21,6 +21,12 @@
 #define BL_RECORD_FAILED "FAILED"
 #define BL_RECORD_RESERVED ".RESERVED"
 #define BL_RECORD_SIGNATURE "SIGNATURE"
+/* Disk space held from reservation to sealing (BL_RECORD_BALLAST_BYTES):
+ * released first thing when the record is sealed or failed, so that a run
+ * that filled the disk can still write its FAILED manifest and marker
+ * instead of leaving .RESERVED behind (issue 26). */
+#define BL_RECORD_BALLAST ".BALLAST"
+#define BL_RECORD_BALLAST_BYTES ((off_t)2 << 20)
 
 /* The largest manifest.json that seal writes and verify reads. */
 #define BL_RECORD_MANIFEST_MAX ((size_t)64 << 20)
@@ -80,15 +86,23 @@ void bl_record_guard_forget(const bl_record *r);
 
 /* Ed25519 (sign.c). A loaded private key, opaque. */
 typedef struct bl_sign_key bl_sign_key;
+/* Key files are small: a larger one (a sparse 4 GiB file, say) is refused
+ * by its size, unread. */
+#define BL_KEY_MAX_BYTES 65536
+/* Load a private key: a missing file, a directory or FIFO, a public key, a
+ * truncated PEM each get their own message. */
 bl_status bl_sign_key_load(const char *path, bl_sign_key **out, bl_error *err);
+/* The text of a trusted public key file (verify --key; malloc'd), read once
+ * before any record is looked at: a missing file says so. */
+bl_status bl_sign_read_trusted(const char *path, char **pem, bl_error *err);
 void bl_sign_key_free(bl_sign_key *k);
 /* Public key as 64 hex digits. */
 void bl_sign_key_public_hex(const bl_sign_key *k, char hex[65]);
 /* The SIGNATURE file's text for MESSAGE (malloc'd), or NULL. */
 char *bl_sign_text(const bl_sign_key *k, const void *message, size_t len, const char *message_name);
 /* Check a SIGNATURE file's TEXT over MESSAGE. EXPECT_PUB_HEX (may be NULL) is
- * the public key it must be made with; TRUSTED_PEM (may be NULL) a public key
- * file it must match. NULL when valid, else why not; *pub_hex gets the key. */
+ * the public key it must be made with; TRUSTED_PEM (may be NULL) the text of
+ * a public key file (bl_sign_read_trusted) it must match. NULL when valid, else why not; *pub_hex gets the key. */
 const char *bl_sign_check(const char *text, size_t text_len, const void *message, size_t len,
                           const char *expect_pub_hex, const char *trusted_pem, char pub_hex[65]);
 

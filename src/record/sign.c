@@ -12,6 +12,8 @@
  */
 #include "record/record_impl.h"
 
+#include "core/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -63,24 +65,43 @@ static int public_hex(EVP_PKEY *pkey, char hex[65])
     return 0;
 }
 
+/* A key file's text (core/file.h: a FIFO, a device or a directory is refused
+ * at once, never blocked on; a sparse 4 GiB file is refused by its size
+ * before a byte is read). `what` names the key in messages. */
+static bl_status read_key_text(const char *path, const char *what, char **text, size_t *len, bl_error *err)
+{
+    bl_status st = bl_read_small(path, BL_KEY_MAX_BYTES, text, len, err);
+    if (st) {
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        return bl_fail(err, st, "%s (%s)", why, what);
+    }
+    return BL_OK;
+}
+
 bl_status bl_sign_key_load(const char *path, bl_sign_key **out, bl_error *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open signing key: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > 65536) {
-        fclose(f);
-        return bl_fail(err, BL_ERR_INVALID, "%s: a signing key is a small regular file", path);
-    }
-    EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
-    fclose(f);
+    char *text = NULL;
+    size_t len = 0;
+    bl_status st = read_key_text(path, "the signing key, --sign-key", &text, &len, err);
+    if (st)
+        return st;
+    BIO *bio = BIO_new_mem_buf(text, (int)len);
+    EVP_PKEY *pkey = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    int is_public = strstr(text, "-----BEGIN PUBLIC KEY-----") != NULL;
+    int is_pem = strstr(text, "-----BEGIN ") != NULL;
+    OPENSSL_cleanse(text, len);
+    free(text);
     if (!pkey || EVP_PKEY_id(pkey) != EVP_PKEY_ED25519) {
         EVP_PKEY_free(pkey);
+        if (is_public)
+            return bl_fail(err, BL_ERR_FORMAT, "%s: is a public key; --sign-key takes the private key (the file "
+                           "`brainlesslab keygen` wrote without .pub)", path);
         return bl_fail(err, BL_ERR_FORMAT,
-                       "%s: not an Ed25519 private key in PEM (make one with `brainlesslab keygen`)",
-                       path);
+                       "%s: not an Ed25519 private key in PEM%s (make one with `brainlesslab keygen`)", path,
+                       is_pem ? " (truncated or damaged?)" : "");
     }
     bl_sign_key *k = calloc(1, sizeof *k);
     if (!k || public_hex(pkey, k->pub_hex) != 0) {
@@ -91,6 +112,25 @@ bl_status bl_sign_key_load(const char *path, bl_sign_key **out, bl_error *err)
     k->pkey = pkey;
     *out = k;
     return BL_OK;
+}
+
+bl_status bl_record_check_sign_key(const char *path, char *warning, size_t cap, bl_error *err)
+{
+    if (warning && cap)
+        warning[0] = '\0';
+    if (!path)
+        return bl_fail(err, BL_ERR_INVALID, "no signing key given");
+    bl_sign_key *k = NULL;
+    bl_status st = bl_sign_key_load(path, &k, err);
+    bl_sign_key_free(k);
+    struct stat sb;
+    /* Advice, not a refusal: the key still signs, but anyone who can read it
+     * can sign records as its owner. */
+    if (!st && warning && cap && stat(path, &sb) == 0 && (sb.st_mode & 077))
+        snprintf(warning, cap, "%s: the private signing key is readable by %s (mode %04o): anyone who can read it "
+                 "can sign records as you; chmod 600 it", path, (sb.st_mode & 007) ? "everyone" : "its group",
+                 (unsigned)(sb.st_mode & 07777));
+    return st;
 }
 
 void bl_sign_key_free(bl_sign_key *k)
@@ -166,10 +206,11 @@ const char *bl_sign_check(const char *text, size_t text_len, const void *message
     if (expect_pub_hex && strcmp(expect_pub_hex, pub))
         return "was made with a different key than the manifest names";
     if (trusted_pem) {
-        FILE *f = fopen(trusted_pem, "rb");
-        EVP_PKEY *trusted = f ? PEM_read_PUBKEY(f, NULL, NULL, NULL) : NULL;
-        if (f)
-            fclose(f);
+        /* The --key file was read (and its absence or kind reported) by
+         * bl_sign_read_trusted before any record was looked at. */
+        BIO *bio = BIO_new_mem_buf(trusted_pem, -1);
+        EVP_PKEY *trusted = bio ? PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL) : NULL;
+        BIO_free(bio);
         char trusted_hex[65];
         int usable = trusted && EVP_PKEY_id(trusted) == EVP_PKEY_ED25519 && public_hex(trusted, trusted_hex) == 0;
         EVP_PKEY_free(trusted);
@@ -185,6 +226,12 @@ const char *bl_sign_check(const char *text, size_t text_len, const void *message
     EVP_MD_CTX_free(ctx);
     EVP_PKEY_free(pkey);
     return ok ? NULL : "does not match checksums.sha256 (the record or its signature was changed)";
+}
+
+bl_status bl_sign_read_trusted(const char *path, char **pem, bl_error *err)
+{
+    size_t len = 0;
+    return read_key_text(path, "the trusted public key, --key", pem, &len, err);
 }
 
 static bl_status write_pem(const char *path, EVP_PKEY *pkey, int private_key, bl_error *err)

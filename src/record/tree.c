@@ -20,7 +20,8 @@ bool bl_record_is_control_name(const char *name)
 {
     return !strcmp(name, BL_RECORD_MANIFEST) || !strcmp(name, BL_RECORD_CHECKSUMS) ||
            !strcmp(name, BL_RECORD_DONE) || !strcmp(name, BL_RECORD_FAILED) ||
-           !strcmp(name, BL_RECORD_RESERVED) || !strcmp(name, BL_RECORD_SIGNATURE);
+           !strcmp(name, BL_RECORD_RESERVED) || !strcmp(name, BL_RECORD_SIGNATURE) ||
+           !strcmp(name, BL_RECORD_BALLAST);
 }
 
 const char *bl_record_bad_relpath(const char *path)

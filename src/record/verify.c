@@ -287,12 +287,26 @@ static size_t dedupe(listed *v, size_t n, const char *source, problems *p)
 }
 
 /* DONE (or FAILED) names the manifest's SHA-256: it must be this manifest's. */
-static void check_marker_hash(int rootfd, const char *marker, const char *manifest_hex, problems *p)
+static void check_marker_hash(int rootfd, const char *marker, const char *manifest_hex, const cJSON *manifest,
+                              problems *p)
 {
     char *text = NULL;
     size_t len = 0;
     if (read_control(rootfd, marker, &text, &len))
         return; /* reported by check_markers */
+    /* Every byte of DONE derives from the manifest, which the checksums and
+     * the signature cover: its text must be exactly what sealing writes
+     * (record.c), so no free text rides along unhashed (issue 26). Records
+     * sealed before this check carry exactly this text too. */
+    const cJSON *fin = manifest ? cJSON_GetObjectItemCaseSensitive(manifest, "finished_utc") : NULL;
+    if (manifest_hex && cJSON_IsString(fin) && strlen(fin->valuestring) < 64) {
+        char want[256];
+        int wl = snprintf(want, sizeof want, "status DONE\nfinished_utc %s\nmanifest_sha256 %s\n", fin->valuestring,
+                          manifest_hex);
+        if (wl < 0 || (size_t)wl != len || memcmp(want, text, len))
+            add_problem(p, "%s: its text is not exactly what sealing writes (status, the manifest's finished_utc "
+                        "and its SHA-256): edited after sealing", marker);
+    }
     const char *at = strstr(text, "manifest_sha256 ");
     char named[BL_SHA256_HEX_LEN + 1] = "";
     if (at) {
@@ -330,6 +344,8 @@ static void check_markers(int rootfd, const cJSON *manifest, problems *p)
         add_problem(p, "both DONE and FAILED markers are present");
     if (done && reserved)
         add_problem(p, "%s: still present beside DONE (a sealed record never keeps it)", BL_RECORD_RESERVED);
+    if (done && fstatat(rootfd, BL_RECORD_BALLAST, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+        add_problem(p, "%s: still present beside DONE (a sealed record never keeps it)", BL_RECORD_BALLAST);
     if (done && manifest && (!cJSON_IsString(status) || strcmp(status->valuestring, "DONE")))
         add_problem(p, "%s: status is not \"DONE\" but the DONE marker is present",
                     BL_RECORD_MANIFEST);
@@ -435,6 +451,14 @@ static size_t rehash(int rootfd, const listed *a, size_t na, problems *p)
         if (fstat(fd, &sb) == 0 && sb.st_nlink > 1)
             add_problem(p, "%s: has %lu hard links; an artifact must be its own file, not shared with "
                         "another record or file", a[i].path, (unsigned long)sb.st_nlink);
+        /* Sizes first: an artifact replaced by a 20 GiB (sparse) file is
+         * found changed at once, not after hashing all of it. */
+        if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size != a[i].bytes) {
+            close(fd);
+            add_problem(p, "%s: changed (now %llu bytes; manifest: %llu bytes, sha256 %.16s...)", a[i].path,
+                        (unsigned long long)sb.st_size, (unsigned long long)a[i].bytes, a[i].sha256);
+            continue;
+        }
         int rc = bl_record_hash_fd(fd, hex, &bytes);
         close(fd);
         if (rc != 0)
@@ -525,11 +549,10 @@ static char *record_name_of(const char *dir)
 
 /* SIGNATURE against checksums.sha256 (its bytes as read, before parsing). */
 static void check_signature(int rootfd, const cJSON *manifest, const char *sums, size_t sums_len,
-                            const bl_verify_options *opt, problems *p)
+                            const char *trusted, problems *p)
 {
     const cJSON *signing = manifest ? cJSON_GetObjectItemCaseSensitive(manifest, "signing") : NULL;
     const cJSON *pub = signing ? cJSON_GetObjectItemCaseSensitive(signing, "public_key") : NULL;
-    const char *trusted = opt ? opt->public_key : NULL;
     struct stat sb;
     bool present = fstatat(rootfd, BL_RECORD_SIGNATURE, &sb, AT_SYMLINK_NOFOLLOW) == 0;
     if (!signing && !present && !trusted)
@@ -567,10 +590,19 @@ bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, F
 {
     if (artifacts)
         *artifacts = 0;
+    /* The trusted key first, read once (never a FIFO, never a large file): a
+     * missing --key file says so instead of "not an Ed25519 public key". */
+    char *trusted = NULL;
+    if (opt && opt->public_key) {
+        bl_status kst = bl_sign_read_trusted(opt->public_key, &trusted, err);
+        if (kst)
+            return kst;
+    }
     int rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         char shown[1024];
         bl_escape_text(shown, sizeof shown, dir);
+        free(trusted);
         return bl_fail(err, BL_ERR_IO, "record %s: cannot open directory: %s", shown, strerror(errno));
     }
     problems p = {0};
@@ -587,8 +619,13 @@ bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, F
     } else {
         bl_sha256_buffer(mtext, mlen, manifest_hex);
         /* One JSON object and nothing after it: require_null_terminated
-         * refuses trailing text, and a NUL byte would hide it. */
-        if (memchr(mtext, '\0', mlen) ||
+         * refuses trailing text, and a NUL byte would hide it. A UTF-8 BOM
+         * (which cJSON skips, and JSON readers such as Python's refuse) is
+         * refused here too, so that every reader of a record agrees. */
+        if (mlen >= 3 && !memcmp(mtext, "\xEF\xBB\xBF", 3)) {
+            add_problem(&p, "%s: starts with a UTF-8 byte-order mark (BOM); a record's manifest is plain UTF-8 "
+                        "JSON", BL_RECORD_MANIFEST);
+        } else if (memchr(mtext, '\0', mlen) ||
             !(manifest = cJSON_ParseWithLengthOpts(mtext, mlen + 1, &end, 1)) || !cJSON_IsObject(manifest)) {
             add_problem(&p, "%s: not a single JSON object (invalid JSON, or text after it)", BL_RECORD_MANIFEST);
             cJSON_Delete(manifest);
@@ -601,7 +638,7 @@ bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, F
     check_markers(rootfd, manifest, &p);
     struct stat msb;
     if (fstatat(rootfd, BL_RECORD_DONE, &msb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(msb.st_mode))
-        check_marker_hash(rootfd, BL_RECORD_DONE, manifest_hex[0] ? manifest_hex : NULL, &p);
+        check_marker_hash(rootfd, BL_RECORD_DONE, manifest_hex[0] ? manifest_hex : NULL, manifest, &p);
     if (manifest) {
         check_format(manifest, &p);
         a = manifest_artifacts(manifest, &na, &p);
@@ -612,7 +649,8 @@ bl_status bl_record_verify_with(const char *dir, const bl_verify_options *opt, F
 
     why = read_control(rootfd, BL_RECORD_CHECKSUMS, &ctext, &clen);
     const char *manifest_sha = NULL;
-    check_signature(rootfd, manifest, why ? NULL : ctext, clen, opt, &p);
+    check_signature(rootfd, manifest, why ? NULL : ctext, clen, trusted, &p);
+    free(trusted);
     if (why) {
         add_problem(&p, "%s: %s", BL_RECORD_CHECKSUMS, why);
     } else {

@@ -2,8 +2,10 @@
  * layers). Beyond "never crash": every failure is one line naming the file,
  * and every batch that reads is well formed (each column has the batch's
  * rows, string offsets rise within the data, validity bytes are 0 or 1, a
- * null's value is zero). Built with a small PQ_EXPANSION (run_fuzz.sh), so
- * no input can justify allocations beyond libFuzzer's limits.
+ * null's value is zero). Built with the production expansion bound
+ * (BL_TABLE_EXPANSION, the backend's default budget; run_fuzz.sh sets no
+ * override), so what it explores is the bound that ships: an input of
+ * -max_len bytes decodes to at most BL_TABLE_EXPANSION times that.
  * Seeds (tests/fuzz/corpus/parquet): small files from parquet-wasm (every
  * codec, v1/v2 pages, dictionary and delta encodings) and from our writer. */
 #include <stdint.h>

@@ -43,11 +43,16 @@ flags=(-std=c11 -g -O1 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 csv_small=(-DCSV_CHUNK=7 -DCSV_MAX_FIELD_BYTES=64 -DCSV_MAX_FIELDS=32 -DCSV_MAX_ROW_BYTES=512
            -DCSV_GZ_BUFFER=1024 -DCSV_BLOCK=128)
 
-# The Parquet reader: rows and string bytes at most 64 per input byte, so that
-# no input of -max_len bytes can justify more than a few MiB.
-pq_srcs=("$root/src/io/table_parquet.c" "$root/src/io/parquet_chunk.c" "$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c"
+# The Parquet and Arrow readers are built exactly as in production: the same
+# expansion bound (BL_TABLE_EXPANSION decoded bytes per file byte, table.h,
+# src/io/table_budget.c), no override, so fuzzing explores the bound that
+# ships. At -max_len=8192 that is at most 8 MiB decoded per input.
+pq_srcs=("$root/src/io/table_parquet.c" "$root/src/io/table_budget.c" "$root/src/io/parquet_chunk.c" "$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c"
          "$root/src/io/parquet_codec.c" "$root/src/io/parquet_decode.c" "$root/src/io/column.c")
-pq_libs=(-lsnappy -lz -lzstd -lbrotlidec -llz4)
+pq_libs=(-lsnappy -lz -lzstd -lbrotlidec -llz4 -lcrypto)
+# Every reader opens its input through src/core/file.c (regular files only,
+# read once and hashed as read), which hashes with libcrypto (src/core/hash.c).
+core=("$root/src/core/file.c" "$root/src/core/hash.c")
 
 # The library harnesses: one clang build of the library (no MPI), reused.
 lib_built=
@@ -68,13 +73,14 @@ status=0
 for h in "${harnesses[@]}"; do
     bin=$work/fuzz_$h
     case $h in
-    npy) srcs=("$root/src/io/npy.c" "$root/src/core/file.c") extra=(-I"$root/src") libs=() ;;
-    csv) srcs=("$root/src/io/csv.c" "$root/src/core/file.c") extra=("${csv_small[@]}" -I"$root/src") libs=(-lcsv -lz) ;;
+    npy) srcs=("$root/src/io/npy.c" "${core[@]}") extra=(-I"$root/src") libs=(-lcrypto) ;;
+    csv) srcs=("$root/src/io/csv.c" "${core[@]}") extra=("${csv_small[@]}" -I"$root/src") libs=(-lcsv -lz -lcrypto) ;;
     plan|connectome|verify|bundle) build_lib; bin=$work/lib/fuzz_$h ;;
-    parquet) srcs=("${pq_srcs[@]}") extra=(-DPQ_EXPANSION=64u -I"$root/src") libs=("${pq_libs[@]}") ;;
+    parquet) srcs=("${pq_srcs[@]}" "${core[@]}") extra=(-I"$root/src") libs=("${pq_libs[@]}") ;;
     thrift) srcs=("$root/src/io/parquet_thrift.c" "$root/src/io/parquet_meta.c") extra=(-I"$root/src") libs=() ;;
-    arrow) srcs=("$root"/src/io/table_arrow.c "$root"/src/io/arrow_*.c "$root/src/io/column.c") extra=()
-           libs=(-llz4 -lzstd) ;;
+    arrow) srcs=("$root"/src/io/table_arrow.c "$root"/src/io/arrow_*.c "$root/src/io/table_budget.c" "$root/src/io/column.c"
+           "${core[@]}") extra=()
+           libs=(-llz4 -lzstd -lcrypto) ;;
     flatbuf) srcs=("$root/src/io/arrow_fb.c" "$root/src/io/arrow_meta.c") extra=() libs=() ;;
     select) srcs=("$root"/src/connectome/select*.c "$root/src/connectome/connectome.c"
                   "$root/src/connectome/connectome_depth.c") extra=() libs=(-lcjson) ;;

@@ -462,6 +462,90 @@ static void test_malformed(void **state)
 #undef CASE
 }
 
+/* Row amplification (issue 26, finding 1): a dictionary of one value and one
+ * RLE run repeating it. The unbounded reader accepted 65,536 rows per file
+ * byte, so these ~150-byte files decoded to 32 MB (and a 33 KB one to 2^31
+ * rows); now the table budget (BL_TABLE_EXPANSION decoded bytes per byte,
+ * the same bound the fuzz harness runs with) refuses them: the first at open
+ * (more rows than decoded bytes allowed), the second before its values are
+ * allocated. A legitimate run of the same shape still reads, and the
+ * caller's ceiling lowers the bound further. */
+static pqb_file one_run(int32_t rows, const uint8_t *body, size_t len)
+{
+    static const uint8_t dict1[] = {7, 0, 0, 0, 0, 0, 0, 0};
+    pqb_file f = pqb_default();
+    f.rows = rows;
+    f.n_pages = 2;
+    f.pages[0] = (pqb_page){PQ_DICTIONARY_PAGE, 1, PQ_PLAIN, 0, 0, 0, PQB_AUTO, PQB_AUTO, dict1, sizeof dict1};
+    f.pages[1] = (pqb_page){PQ_DATA_PAGE, rows, PQ_RLE_DICTIONARY, PQ_RLE, 0, 0, PQB_AUTO, PQB_AUTO, body, len};
+    return f;
+}
+
+static void test_row_amplification(void **state)
+{
+    (void)state;
+    const char *p = tmp_path("amplified.parquet");
+    /* bit width 1, run header varint(rows << 1), value 0 */
+    static const uint8_t run4m[] = {1, 0x80, 0x80, 0x80, 0x04, 0x00};    /* 2^22 rows */
+    static const uint8_t run100k[] = {1, 0xc0, 0x9a, 0x0c, 0x00};         /* 100,000 rows */
+    static const uint8_t run1k[] = {1, 0xd0, 0x0f, 0x00};                 /* 1,000 rows */
+    pqb_file f = one_run(1 << 22, run4m, sizeof run4m);
+    assert_int_equal(pqb_write(p, &f), 0);
+    bad_case open_k = {"2^22 rows in one RLE run", "footer", NULL};
+    expect_failure(p, &open_k);
+    bl_error err;
+    bl_column out[8];
+    size_t n;
+    uint64_t rows;
+    f = one_run(100000, run100k, sizeof run100k);
+    assert_int_equal(pqb_write(p, &f), 0);
+    bad_case chunk_k = {"100,000 rows in one RLE run", "column chunk", "column 'c'"};
+    expect_failure(p, &chunk_k);
+    assert_int_equal(read_first(p, out, &n, &rows, &err), BL_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "expansion bomb"));
+
+    f = one_run(1000, run1k, sizeof run1k);
+    assert_int_equal(pqb_write(p, &f), 0);
+    assert_int_equal(read_first(p, out, &n, &rows, &err), BL_OK);
+    assert_int_equal(rows, 1000);
+    assert_int_equal(out[0].i64[999], 7);
+    for (size_t i = 0; i < n; i++)
+        col_free(&out[i]);
+    /* The caller's ceiling: 1,000 rows need 8,000 bytes. */
+    bl_table *t;
+    assert_int_equal(bl_table_open(p, BL_TABLE_AUTO, &t, &err), BL_OK);
+    bl_table_set_max_decoded(t, 4000);
+    const char *names[] = {"c"};
+    bl_column c = {0};
+    assert_int_equal(bl_table_read_all(t, names, NULL, 1, &c, &err), BL_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "ceiling 4000 bytes"));
+    bl_table_close(t);
+}
+
+/* A NUL inside a string value (issue 26, finding 8): "n7\0-left" imported as
+ * "n7" before; now the table layer refuses it, naming file, column and row. */
+static void test_nul_in_string(void **state)
+{
+    (void)state;
+    const char *p = tmp_path("nul.parquet");
+    bl_parquet_column_spec spec[] = {{"id", BL_COL_STRING, 0}};
+    bl_parquet_writer *w;
+    bl_error err;
+    assert_int_equal(bl_parquet_writer_create(p, spec, 1, "none", &w, &err), BL_OK);
+    static char data[] = "n6n7\0-left";
+    int64_t offs[] = {0, 2, 10};
+    bl_column c = {.type = BL_COL_STRING, .n = 2, .offsets = offs, .data = data};
+    assert_int_equal(bl_parquet_writer_write(w, &c, &err), BL_OK);
+    assert_int_equal(bl_parquet_writer_finish(w, &err), BL_OK);
+    bl_table *t;
+    assert_int_equal(bl_table_open(p, BL_TABLE_AUTO, &t, &err), BL_OK);
+    const char *names[] = {"id"};
+    bl_column out = {0};
+    assert_int_equal(bl_table_read_all(t, names, NULL, 1, &out, &err), BL_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "column id, row 1: the string contains a NUL byte"));
+    bl_table_close(t);
+}
+
 /* ---- the writer, read back ---- */
 
 static void make_column(bl_column *c, bl_col_type t, uint64_t n, int nullable, uint64_t seed)
@@ -612,6 +696,8 @@ int main(void)
         cmocka_unit_test(test_thrift),
         cmocka_unit_test(test_hand_built_files),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_row_amplification),
+        cmocka_unit_test(test_nul_in_string),
         cmocka_unit_test(test_writer_round_trip),
         cmocka_unit_test(test_writer_errors),
     };

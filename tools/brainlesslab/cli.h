@@ -22,6 +22,10 @@ int bl_cmd_model(int argc, char **argv);
 
 /* Print "brainlesslab <command>: <message>" on stderr, one line; returns 1. */
 int bl_cli_report(const char *command, const bl_error *err);
+/* Text from files (imported names, metadata values, reports) as printed:
+ * control bytes (ESC above all) become \xNN, so that no data can drive the
+ * terminal; newlines are kept when keep_newlines. Returns buf (cap >= 8). */
+const char *bl_cli_shown(const char *s, int keep_newlines, char *buf, size_t cap);
 /* True when argv[i] is -h or --help. */
 int bl_cli_wants_help(int argc, char **argv);
 /* The CLI runs in the library's default context: its log lines go to stderr

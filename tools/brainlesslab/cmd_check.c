@@ -45,7 +45,8 @@ static int cmp_value(const void *a, const void *b)
 /* "  KIND NAME: N neurons; COLUMN: v1 12, v2 3, ..." (at most 12 values shown). */
 static void print_breakdown(const bl_connectome *c, int col, const char *kind, const bl_plan_population *p)
 {
-    printf("  %-10s %-24s %8zu neurons", kind, p->name, p->n_neurons);
+    char shown[1024];
+    printf("  %-10s %-24s %8zu neurons", kind, bl_cli_shown(p->name, 0, shown, sizeof shown), p->n_neurons);
     if (col < 0) {
         putchar('\n');
         return;
@@ -65,9 +66,11 @@ static void print_breakdown(const bl_connectome *c, int col, const char *kind, c
         else
             t[u++] = t[i];
     qsort(t, u, sizeof *t, cmp_tally);
-    printf("; %s:", bl_connectome_column_name(c, (size_t)col));
+    /* Metadata values come from imported files: escaped (issue 26). */
+    printf("; %s:", bl_cli_shown(bl_connectome_column_name(c, (size_t)col), 0, shown, sizeof shown));
     for (size_t i = 0; i < u && i < 12; i++)
-        printf("%s %s %zu", i ? "," : "", t[i].value[0] ? t[i].value : "(empty)", t[i].n);
+        printf("%s %s %zu", i ? "," : "", t[i].value[0] ? bl_cli_shown(t[i].value, 0, shown, sizeof shown) : "(empty)",
+               t[i].n);
     if (u > 12)
         printf(", ... (%zu values)", u);
     putchar('\n');

@@ -207,8 +207,12 @@ int bl_cmd_import(int argc, char **argv)
         bl_connectome_destroy(c);
         return bl_cli_report("import", &err);
     }
-    if (report && *report)
-        fputs(report, stderr);
+    if (report && *report) {
+        size_t cap = 4 * strlen(report) + 8;
+        char *shown = malloc(cap);
+        fputs(shown ? bl_cli_shown(report, 1, shown, cap) : "(report: out of memory)\n", stderr);
+        free(shown);
+    }
     free(report);
 
     /* Sign counts by neuron (from the sign column) and by edge. */
@@ -220,9 +224,10 @@ int bl_cmd_import(int argc, char **argv)
     const int32_t *counts = bl_connectome_counts(c);
     for (uint64_t k = 0; k < e; k++)
         neg_edges += counts[k] < 0;
+    char name[1024];
     printf("imported %s: %llu neurons, %llu edges, %llu synapses; neurons +1 %llu, -1 %llu; "
            "edges +1 %llu, -1 %llu -> %s\n",
-           bl_connectome_info(c, "name"), (unsigned long long)nn, (unsigned long long)e,
+           bl_cli_shown(bl_connectome_info(c, "name"), 0, name, sizeof name), (unsigned long long)nn, (unsigned long long)e,
            (unsigned long long)bl_connectome_n_synapses(c), (unsigned long long)(nn - neg_neurons),
            (unsigned long long)neg_neurons, (unsigned long long)(e - neg_edges), (unsigned long long)neg_edges, out);
     bl_connectome_destroy(c);

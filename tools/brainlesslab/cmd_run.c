@@ -10,6 +10,7 @@
 #include "brainlesslab/experiment.h"
 #include "brainlesslab/mpi.h"
 #include "brainlesslab/plan.h"
+#include "brainlesslab/record.h"
 #include "cli.h"
 
 static const char usage_text[] =
@@ -154,6 +155,15 @@ int bl_cmd_run(int argc, char **argv)
     bl_cli_context_setup("run", !quiet && isatty(STDERR_FILENO));
     if (bl_mpi_job(NULL, &rank, &ranks, &err) || bl_mpi_job_replicas(NULL, replicas, &part, &parts, &err))
         return bl_cli_report("run", &err);
+    /* The signing key before the plan and any record: a missing file, a
+     * directory, a .pub or a truncated key ends here (issue 26). */
+    if (sign_key && rank == 0) {
+        char warning[512];
+        if (bl_record_check_sign_key(sign_key, warning, sizeof warning, &err))
+            return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
+        if (warning[0])
+            fprintf(stderr, "brainlesslab run: warning: %s\n", warning);
+    }
     if (bl_plan_load_part(plan_path, part, parts, &plan, &err))
         return ranks > 1 ? bl_cli_abort_job("run", &err) : bl_cli_report("run", &err);
     /* Every operation takes the same options; the plan's row says which of

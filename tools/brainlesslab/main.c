@@ -43,6 +43,20 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+const char *bl_cli_shown(const char *s, int keep_newlines, char *buf, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = s ? s : ""; *p && o + 5 < cap; p++) {
+        unsigned char c = (unsigned char)*p;
+        if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f)
+            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 int bl_cli_report(const char *cmd, const bl_error *err)
 {
     /* Messages quote file contents and names: control bytes are escaped so

@@ -19,6 +19,7 @@
 
 #include "brainlesslab/csv.h"
 #include "connectome/import/import_common.h"
+#include "core/file.h"
 
 #define EDGES_FILE "varshney_chemical_edges.csv"
 #define NT_FILE "openworm_connectome_transmitters.csv"
@@ -306,8 +307,8 @@ static bl_import_info describe(const char *const *paths)
     return info;
 }
 
-bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy,
-                             bl_connectome **out, bl_error *err)
+static bl_status import_celegans(const char *data_dir, const bl_sign_policy *policy,
+                                 bl_connectome **out, bl_error *err)
 {
     *out = NULL;
     worm W;
@@ -389,6 +390,16 @@ done:
     return st;
 }
 
+/* The public entry point: the input ledger is open while it reads, so the
+ * manifest names the bytes parsed (import_common.h, bl_import_set_source). */
+bl_status bl_import_celegans(const char *data_dir, const bl_sign_policy *policy, bl_connectome **out, bl_error *err)
+{
+    bl_inputs_begin();
+    bl_status st = import_celegans(data_dir, policy, out, err);
+    bl_inputs_end();
+    return st;
+}
+
 /* ---- the importer table's row ---- */
 
 static const bl_import_option celegans_options[] = {
@@ -403,4 +414,6 @@ static bl_status run_celegans(const bl_import_args *args, bl_connectome **out, c
     return bl_import_run_shipped(args, "data/" BL_IMPORT_CELEGANS_NAME, bl_sign_policy_default_celegans, bl_import_celegans, out, err);
 }
 
-const bl_importer bl_importer_celegans = {"celegans", "C. elegans chemical network, Varshney et al. 2011 (shipped in data/)", celegans_options, run_celegans};
+BL_IMPORTER_RUN(run_celegans)
+
+const bl_importer bl_importer_celegans = {"celegans", "C. elegans chemical network, Varshney et al. 2011 (shipped in data/)", celegans_options, run_celegans_ledgered};

@@ -110,5 +110,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     return st;
 }
 
+BL_IMPORTER_RUN(run)
+
 const bl_importer bl_importer_flywire_codex = {
-    "flywire-codex", "FlyWire Codex exports (neurons, classification, connections CSV.gz)", options, run};
+    "flywire-codex", "FlyWire Codex exports (neurons, classification, connections CSV.gz)", options, run_ledgered};

@@ -202,6 +202,8 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     return st;
 }
 
+BL_IMPORTER_RUN(run)
+
 const bl_importer bl_importer_edges = {
     "edges", "any edge list (CSV, CSV.gz, Parquet, Feather) with named columns, and an optional neuron table",
-    options, run};
+    options, run_ledgered};

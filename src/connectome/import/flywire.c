@@ -197,6 +197,8 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     return st;
 }
 
+BL_IMPORTER_RUN(run)
+
 const bl_importer bl_importer_flywire = {
     "flywire", "FlyWire brain as Shiu et al. 2024 model it (Completeness_783.csv + Connectivity_783.parquet)", options,
-    run};
+    run_ledgered};

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "core/file.h"
 
 void bl_import_printable(char *dst, size_t size, const char *src)
 {
@@ -211,12 +212,18 @@ bl_status bl_import_set_source(bl_connectome *c, const char *description,
     memcpy(text, description, strlen(description));
     at = strlen(description);
     for (size_t i = 0; i < n; i++) {
+        /* The digest of the bytes the importer parsed (the input ledger,
+         * core/file.h), never a second read: a file rewritten during the
+         * import would otherwise be named by bytes that were not imported. */
         char hex[BL_SHA256_HEX_LEN + 1];
         uint64_t bytes = 0;
-        bl_status st = bl_sha256_file(paths[i], hex, &bytes, err);
-        if (st != BL_OK) {
+        int found = bl_inputs_find(paths[i], hex, &bytes);
+        if (found != 1) {
             free(text);
-            return st;
+            return found < 0 ? bl_fail(err, BL_ERR_IO, "%s: changed while being imported (read twice, with different "
+                                       "bytes); import it again once it is complete", paths[i])
+                             : bl_fail(err, BL_ERR_INTERNAL, "%s: an input of this import was not read in full "
+                                       "through the input ledger, so it has no digest of the bytes parsed", paths[i]);
         }
         const char *sep = i == 0 ? "; inputs: " : ", ";
         size_t ls = strlen(sep), ll = strlen(labels[i]);
@@ -325,5 +332,14 @@ bl_status bl_import_run_shipped(const bl_import_args *args, const char *default_
     if (st == BL_OK)
         st = import(data ? data : default_dir, policy, out, err);
     bl_sign_policy_destroy(policy);
+    return st;
+}
+
+bl_status bl_import_ledgered(bl_import_run_fn fn, const bl_import_args *args, bl_connectome **out, char **report,
+                             bl_error *err)
+{
+    bl_inputs_begin();
+    bl_status st = fn(args, out, report, err);
+    bl_inputs_end();
     return st;
 }

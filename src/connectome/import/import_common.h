@@ -57,6 +57,19 @@ bl_status bl_import_build_csr(const char *path, bl_import_edge *edges, uint64_t 
 
 /* Set the `source` info: a fixed description followed by the SHA-256 of each
  * input file, so a manifest pins the exact bytes it was built from. */
+/* Every importer's run goes through bl_import_ledgered: the input ledger
+ * (core/file.h) is open while it reads, so bl_import_set_source names each
+ * input by the digest of the bytes parsed. BL_IMPORTER_RUN(fn) defines
+ * fn_ledgered, the function an importer's table row points at. */
+typedef bl_status (*bl_import_run_fn)(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err);
+bl_status bl_import_ledgered(bl_import_run_fn fn, const bl_import_args *args, bl_connectome **out, char **report,
+                             bl_error *err);
+#define BL_IMPORTER_RUN(fn)                                                                                      \
+    static bl_status fn##_ledgered(const bl_import_args *args, bl_connectome **out, char **report, bl_error *err) \
+    {                                                                                                            \
+        return bl_import_ledgered(fn, args, out, report, err);                                                  \
+    }
+
 bl_status bl_import_set_source(bl_connectome *c, const char *description,
                                const char *const *paths, const char *const *labels, size_t n,
                                bl_error *err);

@@ -18,6 +18,7 @@
 
 #include "brainlesslab/csv.h"
 #include "connectome/import/import_common.h"
+#include "core/file.h"
 
 #define EDGES_FILE "edges_all_compartments.csv.gz"
 #define ANNOT_FILE "annotations.csv"
@@ -345,8 +346,8 @@ static bl_import_info describe(const char *const *paths)
     return info;
 }
 
-bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy,
-                          bl_connectome **out, bl_error *err)
+static bl_status import_larva(const char *data_dir, const bl_sign_policy *policy,
+                              bl_connectome **out, bl_error *err)
 {
     *out = NULL;
     larva L;
@@ -459,6 +460,16 @@ done:
     return st;
 }
 
+/* The public entry point: the input ledger is open while it reads, so the
+ * manifest names the bytes parsed (import_common.h, bl_import_set_source). */
+bl_status bl_import_larva(const char *data_dir, const bl_sign_policy *policy, bl_connectome **out, bl_error *err)
+{
+    bl_inputs_begin();
+    bl_status st = import_larva(data_dir, policy, out, err);
+    bl_inputs_end();
+    return st;
+}
+
 /* ---- the importer table's row ---- */
 
 static const bl_import_option larva_options[] = {
@@ -473,4 +484,6 @@ static bl_status run_larva(const bl_import_args *args, bl_connectome **out, char
     return bl_import_run_shipped(args, "data/" BL_IMPORT_LARVA_NAME, bl_sign_policy_default_larva, bl_import_larva, out, err);
 }
 
-const bl_importer bl_importer_larva = {"larva", "Drosophila L1 larva, Winding et al. 2023 (shipped in data/)", larva_options, run_larva};
+BL_IMPORTER_RUN(run_larva)
+
+const bl_importer bl_importer_larva = {"larva", "Drosophila L1 larva, Winding et al. 2023 (shipped in data/)", larva_options, run_larva_ledgered};

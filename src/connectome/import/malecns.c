@@ -44,6 +44,13 @@ static bl_status column(const char *path, const char *given, const char *const *
     *out = bl_import_pick_column(path, cand, n);
     if (*out)
         return BL_OK;
+    /* A file that cannot be opened (missing, a FIFO, not a table) says so,
+     * not "no such column". */
+    bl_table *t = NULL;
+    bl_status st = bl_table_open(path, BL_TABLE_AUTO, &t, err);
+    bl_table_close(t);
+    if (st)
+        return st;
     char list[256] = "";
     for (size_t i = 0; i < n; i++) {
         strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
@@ -240,5 +247,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     return st;
 }
 
+BL_IMPORTER_RUN(run)
+
 const bl_importer bl_importer_malecns = {
-    "malecns", "male CNS flat connectome (annotations, neurotransmitters, weights Feather files)", options, run};
+    "malecns", "male CNS flat connectome (annotations, neurotransmitters, weights Feather files)", options, run_ledgered};

@@ -77,5 +77,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     return st;
 }
 
+BL_IMPORTER_RUN(run)
+
 const bl_importer bl_importer_neuprint = {
-    "neuprint", "neuPrint exports (hemibrain traced-*, MANC): neurons + total or per-ROI connections", options, run};
+    "neuprint", "neuPrint exports (hemibrain traced-*, MANC): neurons + total or per-ROI connections", options, run_ledgered};

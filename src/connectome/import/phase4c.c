@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "brainlesslab/npy.h"
+#include "core/file.h"
 #include "connectome/import/edge_read.h"
 
 static const bl_import_option options[] = {
@@ -35,27 +36,12 @@ static const char *const meta_cols[] = {"neuron_idx", "body_id", "annotation_sup
 /* csr-metadata.json: when it states the counts, they must be the arrays'. */
 static bl_status check_json(const char *path, uint64_t n, uint64_t e, bl_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_ERR_IO, "%s: cannot open", path);
+    /* Read once through core/file.h: never a FIFO, and hashed as parsed. */
     char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 > cap) {
-            char *t = realloc(text, cap = cap * 2 + 8192);
-            if (!t || cap > (64u << 20)) {
-                free(t ? t : text);
-                fclose(f);
-                return bl_fail(err, BL_ERR_FORMAT, "%s: too large for a metadata file", path);
-            }
-            text = t;
-        }
-        size_t k = fread(text + len, 1, 4096, f);
-        len += k;
-        if (k < 4096)
-            break;
-    }
-    fclose(f);
+    size_t len = 0;
+    bl_status rst = bl_read_small(path, (size_t)64 << 20, &text, &len, err);
+    if (rst)
+        return rst;
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
     if (!root)
@@ -249,5 +235,7 @@ static bl_status run(const bl_import_args *a, bl_connectome **out, char **report
     return st;
 }
 
+BL_IMPORTER_RUN(run)
+
 const bl_importer bl_importer_phase4c = {
-    "phase4c", "the seed runtime's processed male CNS directory (CSR .npy + neuron-index tables)", options, run};
+    "phase4c", "the seed runtime's processed male CNS directory (CSR .npy + neuron-index tables)", options, run_ledgered};
