@@ -510,6 +510,9 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     xp->wall_prepare = now() - t0;
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
+    if (bl_plan_lif_params(plan)->equations && strcmp(backend ? backend : "reference", xp->backend))
+        bl_xp_logf(&x->log, "model from equations: interpreted on the reference backend (backend '%s' asked; "
+                   "equation models have only the reference kernel so far)", backend);
 
     /* Trials in waves of `threads`, so progress can be shown between them. */
     double t1 = now();
