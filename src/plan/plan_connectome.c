@@ -215,6 +215,12 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
                           "\"%s\" is not a backend name ([A-Za-z0-9._-]+)", b);
     }
+    /* A model from equations runs on the reference backend (auto and cpu
+     * fall back to it): refuse what cannot run it before anything is reserved. */
+    if (plan->eq && strcmp(backend, "reference") && strcmp(backend, "auto") && strcmp(backend, "cpu"))
+        return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(run, "backend"), "run.backend",
+                          "a model from equations runs on the reference backend only so far (\"reference\", or "
+                          "\"auto\" and \"cpu\", which fall back to it)");
     plan->trials = (uint32_t)trials;
     plan->seed = (uint64_t)seed;
     plan->has_seed = 1;

@@ -123,6 +123,17 @@ PY
 "$BL_CLI" run "$work/eq_auto.toml" --root "$work/rec2" >"$work/auto.log" 2>&1 || { cat "$work/auto.log"; fail "auto run"; }
 grep -q "interpreted on the reference backend" "$work"/rec2/*/run.log || fail "auto: no word of the reference fallback"
 
+# cpu falls back too, with the same spikes as the reference run.
+{ head_plan cpu; model_block; } >"$work/eq_cpu.toml"
+"$BL_CLI" run "$work/eq_cpu.toml" --root "$work/rec3" >"$work/cpu.log" 2>&1 || { cat "$work/cpu.log"; fail "cpu run"; }
+grep -q "backend 'cpu' asked" "$work"/rec3/*/run.log || fail "cpu: no word of the reference fallback"
+eqrec=$(grep -l '"equations"' "$work"/rec/*/manifest.json | xargs dirname)
+cmp -s "$eqrec/counts.npy" "$work"/rec3/*/counts.npy || fail "cpu fallback: counts differ from the reference run"
+# A backend that cannot fall back is refused by check, before any record.
+{ head_plan mpi; model_block; } >"$work/eq_mpi.toml"
+if "$BL_CLI" check "$work/eq_mpi.toml" >"$work/o" 2>&1; then fail "mpi accepted for an equation model"; fi
+grep -q "run.backend: a model from equations runs on the reference backend" "$work/o" || { cat "$work/o"; fail "mpi: message"; }
+
 # Refusals name the key.
 { head_plan reference; model_block | sed 's/^method = "linear"/preset = "shiu2024"\nmethod = "linear"/'; } >"$work/both.toml"
 if "$BL_CLI" check "$work/both.toml" >"$work/o" 2>&1; then fail "preset and equations accepted"; fi
