@@ -144,4 +144,9 @@ grep -q "delay" "$work/o" || { cat "$work/o"; fail "no delay: message"; }
 { head_plan reference; model_block | sed 's/^threshold = "v > v_th"/threshold = "u > v_th"/'; } >"$work/badthr.toml"
 if "$BL_CLI" check "$work/badthr.toml" >"$work/o" 2>&1; then fail "threshold on an unknown variable accepted"; fi
 grep -q "u" "$work/o" || { cat "$work/o"; fail "bad threshold: message"; }
+# A screen cannot vary an equation model's parameters yet (a LIF field would change nothing).
+{ sed -e 's/^operation = "connectome"/operation = "screen"/' -e '/^\[outputs\]/,$d' <(head_plan reference); model_block
+  printf '[[screen.axis]]\nparameter = "v_th_mv"\nvalues = [-45.0, -44.0]\n'; } >"$work/screen.toml"
+if "$BL_CLI" check "$work/screen.toml" >"$work/o" 2>&1; then fail "screen parameter axis accepted for an equation model"; fi
+grep -q "cannot vary the parameters of a model from equations" "$work/o" || { cat "$work/o"; fail "screen: message"; }
 echo "ok"
