@@ -149,4 +149,19 @@ grep -q "u" "$work/o" || { cat "$work/o"; fail "bad threshold: message"; }
   printf '[[screen.axis]]\nparameter = "v_th_mv"\nvalues = [-45.0, -44.0]\n'; } >"$work/screen.toml"
 if "$BL_CLI" check "$work/screen.toml" >"$work/o" 2>&1; then fail "screen parameter axis accepted for an equation model"; fi
 grep -q "cannot vary the parameters of a model from equations" "$work/o" || { cat "$work/o"; fail "screen: message"; }
+# A screen (two rates) with the equation model matches the preset's screen byte for byte.
+screen_plan() { # $1: the [model] block's generator
+  sed -e 's/^operation = "connectome"/operation = "screen"/' -e 's/^duration_ms = 200.0/duration_ms = 50.0/' \
+      -e '/^\[outputs\]/,$d' <(head_plan reference); $1
+  printf '[[screen.axis]]\nrate = [75.0, 150.0]\nstimulus = "ORN"\n'; }
+preset_block() { printf '[model]\npreset = "shiu2024"\n'; }
+screen_plan preset_block >"$work/scr_preset.toml"
+screen_plan model_block >"$work/scr_eq.toml"
+"$BL_CLI" run "$work/scr_preset.toml" --root "$work/scrp" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "preset screen"; }
+"$BL_CLI" run "$work/scr_eq.toml" --root "$work/scre" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "equation screen"; }
+sp=$(ls -d "$work"/scrp/*/); se=$(ls -d "$work"/scre/*/)
+for f in counts.npy final_v.npy final_g.npy conditions.csv $(cd "$sp" && find spikes -type f | sort); do
+    cmp -s "$sp/$f" "$se/$f" || fail "screen: $f differs between the preset and the equation model"
+done
+echo "identical: the screen's counts, final state, conditions and spikes"
 echo "ok"
