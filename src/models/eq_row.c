@@ -271,6 +271,8 @@ bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err)
     return BL_OK;
 }
 
+int64_t bl_eq_row_refractory_steps(const bl_eq_model *m) { return m->ref_steps; }
+
 static bl_status validate(const bl_lif_params *p, bl_error *err) { return bl_eq_row_check(p->equations, err); }
 
 static int rest_is_fixed_point(const bl_network *net)

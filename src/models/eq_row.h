@@ -10,6 +10,8 @@ extern const bl_model bl_model_equations;
 /* Can the connectome engine run this compiled model? (a variable v, a
  * threshold; no noise, no on_post yet) */
 bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
+/* The refractory period in steps (Brian2's timestep()), -1 when none. */
+int64_t bl_eq_row_refractory_steps(const bl_eq_model *m);
 
 /* A [model] table of TOML (a model file's, or a plan's) compiled for a step
  * of dt_s seconds; set_* add or override parameters. rest_init: a state

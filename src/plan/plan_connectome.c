@@ -25,7 +25,6 @@
 
 #include "brainlesslab/hash.h"
 #include "models/eq_row.h"
-#include "models/lang/eq_impl.h"
 #include "models/model_table.h"
 #include "plan/plan_cjson.h"
 
@@ -98,6 +97,14 @@ static bl_status read_eq_model(const bl_pk_ctx *ctx, const bl_toml_node *model, 
         st = bl_eq_model_time(m, "delay", delay, &delay_s, &e);
     if (!st)
         st = bl_eq_row_check(m, &e);
+    /* The delay is a whole number of steps, at least one (the engine's
+     * window), as the presets' delay_ms is. */
+    double dt_ms = plan->params.dt_ms, steps = delay_s * 1000.0 / dt_ms;
+    if (!st && !(steps >= 0.5 && steps < 1e7))
+        st = bl_fail(&e, BL_ERR_INVALID, "model: delay \"%.60s\" must be at least one %g ms step and below "
+                     "10^7 steps", delay, dt_ms);
+    if (!st && fabs(steps - (double)llround(steps)) > 1e-6)
+        st = bl_fail(&e, BL_ERR_INVALID, "model: delay \"%.60s\" is not a whole number of %g ms steps", delay, dt_ms);
     if (st) {
         bl_eq_model_destroy(m);
         return bl_pk_fail(ctx, e.status, model, NULL, "%s", e.message);
@@ -105,9 +112,9 @@ static bl_status read_eq_model(const bl_pk_ctx *ctx, const bl_toml_node *model, 
     plan->eq = m;
     /* The engine's delay and refractory period in steps, through the LIF
      * fields the network reads (a whole number of steps each). */
-    double dt_ms = plan->params.dt_ms;
-    plan->params.delay_ms = (double)llround(delay_s * 1000.0 / dt_ms) * dt_ms;
-    plan->params.refractory_ms = m->ref_steps > 0 ? (double)m->ref_steps * dt_ms : 0.0;
+    int64_t rfc = bl_eq_row_refractory_steps(m);
+    plan->params.delay_ms = (double)llround(steps) * dt_ms;
+    plan->params.refractory_ms = rfc > 0 ? (double)rfc * dt_ms : 0.0;
     plan->params.equations = m;
     if (!(plan->preset = bl_pk_strdup("equations")) || !(plan->eq_json = eq_record(model)))
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the model");

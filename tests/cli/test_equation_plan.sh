@@ -141,6 +141,12 @@ grep -q "either a preset or equations" "$work/o" || { cat "$work/o"; fail "both:
 { head_plan reference; model_block | grep -v '^delay'; } >"$work/nodelay.toml"
 if "$BL_CLI" check "$work/nodelay.toml" >"$work/o" 2>&1; then fail "missing delay accepted"; fi
 grep -q "delay" "$work/o" || { cat "$work/o"; fail "no delay: message"; }
+{ head_plan reference; model_block | sed 's/^delay = "1.8 ms"/delay = "1.85 ms"/'; } >"$work/halfdelay.toml"
+if "$BL_CLI" check "$work/halfdelay.toml" >"$work/o" 2>&1; then fail "a delay of 18.5 steps accepted"; fi
+grep -q 'delay "1.85 ms" is not a whole number of 0.1 ms steps' "$work/o" || { cat "$work/o"; fail "half delay: message"; }
+{ head_plan reference; model_block | sed 's/^delay = "1.8 ms"/delay = "1.8 mV"/'; } >"$work/voltdelay.toml"
+if "$BL_CLI" check "$work/voltdelay.toml" >"$work/o" 2>&1; then fail "a delay in volts accepted"; fi
+grep -q "delay" "$work/o" && grep -q "time" "$work/o" || { cat "$work/o"; fail "delay in volts: message"; }
 { head_plan reference; model_block | sed 's/^threshold = "v > v_th"/threshold = "u > v_th"/'; } >"$work/badthr.toml"
 if "$BL_CLI" check "$work/badthr.toml" >"$work/o" 2>&1; then fail "threshold on an unknown variable accepted"; fi
 grep -q "u" "$work/o" || { cat "$work/o"; fail "bad threshold: message"; }
