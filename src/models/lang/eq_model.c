@@ -305,7 +305,7 @@ bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, d
     m->texts[B_PARAM].name = what;
     bl_status st = quantity(m, B_PARAM, text, &v, &d, err);
     if (!st && (d.e[2] != 2 || d.e[0] || d.e[1] || d.e[3] || d.e[4] || d.e[5] || d.e[6]))
-        st = eq_fail_at(m, B_PARAM, 0, 0, err, BL_ERR_INVALID, "must be a time (1.8 ms, t_d):");
+        st = eq_fail_at(m, B_PARAM, 0, 0, err, BL_ERR_INVALID, "the delay must be a time (1.8 ms, t_d)");
     m->texts[B_PARAM].name = old;
     if (!st)
         *seconds = v;
