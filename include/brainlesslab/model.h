@@ -35,6 +35,10 @@ typedef struct bl_lif_params {
     double w_syn_mv;       /* 0.275 per synapse */
     double f_poi;          /* 250: Poisson input weight = f_poi * w_syn (shiu2024) */
     int poisson_refractory_zero; /* 1: stimulated neurons have no refractory period (shiu2024) */
+    /* The compiled model of the "equations" row (eqmodel.h; NULL for the
+     * presets). Borrowed: its owner (a plan) outlives every network made
+     * from these parameters. */
+    const struct bl_eq_model *equations;
 } bl_lif_params;
 
 /* Fill params with a preset by name ("shiu2024", "phase4c", ...); an unknown

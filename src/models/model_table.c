@@ -8,10 +8,11 @@
 
 extern const bl_model bl_model_shiu2024; /* lif_shiu2024.c */
 extern const bl_model bl_model_phase4c;  /* lif_phase4c.c */
+extern const bl_model bl_model_equations; /* eq_row.c: a model written in the model language */
 
 /* The built-in rows, in id order: a model's id is its position here (the
  * public BL_PRESET_* constants name the first two), so a new row goes last. */
-static const bl_model *const builtin[] = {&bl_model_shiu2024, &bl_model_phase4c};
+static const bl_model *const builtin[] = {&bl_model_shiu2024, &bl_model_phase4c, &bl_model_equations};
 enum { N_BUILTIN = sizeof builtin / sizeof builtin[0], MAX_REGISTERED = 6 };
 
 static const bl_model *registered[MAX_REGISTERED];

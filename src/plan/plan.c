@@ -8,6 +8,7 @@
  * Which operations exist is the operations table's business
  * (src/experiment/operations.c): nothing here names one. */
 #include "plan/plan_impl.h"
+#include "brainlesslab/eqmodel.h"
 #include "plan/plan_op.h"
 
 #include <errno.h>
@@ -222,6 +223,8 @@ void bl_plan_destroy(bl_plan *plan)
     bl_connectome_destroy(plan->connectome);
     free(plan->connectome_path);
     free(plan->preset);
+    bl_eq_model_destroy(plan->eq);
+    free(plan->eq_json);
     free(plan->psth_pops);
     free_populations(plan->named, plan->n_named);
     free_populations(plan->stimuli, plan->n_stimuli);

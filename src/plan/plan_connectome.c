@@ -24,7 +24,9 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "models/eq_row.h"
 #include "models/model_table.h"
+#include "plan/plan_cjson.h"
 
 static const char *const top_keys[] = {"format", "format_version", "id", "operation", "description",
                                        "connectome", "model", "population", "stimulus", "silence",
@@ -34,6 +36,9 @@ static const char *const screen_top_keys[] = {"format", "format_version", "id", 
                                               "run", "outputs", "screen", NULL};
 static const char *const connectome_keys[] = {"path", NULL};
 static const char *const model_keys[] = {"preset", "parameters", NULL};
+/* A model written in the model language (docs/models.md), in place of a preset. */
+static const char *const eq_model_keys[] = {"equations", "method", "threshold", "reset", "refractory", "on_pre",
+                                            "on_input", "weight", "delay", "parameters", "init", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
                                           "top_responders", "psth", "probes", NULL};
@@ -42,11 +47,93 @@ static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", 
                                             "modulation", "schedule", NULL};
 static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "population", NULL};
 
+/* The [model] table as the resolved plan records it (so that the plan hash
+ * covers the model's text): its strings as written, numbers as numbers. */
+static char *eq_record(const bl_toml_node *model)
+{
+    bl_cj b = {1};
+    cJSON *root = bl_cj_check(&b, cJSON_CreateObject());
+    for (size_t j = 0; root && j < bl_toml_table_size(model); j++) {
+        size_t len;
+        const char *key = bl_toml_table_key(model, j, &len), *str;
+        const bl_toml_node *v = bl_toml_table_value(model, j);
+        if (bl_toml_type_of(v) == BL_TOML_TABLE) {
+            cJSON *t = bl_cj_obj(&b, root, key);
+            for (size_t k = 0; t && k < bl_toml_table_size(v); k++) {
+                const char *pk = bl_toml_table_key(v, k, &len);
+                const bl_toml_node *pv = bl_toml_table_value(v, k);
+                double x;
+                if (bl_toml_get_string(pv, &str, &len))
+                    bl_cj_str(&b, t, pk, str);
+                else if (bl_toml_get_double(pv, &x))
+                    bl_cj_num(&b, t, pk, x);
+            }
+        } else if (bl_toml_get_string(v, &str, &len)) {
+            bl_cj_str(&b, root, key, str);
+        }
+    }
+    return root ? bl_cj_finish(&b, root, 0) : NULL;
+}
+
+/* [model] with equations: compiled here, once (dt is the default step), and
+ * run by the "equations" row of the model table. The stimulus rules of the
+ * connectome engine (the Poisson-target refractory rule among them) are the
+ * preset's. */
+static bl_status read_eq_model(const bl_pk_ctx *ctx, const bl_toml_node *model, bl_plan *plan)
+{
+    bl_status st = bl_pk_check_keys(ctx, model, "model", eq_model_keys);
+    if (st)
+        return st;
+    if (bl_lif_params_preset("equations", &plan->params, ctx->err))
+        return ctx->err ? ctx->err->status : BL_ERR_INVALID;
+    const char *delay = NULL;
+    bl_error e = {0};
+    bl_eq_model *m = NULL;
+    st = bl_eq_model_from_toml(model, "model", plan->params.dt_ms * 0.001, 0, NULL, NULL, 1, &m, &delay, &e);
+    double delay_s = 0;
+    if (!st && !delay)
+        st = bl_fail(&e, BL_ERR_INVALID, "model: a connectome model needs a delay (\"1.8 ms\")");
+    if (!st)
+        st = bl_eq_model_time(m, "delay", delay, &delay_s, &e);
+    if (!st)
+        st = bl_eq_row_check(m, &e);
+    /* The delay is a whole number of steps, at least one (the engine's
+     * window), as the presets' delay_ms is. */
+    double dt_ms = plan->params.dt_ms, steps = delay_s * 1000.0 / dt_ms;
+    if (!st && !(steps >= 0.5 && steps < 1e7))
+        st = bl_fail(&e, BL_ERR_INVALID, "model: delay \"%.60s\" must be at least one %g ms step and below "
+                     "10^7 steps", delay, dt_ms);
+    if (!st && fabs(steps - (double)llround(steps)) > 1e-6)
+        st = bl_fail(&e, BL_ERR_INVALID, "model: delay \"%.60s\" is not a whole number of %g ms steps", delay, dt_ms);
+    if (st) {
+        bl_eq_model_destroy(m);
+        return bl_pk_fail(ctx, e.status, model, NULL, "%s", e.message);
+    }
+    plan->eq = m;
+    /* The engine's delay and refractory period in steps, through the LIF
+     * fields the network reads (a whole number of steps each). */
+    int64_t rfc = bl_eq_row_refractory_steps(m);
+    plan->params.delay_ms = (double)llround(steps) * dt_ms;
+    plan->params.refractory_ms = rfc > 0 ? (double)rfc * dt_ms : 0.0;
+    plan->params.equations = m;
+    if (!(plan->preset = bl_pk_strdup("equations")) || !(plan->eq_json = eq_record(model)))
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy the model");
+    if (bl_lif_params_validate(&plan->params, &e))
+        return bl_pk_fail(ctx, e.status, model, "model", "%s", e.message);
+    return BL_OK;
+}
+
 static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
 {
     const bl_toml_node *model, *params = NULL;
     const char *preset = "shiu2024";
     bl_status st = bl_pk_table(ctx, root, "", "model", 0, &model);
+    if (!st && model && bl_toml_table_get(model, "equations")) {
+        if (bl_toml_table_get(model, "preset"))
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(model, "preset"), "model.preset",
+                              "a model is either a preset or equations, not both");
+        return read_eq_model(ctx, model, plan);
+    }
     if (!st && model && !(st = bl_pk_check_keys(ctx, model, "model", model_keys)))
         if (!(st = bl_pk_string(ctx, model, "model", "preset", 0, &preset, NULL)))
             st = bl_pk_table(ctx, model, "model", "parameters", 0, &params);
@@ -135,6 +222,12 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
                           "\"%s\" is not a backend name ([A-Za-z0-9._-]+)", b);
     }
+    /* A model from equations runs on the reference backend (auto and cpu
+     * fall back to it): refuse what cannot run it before anything is reserved. */
+    if (plan->eq && strcmp(backend, "reference") && strcmp(backend, "auto") && strcmp(backend, "cpu"))
+        return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(run, "backend"), "run.backend",
+                          "a model from equations runs on the reference backend only so far (\"reference\", or "
+                          "\"auto\" and \"cpu\", which fall back to it)");
     plan->trials = (uint32_t)trials;
     plan->seed = (uint64_t)seed;
     plan->has_seed = 1;

@@ -50,6 +50,8 @@ struct bl_plan {
     char manifest_sha256[65];
     bl_lif_params params;
     char *preset;
+    struct bl_eq_model *eq; /* [model] equations: the compiled model (params.equations), else NULL */
+    char *eq_json;          /* and its table as the resolved plan records it */
     /* populations: named [[population]] tables, then stimuli and silences */
     bl_pk_population *named;
     size_t n_named;

@@ -158,6 +158,8 @@ static cJSON *build(const bl_plan *plan, int full, int with_location)
     cJSON *m = bl_cj_obj(&b, root, "model");
     if (m) {
         bl_cj_str(&b, m, "preset", plan->preset);
+        if (plan->eq_json) /* a written model: its text is part of the plan */
+            bl_cj_raw(&b, m, "equations", plan->eq_json);
         cJSON *p = bl_cj_obj(&b, m, "parameters");
         for (const char *const *n = bl_lif_param_names(); p && *n; n++)
             bl_cj_num(&b, p, *n, bl_lif_params_get(&plan->params, *n));

@@ -213,6 +213,11 @@ static bl_status read_axis(const bl_pk_ctx *ctx, const bl_toml_node *node, const
             return st;
         if (isnan(bl_lif_params_get(&plan->params, name)))
             return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "unknown model parameter");
+        /* A model from equations has its own parameters, which a screen
+         * cannot vary yet: a LIF field would silently change nothing. */
+        if (plan->eq)
+            return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, v, path, "a screen cannot vary the parameters of a model "
+                              "from equations yet (write one plan per value)");
         /* The step count and the trial windows are fixed by dt. */
         if (!strcmp(name, "dt_ms"))
             return bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "dt_ms cannot vary within a screen (the steps of "

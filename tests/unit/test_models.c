@@ -182,8 +182,16 @@ static void model_table_rows(void **unused)
     (void)unused;
     char known[256];
     bl_model_names(known, sizeof known);
-    assert_string_equal(known, "shiu2024, phase4c");
+    assert_string_equal(known, "shiu2024, phase4c, equations");
     bl_preset id;
+    /* The "equations" row runs a compiled model (a plan's [model] equations):
+     * its parameters without one are refused, naming why. */
+    bl_lif_params q;
+    bl_error qe = {0};
+    assert_int_equal(bl_lif_params_preset("equations", &q, NULL), BL_OK);
+    assert_null(q.equations);
+    assert_int_equal(bl_lif_params_validate(&q, &qe), BL_ERR_INVALID);
+    assert_non_null(strstr(qe.message, "no compiled model"));
     assert_non_null(bl_model_by_name("phase4c", &id));
     assert_int_equal(id, BL_PRESET_PHASE4C);
     assert_string_equal(bl_preset_name(id), "phase4c");

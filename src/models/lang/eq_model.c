@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/eq_row.h"
 #include "models/lang/eq_impl.h"
 
 #define EQ_MAX_STMTS 256u
@@ -294,6 +295,21 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
         m->ref_steps = (int64_t)steps;
     }
     return BL_OK;
+}
+
+bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, double *seconds, bl_error *err)
+{
+    double v;
+    eq_dim d;
+    const char *old = m->texts[B_PARAM].name;
+    m->texts[B_PARAM].name = what;
+    bl_status st = quantity(m, B_PARAM, text, &v, &d, err);
+    if (!st && (d.e[2] != 2 || d.e[0] || d.e[1] || d.e[3] || d.e[4] || d.e[5] || d.e[6]))
+        st = eq_fail_at(m, B_PARAM, 0, 0, err, BL_ERR_INVALID, "the delay must be a time (1.8 ms, t_d)");
+    m->texts[B_PARAM].name = old;
+    if (!st)
+        *seconds = v;
+    return st;
 }
 
 bl_status bl_eq_model_compile(const bl_eq_source *src, double dt_s, bl_eq_model **out, bl_error *err)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "models/lang/eq_impl.h"
+#include "models/eq_row.h"
 #include "plan/toml_bridge.h"
 
 static const char *const text_keys[] = {"equations", "method", "threshold", "reset", "refractory",
@@ -56,15 +57,28 @@ static bl_status table(const char *path, const bl_toml_node *t, const char *what
     return BL_OK;
 }
 
-bl_status bl_eq_model_load(const char *path, double dt_s, size_t n_set, const char *const *set_names,
-                           const char *const *set_values, bl_eq_model **out, bl_error *err)
+/* A name of at most 64 bytes ending in "_0" whose stem is a state variable. */
+static int rest_stem(const bl_eq_model *m, const char *name, char *stem)
+{
+    size_t len = strlen(name);
+    if (len < 3 || len > BL_EQ_MAX_IDENT || strcmp(name + len - 2, "_0"))
+        return 0;
+    memcpy(stem, name, len - 2);
+    stem[len - 2] = 0;
+    for (size_t v = 0; v < bl_eq_model_n_vars(m); v++)
+        if (!strcmp(bl_eq_model_var_name(m, v), stem))
+            return 1;
+    return 0;
+}
+
+bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, double dt_s, size_t n_set,
+                                const char *const *set_names, const char *const *set_values, int rest_init,
+                                bl_eq_model **out, const char **delay, bl_error *err)
 {
     *out = NULL;
-    bl_toml_doc *doc = NULL;
-    bl_status st = bl_toml_parse_file(path, &doc, err);
-    if (st)
-        return st;
-    const bl_toml_node *model = bl_toml_table_get(bl_toml_root(doc), "model");
+    if (delay)
+        *delay = NULL;
+    bl_status st = BL_OK;
     bl_eq_source src;
     memset(&src, 0, sizeof src);
     const char **pn = NULL, **pv = NULL, **in = NULL, **iv = NULL;
@@ -75,7 +89,7 @@ bl_status bl_eq_model_load(const char *path, double dt_s, size_t n_set, const ch
         goto done;
     }
     const char **slots[] = {&src.equations, &src.method, &src.threshold, &src.reset, &src.refractory,
-                            &src.on_pre, &src.on_post, &src.on_input, &src.weight, NULL, NULL};
+                            &src.on_pre, &src.on_post, &src.on_input, &src.weight, delay, NULL};
     for (size_t j = 0; j < bl_toml_table_size(model); j++) {
         size_t len;
         const char *key = bl_toml_table_key(model, j, &len);
@@ -135,6 +149,54 @@ bl_status bl_eq_model_load(const char *path, double dt_s, size_t n_set, const ch
     src.init_names = in;
     src.init_values = iv;
     st = bl_eq_model_compile(&src, dt_s, out, err);
+    if (!st && rest_init) {
+        /* The rest convention of a connectome model: a state variable X that
+         * [model.init] does not set starts at parameter X_0 when there is one
+         * (shiu2024: v starts at v_0, as model.py sets neu.v = v_0). The
+         * model is compiled again with those inits added. */
+        size_t added = 0;
+        char stem[BL_EQ_MAX_IDENT + 1];
+        const char **in2 = realloc(in, (src.n_init + src.n_params + 1) * sizeof *in2);
+        const char **iv2 = in2 ? realloc(iv, (src.n_init + src.n_params + 1) * sizeof *iv2) : NULL;
+        char **own = iv2 ? calloc(src.n_params + 1, sizeof *own) : NULL;
+        if (in2)
+            in = in2;
+        if (iv2)
+            iv = iv2;
+        if (!own) {
+            st = bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
+            goto done;
+        }
+        for (size_t k = 0; !st && k < src.n_params; k++) {
+            if (!rest_stem(*out, pn[k], stem))
+                continue;
+            int given = 0;
+            for (size_t j = 0; j < src.n_init && !given; j++)
+                given = !strcmp(in[j], stem);
+            for (size_t j = 0; j < added && !given; j++)
+                given = !strcmp(own[j], stem);
+            if (given)
+                continue;
+            if (!(own[added] = strdup(stem))) {
+                st = bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", path);
+                break;
+            }
+            in[src.n_init + added] = own[added];
+            iv[src.n_init + added] = pv[k];
+            added++;
+        }
+        if (!st && added) {
+            src.n_init += added;
+            src.init_names = in;
+            src.init_values = iv;
+            bl_eq_model_destroy(*out);
+            *out = NULL;
+            st = bl_eq_model_compile(&src, dt_s, out, err);
+        }
+        for (size_t j = 0; j < added; j++)
+            free(own[j]);
+        free(own);
+    }
     if (st)
         bl_fail_context(err, "%s", path);
 done:
@@ -148,6 +210,19 @@ done:
     free(pv);
     free(in);
     free(iv);
+    return st;
+}
+
+bl_status bl_eq_model_load(const char *path, double dt_s, size_t n_set, const char *const *set_names,
+                           const char *const *set_values, bl_eq_model **out, bl_error *err)
+{
+    *out = NULL;
+    bl_toml_doc *doc = NULL;
+    bl_status st = bl_toml_parse_file(path, &doc, err);
+    if (st)
+        return st;
+    st = bl_eq_model_from_toml(bl_toml_table_get(bl_toml_root(doc), "model"), path, dt_s, n_set, set_names,
+                               set_values, 0, out, NULL, err);
     bl_toml_destroy(doc);
     return st;
 }

@@ -1,0 +1,296 @@
+/* The "equations" row of the model table: a connectome run of a model
+ * written in the model language (include/brainlesslab/eqmodel.h), on the
+ * reference backend, through the interpreter.
+ *
+ * The steps of a time step, and their order, are the preset's
+ * (src/models/lif_shiu2024.c ref_trial): the stimulus rules belong to the
+ * connectome engine, not to the model, so the same plan gives the same
+ * spikes whichever way the model is written. Only the arithmetic comes from
+ * the compiled blocks:
+ *   1. refractoriness from integer steps (net->refractory_steps, so the
+ *      Poisson-target rule applies unchanged), then the state update (the
+ *      compiled update reads not_refractory for `(unless refractory)`);
+ *   2. threshold, for neurons not refractory; 2b. forced spikes;
+ *   3. delivery of the spikes of step - delay, sources ascending, each
+ *      source's edges in CSR order, into non-refractory targets: on_pre with
+ *      w = the weight block of the edge's count and sign;
+ *   4. Poisson input then explicit events into non-refractory targets:
+ *      on_input;
+ *   5. reset of this step's spikers.
+ * The final state written to the result is the variables named v and g
+ * (g reads as zeros when the model has none).
+ *
+ * The initial state: [model.init], else the model's rest convention (a
+ * state variable X with a parameter X_0 starts there; see
+ * bl_eq_model_from_toml), else 0. There is no partition kernel yet: the
+ * engine runs an equation model on the reference backend only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernel.h"
+#include "models/eq_row.h"
+#include "models/lang/eq_impl.h"
+
+typedef struct eq_net_consts {
+    const bl_eq_model *m;
+} eq_net_consts;
+
+static const bl_eq_model *M_of(const bl_network *net) { return ((const eq_net_consts *)net->consts)->m; }
+
+static int var_slot(const bl_eq_model *m, const char *name)
+{
+    for (uint32_t v = 0; v < m->n_vars; v++)
+        if (!strcmp(m->syms[m->var_sym[v]].name, name))
+            return (int)v;
+    return -1;
+}
+
+typedef struct eq_ws {
+    uint64_t n;
+    uint32_t nv;
+    double *state;           /* nv arrays of n */
+    double *r;               /* one register file */
+    int64_t *last_spike;
+    uint8_t *not_refractory;
+    int32_t *ring;           /* spikers of the last delay + 1 steps, [slots][n] */
+    uint64_t *ring_n;
+    int32_t *spikers;
+    double *zeros;           /* g of a model without g */
+} eq_ws;
+
+static void eq_free(void *p)
+{
+    eq_ws *s = p;
+    if (!s)
+        return;
+    free(s->state);
+    free(s->r);
+    free(s->last_spike);
+    free(s->not_refractory);
+    free(s->ring);
+    free(s->ring_n);
+    free(s->spikers);
+    free(s->zeros);
+    free(s);
+}
+
+static void *eq_alloc(const bl_network *net)
+{
+    const bl_eq_model *m = M_of(net);
+    eq_ws *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    uint64_t n = net->n_neurons ? net->n_neurons : 1, slots = (uint64_t)net->delay_steps + 1;
+    s->n = net->n_neurons;
+    s->nv = m->n_vars;
+    s->state = malloc((m->n_vars ? m->n_vars : 1) * n * sizeof *s->state);
+    s->r = calloc(m->n_regs ? m->n_regs : 1, sizeof *s->r);
+    s->last_spike = malloc(n * sizeof *s->last_spike);
+    s->not_refractory = malloc(n);
+    s->ring = malloc(slots * n * sizeof *s->ring);
+    s->ring_n = calloc(slots, sizeof *s->ring_n);
+    s->spikers = malloc(n * sizeof *s->spikers);
+    s->zeros = calloc(n, sizeof *s->zeros);
+    if (!(s->state && s->r && s->last_spike && s->not_refractory && s->ring && s->ring_n && s->spikers && s->zeros)) {
+        eq_free(s);
+        return NULL;
+    }
+    memcpy(s->r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
+    return s;
+}
+
+static inline void load(eq_ws *s, uint64_t i)
+{
+    for (uint32_t v = 0; v < s->nv; v++)
+        s->r[EQ_VBASE + v] = s->state[(size_t)v * s->n + i];
+    s->r[R_I] = (double)i;
+}
+
+static inline void store(eq_ws *s, uint64_t i)
+{
+    for (uint32_t v = 0; v < s->nv; v++)
+        s->state[(size_t)v * s->n + i] = s->r[EQ_VBASE + v];
+}
+
+/* Run one statement block on neuron i (its not_refractory flag as of now). */
+static inline void run_block(eq_ws *s, const eq_prog *p, uint64_t i, double w, eq_vm_ctx *ctx)
+{
+    load(s, i);
+    s->r[R_NR] = s->not_refractory[i];
+    s->r[R_W] = w;
+    ctx->neuron = (uint32_t)i;
+    eq_vm_run(p, s->r, ctx);
+    store(s, i);
+}
+
+/* The weight of an edge from its signed count (Brian2: count * sign * w_syn). */
+static inline double edge_weight(eq_ws *s, const bl_eq_model *m, int32_t signed_count, eq_vm_ctx *ctx)
+{
+    if (!m->has_weight)
+        return (double)signed_count;
+    s->r[R_COUNT] = signed_count < 0 ? -(double)signed_count : (double)signed_count;
+    s->r[R_SIGN] = signed_count < 0 ? -1.0 : signed_count > 0 ? 1.0 : 0.0;
+    eq_vm_run(&m->weight, s->r, ctx);
+    return s->r[m->weight.result];
+}
+
+static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint64_t n_steps, bl_result *result,
+                          bl_error *err)
+{
+    eq_ws *s = ws;
+    const bl_eq_model *m = M_of(net);
+    const uint64_t n = s->n, slots = (uint64_t)net->delay_steps + 1;
+    const int sv = var_slot(m, "v"), sg = var_slot(m, "g");
+    double *v = s->state + (size_t)sv * n, *g = sg >= 0 ? s->state + (size_t)sg * n : s->zeros;
+    eq_vm_ctx ctx = {NULL, NULL, 0, 0};
+    for (uint32_t k = 0; k < s->nv; k++)
+        for (uint64_t i = 0; i < n; i++)
+            s->state[(size_t)k * n + i] = m->var_init[k];
+    for (uint64_t i = 0; i < n; i++)
+        s->last_spike[i] = INT64_MIN / 2;
+    memset(s->ring_n, 0, slots * sizeof *s->ring_n);
+    size_t cursor = 0, fcursor = 0;
+
+    for (int64_t step = 0; step < (int64_t)n_steps; step++) {
+        ctx.step = (uint64_t)step;
+        s->r[R_T] = (double)step * m->dt;
+        /* 1. refractoriness, then the update */
+        for (uint64_t i = 0; i < n; i++) {
+            s->not_refractory[i] = (step - s->last_spike[i]) >= net->refractory_steps[i];
+            run_block(s, &m->update, i, 0.0, &ctx);
+        }
+        /* 2. thresholds */
+        uint64_t n_spikers = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            if (!s->not_refractory[i])
+                continue;
+            load(s, i);
+            s->r[R_NR] = 1;
+            ctx.neuron = (uint32_t)i;
+            eq_vm_run(&m->threshold, s->r, &ctx);
+            if (s->r[m->threshold.result] != 0) {
+                s->spikers[n_spikers++] = (int32_t)i;
+                s->not_refractory[i] = 0;
+                s->last_spike[i] = step;
+            }
+        }
+        /* 2b. forced spikes (docs/forcing.md) */
+        uint64_t n_natural = n_spikers;
+        for (size_t p = 0; p < net->n_populations; p++)
+            if (net->populations[p].force && bl_population_on(&net->populations[p], step))
+                for (size_t a = 0; a < net->populations[p].n; a++) {
+                    int32_t i = net->populations[p].neurons[a];
+                    if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step)) {
+                        s->spikers[n_spikers++] = i;
+                        s->not_refractory[i] = 0;
+                        s->last_spike[i] = step;
+                    }
+                }
+        size_t f0, f1;
+        bl_forced_at(net, step, &fcursor, &f0, &f1);
+        for (size_t ev = f0; ev < f1; ev++) {
+            int32_t i = net->forced[2 * ev + 1];
+            if (s->not_refractory[i]) {
+                s->spikers[n_spikers++] = i;
+                s->not_refractory[i] = 0;
+                s->last_spike[i] = step;
+            }
+        }
+        if (n_spikers > n_natural)
+            qsort(s->spikers, n_spikers, sizeof *s->spikers, bl_cmp_i32);
+        /* 3. synapses */
+        if (step >= net->delay_steps && m->has_on_pre) {
+            uint64_t slot = (uint64_t)(step - net->delay_steps) % slots;
+            const int32_t *src = s->ring + slot * n;
+            for (uint64_t a = 0; a < s->ring_n[slot]; a++) {
+                const bl_net_fanout f = bl_net_fanout_of(net, src[a]);
+                for (int64_t e = net->offsets[src[a]]; e < net->offsets[src[a] + 1]; e++) {
+                    int32_t post = net->targets[e];
+                    if (s->not_refractory[post]) {
+                        double w = edge_weight(s, m, bl_net_fanout_count(&f, e), &ctx);
+                        run_block(s, &m->on_pre, (uint64_t)post, w, &ctx);
+                    }
+                }
+            }
+        }
+        /* 4. Poisson input, then explicit events */
+        if (m->has_on_input) {
+            for (size_t p = 0; p < net->n_populations; p++)
+                if (!net->populations[p].force && bl_population_on(&net->populations[p], step))
+                    for (size_t a = 0; a < net->populations[p].n; a++) {
+                        int32_t i = net->populations[p].neurons[a];
+                        if (s->not_refractory[i] && bl_poisson_draw(net, p, trial, i, step))
+                            run_block(s, &m->on_input, (uint64_t)i, 0.0, &ctx);
+                    }
+            size_t e0, e1;
+            bl_events_at(net, step, &cursor, &e0, &e1);
+            for (size_t ev = e0; ev < e1; ev++) {
+                int32_t i = net->events[2 * ev + 1];
+                if (s->not_refractory[i])
+                    run_block(s, &m->on_input, (uint64_t)i, 0.0, &ctx);
+            }
+        }
+        /* 5. resets (the reset block sees not_refractory = 0, as Brian2's) */
+        if (m->has_reset)
+            for (uint64_t a = 0; a < n_spikers; a++)
+                run_block(s, &m->reset, (uint64_t)s->spikers[a], 0.0, &ctx);
+        uint64_t slot = (uint64_t)step % slots;
+        memcpy(s->ring + slot * n, s->spikers, n_spikers * sizeof *s->spikers);
+        s->ring_n[slot] = n_spikers;
+        bl_result_probe_arrays(result, trial, step, v, g);
+        bl_status st = bl_result_append_spikes(result, trial, (uint32_t)step, s->spikers, n_spikers, err);
+        if (st)
+            return st;
+    }
+    memcpy(bl_result_v_row(result, trial), v, n * sizeof *v);
+    memcpy(bl_result_g_row(result, trial), g, n * sizeof *g);
+    return BL_OK;
+}
+
+static const bl_ref_kernel eq_ref = {eq_alloc, eq_free, eq_trial};
+
+static void make_consts(const bl_lif_params *p, void *out)
+{
+    ((eq_net_consts *)out)->m = p->equations;
+}
+
+/* What the connectome engine needs of a compiled model. */
+bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err)
+{
+    if (!m)
+        return bl_fail(err, BL_ERR_INVALID, "model 'equations': no compiled model (the [model] table's equations)");
+    if (var_slot(m, "v") < 0)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': the connectome engine records v and g: the "
+                       "equations declare no variable 'v'");
+    if (!m->has_threshold)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': a connectome model needs a threshold");
+    if (m->uses_noise)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': noise (xi) is not supported in connectome runs yet");
+    if (m->has_on_post)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': on_post is not supported in connectome runs yet");
+    return BL_OK;
+}
+
+int64_t bl_eq_row_refractory_steps(const bl_eq_model *m) { return m->ref_steps; }
+
+static bl_status validate(const bl_lif_params *p, bl_error *err) { return bl_eq_row_check(p->equations, err); }
+
+static int rest_is_fixed_point(const bl_network *net)
+{
+    (void)net;
+    return 0;
+}
+
+const bl_model bl_model_equations = {
+    .name = "equations",
+    .state_dtype = BL_DTYPE_FLOAT64,
+    .defaults = {.preset = BL_PRESET_SHIU2024, .dt_ms = 0.1, .v_rest_mv = -52.0, .v_reset_mv = -52.0,
+                 .v_th_mv = -45.0, .tau_m_ms = 20.0, .tau_syn_ms = 5.0, .refractory_ms = 2.2, .delay_ms = 1.8,
+                 .w_syn_mv = 0.275, .f_poi = 250.0, .poisson_refractory_zero = 1},
+    .consts_size = sizeof(eq_net_consts),
+    .make_consts = make_consts,
+    .validate = validate,
+    .rest_is_fixed_point = rest_is_fixed_point,
+    .ref = &eq_ref,
+    .part = NULL,
+};

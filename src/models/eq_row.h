@@ -1,0 +1,30 @@
+/* The "equations" row of the model table (src/models/eq_row.c). */
+#ifndef BL_MODELS_EQ_ROW_H
+#define BL_MODELS_EQ_ROW_H
+
+#include "brainlesslab/eqmodel.h"
+#include "models/model_row.h"
+
+extern const bl_model bl_model_equations;
+
+/* Can the connectome engine run this compiled model? (a variable v, a
+ * threshold; no noise, no on_post yet) */
+bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
+/* The refractory period in steps (Brian2's timestep()), -1 when none. */
+int64_t bl_eq_row_refractory_steps(const bl_eq_model *m);
+
+/* A [model] table of TOML (a model file's, or a plan's) compiled for a step
+ * of dt_s seconds; set_* add or override parameters. rest_init: a state
+ * variable X that [model.init] does not set starts at parameter X_0 when
+ * there is one (the connectome engine's convention). *delay (when not NULL)
+ * receives the table's delay text or NULL. Messages start with `path`. */
+struct bl_toml_node;
+bl_status bl_eq_model_from_toml(const struct bl_toml_node *model, const char *path, double dt_s, size_t n_set,
+                                const char *const *set_names, const char *const *set_values, int rest_init,
+                                bl_eq_model **out, const char **delay, bl_error *err);
+
+/* A time quantity text ("1.8 ms", "t_d") evaluated with the model's units
+ * and parameters, in seconds; `what` names it in messages. */
+bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, double *seconds, bl_error *err);
+
+#endif

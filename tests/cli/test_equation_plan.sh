@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Issue 23, first acceptance item: the shiu2024 model written in the model
+# language, pasted into the larva plan in place of `preset = "shiu2024"`,
+# runs on the reference backend through the interpreter and gives the
+# preset's spikes, counts and final state byte for byte (the stimulus rules,
+# such as the Poisson-target refractory rule, unchanged). Also: auto and cpu
+# fall back to reference and say so; preset and equations together, a
+# missing delay and an unknown key are refused naming the key.
+set -euo pipefail
+: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/bl_eqplan.XXXXXX")
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+conn="$root/data/connectomes/larva-winding2023"
+[[ -f "$conn/manifest.json" ]] || { echo "SKIP: no larva connectome"; exit 77; }
+
+head_plan() { # $1: backend
+cat <<T
+format = "brainlesslab-plan"
+format_version = 4
+id = "larva-orn-150hz-short"
+operation = "connectome"
+[connectome]
+path = "$conn"
+[[stimulus]]
+name = "ORN"
+select = { cell_type = "sensory", modality = "olfactory" }
+rate_hz = 150.0
+[run]
+trials = 3
+duration_ms = 200.0
+seed = 20241002
+backend = "$1"
+threads = 1
+[outputs]
+spikes = true
+counts = true
+state = true
+propagation = false
+T
+}
+model_block() {
+cat <<'T'
+[model]
+method = "linear"
+equations = """
+dv/dt = (v_0 - v + g) / t_mbr : volt (unless refractory)
+dg/dt = -g / tau : volt (unless refractory)
+"""
+threshold = "v > v_th"
+reset = "v = v_rst; g = 0*mV"
+refractory = "t_rfc"
+on_pre = "g += w"
+weight = "count * sign * w_syn"
+delay = "1.8 ms"
+on_input = "v += f_poi * w_syn"
+[model.parameters]
+v_0 = "-52 mV"
+v_rst = "-52 mV"
+v_th = "-45 mV"
+t_mbr = "20 ms"
+tau = "5 ms"
+t_rfc = "2.2 ms"
+w_syn = "0.275 mV"
+f_poi = 250
+T
+}
+{ head_plan reference; printf '[model]\npreset = "shiu2024"\n'; } >"$work/preset.toml"
+{ head_plan reference; model_block; } >"$work/eq.toml"
+{ head_plan auto; model_block; } >"$work/eq_auto.toml"
+
+"$BL_CLI" run "$work/preset.toml" --root "$work/rec" >"$work/preset.log" 2>&1 || { cat "$work/preset.log"; fail "preset run"; }
+"$BL_CLI" run "$work/eq.toml" --root "$work/rec" >"$work/eq.log" 2>&1 || { cat "$work/eq.log"; fail "equation run"; }
+# Each run writes its own record: the preset's and the equation model's.
+mapfile -t recs < <(ls -d "$work"/rec/*/ | sort)
+[[ ${#recs[@]} -eq 2 ]] || fail "expected 2 records, got ${#recs[@]}: ${recs[*]}"
+/usr/bin/python3 - "$work" "${recs[@]}" <<'PY' || fail "equation model differs from the preset"
+import sys, os, json, glob, numpy as np
+work, recs = sys.argv[1], sys.argv[2:]
+def kind(r):
+    for name in ("plan.resolved.json", "plan.json", "record.json"):
+        p = os.path.join(r, name)
+        if os.path.exists(p):
+            return "equations" if '"equations"' in open(p).read() else "preset"
+    txt = "".join(open(f, errors="replace").read() for f in glob.glob(os.path.join(r, "*.json")))
+    return "equations" if "equations" in txt else "preset"
+by = {kind(r): r for r in recs}
+assert set(by) == {"preset", "equations"}, by
+a, b = by["preset"], by["equations"]
+fa = sorted(os.path.relpath(f, a) for f in glob.glob(os.path.join(a, "**", "*"), recursive=True)
+            if os.path.isfile(f) and (f.endswith(".npy") or "spikes" in f))
+bad = 0
+for rel in fa:
+    if not any(rel.endswith(x) for x in ("counts.npy", "final_v.npy", "final_g.npy")) and "spikes" not in rel:
+        continue
+    pa, pb = os.path.join(a, rel), os.path.join(b, rel)
+    if not os.path.exists(pb):
+        print("missing in the equation record:", rel); bad = 1; continue
+    if open(pa, "rb").read() == open(pb, "rb").read():
+        print("identical:", rel); continue
+    bad = 1
+    if rel.endswith(".npy"):
+        x, y = np.load(pa), np.load(pb)
+        d = np.argwhere(x != y)
+        i = tuple(d[0]) if len(d) else None
+        print(f"DIFFER: {rel}: first at {i}: preset {x[i]!r} equations {y[i]!r}" if i is not None
+              else f"DIFFER: {rel}: shapes {x.shape} {y.shape}")
+    else:
+        print("DIFFER:", rel)
+need = [r for r in fa if r.endswith(("counts.npy", "final_v.npy", "final_g.npy"))]
+if len(need) < 3 or not any("spikes" in r for r in fa):
+    print("the records lack counts/final_v/final_g/spikes:", fa); bad = 1
+c = np.load(os.path.join(a, [r for r in fa if r.endswith("counts.npy")][0]))
+if c.sum() == 0:
+    print("no spikes at all: the comparison proves nothing"); bad = 1
+print("spikes in the preset run:", int(c.sum()))
+sys.exit(bad)
+PY
+
+# auto falls back to reference, and the record says why.
+"$BL_CLI" run "$work/eq_auto.toml" --root "$work/rec2" >"$work/auto.log" 2>&1 || { cat "$work/auto.log"; fail "auto run"; }
+grep -q "interpreted on the reference backend" "$work"/rec2/*/run.log || fail "auto: no word of the reference fallback"
+
+# cpu falls back too, with the same spikes as the reference run.
+{ head_plan cpu; model_block; } >"$work/eq_cpu.toml"
+"$BL_CLI" run "$work/eq_cpu.toml" --root "$work/rec3" >"$work/cpu.log" 2>&1 || { cat "$work/cpu.log"; fail "cpu run"; }
+grep -q "backend 'cpu' asked" "$work"/rec3/*/run.log || fail "cpu: no word of the reference fallback"
+eqrec=$(grep -l '"equations"' "$work"/rec/*/manifest.json | xargs dirname)
+cmp -s "$eqrec/counts.npy" "$work"/rec3/*/counts.npy || fail "cpu fallback: counts differ from the reference run"
+# A backend that cannot fall back is refused by check, before any record.
+{ head_plan mpi; model_block; } >"$work/eq_mpi.toml"
+if "$BL_CLI" check "$work/eq_mpi.toml" >"$work/o" 2>&1; then fail "mpi accepted for an equation model"; fi
+grep -q "run.backend: a model from equations runs on the reference backend" "$work/o" || { cat "$work/o"; fail "mpi: message"; }
+
+# Refusals name the key.
+{ head_plan reference; model_block | sed 's/^method = "linear"/preset = "shiu2024"\nmethod = "linear"/'; } >"$work/both.toml"
+if "$BL_CLI" check "$work/both.toml" >"$work/o" 2>&1; then fail "preset and equations accepted"; fi
+grep -q "either a preset or equations" "$work/o" || { cat "$work/o"; fail "both: message"; }
+{ head_plan reference; model_block | grep -v '^delay'; } >"$work/nodelay.toml"
+if "$BL_CLI" check "$work/nodelay.toml" >"$work/o" 2>&1; then fail "missing delay accepted"; fi
+grep -q "delay" "$work/o" || { cat "$work/o"; fail "no delay: message"; }
+{ head_plan reference; model_block | sed 's/^delay = "1.8 ms"/delay = "1.85 ms"/'; } >"$work/halfdelay.toml"
+if "$BL_CLI" check "$work/halfdelay.toml" >"$work/o" 2>&1; then fail "a delay of 18.5 steps accepted"; fi
+grep -q 'delay "1.85 ms" is not a whole number of 0.1 ms steps' "$work/o" || { cat "$work/o"; fail "half delay: message"; }
+{ head_plan reference; model_block | sed 's/^delay = "1.8 ms"/delay = "1.8 mV"/'; } >"$work/voltdelay.toml"
+if "$BL_CLI" check "$work/voltdelay.toml" >"$work/o" 2>&1; then fail "a delay in volts accepted"; fi
+grep -q "delay" "$work/o" && grep -q "time" "$work/o" || { cat "$work/o"; fail "delay in volts: message"; }
+{ head_plan reference; model_block | sed 's/^threshold = "v > v_th"/threshold = "u > v_th"/'; } >"$work/badthr.toml"
+if "$BL_CLI" check "$work/badthr.toml" >"$work/o" 2>&1; then fail "threshold on an unknown variable accepted"; fi
+grep -q "u" "$work/o" || { cat "$work/o"; fail "bad threshold: message"; }
+# A screen cannot vary an equation model's parameters yet (a LIF field would change nothing).
+{ sed -e 's/^operation = "connectome"/operation = "screen"/' -e '/^\[outputs\]/,$d' <(head_plan reference); model_block
+  printf '[[screen.axis]]\nparameter = "v_th_mv"\nvalues = [-45.0, -44.0]\n'; } >"$work/screen.toml"
+if "$BL_CLI" check "$work/screen.toml" >"$work/o" 2>&1; then fail "screen parameter axis accepted for an equation model"; fi
+grep -q "cannot vary the parameters of a model from equations" "$work/o" || { cat "$work/o"; fail "screen: message"; }
+# A screen (two rates) with the equation model matches the preset's screen byte for byte.
+screen_plan() { # $1: the [model] block's generator
+  sed -e 's/^operation = "connectome"/operation = "screen"/' -e 's/^duration_ms = 200.0/duration_ms = 50.0/' \
+      -e '/^\[outputs\]/,$d' <(head_plan reference); $1
+  printf '[[screen.axis]]\nrate = [75.0, 150.0]\nstimulus = "ORN"\n'; }
+preset_block() { printf '[model]\npreset = "shiu2024"\n'; }
+screen_plan preset_block >"$work/scr_preset.toml"
+screen_plan model_block >"$work/scr_eq.toml"
+"$BL_CLI" run "$work/scr_preset.toml" --root "$work/scrp" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "preset screen"; }
+"$BL_CLI" run "$work/scr_eq.toml" --root "$work/scre" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "equation screen"; }
+sp=$(ls -d "$work"/scrp/*/); se=$(ls -d "$work"/scre/*/)
+for f in counts.npy final_v.npy final_g.npy conditions.csv $(cd "$sp" && find spikes -type f | sort); do
+    cmp -s "$sp/$f" "$se/$f" || fail "screen: $f differs between the preset and the equation model"
+done
+echo "identical: the screen's counts, final state, conditions and spikes"
+echo "ok"
