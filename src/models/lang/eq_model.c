@@ -299,8 +299,8 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
 
 bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, double *seconds, bl_error *err)
 {
-    double v;
-    eq_dim d;
+    double v = 0;
+    eq_dim d = {{0}};
     const char *old = m->texts[B_PARAM].name;
     m->texts[B_PARAM].name = what;
     bl_status st = quantity(m, B_PARAM, text, &v, &d, err);
