@@ -99,6 +99,8 @@ static int ode_main(int argc, char **argv)
         spill("f.f64", f, m * n * 8);
         spill("jac.f64", J, m * n * n * 8);
         spill("pjac.f64", P, m * n * np * 8);
+        free(y), free(p), free(f), free(J), free(P);
+        bl_ode_builtin_destroy(b);
         return 0;
     }
     if (argc != 10)
@@ -135,6 +137,7 @@ static int ode_main(int argc, char **argv)
             spill("grady0.f64", gy, n * 8);
             spill("value.f64", &v, 8);
         }
+        free((void *)w.w), free(gp), free(gy);
     } else {
         return fprintf(stderr, "solve_tool: unknown mode %s\n", mode), 2;
     }
@@ -147,6 +150,7 @@ static int ode_main(int argc, char **argv)
     if (st)
         return die(&e);
     spill("y.f64", y, nt * n * 8);
+    free(t), free(y0), free(p), free(y);
     bl_ode_solver_destroy(s);
     bl_ode_builtin_destroy(b);
     return 0;
@@ -190,6 +194,7 @@ static int ssa_main(int argc, char **argv)
     spill("out.i64", out, nrep * nt * sys.n_species * 8);
     spill("events.u64", ev, nrep * 8);
     bl_ssa_model_destroy(m);
+    free(t), free(p), free(x0), free(out), free(ev);
     return 0;
 }
 
