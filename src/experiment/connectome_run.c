@@ -161,7 +161,10 @@ static bl_status reopen(const bl_plan *plan, const char *dir, bl_record **rec, b
     snprintf(path, sizeof path, "%s/plan.toml", dir);
     uint64_t bytes;
     bl_error none = {0};
-    if (plan_sha && !bl_sha256_file(path, hex, &bytes, &none) && strcmp(hex, plan_sha))
+    /* An empty plan.toml is a run killed between reserving the record and
+     * writing its plan (the name's hash, checked above, says whose it is):
+     * the resumed run writes the plan, as every run does. */
+    if (plan_sha && !bl_sha256_file(path, hex, &bytes, &none) && bytes > 0 && strcmp(hex, plan_sha))
         return bl_fail(err, BL_ERR_INVALID, "%s: the record ran another plan file (SHA-256 %.12s, this one %.12s)",
                        path, hex, plan_sha);
     return bl_record_reopen(dir, rec, err);
