@@ -234,6 +234,48 @@ static bl_status depth(bl_sel_ctx *x, const cJSON *v, bl_selector *sel)
     return BL_OK;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Before any meaning: every object's keys are unique and every number is
+ * finite, at any depth. cJSON keeps a repeated key and answers lookups with
+ * the first, and reads 1e999 as infinity; either way the selector would mean
+ * something its canonical JSON cannot say again. Keys are sorted, not compared
+ * pairwise, so an object of many keys costs n log n. Nesting is bounded by
+ * cJSON's own depth limit (CJSON_NESTING_LIMIT). */
+static bl_status well_formed(bl_sel_ctx *x, const char *key, const cJSON *v)
+{
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+        return bl_sel_fail(x, BL_ERR_INVALID, key, -1, NULL, -1,
+                           "a number beyond the range of a double (JSON numbers are read as doubles)");
+    if (cJSON_IsObject(v) && v->child && v->child->next) {
+        size_t m = (size_t)cJSON_GetArraySize(v), i = 0;
+        const char **k = malloc(m * sizeof *k);
+        if (!k)
+            return bl_fail(x->err, BL_ERR_NOMEM, "cannot allocate %zu keys", m);
+        for (const cJSON *e = v->child; e; e = e->next)
+            k[i++] = e->string ? e->string : "";
+        qsort(k, m, sizeof *k, cmp_name);
+        for (i = 1; i < m && strcmp(k[i - 1], k[i]); i++)
+            ;
+        if (i < m) {
+            char shown[128];
+            bl_sel_printable(shown, sizeof shown, k[i], strlen(k[i]));
+            free(k);
+            return bl_sel_fail(x, BL_ERR_INVALID, key, -1, NULL, -1, "the key \"%s\" is given twice", shown);
+        }
+        free(k);
+    }
+    for (const cJSON *e = (cJSON_IsObject(v) || cJSON_IsArray(v)) ? v->child : NULL; e; e = e->next) {
+        bl_status st = well_formed(x, key, e);
+        if (st)
+            return st;
+    }
+    return BL_OK;
+}
+
 static const char *const json_keys[] = {"neurons", "ids", "select", "population", "from", "depth", "union",
                                         "intersect", "exclude", "sample", "expect_count", NULL};
 
@@ -256,6 +298,8 @@ static bl_status parse(bl_sel_ctx *x, pool *pl, const cJSON *root, bl_selector *
         for (const cJSON *d = root->child; d != e; d = d->next)
             if (!strcmp(d->string, e->string))
                 return bl_sel_fail(x, BL_ERR_INVALID, json_keys[k], -1, NULL, -1, "given twice");
+        if ((st = well_formed(x, json_keys[k], e)))
+            return st;
     }
     const cJSON *v;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "neurons"))) {

@@ -281,6 +281,17 @@ static void refusals(void **state)
            "population \"P\" has 2 neurons, not the 3 expected");
     refuse("{\"neurons\": [1], \"colour\": 1}", o, E, NULL, -1, NULL, -1, "", "unknown key \"colour\"");
     refuse("[1]", o, E, NULL, -1, NULL, -1, "", "expected a selector (a JSON object), got array");
+    /* A repeated key or a number beyond a double at any depth: the selector
+     * would mean what its canonical JSON cannot say (fuzz_select found both). */
+    refuse("{\"select\": {\"size\": {\"max\": 1e444, \"min\": 5}}}", o, E, "select", -1, NULL, -1, "select",
+           "a number beyond the range of a double");
+    refuse("{\"select\": {\"size\": {\"max\": 2, \"max\": 5}}}", o, E, "select", -1, NULL, -1, "select",
+           "the key \"max\" is given twice");
+    refuse("{\"select\": {\"size\": 1, \"side\": \"left\", \"size\": 2}}", o, E, "select", -1, NULL, -1, "select",
+           "the key \"size\" is given twice");
+    refuse("{\"from\": \"A\", \"depth\": {\"min\": 1, \"min\": 0}}", o, E, "depth", -1, NULL, -1, "depth",
+           "the key \"min\" is given twice");
+    refuse("{\"neurons\": [1, -1e999]}", o, E, "neurons", -1, NULL, -1, "neurons", "beyond the range of a double");
     refuse("{\"neurons\": ", o, BL_ERR_FORMAT, NULL, -1, NULL, -1, "", "not valid JSON");
     /* No seed, no lookup: refused, not guessed. */
     const bl_select_options bare = {0};
