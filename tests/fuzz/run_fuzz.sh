@@ -6,7 +6,8 @@
 #   plan, connectome, verify, bundle   against the whole library, built with clang into
 #                              $BL_FUZZ_WORK/lib (cmake -DBL_FUZZ=ON, no MPI)
 #   usage: tests/fuzz/run_fuzz.sh [seconds per harness, default 20] [harness...]
-#   BL_FUZZ_RUNS=N: stop each harness after N executions instead of a time; the
+#   BL_FUZZ_RUNS=N (or "npy=N csv=M ..."): stop each harness after N executions
+#   instead of a time (seconds > 0 then only caps it); the
 #   documented long run: BL_FUZZ_RUNS=1000000 tests/fuzz/run_fuzz.sh 0 plan connectome verify bundle
 #   env:   BL_FUZZ_WORK  work folder (binaries, grown corpora, crash files);
 #                        default $BL_BUILD_DIR/fuzz, else build/fuzz in the repo
@@ -101,7 +102,17 @@ for h in "${harnesses[@]}"; do
     corpus=$work/corpus_$h
     mkdir -p "$corpus"
     limit=(-max_total_time="$secs")
-    [ -n "${BL_FUZZ_RUNS:-}" ] && limit=(-runs="$BL_FUZZ_RUNS")
+    # BL_FUZZ_RUNS: one count for every harness ("1000000"), or one per
+    # harness ("npy=60000 csv=35000 ..."); with seconds > 0 as well, the time
+    # is only a cap. A count, not a time, makes a run the same on any machine.
+    runs=${BL_FUZZ_RUNS:-}
+    if [[ $runs == *=* ]]; then
+        runs=$(tr ' ' '\n' <<<"$runs" | sed -n "s/^$h=//p")
+    fi
+    if [ -n "$runs" ]; then
+        limit=(-runs="$runs")
+        [ "$secs" != 0 ] && limit+=(-max_total_time="$secs")
+    fi
     # BL_FUZZ_SEED: a fixed libFuzzer seed (CI's smoke run), so a smoke failure reproduces.
     [ -n "${BL_FUZZ_SEED:-}" ] && limit+=(-seed="$BL_FUZZ_SEED")
     echo "== running fuzz_$h (${limit[*]})"
