@@ -115,6 +115,11 @@ typedef struct bl_parquet_column_spec {
 } bl_parquet_column_spec;
 BL_API bl_status bl_parquet_writer_create(const char *path, const bl_parquet_column_spec *columns, size_t n,
                                           const char *codec, bl_parquet_writer **out, bl_error *err);
+/* A key-value pair of the file's metadata (FileMetaData.key_value_metadata),
+ * e.g. the "pandas" schema that pandas and pyarrow read to restore a frame's
+ * index and dtypes; written in the footer, in the order set; keys unique. */
+BL_API bl_status bl_parquet_writer_set_metadata(bl_parquet_writer *w, const char *key, const char *value,
+                                                bl_error *err);
 /* columns[i].n must all be equal; types must match the spec. */
 BL_API bl_status bl_parquet_writer_write(bl_parquet_writer *w, const bl_column *columns, bl_error *err);
 /* Writes the footer and closes the file; destroys w whatever happens. */

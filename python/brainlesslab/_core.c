@@ -660,7 +660,8 @@ static PyMethodDef methods[] = {
      "run_plan(path, root, backend=None, threads=-1) -> record directory"},
     {"select", py_select, METH_VARARGS, "select(connectome, name, selector_json, named, seed, stream) -> neurons"},
     {"read_table", bl_py_read_table, METH_VARARGS, "read_table(path, names) -> dict of columns"},
-    {"write_parquet", bl_py_write_parquet, METH_VARARGS, "write_parquet(path, columns, codec)"},
+    {"write_parquet", (PyCFunction)(void (*)(void))bl_py_write_parquet, METH_VARARGS | METH_KEYWORDS,
+     "write_parquet(path, columns, codec='zstd', nullable=False, metadata=None)"},
     {"record_writer", bl_py_record_writer_new, METH_VARARGS, "record_writer(root, name) -> RecordWriter"},
     {NULL, NULL, 0, NULL}};
 

@@ -423,13 +423,24 @@ static int fill_column(PyObject *item, bl_parquet_column_spec *spec, bl_column *
     return 0;
 }
 
-/* write_parquet(path, [(name, kind, values), ...], codec="zstd"): one row group. */
-PyObject *bl_py_write_parquet(PyObject *self, PyObject *args)
+/* write_parquet(path, [(name, kind, values), ...], codec="zstd", nullable=False,
+ * metadata=None): one row group. nullable marks every field OPTIONAL (what
+ * pandas writes), metadata is a dict of str: str for the footer's key-value
+ * metadata (the "pandas" schema). */
+PyObject *bl_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    PyObject *path, *columns;
+    static char *kw[] = {"path", "columns", "codec", "nullable", "metadata", NULL};
+    PyObject *path, *columns, *metadata = Py_None;
     const char *codec = "zstd";
-    if (!PyArg_ParseTuple(args, "O&O|s", PyUnicode_FSConverter, &path, &columns, &codec))
+    int nullable = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|spO", kw, PyUnicode_FSConverter, &path, &columns, &codec,
+                                     &nullable, &metadata))
         return NULL;
+    if (metadata != Py_None && !PyDict_Check(metadata)) {
+        Py_DECREF(path);
+        PyErr_SetString(PyExc_TypeError, "write_parquet: metadata must be a dict of str: str");
+        return NULL;
+    }
     PyObject *seq = PySequence_Fast(columns, "columns must be a sequence of (name, kind, values)");
     if (!seq) {
         Py_DECREF(path);
@@ -444,14 +455,29 @@ PyObject *bl_py_write_parquet(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (fill_column(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i), &spec[i], &cols[i], &keep[i]) < 0)
             goto done;
+        spec[i].nullable = nullable;
+    }
     bl_error err = {0};
     bl_parquet_writer *w = NULL;
-    bl_status st;
+    bl_status st = bl_parquet_writer_create(PyBytes_AS_STRING(path), spec, n, codec, &w, &err);
+    Py_ssize_t at = 0;
+    PyObject *key, *value;
+    while (!st && metadata != Py_None && PyDict_Next(metadata, &at, &key, &value)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        const char *v = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+        if (!k || !v) {
+            bl_parquet_writer_abort(w);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "write_parquet: metadata must be a dict of str: str");
+            goto done;
+        }
+        if ((st = bl_parquet_writer_set_metadata(w, k, v, &err)))
+            bl_parquet_writer_abort(w);
+    }
     Py_BEGIN_ALLOW_THREADS
-    st = bl_parquet_writer_create(PyBytes_AS_STRING(path), spec, n, codec, &w, &err);
     if (!st) {
         st = bl_parquet_writer_write(w, cols, &err);
         if (st)
@@ -481,5 +507,9 @@ done:
     return out;
 }
 #else
-PyObject *bl_py_write_parquet(PyObject *self, PyObject *args) { return not_yet("the Parquet writer"); }
+PyObject *bl_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)kwargs;
+    return not_yet("the Parquet writer");
+}
 #endif

@@ -189,9 +189,38 @@ def run_exp(exp_name, neu_exc, path_res, path_comp, path_con, params=default_par
     os.makedirs(path_res, exist_ok=True)
     tmp = path_save + ".partial-%d" % os.getpid()
     _core.write_parquet(tmp, [("t", "double", t), ("trial", "int64", trial), ("flywire_id", "int64", flyid),
-                              ("exp_name", "string", [exp_name] * len(t))], "zstd")
+                              ("exp_name", "string", [exp_name] * len(t))], "zstd",
+                        nullable=True, metadata={"pandas": pandas_schema(len(t))})
     os.replace(tmp, path_save)
     return path_save
+
+
+# Upstream writes its frame with pandas' to_parquet (pyarrow): every field
+# OPTIONAL, and the "pandas" footer metadata that tells pandas and pyarrow the
+# index (a RangeIndex) and each column's dtype. Written the same, a result file
+# reads back as upstream's does, whichever reader opens it.
+RESULT_COLUMNS = (("t", "float64", "float64"), ("trial", "int64", "int64"), ("flywire_id", "int64", "int64"),
+                  ("exp_name", "unicode", "object"))
+
+
+def pandas_schema(n_rows):
+    """The "pandas" metadata pyarrow writes for upstream's frame of n_rows."""
+    import json
+    from . import __version__
+    meta = {
+        "index_columns": [{"kind": "range", "name": None, "start": 0, "stop": int(n_rows), "step": 1}],
+        "column_indexes": [{"name": None, "field_name": None, "pandas_type": "unicode", "numpy_type": "object",
+                            "metadata": {"encoding": "UTF-8"}}],
+        "columns": [{"name": n, "field_name": n, "pandas_type": p, "numpy_type": t, "metadata": None}
+                    for n, p, t in RESULT_COLUMNS],
+        "creator": {"library": "brainlesslab", "version": __version__},
+    }
+    try:
+        import pandas
+        meta["pandas_version"] = pandas.__version__
+    except ImportError:
+        pass
+    return json.dumps(meta)
 
 
 def _known_ids(connectome, argument, ids, path_comp):

@@ -34,6 +34,8 @@ struct bl_parquet_writer {
     size_t n_rg, cap_rg;
     int64_t *rg_rows;
     chunk_info *chunks;           /* n_rg * n */
+    char **kv;                    /* key, value, key, value, ... (strdup'd) */
+    size_t n_kv;
 };
 
 /* ---- bytes ---- */
@@ -163,6 +165,9 @@ static void writer_free(bl_parquet_writer *w)
         for (size_t i = 0; i < w->n; i++)
             free((char *)w->spec[i].name);
     free(w->spec);
+    for (size_t i = 0; i < 2 * w->n_kv; i++)
+        free(w->kv[i]);
+    free(w->kv);
     free(w->rg_rows);
     free(w->chunks);
     free(w->path);
@@ -456,6 +461,27 @@ static int32_t phys_of(bl_col_type t)
     }
 }
 
+bl_status bl_parquet_writer_set_metadata(bl_parquet_writer *w, const char *key, const char *value, bl_error *err)
+{
+    if (!key || !key[0] || !value)
+        return bl_fail(err, BL_ERR_INVALID, "%s: a metadata entry needs a key and a value", w->path);
+    for (size_t i = 0; i < w->n_kv; i++)
+        if (!strcmp(w->kv[2 * i], key))
+            return bl_fail(err, BL_ERR_INVALID, "%s: metadata key '%s' given twice", w->path, key);
+    char **kv = realloc(w->kv, 2 * (w->n_kv + 1) * sizeof *kv);
+    if (!kv)
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", w->path);
+    w->kv = kv;
+    if (!(kv[2 * w->n_kv] = strdup(key)))
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", w->path);
+    if (!(kv[2 * w->n_kv + 1] = strdup(value))) {
+        free(kv[2 * w->n_kv]);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: out of memory", w->path);
+    }
+    w->n_kv++;
+    return BL_OK;
+}
+
 bl_status bl_parquet_writer_finish(bl_parquet_writer *w, bl_error *err)
 {
     bl_pq_tw t = {0};
@@ -515,6 +541,16 @@ bl_status bl_parquet_writer_finish(bl_parquet_writer *w, bl_error *err)
         bl_pq_tw_i64(&t, 2, bytes);
         bl_pq_tw_i64(&t, 3, w->rg_rows[g]);
         bl_pq_tw_struct_end(&t);
+    }
+    /* FileMetaData.key_value_metadata (5): list<KeyValue{1: key, 2: value}>. */
+    if (w->n_kv) {
+        bl_pq_tw_list(&t, 5, PQ_T_STRUCT, (uint32_t)w->n_kv);
+        for (size_t i = 0; i < w->n_kv; i++) {
+            bl_pq_tw_struct_begin(&t, 0);
+            bl_pq_tw_string(&t, 1, w->kv[2 * i]);
+            bl_pq_tw_string(&t, 2, w->kv[2 * i + 1]);
+            bl_pq_tw_struct_end(&t);
+        }
     }
     bl_pq_tw_string(&t, 6, "BrainlessLab");
     bl_pq_tw_struct_end(&t);

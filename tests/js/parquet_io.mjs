@@ -1,7 +1,8 @@
 // The Python package's Parquet oracle: parquet-wasm (the Rust reference
 // implementation's reader/writer) + apache-arrow, independent of our C code.
 //   node parquet_io.mjs read FILE.parquet
-//       prints {"rows": n, "columns": {name: {"type": arrow type, "values": [...]}}}
+//       prints {"rows": n, "columns": {name: {"type": arrow type, "nullable", "values": [...]}},
+//               "metadata": {key: value}} (the footer's key-value metadata)
 //       (64-bit integers as decimal strings, so nothing is rounded)
 //   node parquet_io.mjs write SPEC.json OUT.parquet
 //       SPEC: {"columns": [{"name", "type": "int64"|"int32"|"float64"|"utf8"|"bool", "values"}]}
@@ -24,9 +25,10 @@ if (mode === 'read' && a) {
     const col = table.getChild(f.name);
     const values = [];
     for (let i = 0; i < table.numRows; i++) values.push(plain(col.get(i)));
-    columns[f.name] = { type: String(f.type), values };
+    columns[f.name] = { type: String(f.type), nullable: f.nullable, values };
   }
-  process.stdout.write(JSON.stringify({ rows: table.numRows, columns }));
+  const metadata = Object.fromEntries(table.schema.metadata);
+  process.stdout.write(JSON.stringify({ rows: table.numRows, columns, metadata }));
 } else if (mode === 'write' && a && b) {
   const spec = JSON.parse(readFileSync(a, 'utf8'));
   const types = {

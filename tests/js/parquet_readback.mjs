@@ -24,8 +24,19 @@ for (const fx of ours.files) {
   }
   let equal = 0;
   let bad = null;
+  // The footer's key-value metadata arrives as the Arrow schema's metadata.
+  for (const [key, value] of Object.entries(fx.metadata || {})) {
+    const got = table.schema.metadata.get(key);
+    if (got !== value && !bad) bad = `metadata ${key}: ${JSON.stringify(got)} where ${JSON.stringify(value)} was written`;
+  }
+  for (const [name, col] of Object.entries(fx.columns)) {
+    const field = table.schema.fields.find((f) => f.name === name);
+    if (field && col.nullable !== undefined && field.nullable !== col.nullable && !bad)
+      bad = `column ${name}: nullable ${field.nullable} where ${col.nullable} was written`;
+  }
   for (const [name, col] of Object.entries(fx.columns)) {
     const vec = table.getChild(name);
+    if (bad) break;
     if (!vec) { bad = `column ${name} missing`; break; }
     if (vec.length !== col.values.length) { bad = `column ${name}: ${vec.length} rows, ${col.values.length} written`; break; }
     for (let r = 0; r < col.values.length && !bad; r++) {

@@ -294,6 +294,22 @@ static int cmd_write(const char *dir)
             }
             cJSON *fx = cJSON_CreateObject();
             cJSON_AddStringToObject(fx, "file", name);
+            /* Footer key-value metadata (what carries pandas' schema), read
+             * back by parquet-wasm as the Arrow schema's metadata. */
+            static const char *const kv[][2] = {{"pandas", "{\"index_columns\": [], \"columns\": []}"},
+                                                {"bl.note", "ünïcødé, 神经元"}};
+            cJSON *meta = cJSON_AddObjectToObject(fx, "metadata");
+            for (size_t k = 0; k < (ci == 2 ? 1u : 2u); k++) {
+                if (bl_parquet_writer_set_metadata(w, kv[k][0], kv[k][1], &err)) {
+                    fprintf(stderr, "parquet_oracle: %s\n", err.message);
+                    return 1;
+                }
+                cJSON_AddStringToObject(meta, kv[k][0], kv[k][1]);
+            }
+            if (!bl_parquet_writer_set_metadata(w, "pandas", "again", &err)) {
+                fprintf(stderr, "parquet_oracle: a repeated metadata key was accepted\n");
+                return 1;
+            }
             cJSON *cols = cJSON_AddObjectToObject(fx, "columns");
             cJSON *vals[NC];
             for (size_t i = 0; i < NC; i++) {
@@ -303,6 +319,7 @@ static int cmd_write(const char *dir)
                                    : spec[i].type == BL_COL_BOOL   ? "bool"
                                                                    : "string";
                 cJSON_AddStringToObject(c, "kind", kind);
+                cJSON_AddBoolToObject(c, "nullable", spec[i].nullable);
                 vals[i] = cJSON_AddArrayToObject(c, "values");
             }
             /* Row groups of different sizes, one crossing the writer's page size. */

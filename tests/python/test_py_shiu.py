@@ -10,6 +10,7 @@ connectivity Parquet written by the parquet-wasm oracle).
 Parts that need a library piece not in this build (the Parquet writer or
 reader, `import flywire`) are skipped with the reason."""
 import glob
+import json
 import os
 import subprocess
 import unittest
@@ -154,6 +155,14 @@ class ShiuTest(TempDirCase):
         np.testing.assert_array_equal(np.array([int(x) for x in cols["trial"]["values"]]), trial)
         np.testing.assert_array_equal(np.array([int(x) for x in cols["flywire_id"]["values"]]), fid)
         self.assertEqual(set(cols["exp_name"]["values"]), {"exp_a"})
+        # What pandas' to_parquet writes upstream: nullable fields and the
+        # "pandas" schema (a RangeIndex over the rows, each column's dtype).
+        self.assertTrue(all(c["nullable"] for c in cols.values()))
+        meta = json.loads(back["metadata"]["pandas"])
+        self.assertEqual(meta["index_columns"], [{"kind": "range", "name": None, "start": 0, "stop": len(t), "step": 1}])
+        self.assertEqual([(c["name"], c["pandas_type"], c["numpy_type"]) for c in meta["columns"]],
+                         [("t", "float64", "float64"), ("trial", "int64", "int64"),
+                          ("flywire_id", "int64", "int64"), ("exp_name", "unicode", "object")])
         # upstream's force_overwrite: an existing file is kept
         self.assertIsNone(shiu.run_exp("exp_a", self.exc, out, self.comp, self.path_con, params=self.params))
         try:
