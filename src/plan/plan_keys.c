@@ -1,6 +1,7 @@
 /* Reading typed values out of the TOML view, with messages that name the
  * file, the position, the dotted key and the value at fault (plan_impl.h). */
 #include "plan/plan_impl.h"
+#include "core/text.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -29,46 +30,10 @@ bl_status bl_pk_fail(const bl_pk_ctx *ctx, bl_status status, const bl_toml_node 
 
 void bl_pk_printable(char *dst, size_t size, const char *text, size_t len)
 {
-    /* Leave room for an escape and the "..." of a cut. */
-    size_t o = 0;
-    if (size < 8) {
-        if (size)
-            dst[0] = '\0';
-        return;
-    }
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)text[i];
-        char esc[8];
-        if (c == '\n')
-            snprintf(esc, sizeof esc, "\\n");
-        else if (c == '\t')
-            snprintf(esc, sizeof esc, "\\t");
-        else if (c < 0x20 || c == 0x7f)
-            snprintf(esc, sizeof esc, "\\x%02x", c);
-        else {
-            esc[0] = (char)c;
-            esc[1] = '\0';
-        }
-        size_t n = strlen(esc);
-        if (o + n + 4 >= size) {
-            memcpy(dst + o, "...", 3);
-            o += 3;
-            break;
-        }
-        memcpy(dst + o, esc, n);
-        o += n;
-    }
-    dst[o] = '\0';
+    bl_text_printable(dst, size, text, len);
 }
 
-void bl_pk_number(char *dst, size_t size, double x)
-{
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(dst, size, "%.*g", digits, x);
-        if (strtod(dst, NULL) == x)
-            return;
-    }
-}
+void bl_pk_number(char *dst, size_t size, double x) { bl_text_number(dst, size, x); }
 
 void bl_pk_describe(const bl_toml_node *node, char *dst, size_t size)
 {

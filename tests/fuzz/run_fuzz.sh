@@ -84,7 +84,7 @@ for h in "${harnesses[@]}"; do
            libs=(-llz4 -lzstd -lcrypto) ;;
     flatbuf) srcs=("$root/src/io/arrow_fb.c" "$root/src/io/arrow_meta.c") extra=() libs=() ;;
     select) srcs=("$root"/src/connectome/select*.c "$root/src/connectome/connectome.c"
-                  "$root/src/connectome/connectome_depth.c") extra=() libs=(-lcjson) ;;
+                  "$root/src/connectome/connectome_depth.c" "$root/src/core/text.c") extra=() libs=(-lcjson) ;;
     eqlang) srcs=("$root"/src/models/lang/eq_units.c "$root"/src/models/lang/eq_parse.c
                   "$root"/src/models/lang/eq_check.c "$root"/src/models/lang/eq_method.c
                   "$root"/src/models/lang/eq_linear.c "$root"/src/models/lang/eq_lower.c
