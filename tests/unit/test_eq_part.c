@@ -12,6 +12,8 @@
  *     changes);
  *   - a model whose drift reads t never retires (and would be wrong if it
  *     did: its drift starts after the network has gone quiet);
+ *   - a refractory neuron held still by `(unless refractory)` at a reset
+ *     below rest: its update is the identity, but it is not at rest;
  *   - a refractory period longer than the delay, and state probes of
  *     resting neurons every step. */
 #include <setjmp.h>
@@ -405,6 +407,84 @@ static void mpi_single_process(void **unused)
     bl_eq_model_destroy(m);
 }
 
+/* A refractory neuron held still is not at rest. With v_rst = -60 mV, below
+ * v_0, and every variable `(unless refractory)`, a neuron that spikes sits
+ * at (v_rst, 0) for its 22 refractory steps, its update leaving every bit
+ * unchanged; then it drifts back up to v_0. Resting it while refractory
+ * (a rule without condition 1) would leave it at v_rst for good. Forced
+ * spikes, no other input. */
+static void refractory_hold_is_not_rest(void **unused)
+{
+    (void)unused;
+    static const char *const values[] = {"-52 mV", "-60 mV", "-45 mV", "20 ms", "5 ms", "2.2 ms", "0.275 mV", "250"};
+    bl_eq_source src = shiu_source(NULL);
+    src.param_values = values;
+    bl_eq_model *m = compile(&src);
+    bl_lif_params p = params_of(m, 1.8);
+    bl_connectome *c = synth(100, 5, 4);
+    int32_t fo[20];
+    for (int k = 0; k < 10; k++) {
+        fo[2 * k] = 5 + k;
+        fo[2 * k + 1] = 3 * k;
+    }
+    stim_spec s = {NULL, 0, 0, 0, 0, NULL, fo, 0, 10};
+    bl_stimulus *stim;
+    bl_network *net = network(c, &p, &s, &stim);
+    uint64_t skipped;
+    bl_result *ref = run_all(net, 1, 400, 8, &skipped);
+    const double v0 = -52 * 0.001, vr = -60 * 0.001, v = ((const double *)bl_result_final_v(ref))[0];
+    print_message("refractory hold: neuron 0 ends at %.17g V (v_rst %.17g, v_0 %.17g); %llu neuron-steps retired\n",
+                  v, vr, v0, (unsigned long long)skipped);
+    assert_true(v > vr && v < v0); /* it recovered from the reset, and is still on its way */
+    assert_true(skipped > 0);
+    bl_result_destroy(ref);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+    bl_eq_model_destroy(m);
+}
+
+/* What the partition kernel does not run is named (the engine then falls
+ * back to the reference backend, or refuses mpi), and noise forbids
+ * retirement. Both are refused by bl_eq_row_check today: the kernel's own
+ * answer must not depend on that. */
+static void unsupported_named(void **unused)
+{
+    (void)unused;
+    bl_eq_source s = shiu_source("dv/dt = (v_0 - v + g) / t_mbr + 0.5*mV * xi * t_mbr**-0.5 : volt\n"
+                                 "dg/dt = -g / tau : volt\n");
+    s.method = "euler";
+    bl_eq_model *m = NULL;
+    bl_error err;
+    if (bl_eq_model_compile(&s, DT_MS * 0.001, &m, &err))
+        fail_msg("compile (noise): %s", err.message);
+    const char *why = NULL;
+    assert_false(bl_eq_part_supports(m, &why));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "noise"));
+    assert_false(bl_eq_part_may_retire(m));
+    bl_eq_model_destroy(m);
+    s = shiu_source(NULL);
+    s.on_post = "v += 1*mV";
+    if (bl_eq_model_compile(&s, DT_MS * 0.001, &m, &err))
+        fail_msg("compile (on_post): %s", err.message);
+    assert_false(bl_eq_part_supports(m, &why));
+    assert_non_null(strstr(why, "on_post"));
+    bl_eq_model_destroy(m);
+    assert_false(bl_eq_part_supports(NULL, &why));
+    s = shiu_source(NULL);
+    m = compile(&s);
+    assert_true(bl_eq_part_supports(m, &why));
+    assert_null(why);
+    /* BL_EQ_RETIRE=0 turns retirement off; anything else leaves it on */
+    assert_int_equal(setenv("BL_EQ_RETIRE", "0", 1), 0);
+    assert_false(bl_eq_part_may_retire(m));
+    assert_int_equal(setenv("BL_EQ_RETIRE", "1", 1), 0);
+    assert_true(bl_eq_part_may_retire(m));
+    assert_int_equal(unsetenv("BL_EQ_RETIRE"), 0);
+    bl_eq_model_destroy(m);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -420,6 +500,8 @@ int main(void)
         cmocka_unit_test(inputs_at_rest_boundary),
         cmocka_unit_test(time_dependent_never_retires),
         cmocka_unit_test(mpi_single_process),
+        cmocka_unit_test(refractory_hold_is_not_rest),
+        cmocka_unit_test(unsupported_named),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
