@@ -151,6 +151,14 @@ done
 echo "identical: cpu at 1, 2, 4 threads, retirement on and off"
 "$BL_CLI" run "$work/eq_auto.toml" --root "$work/rec2" >"$work/auto.log" 2>&1 || { cat "$work/auto.log"; fail "auto run"; }
 same_as_ref "$(ls -d "$work"/rec2/*/)" "auto"
+# A model the stimulus cannot drive (no on_input) gives auto's regression
+# network no spikes to qualify a fast backend: it runs on the reference
+# backend, and the run log says so.
+{ head_plan auto | sed 's/^duration_ms = 200.0/duration_ms = 20.0/'; model_block | grep -v '^on_input'; } >"$work/noin.toml"
+"$BL_CLI" run "$work/noin.toml" --root "$work/noin" --quiet >"$work/o" 2>&1 || { cat "$work/o"; fail "auto, no on_input"; }
+grep -q "prepared: backend reference" "$work"/noin/*/run.log || fail "auto, no on_input: not the reference backend"
+grep -q "interpreted on the reference backend (backend 'auto' asked" "$work"/noin/*/run.log ||
+    fail "auto, no on_input: no word of the reference backend"
 { head_plan mpi; model_block; } >"$work/eq_mpi.toml"
 "$BL_CLI" check "$work/eq_mpi.toml" >"$work/o" 2>&1 || { cat "$work/o"; fail "mpi refused for an equation model"; }
 if command -v mpirun >/dev/null && "$BL_CLI" run "$work/eq_mpi.toml" --root "$work/mpi1" >"$work/o" 2>&1; then
