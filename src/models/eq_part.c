@@ -298,6 +298,10 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
                 run_block(&s, &m->on_input, i, wake(p, i), 1.0, 0.0);
         }
     }
+    /* Out of memory waking a neuron (slot 0 absorbed its writes and a
+     * spiker may have no slot): the trial stops at this window. */
+    if (p->failed)
+        return;
     /* 5. resets (not_refractory = 0 in the block, as the reference's) */
     bl_sort_spikers(spikers);
     if (m->has_reset)
