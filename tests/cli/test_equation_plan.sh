@@ -208,5 +208,11 @@ sp=$(ls -d "$work"/scrp/*/); se=$(ls -d "$work"/scre/*/)
 for f in counts.npy final_v.npy final_g.npy conditions.csv $(cd "$sp" && find spikes -type f | sort); do
     cmp -s "$sp/$f" "$se/$f" || fail "screen: $f differs between the preset and the equation model"
 done
-echo "identical: the screen's counts, final state, conditions and spikes"
+"$BL_CLI" run "$work/scr_eq.toml" --root "$work/scrc" --backend cpu --threads 2 --quiet >/dev/null 2>"$work/o" ||
+    { cat "$work/o"; fail "equation screen on cpu"; }
+sc=$(ls -d "$work"/scrc/*/)
+for f in counts.npy final_v.npy final_g.npy conditions.csv $(cd "$sp" && find spikes -type f | sort); do
+    cmp -s "$sp/$f" "$sc/$f" || fail "screen on cpu: $f differs between the preset and the equation model"
+done
+echo "identical: the screen's counts, final state, conditions and spikes (equation model on reference and cpu)"
 echo "ok"
