@@ -45,7 +45,10 @@
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 
 enum { F_V, F_G, F_READY };
-enum { BUF_STATE = 0, BUF_REGS = 1 };
+enum { BUF_STATE = 0, BUF_REGS = 1, BUF_WEIGHTS = 2 };
+/* Weights of signed counts in [-WCOUNT, WCOUNT] are computed once per trial
+ * (the weight is a function of count and sign alone: bl_eq_part_supports). */
+#define WCOUNT 255
 
 static _Atomic uint64_t skipped_total;
 
@@ -65,12 +68,22 @@ static int var_slot(const bl_eq_model *m, const char *name)
  * code, so that a compiled backend can take it over (the interpreter today). */
 static inline void eq_part_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx) { eq_vm_run(p, r, ctx); }
 
+/* Does the program read a register below the constants other than those
+ * listed (the state, t, i, not_refractory, the externals)? */
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2);
+
 int bl_eq_part_supports(const bl_eq_model *m, const char **why)
 {
-    const char *no = !m                ? "no compiled model"
-                     : m->uses_noise   ? "its cpu/mpi kernel does not run noise (xi) yet"
-                     : m->has_on_post  ? "its cpu/mpi kernel does not run on_post yet"
-                                       : NULL;
+    /* A weight is a function of the edge's count and sign: the reference
+     * evaluates it with whatever neuron was loaded last in its registers, so
+     * one that read state, t or i would mean nothing (and this kernel's
+     * table of weights by count, below, would not be the reference's). */
+    const char *no = !m               ? "no compiled model"
+                     : m->uses_noise  ? "its cpu/mpi kernel does not run noise (xi) yet"
+                     : m->has_on_post ? "its cpu/mpi kernel does not run on_post yet"
+                     : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN)
+                         ? "its weight expression reads more than count, sign and parameters"
+                         : NULL;
     if (why)
         *why = no;
     return no == NULL;
@@ -89,7 +102,21 @@ static int operands(int op)
     }
 }
 
-/* Does the program read register reg, or draw noise? */
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2)
+{
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        const uint32_t in[3] = {c->a, c->b, c->c};
+        for (int j = 0; j < operands(c->op); j++)
+            if (in[j] < EQ_CBASE && in[j] != ok1 && in[j] != ok2)
+                return 1;
+        if (c->op == O_XI)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does the program read t, or draw noise? */
 static int reads_time_or_noise(const eq_prog *p)
 {
     for (uint32_t k = 0; k < p->n_code; k++) {
@@ -135,23 +162,28 @@ typedef struct eq_step {
     eq_vm_ctx ctx;
 } eq_step;
 
-/* Neuron i (slot a) into the registers, with its not_refractory flag and w. */
+/* Neuron i (slot a) into the registers, with its not_refractory flag and w.
+ * (Locals with restrict: the register stores cannot move s's fields.) */
 static inline void load(const eq_step *s, int32_t i, double nr, double w)
 {
-    const double *x = s->x + (size_t)(i - s->p->lo) * s->nv;
-    for (uint32_t k = 0; k < s->nv; k++)
-        s->r[EQ_VBASE + k] = x[k];
-    s->r[R_I] = (double)i;
-    s->r[R_NR] = nr;
-    s->r[R_W] = w;
+    const uint32_t nv = s->nv;
+    const double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    double *restrict r = s->r;
+    for (uint32_t k = 0; k < nv; k++)
+        r[EQ_VBASE + k] = x[k];
+    r[R_I] = (double)i;
+    r[R_NR] = nr;
+    r[R_W] = w;
 }
 
 /* The registers back into neuron i's state, v and g mirrored into slot a. */
 static inline void store(const eq_step *s, int32_t i, int32_t a)
 {
-    double *x = s->x + (size_t)(i - s->p->lo) * s->nv;
-    for (uint32_t k = 0; k < s->nv; k++)
-        x[k] = s->r[EQ_VBASE + k];
+    const uint32_t nv = s->nv;
+    double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    const double *restrict r = s->r;
+    for (uint32_t k = 0; k < nv; k++)
+        x[k] = r[EQ_VBASE + k];
     ((double *)s->p->act[F_V])[a] = x[s->sv];
     ((double *)s->p->act[F_G])[a] = s->sg >= 0 ? x[s->sg] : 0.0;
 }
@@ -183,16 +215,32 @@ static inline void spike(partition *p, i32_list *spikers, int32_t a, int32_t i, 
     p->failed |= !bl_list_push(spikers, i);
 }
 
+/* The weight of an edge of signed count c: the reference's edge_weight
+ * (eq_row.c), on the registers R_COUNT and R_SIGN. */
+static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, const eq_vm_ctx *ctx)
+{
+    if (!m->has_weight)
+        return (double)c;
+    r[R_COUNT] = c < 0 ? -(double)c : (double)c;
+    r[R_SIGN] = c < 0 ? -1.0 : c > 0 ? 1.0 : 0.0;
+    eq_part_run(&m->weight, r, ctx);
+    return r[m->weight.result];
+}
+
 /* The first step of a trial: every owned neuron at the initial state, awake. */
 static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m)
 {
     uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1;
     double *x = bl_partition_buf(p, BUF_STATE, (size_t)(n ? n : 1) * nv * sizeof *x);
     double *r = bl_partition_buf(p, BUF_REGS, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
-    if (!x || !r)
+    double *wt = bl_partition_buf(p, BUF_WEIGHTS, (2 * WCOUNT + 1) * sizeof *wt);
+    if (!x || !r || !wt)
         return 0;
     memset(r, 0, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
     memcpy(r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
+    eq_vm_ctx ctx = {NULL, NULL, 0, 0};
+    for (int32_t c = -WCOUNT; c <= WCOUNT; c++)
+        wt[c + WCOUNT] = edge_weight(m, r, c, &ctx);
     for (uint64_t q = 0; q < n; q++)
         for (uint32_t k = 0; k < m->n_vars; k++)
             x[q * m->n_vars + k] = m->var_init[k];
@@ -213,6 +261,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     eq_step s = {m, p, m->n_vars, var_slot(m, "v"), var_slot(m, "g"), p->buf[BUF_STATE], p->buf[BUF_REGS],
                  {NULL, NULL, 0, (uint64_t)step}};
     int64_t *ready = p->rng[F_READY];
+    const double *wt = p->buf[BUF_WEIGHTS];
     s.r[R_T] = (double)step * m->dt;
     if (skip_ok)
         atomic_fetch_add_explicit(&skipped_total, (uint64_t)(hi - lo) - p->n_active, memory_order_relaxed);
@@ -268,14 +317,8 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
                 int32_t post = net->targets[e];
                 if (step < ready[post - lo])
                     continue;
-                double w = (double)bl_net_fanout_count(&f, e);
-                if (m->has_weight) { /* the reference's edge_weight */
-                    int32_t c = bl_net_fanout_count(&f, e);
-                    s.r[R_COUNT] = c < 0 ? -(double)c : (double)c;
-                    s.r[R_SIGN] = c < 0 ? -1.0 : c > 0 ? 1.0 : 0.0;
-                    eq_part_run(&m->weight, s.r, &s.ctx);
-                    w = s.r[m->weight.result];
-                }
+                int32_t c = bl_net_fanout_count(&f, e);
+                double w = c >= -WCOUNT && c <= WCOUNT ? wt[c + WCOUNT] : edge_weight(m, s.r, c, &s.ctx);
                 run_block(&s, &m->on_pre, post, wake(p, post), 1.0, w);
             }
         }

@@ -472,6 +472,29 @@ static void unsupported_named(void **unused)
     assert_non_null(strstr(why, "on_post"));
     bl_eq_model_destroy(m);
     assert_false(bl_eq_part_supports(NULL, &why));
+    /* A weight that reads neuron state means nothing per edge (the reference
+     * evaluates it with the last neuron it loaded): the cpu backend falls
+     * back to the reference, and mpi is refused. */
+    s = shiu_source(NULL);
+    s.weight = "count * sign * w_syn * (2 + v/v_0)";
+    m = compile(&s);
+    assert_false(bl_eq_part_supports(m, &why));
+    assert_non_null(strstr(why, "weight"));
+    bl_lif_params p = params_of(m, 1.8);
+    bl_connectome *c = synth(50, 5, 2);
+    stim_spec st = {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0};
+    bl_stimulus *stim;
+    bl_network *net = network(c, &p, &st, &stim);
+    bl_engine *e = NULL;
+    assert_int_equal(bl_engine_create(NULL, net, "cpu", &e, &err), BL_OK);
+    assert_string_equal(bl_engine_backend(e), "reference");
+    bl_engine_destroy(e);
+    assert_int_not_equal(bl_engine_create(NULL, net, "mpi", &e, &err), BL_OK);
+    assert_non_null(strstr(err.message, "weight expression"));
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+    bl_eq_model_destroy(m);
     s = shiu_source(NULL);
     m = compile(&s);
     assert_true(bl_eq_part_supports(m, &why));
