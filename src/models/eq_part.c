@@ -113,11 +113,13 @@ static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2)
         if (c->op == O_XI)
             return 1;
     }
-    return 0;
+    /* a block that is one register (weight = "count", or a state variable) */
+    return p->result < EQ_CBASE && p->result != ok1 && p->result != ok2;
 }
 
-/* Does the program read t, or draw noise? */
-static int reads_time_or_noise(const eq_prog *p)
+/* Does the program read t, or draw noise? expr: it is an expression (the
+ * threshold), whose value may be a bare register (statements have no result). */
+static int reads_time_or_noise(const eq_prog *p, int expr)
 {
     for (uint32_t k = 0; k < p->n_code; k++) {
         const eq_insn *c = &p->code[k];
@@ -125,7 +127,7 @@ static int reads_time_or_noise(const eq_prog *p)
         if (c->op == O_XI || (n >= 1 && c->a == R_T) || (n >= 2 && c->b == R_T) || (n >= 3 && c->c == R_T))
             return 1;
     }
-    return 0;
+    return expr && p->result == R_T;
 }
 
 int bl_eq_part_may_retire(const bl_eq_model *m)
@@ -133,7 +135,8 @@ int bl_eq_part_may_retire(const bl_eq_model *m)
     const char *env = getenv("BL_EQ_RETIRE");
     if (env && !strcmp(env, "0"))
         return 0;
-    return m && !m->uses_noise && !reads_time_or_noise(&m->update) && !reads_time_or_noise(&m->threshold);
+    return m && !m->uses_noise && !reads_time_or_noise(&m->update, 0) &&
+           !reads_time_or_noise(&m->threshold, 1);
 }
 
 static void part_initial(const bl_network *net, int f, void *value)
