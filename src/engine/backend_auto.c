@@ -101,7 +101,15 @@ bl_status bl_backend_auto_choose(bl_context *ctx, const bl_network *target, int 
     }
     if (!st)
         snprintf(report + used, used < report_size ? report_size - used : 0, "]");
-    if (!st && bl_result_n_events(ref) < 100)
+    /* A model from equations may not fire on the regression network at all
+     * (say, one without on_input): nothing qualifies a fast backend, so it
+     * runs on the reference backend, which is exact by definition. */
+    if (!st && bl_result_n_events(ref) < 100 && target->model->part_supports) {
+        *chosen = "reference";
+        snprintf(report + used, used < report_size ? report_size - used : 0, ", {\"backend\": \"reference\", "
+                 "\"why\": \"the regression network produced only %" PRIu64 " spikes with this model\"}]",
+                 bl_result_n_events(ref));
+    } else if (!st && bl_result_n_events(ref) < 100)
         st = bl_fail(err, BL_ERR_INTERNAL, "auto backend: the regression network produced only %" PRIu64
                      " spikes; it cannot qualify a backend", bl_result_n_events(ref));
     bl_result_destroy(ref);

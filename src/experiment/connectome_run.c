@@ -21,6 +21,7 @@
 #include "core/stream.h"
 #include "experiment/checkpoint.h"
 #include "experiment/xp_impl.h"
+#include "models/eq_part.h"
 #include "mpi/mpi_job.h"
 
 #define TOP_GROUPS 64
@@ -546,9 +547,13 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     xp->wall_prepare = now() - t0;
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
-    if (bl_plan_lif_params(plan)->equations && strcmp(backend ? backend : "reference", xp->backend))
-        bl_xp_logf(&x->log, "model from equations: interpreted on the reference backend (backend '%s' asked; "
-                   "equation models have only the reference kernel so far)", backend);
+    if (bl_plan_lif_params(plan)->equations && !strcmp(xp->backend, "reference") &&
+        strcmp(backend ? backend : "reference", "reference")) {
+        const char *why = NULL;
+        bl_eq_part_supports(bl_plan_lif_params(plan)->equations, &why);
+        bl_xp_logf(&x->log, "model from equations: interpreted on the reference backend (backend '%s' asked; %s)",
+                   backend, why ? why : "the auto backend's regression chose it");
+    }
 
     /* Every finished wave is checkpointed in the record by rank 0, so that a
      * killed run can be resumed: a resumed run first takes back the trials

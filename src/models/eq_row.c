@@ -22,12 +22,13 @@
  *
  * The initial state: [model.init], else the model's rest convention (a
  * state variable X with a parameter X_0 starts there; see
- * bl_eq_model_from_toml), else 0. There is no partition kernel yet: the
- * engine runs an equation model on the reference backend only. */
+ * bl_eq_model_from_toml), else 0. The cpu and mpi backends run the same
+ * steps through the partition kernel of src/models/eq_part.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/kernel.h"
+#include "models/eq_part.h"
 #include "models/eq_row.h"
 #include "models/lang/eq_impl.h"
 
@@ -275,11 +276,10 @@ int64_t bl_eq_row_refractory_steps(const bl_eq_model *m) { return m->ref_steps; 
 
 static bl_status validate(const bl_lif_params *p, bl_error *err) { return bl_eq_row_check(p->equations, err); }
 
-static int rest_is_fixed_point(const bl_network *net)
-{
-    (void)net;
-    return 0;
-}
+/* Retirement by rule (eq_part.c): allowed unless the model reads t or noise. */
+static int rest_is_fixed_point(const bl_network *net) { return bl_eq_part_may_retire(M_of(net)); }
+
+static int part_supports(const bl_network *net, const char **why) { return bl_eq_part_supports(M_of(net), why); }
 
 const bl_model bl_model_equations = {
     .name = "equations",
@@ -292,5 +292,6 @@ const bl_model bl_model_equations = {
     .validate = validate,
     .rest_is_fixed_point = rest_is_fixed_point,
     .ref = &eq_ref,
-    .part = NULL,
+    .part = &bl_eq_part_kernel,
+    .part_supports = part_supports,
 };

@@ -68,6 +68,11 @@ typedef struct bl_model {
     int (*rest_is_fixed_point)(const bl_network *net);
     const bl_ref_kernel *ref;
     const bl_part_kernel *part;
+    /* Optional: can `part` run this network's model? (NULL: always.) A row
+     * whose models vary (the "equations" row) says no for what its partition
+     * kernel lacks; the engine then runs the model on the reference backend
+     * (auto, cpu) or refuses (mpi), naming *why. */
+    int (*part_supports)(const bl_network *net, const char **why);
 } bl_model;
 
 /* The parameters of the connectome LIF models (models/params.c). */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "models/eq_part.h"
 #include "models/eq_row.h"
 #include "models/model_table.h"
 #include "plan/plan_cjson.h"
@@ -222,12 +223,17 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
                           "\"%s\" is not a backend name ([A-Za-z0-9._-]+)", b);
     }
-    /* A model from equations runs on the reference backend (auto and cpu
-     * fall back to it): refuse what cannot run it before anything is reserved. */
-    if (plan->eq && strcmp(backend, "reference") && strcmp(backend, "auto") && strcmp(backend, "cpu"))
+    /* A model from equations runs on the reference, cpu and mpi backends
+     * (src/models/eq_part.c); one the partition kernel cannot run (noise,
+     * on_post) on the reference backend only, auto and cpu falling back to
+     * it: refuse what cannot run it before anything is reserved. */
+    const char *why = NULL;
+    if (plan->eq && strcmp(backend, "reference") && strcmp(backend, "auto") && strcmp(backend, "cpu") &&
+        (strcmp(backend, "mpi") || !bl_eq_part_supports(plan->eq, &why)))
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(run, "backend"), "run.backend",
-                          "a model from equations runs on the reference backend only so far (\"reference\", or "
-                          "\"auto\" and \"cpu\", which fall back to it)");
+                          "a model from equations runs on the reference, cpu and mpi backends only (\"auto\" "
+                          "chooses among them)%s%s", why ? "; this one on the reference backend only: " : "",
+                          why ? why : "");
     plan->trials = (uint32_t)trials;
     plan->seed = (uint64_t)seed;
     plan->has_seed = 1;

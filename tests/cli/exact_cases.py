@@ -48,3 +48,128 @@ def differing(ref_dir, out_dir):
     """The output files whose bytes differ from the reference's."""
     return [f for f in FILES if open(os.path.join(ref_dir, f + ".npy"), "rb").read() !=
             open(os.path.join(out_dir, f + ".npy"), "rb").read()]
+
+
+# ---- models from equations (the "equations" row), run as plans ----
+
+SHIU_BLOCK = '''[model]
+method = "linear"
+equations = """
+dv/dt = (v_0 - v + g) / t_mbr : volt (unless refractory)
+dg/dt = -g / tau : volt (unless refractory)
+"""
+threshold = "v > v_th"
+reset = "v = v_rst; g = 0*mV"
+refractory = "t_rfc"
+on_pre = "g += w"
+weight = "count * sign * w_syn"
+delay = "1.8 ms"
+on_input = "v += f_poi * w_syn"
+[model.parameters]
+v_0 = "-52 mV"
+v_rst = "-52 mV"
+v_th = "-45 mV"
+t_mbr = "20 ms"
+tau = "5 ms"
+t_rfc = "2.2 ms"
+w_syn = "0.275 mV"
+f_poi = 250
+'''
+
+# Conductance-based (euler): excitatory g and inhibitory gi chosen by the
+# sign of the edge's weight in on_pre, a refractory period (3 ms) longer
+# than the delay (1 ms), and an initial v away from E_L: quiet neurons rest
+# at euler's floating-point fixed point, which is not E_L.
+COBA_BLOCK = '''[model]
+method = "euler"
+equations = """
+dv/dt = (E_L - v + g * (E_e - v) + gi * (E_i - v)) / t_m : volt (unless refractory)
+dg/dt = -g / tau_e : 1
+dgi/dt = -gi / tau_i : 1
+"""
+threshold = "v > v_th"
+reset = "v = v_r"
+refractory = "3 ms"
+on_pre = "g += clip(w, 0, 1000); gi += clip(-w, 0, 1000)"
+weight = "count * sign * w_syn"
+delay = "1 ms"
+on_input = "g += w_in"
+[model.parameters]
+E_L = "-60 mV"
+E_e = "0 mV"
+E_i = "-80 mV"
+t_m = "2 ms"
+tau_e = "0.2 ms"
+tau_i = "0.2 ms"
+v_th = "-50 mV"
+v_r = "-60 mV"
+w_syn = "0.05"
+w_in = "2"
+[model.init]
+v = "-57 mV"
+'''
+
+
+def eq_plan(conn, select, rate_hz, model, backend, dur_ms, trials, seed):
+    """A connectome plan whose [model] is `model` (a [model] table's text)."""
+    return '''format = "brainlesslab-plan"
+format_version = 4
+id = "exact-equations"
+operation = "connectome"
+[connectome]
+path = "%s"
+[[stimulus]]
+name = "input"
+select = %s
+rate_hz = %r
+[run]
+trials = %d
+duration_ms = %r
+seed = %d
+backend = "%s"
+threads = 1
+[outputs]
+spikes = true
+counts = true
+state = true
+propagation = false
+''' % (conn, select, rate_hz, trials, float(dur_ms), seed, backend) + model
+
+
+def eq_cases(src, dur_ms):
+    """(name, plan text for a backend) of the equation-model exactness cases:
+    the issue-23 shiu2024 block on the larva (compared with the preset too)
+    and the conductance-based model on C. elegans."""
+    larva = os.path.join(src, "data/connectomes/larva-winding2023")
+    celegans = os.path.join(src, "data/connectomes/celegans-varshney2011")
+    orn = '{ cell_type = "sensory", modality = "olfactory" }'
+    return [
+        ("shiu-block larva", lambda b: eq_plan(larva, orn, 150.0, SHIU_BLOCK, b, dur_ms, 2, 6),
+         lambda b: eq_plan(larva, orn, 150.0, '[model]\npreset = "shiu2024"\n', b, dur_ms, 2, 6)),
+        ("coba celegans", lambda b: eq_plan(celegans, '{ transmitter = "Glutamate" }', 100.0, COBA_BLOCK, b,
+                                            dur_ms, 2, 7), None),
+    ]
+
+
+def run_plan(cli, text, root, env, extra=(), mpi=None):
+    """Run a plan (under `mpi` = an mpirun prefix when given); its record."""
+    os.makedirs(root, exist_ok=True)
+    path = os.path.join(root, "plan.toml")
+    with open(path, "w") as f:
+        f.write(text)
+    cmd = (mpi or []) + [cli, "run", path, "--root", os.path.join(root, "rec"), "--quiet"] + list(extra)
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, timeout=300)
+    recs = [os.path.join(root, "rec", d) for d in os.listdir(os.path.join(root, "rec"))]
+    assert len(recs) == 1, recs
+    return recs[0]
+
+
+def record_files(rec):
+    """The files of a record that must be byte-identical across backends."""
+    spikes = sorted(os.path.join("spikes", f) for f in os.listdir(os.path.join(rec, "spikes")))
+    return ["counts.npy", "final_v.npy", "final_g.npy"] + spikes
+
+
+def record_differing(ref, out):
+    return [f for f in record_files(ref) if not os.path.exists(os.path.join(out, f)) or
+            open(os.path.join(ref, f), "rb").read() != open(os.path.join(out, f), "rb").read()]

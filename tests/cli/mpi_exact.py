@@ -89,6 +89,37 @@ for name, conn, preset, grid, args in cases:
         "ok  " if ok else "FAIL", preset, name, spikes, " ".join("%d,%d,%d" % g for g in grid),
         "identical events, counts, final v,g bits on every rank" if not diffs else "; ".join(diffs)))
     sys.stdout.flush()
+# Models from equations (plans): `mpirun -np R brainlesslab run` with the mpi
+# backend, against the reference run of the same plan (rank 0 writes the
+# record); the issue-23 block also against the preset.
+n_eq = 0
+mpi_grid = [(2, 1), (3, 1), (2, 2)] if not sanitized else [(2, 1)]
+for name, plan, preset_plan in exact_cases.eq_cases(SRC, 200 if sanitized else 300):
+    base = os.path.join(tmp, "eq")
+    shutil.rmtree(base, ignore_errors=True)
+    ref = exact_cases.run_plan(CLI, plan("reference"), os.path.join(base, "ref"), env)
+    spikes = int(np.load(os.path.join(ref, "counts.npy")).sum())
+    diffs = []
+    if preset_plan:
+        pre = exact_cases.run_plan(CLI, preset_plan("reference"), os.path.join(base, "preset"), env)
+        diffs += ["preset %s" % f for f in exact_cases.record_differing(ref, pre)]
+    for ranks, threads in mpi_grid:
+        where = "ranks=%d threads=%d" % (ranks, threads)
+        try:
+            out = exact_cases.run_plan(CLI, plan("mpi"), os.path.join(base, "mpi%d_%d" % (ranks, threads)), env,
+                                       ["--threads", str(threads)], ["mpirun", "-np", str(ranks)])
+        except (subprocess.SubprocessError, AssertionError) as e:
+            diffs.append("%s: %s" % (where, e))
+            continue
+        diffs += ["%s %s" % (where, f) for f in exact_cases.record_differing(ref, out)]
+    ok = not diffs and spikes >= 200
+    failed += not ok
+    n_eq += 1
+    print("%s mpi-vs-reference equations %s: %d spikes compared, (ranks, threads) %s%s: %s" % (
+        "ok  " if ok else "FAIL", name, spikes, " ".join("%d,%d" % g for g in mpi_grid),
+        ", and the preset" if preset_plan else "",
+        "identical spikes, counts, final v,g bytes" if not diffs else "; ".join(diffs)))
+    sys.stdout.flush()
 shutil.rmtree(tmp)
-print("%d passed, %d failed" % (len(cases) - failed, failed))
+print("%d passed, %d failed" % (len(cases) + n_eq - failed, failed))
 sys.exit(1 if failed else 0)

@@ -3,9 +3,10 @@
 # language, pasted into the larva plan in place of `preset = "shiu2024"`,
 # runs on the reference backend through the interpreter and gives the
 # preset's spikes, counts and final state byte for byte (the stimulus rules,
-# such as the Poisson-target refractory rule, unchanged). Also: auto and cpu
-# fall back to reference and say so; preset and equations together, a
-# missing delay and an unknown key are refused naming the key.
+# such as the Poisson-target refractory rule, unchanged), and so do the cpu
+# (1, 2, 4 threads), auto and mpi (1 and 2 ranks) backends. Also: preset and
+# equations together, a missing delay and an unknown key are refused naming
+# the key.
 set -euo pipefail
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -119,20 +120,58 @@ print("spikes in the preset run:", int(c.sum()))
 sys.exit(bad)
 PY
 
-# auto falls back to reference, and the record says why.
-"$BL_CLI" run "$work/eq_auto.toml" --root "$work/rec2" >"$work/auto.log" 2>&1 || { cat "$work/auto.log"; fail "auto run"; }
-grep -q "interpreted on the reference backend" "$work"/rec2/*/run.log || fail "auto: no word of the reference fallback"
-
-# cpu falls back too, with the same spikes as the reference run.
-{ head_plan cpu; model_block; } >"$work/eq_cpu.toml"
-"$BL_CLI" run "$work/eq_cpu.toml" --root "$work/rec3" >"$work/cpu.log" 2>&1 || { cat "$work/cpu.log"; fail "cpu run"; }
-grep -q "backend 'cpu' asked" "$work"/rec3/*/run.log || fail "cpu: no word of the reference fallback"
+# The cpu and mpi backends run the model through the "equations" row's
+# partition kernel (src/models/eq_part.c): byte-identical to the reference
+# run of the same plan (and so to the preset), at 1, 2 and 4 threads with
+# the trials split into partitions (BL_CPU_PARTITION_MIN_EDGES=1; 4 threads
+# > 3 trials splits each trial), with retirement off (BL_EQ_RETIRE=0), and
+# under mpirun with 2 ranks. auto picks whichever backend its regression
+# finds exact and fastest: byte-identical too.
 eqrec=$(grep -l '"equations"' "$work"/rec/*/manifest.json | xargs dirname)
-cmp -s "$eqrec/counts.npy" "$work"/rec3/*/counts.npy || fail "cpu fallback: counts differ from the reference run"
-# A backend that cannot fall back is refused by check, before any record.
+same_as_ref() { # $1: record directory, $2: what
+    local f n=0
+    for f in counts.npy final_v.npy final_g.npy $(cd "$eqrec" && find spikes -type f | sort); do
+        cmp -s "$eqrec/$f" "$1/$f" || fail "$2: $f differs from the reference run"
+        n=$((n + 1))
+    done
+    [[ $n -ge 6 ]] || fail "$2: only $n files compared"
+}
+{ head_plan cpu; model_block; } >"$work/eq_cpu.toml"
+for threads in 1 2 4; do
+    for retire in 1 0; do
+        d="$work/cpu_${threads}_$retire"
+        BL_CPU_PARTITION_MIN_EDGES=1 BL_EQ_RETIRE=$retire OMP_WAIT_POLICY=passive \
+            "$BL_CLI" run "$work/eq_cpu.toml" --root "$d" --threads "$threads" >"$work/cpu.log" 2>&1 ||
+            { cat "$work/cpu.log"; fail "cpu run, $threads threads"; }
+        grep -q "prepared: backend cpu" "$d"/*/run.log || fail "cpu ($threads threads): did not run on the cpu backend"
+        ! grep -q "interpreted on the reference backend" "$d"/*/run.log || fail "cpu: fell back to the reference"
+        same_as_ref "$(ls -d "$d"/*/)" "cpu, $threads thread(s), BL_EQ_RETIRE=$retire"
+    done
+done
+echo "identical: cpu at 1, 2, 4 threads, retirement on and off"
+"$BL_CLI" run "$work/eq_auto.toml" --root "$work/rec2" >"$work/auto.log" 2>&1 || { cat "$work/auto.log"; fail "auto run"; }
+same_as_ref "$(ls -d "$work"/rec2/*/)" "auto"
+# A model the stimulus cannot drive (no on_input) gives auto's regression
+# network no spikes to qualify a fast backend: it runs on the reference
+# backend, and the run log says so.
+{ head_plan auto | sed 's/^duration_ms = 200.0/duration_ms = 20.0/'; model_block | grep -v '^on_input'; } >"$work/noin.toml"
+"$BL_CLI" run "$work/noin.toml" --root "$work/noin" --quiet >"$work/o" 2>&1 || { cat "$work/o"; fail "auto, no on_input"; }
+grep -q "prepared: backend reference" "$work"/noin/*/run.log || fail "auto, no on_input: not the reference backend"
+grep -q "interpreted on the reference backend (backend 'auto' asked" "$work"/noin/*/run.log ||
+    fail "auto, no on_input: no word of the reference backend"
 { head_plan mpi; model_block; } >"$work/eq_mpi.toml"
-if "$BL_CLI" check "$work/eq_mpi.toml" >"$work/o" 2>&1; then fail "mpi accepted for an equation model"; fi
-grep -q "run.backend: a model from equations runs on the reference backend" "$work/o" || { cat "$work/o"; fail "mpi: message"; }
+"$BL_CLI" check "$work/eq_mpi.toml" >"$work/o" 2>&1 || { cat "$work/o"; fail "mpi refused for an equation model"; }
+if command -v mpirun >/dev/null && "$BL_CLI" run "$work/eq_mpi.toml" --root "$work/mpi1" >"$work/o" 2>&1; then
+    same_as_ref "$(ls -d "$work"/mpi1/*/)" "mpi, one process"
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+    OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_WAIT_POLICY=passive \
+        timeout 300 mpirun -np 2 "$BL_CLI" run "$work/eq_mpi.toml" --root "$work/mpi2" --quiet >"$work/o" 2>&1 ||
+        { cat "$work/o"; fail "mpirun -np 2"; }
+    same_as_ref "$(ls -d "$work"/mpi2/*/)" "mpi, 2 ranks"
+    echo "identical: mpi as one process and as 2 ranks"
+else
+    echo "skipped: mpi (no mpirun or no mpi backend)"
+fi
 
 # Refusals name the key.
 { head_plan reference; model_block | sed 's/^method = "linear"/preset = "shiu2024"\nmethod = "linear"/'; } >"$work/both.toml"
@@ -169,5 +208,11 @@ sp=$(ls -d "$work"/scrp/*/); se=$(ls -d "$work"/scre/*/)
 for f in counts.npy final_v.npy final_g.npy conditions.csv $(cd "$sp" && find spikes -type f | sort); do
     cmp -s "$sp/$f" "$se/$f" || fail "screen: $f differs between the preset and the equation model"
 done
-echo "identical: the screen's counts, final state, conditions and spikes"
+"$BL_CLI" run "$work/scr_eq.toml" --root "$work/scrc" --backend cpu --threads 2 --quiet >/dev/null 2>"$work/o" ||
+    { cat "$work/o"; fail "equation screen on cpu"; }
+sc=$(ls -d "$work"/scrc/*/)
+for f in counts.npy final_v.npy final_g.npy conditions.csv $(cd "$sp" && find spikes -type f | sort); do
+    cmp -s "$sp/$f" "$sc/$f" || fail "screen on cpu: $f differs between the preset and the equation model"
+done
+echo "identical: the screen's counts, final state, conditions and spikes (equation model on reference and cpu)"
 echo "ok"

@@ -1,0 +1,361 @@
+/* The partition kernel of the "equations" row: a model written in the model
+ * language on the cpu and mpi backends, bit for bit the reference kernel's
+ * (src/models/eq_row.c eq_trial), with exact retirement by rule.
+ *
+ * Why it is exact. The reference steps every neuron through the same five
+ * steps (refractoriness and update; threshold; forced spikes; on_pre of the
+ * spikes of step - delay, sources ascending, each source's edges in CSR
+ * order; on_input from Poisson populations then events; reset), and every
+ * block reads and writes one neuron's own state only (the compiled blocks
+ * see that neuron's state, t, i, not_refractory and, in on_pre, the edge's
+ * w). So a neuron's final bits depend only on the sequence of blocks run on
+ * it and the registers each sees. This kernel runs, for each owned neuron,
+ * the same blocks in the same order with the same registers: a partition
+ * owns a contiguous range of targets and receives every spike of step -
+ * delay in ascending source order, so each target's on_pre statements run in
+ * the reference's order, whatever the number of partitions (threads or MPI
+ * ranks). Resting neurons are skipped only where skipping is the identity
+ * (below, and docs/retirement.md "Retirement for equation models").
+ *
+ * State. A neuron's nv state variables live in one range array of the
+ * partition (scratch buffer 0: nv doubles per owned neuron, contiguous per
+ * neuron), its register file in scratch buffer 1. The partition's fields are
+ * v and g (the final state and the probes read them; g is +0 for a model
+ * without g) and ready, the first step the neuron is not refractory (Brian2's
+ * not_refractory = step - lastspike >= rfc, with a spiker not refractory =
+ * False for the rest of its step: ready = last + max(rfc, 1), as shiu2024's
+ * kernel). v and g are mirrors of the state array, written after every block.
+ *
+ * Retirement. An active neuron whose step was: not refractory, an update that
+ * returned every state bit unchanged, no threshold crossing, and no other
+ * block (no input, no forced spike, no reset), rests. Its state S satisfies
+ * update(S) == S bit for bit with not_refractory = 1 and threshold(S) false,
+ * so every later step without input leaves it at S, provided the update and
+ * the threshold read neither t nor noise (bl_eq_part_may_retire). It wakes,
+ * with S, when an input or a forced spike reaches it. The first step of a
+ * trial runs every neuron (the initial state need not be a fixed point). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/kernel.h"
+#include "models/eq_part.h"
+#include "models/lang/eq_impl.h"
+
+#define NEVER_SPIKED (-(INT64_C(1) << 40))
+
+enum { F_V, F_G, F_READY };
+enum { BUF_STATE = 0, BUF_REGS = 1, BUF_WEIGHTS = 2 };
+/* Weights of signed counts in [-WCOUNT, WCOUNT] are computed once per trial
+ * (the weight is a function of count and sign alone: bl_eq_part_supports). */
+#define WCOUNT 255
+
+static _Atomic uint64_t skipped_total;
+
+uint64_t bl_eq_part_skipped(void) { return atomic_load(&skipped_total); }
+
+static inline const bl_eq_model *M_of(const bl_network *net) { return net->params.equations; }
+
+static int var_slot(const bl_eq_model *m, const char *name)
+{
+    for (uint32_t v = 0; v < m->n_vars; v++)
+        if (!strcmp(m->syms[m->var_sym[v]].name, name))
+            return (int)v;
+    return -1;
+}
+
+/* One block on one register file: the single place the kernel runs model
+ * code, so that a compiled backend can take it over (the interpreter today). */
+static inline void eq_part_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx) { eq_vm_run(p, r, ctx); }
+
+/* Does the program read a register below the constants other than those
+ * listed (the state, t, i, not_refractory, the externals)? */
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2);
+
+int bl_eq_part_supports(const bl_eq_model *m, const char **why)
+{
+    /* A weight is a function of the edge's count and sign: the reference
+     * evaluates it with whatever neuron was loaded last in its registers, so
+     * one that read state, t or i would mean nothing (and this kernel's
+     * table of weights by count, below, would not be the reference's). */
+    const char *no = !m               ? "no compiled model"
+                     : m->uses_noise  ? "its cpu/mpi kernel does not run noise (xi) yet"
+                     : m->has_on_post ? "its cpu/mpi kernel does not run on_post yet"
+                     : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN)
+                         ? "its weight expression reads more than count, sign and parameters"
+                         : NULL;
+    if (why)
+        *why = no;
+    return no == NULL;
+}
+
+/* Which operands an instruction reads (eq_vm_run passes all three to
+ * eq_apply, which ignores those an operation does not take). */
+static int operands(int op)
+{
+    switch (op) {
+    case O_XI: return 0;
+    case O_CLIP: case O_SEL: return 3;
+    case O_ADD: case O_SUB: case O_MUL: case O_DIV: case O_POW: case O_LT: case O_GT: case O_LE: case O_GE:
+    case O_EQ: case O_NE: case O_AND: case O_OR: return 2;
+    default: return 1;
+    }
+}
+
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2)
+{
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        const uint32_t in[3] = {c->a, c->b, c->c};
+        for (int j = 0; j < operands(c->op); j++)
+            if (in[j] < EQ_CBASE && in[j] != ok1 && in[j] != ok2)
+                return 1;
+        if (c->op == O_XI)
+            return 1;
+    }
+    /* a block that is one register (weight = "count", or a state variable) */
+    return p->result < EQ_CBASE && p->result != ok1 && p->result != ok2;
+}
+
+/* Does the program read t, or draw noise? expr: it is an expression (the
+ * threshold), whose value may be a bare register (statements have no result). */
+static int reads_time_or_noise(const eq_prog *p, int expr)
+{
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        int n = operands(c->op);
+        if (c->op == O_XI || (n >= 1 && c->a == R_T) || (n >= 2 && c->b == R_T) || (n >= 3 && c->c == R_T))
+            return 1;
+    }
+    return expr && p->result == R_T;
+}
+
+int bl_eq_part_may_retire(const bl_eq_model *m)
+{
+    const char *env = getenv("BL_EQ_RETIRE");
+    if (env && !strcmp(env, "0"))
+        return 0;
+    return m && !m->uses_noise && !reads_time_or_noise(&m->update, 0) &&
+           !reads_time_or_noise(&m->threshold, 1);
+}
+
+static void part_initial(const bl_network *net, int f, void *value)
+{
+    const bl_eq_model *m = M_of(net);
+    int sv = var_slot(m, "v"), sg = var_slot(m, "g");
+    double v0 = sv >= 0 ? m->var_init[sv] : 0.0, g0 = sg >= 0 ? m->var_init[sg] : 0.0;
+    int64_t never = NEVER_SPIKED;
+    memcpy(value, f == F_V ? (const void *)&v0 : f == F_G ? (const void *)&g0 : (const void *)&never, 8);
+}
+
+static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
+                      const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+
+const bl_part_kernel bl_eq_part_kernel = {
+    3, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}}, part_initial, part_step, NULL, NULL, NULL};
+
+/* What a step needs, resolved once. */
+typedef struct eq_step {
+    const bl_eq_model *m;
+    partition *p;
+    uint32_t nv;
+    int sv, sg;
+    double *x;       /* the state array: nv per owned neuron */
+    double *r;       /* the register file */
+    eq_vm_ctx ctx;
+} eq_step;
+
+/* Neuron i (slot a) into the registers, with its not_refractory flag and w.
+ * (Locals with restrict: the register stores cannot move s's fields.) */
+static inline void load(const eq_step *s, int32_t i, double nr, double w)
+{
+    const uint32_t nv = s->nv;
+    const double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    double *restrict r = s->r;
+    for (uint32_t k = 0; k < nv; k++)
+        r[EQ_VBASE + k] = x[k];
+    r[R_I] = (double)i;
+    r[R_NR] = nr;
+    r[R_W] = w;
+}
+
+/* The registers back into neuron i's state, v and g mirrored into slot a. */
+static inline void store(const eq_step *s, int32_t i, int32_t a)
+{
+    const uint32_t nv = s->nv;
+    double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    const double *restrict r = s->r;
+    for (uint32_t k = 0; k < nv; k++)
+        x[k] = r[EQ_VBASE + k];
+    ((double *)s->p->act[F_V])[a] = x[s->sv];
+    ((double *)s->p->act[F_G])[a] = s->sg >= 0 ? x[s->sg] : 0.0;
+}
+
+/* A statement block on neuron i (awake in slot a): the reference's run_block. */
+static inline void run_block(eq_step *s, const eq_prog *prog, int32_t i, int32_t a, double nr, double w)
+{
+    load(s, i, nr, w);
+    s->ctx.neuron = (uint32_t)i;
+    eq_part_run(prog, s->r, &s->ctx);
+    store(s, i, a);
+}
+
+/* The slot of owned neuron i, waking it (its state is the one it rested
+ * with: resting is the identity). An input makes it ineligible to rest at
+ * the end of this step (act_flag = 0). */
+static inline int32_t wake(partition *p, int32_t i)
+{
+    int32_t a = bl_part_wake(p, &bl_eq_part_kernel, i);
+    p->act_flag[a] = 0;
+    return a;
+}
+
+static inline void spike(partition *p, i32_list *spikers, int32_t a, int32_t i, int64_t step, const int32_t *rfc)
+{
+    int64_t ready = step + (rfc[i] > 1 ? rfc[i] : 1);
+    ((int64_t *)p->rng[F_READY])[i - p->lo] = ((int64_t *)p->act[F_READY])[a] = ready;
+    p->act_flag[a] = 0;
+    p->failed |= !bl_list_push(spikers, i);
+}
+
+/* The weight of an edge of signed count c: the reference's edge_weight
+ * (eq_row.c), on the registers R_COUNT and R_SIGN. */
+static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, const eq_vm_ctx *ctx)
+{
+    if (!m->has_weight)
+        return (double)c;
+    r[R_COUNT] = c < 0 ? -(double)c : (double)c;
+    r[R_SIGN] = c < 0 ? -1.0 : c > 0 ? 1.0 : 0.0;
+    eq_part_run(&m->weight, r, ctx);
+    return r[m->weight.result];
+}
+
+/* The first step of a trial: every owned neuron at the initial state, awake. */
+static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m)
+{
+    uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1;
+    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(n ? n : 1) * nv * sizeof *x);
+    double *r = bl_partition_buf(p, BUF_REGS, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
+    double *wt = bl_partition_buf(p, BUF_WEIGHTS, (2 * WCOUNT + 1) * sizeof *wt);
+    if (!x || !r || !wt)
+        return 0;
+    memset(r, 0, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
+    memcpy(r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
+    eq_vm_ctx ctx = {NULL, NULL, 0, 0};
+    for (int32_t c = -WCOUNT; c <= WCOUNT; c++)
+        wt[c + WCOUNT] = edge_weight(m, r, c, &ctx);
+    for (uint64_t q = 0; q < n; q++)
+        for (uint32_t k = 0; k < m->n_vars; k++)
+            x[q * m->n_vars + k] = m->var_init[k];
+    for (int32_t i = p->lo; i < p->hi && !p->failed; i++)
+        bl_part_wake(p, &bl_eq_part_kernel, i);
+    (void)net;
+    return !p->failed;
+}
+
+static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
+                      const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
+{
+    const bl_eq_model *m = M_of(net);
+    const int32_t *rfc = net->refractory_steps, lo = p->lo, hi = p->hi;
+    spikers->n = 0;
+    if (step == 0 && !start_trial(net, p, m))
+        return;
+    eq_step s = {m, p, m->n_vars, var_slot(m, "v"), var_slot(m, "g"), p->buf[BUF_STATE], p->buf[BUF_REGS],
+                 {NULL, NULL, 0, (uint64_t)step}};
+    int64_t *ready = p->rng[F_READY];
+    const double *wt = p->buf[BUF_WEIGHTS];
+    s.r[R_T] = (double)step * m->dt;
+    if (skip_ok)
+        atomic_fetch_add_explicit(&skipped_total, (uint64_t)(hi - lo) - p->n_active, memory_order_relaxed);
+
+    /* 1-2. the update of every awake neuron, then its threshold when it is
+     *      not refractory. act_flag: may it rest after this step? */
+    int64_t *aready = p->act[F_READY];
+    for (uint64_t a = 0; a < p->n_active; a++) {
+        const int32_t i = p->act_neuron[a];
+        const int nr = step >= aready[a];
+        const double *x = s.x + (size_t)(i - lo) * s.nv;
+        load(&s, i, nr, 0.0);
+        s.ctx.neuron = (uint32_t)i;
+        eq_part_run(&m->update, s.r, &s.ctx);
+        int same = nr;
+        for (uint32_t k = 0; k < s.nv && same; k++)
+            same = bl_bits64(s.r[EQ_VBASE + k]) == bl_bits64(x[k]);
+        store(&s, i, (int32_t)a);
+        p->act_flag[a] = (uint8_t)same;
+        if (!nr)
+            continue;
+        /* the reference's threshold pass: the neuron's state, not_refractory = 1 */
+        s.r[R_NR] = 1;
+        eq_part_run(&m->threshold, s.r, &s.ctx);
+        if (s.r[m->threshold.result] != 0)
+            spike(p, spikers, (int32_t)a, i, step, rfc);
+    }
+    /* 2b. forced spikes (docs/forcing.md), as in the reference trial */
+    for (size_t q = 0; q < net->n_populations; q++) {
+        if (!net->populations[q].force || !bl_population_on(&net->populations[q], step))
+            continue;
+        for (size_t k = p->pop_first[q]; k < p->pop_last[q]; k++) {
+            int32_t i = net->populations[q].neurons[k];
+            if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step))
+                spike(p, spikers, wake(p, i), i, step, rfc);
+        }
+    }
+    size_t f0, f1;
+    bl_forced_at(net, step, &p->next_forced, &f0, &f1);
+    for (size_t ev = f0; ev < f1; ev++) {
+        int32_t i = net->forced[2 * ev + 1];
+        if (i >= lo && i < hi && step >= ready[i - lo])
+            spike(p, spikers, wake(p, i), i, step, rfc);
+    }
+    /* 3. synapses: sources ascending, each source's owned edges in CSR
+     *    order, into targets not refractory */
+    if (m->has_on_pre)
+        for (uint64_t k = 0; k < n_arrivals; k++) {
+            int64_t e0, e1;
+            bl_owned_edges(net, p, arrivals[k], &e0, &e1);
+            const bl_net_fanout f = bl_net_fanout_of(net, arrivals[k]);
+            for (int64_t e = e0; e < e1; e++) {
+                int32_t post = net->targets[e];
+                if (step < ready[post - lo])
+                    continue;
+                int32_t c = bl_net_fanout_count(&f, e);
+                double w = c >= -WCOUNT && c <= WCOUNT ? wt[c + WCOUNT] : edge_weight(m, s.r, c, &s.ctx);
+                run_block(&s, &m->on_pre, post, wake(p, post), 1.0, w);
+            }
+        }
+    /* 4. Poisson input, then explicit events */
+    if (m->has_on_input) {
+        for (size_t q = 0; q < net->n_populations; q++) {
+            if (net->populations[q].force || !bl_population_on(&net->populations[q], step))
+                continue;
+            for (size_t k = p->pop_first[q]; k < p->pop_last[q]; k++) {
+                int32_t i = net->populations[q].neurons[k];
+                if (step >= ready[i - lo] && bl_poisson_draw(net, q, trial, i, step))
+                    run_block(&s, &m->on_input, i, wake(p, i), 1.0, 0.0);
+            }
+        }
+        size_t e0, e1;
+        bl_events_at(net, step, next_event, &e0, &e1);
+        for (size_t ev = e0; ev < e1; ev++) {
+            int32_t i = net->events[2 * ev + 1];
+            if (i >= lo && i < hi && step >= ready[i - lo])
+                run_block(&s, &m->on_input, i, wake(p, i), 1.0, 0.0);
+        }
+    }
+    /* Out of memory waking a neuron (slot 0 absorbed its writes and a
+     * spiker may have no slot): the trial stops at this window. */
+    if (p->failed)
+        return;
+    /* 5. resets (not_refractory = 0 in the block, as the reference's) */
+    bl_sort_spikers(spikers);
+    if (m->has_reset)
+        for (uint64_t k = 0; k < spikers->n; k++)
+            run_block(&s, &m->reset, spikers->v[k], p->slot_of[spikers->v[k] - lo], 0.0, 0.0);
+    /* Retirement: descending, so that the slot moved into a hole was scanned. */
+    if (skip_ok)
+        for (uint64_t a = p->n_active; a-- > 0;)
+            if (p->act_flag[a])
+                bl_part_rest(p, &bl_eq_part_kernel, (int32_t)a);
+}

@@ -1,0 +1,34 @@
+/* The partition kernel of the "equations" row (src/models/eq_part.c): what
+ * eq_row.c and the plan reader need of it. Private to the library. */
+#ifndef BL_MODELS_EQ_PART_H
+#define BL_MODELS_EQ_PART_H
+
+#include <stdint.h>
+
+#include "brainlesslab/engine.h"
+#include "engine/kernel_ops.h"
+
+struct bl_eq_model;
+
+/* The kernel itself (the row's .part). */
+extern const bl_part_kernel bl_eq_part_kernel;
+
+/* Can the partition kernel run this model (cpu and mpi backends)? 1, or 0
+ * with *why (when not NULL) saying what it lacks ("its cpu/mpi kernel does
+ * not run noise (xi) yet"): such a model runs on the reference backend only.
+ * A model-language feature the kernel does not implement must be refused
+ * here, so that it falls back instead of running wrong. */
+int bl_eq_part_supports(const struct bl_eq_model *m, const char **why);
+
+/* May a neuron of this model retire (docs/retirement.md, "Retirement for
+ * equation models")? 0 when its update or threshold reads t or draws noise,
+ * or when BL_EQ_RETIRE=0 is set in the environment (a test switch: every
+ * neuron is then stepped every step). */
+int bl_eq_part_may_retire(const struct bl_eq_model *m);
+
+/* Neuron-steps skipped by retirement since the process started (every
+ * partition of every trial, summed): tests read it to see that retirement
+ * happened at all. */
+uint64_t bl_eq_part_skipped(void);
+
+#endif
