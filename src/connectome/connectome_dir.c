@@ -490,6 +490,8 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         else if (v)
             st = bl_connectome_set_info(c, bl_connectome_info_keys[k], v->valuestring, err);
     }
+    if (!st)
+        st = bl_connectome_read_edge_columns(c, dir, mpath, files, err);
     if (!st) {
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(m, "synthetic");
         if (s && !cJSON_IsBool(s))
@@ -521,4 +523,53 @@ const char *bl_connectome_source(const bl_connectome *c, size_t k, const char **
     if (bytes)
         *bytes = c->sources[k].bytes;
     return c->sources[k].sha256;
+}
+
+/* ---- optional float edge columns (weights.npy, delays.npy) */
+
+const double *bl_connectome_edge_weights(const bl_connectome *c) { return c ? c->edge_weight : NULL; }
+const double *bl_connectome_edge_delays_ms(const bl_connectome *c) { return c ? c->edge_delay_ms : NULL; }
+
+/* The bounds keep every later product finite (a weight times a count of at
+ * most 2^31, a delay in steps of the smallest dt) and refuse what is surely a
+ * unit mistake; NaN and infinities are refused by the same comparisons. */
+#define BL_EDGE_WEIGHT_MAX 1e12
+#define BL_EDGE_DELAY_MAX_MS 1e6
+
+bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, const char *mpath,
+                                          const struct cJSON *files, bl_error *err)
+{
+    static const char *const names[2] = {"weights.npy", "delays.npy"};
+    double **slot[2] = {&c->edge_weight, &c->edge_delay_ms};
+    for (int k = 0; k < 2; k++) {
+        if (!cJSON_GetObjectItemCaseSensitive(files, names[k]))
+            continue;
+        if (c->parts != 1)
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: files.%s: edge columns are read for a whole connectome "
+                           "only, not for a part (equation models run on the reference backend)", mpath, names[k]);
+        bl_src_digest want, got;
+        bl_status st = expected_file(files, mpath, names[k], &want, err);
+        if (st)
+            return st;
+        char path[4096], what[96];
+        join(path, sizeof path, dir, names[k]);
+        snprintf(what, sizeof what, "manifest n_edges is %" PRIu64, c->n_edges);
+        void *data = NULL;
+        if ((st = read_array(path, &want, BL_DTYPE_FLOAT64, c->n_edges, what, &data, &got, err)))
+            return st;
+        const double *x = data;
+        for (uint64_t e = 0; e < c->n_edges; e++) {
+            int ok = k == 0 ? (x[e] >= -BL_EDGE_WEIGHT_MAX && x[e] <= BL_EDGE_WEIGHT_MAX)
+                            : (x[e] > 0 && x[e] <= BL_EDGE_DELAY_MAX_MS);
+            if (!ok) {
+                double bad = x[e];
+                free(data);
+                return bl_fail(err, BL_ERR_INVALID, k == 0 ? "%s: edge %" PRIu64 ": weight %g is not finite or beyond "
+                               "1e12 in magnitude" : "%s: edge %" PRIu64 ": delay %g ms is not in (0, 1e6] ms",
+                               path, e, bad);
+            }
+        }
+        *slot[k] = data;
+    }
+    return BL_OK;
 }

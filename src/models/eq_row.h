@@ -10,6 +10,9 @@ extern const bl_model bl_model_equations;
 /* Can the connectome engine run this compiled model? (a variable v, a
  * threshold; no noise, no on_post yet) */
 bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
+/* delay = "connectome": each edge's delay from the connectome's delays.npy
+ * (docs/models.md "Synapses"). */
+void bl_eq_row_set_edge_delays(bl_eq_model *m, int on);
 /* The refractory period in steps (Brian2's timestep()), -1 when none. */
 int64_t bl_eq_row_refractory_steps(const bl_eq_model *m);
 
