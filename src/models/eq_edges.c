@@ -46,10 +46,14 @@ bl_status eq_edges_create(const bl_network *net, const bl_eq_model *m, eq_edges 
         else if (!(x->delay = malloc((E ? E : 1) * sizeof *x->delay)))
             st = bl_fail(err, BL_ERR_NOMEM, "model 'equations': out of memory for %" PRIu64 " delays", E);
         for (uint64_t e = 0; !st && e < E; e++) {
-            /* Brian2 2.5.1 (SpikeQueue.prepare): np.round(delay / dt), delay
-             * in seconds (the column's milliseconds times 0.001, as `d*ms`):
-             * half to even, which nearbyint does in the default rounding mode. */
-            double steps = nearbyint((d[e] * 0.001) / m->dt);
+            /* Brian2 2.5.1's spike queue (cspikequeue.cpp, which its numpy
+             * runtime uses whenever the compiled extension is there, and C++
+             * standalone too): (int)(delay / dt + 0.5), delay in seconds (the
+             * column's milliseconds times 0.001, as `d*ms`): a tie rounds up.
+             * (Its pure-Python fallback queue, np.round, would round a tie to
+             * even; the oracle runs the compiled one.) */
+            double q = (d[e] * 0.001) / m->dt + 0.5;
+            double steps = q < 1e300 ? floor(q) : q;
             if (!(steps >= 1))
                 st = bl_fail(err, BL_ERR_INVALID, "model 'equations': edge %" PRIu64 " (delays.npy): delay %.17g ms is "
                              "%g steps of %g ms after rounding; the smallest delay is one step", e, d[e], steps,

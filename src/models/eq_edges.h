@@ -23,7 +23,7 @@ typedef struct eq_edges {
 } eq_edges;
 
 /* Build what the network needs (called once, before the first trial): the
- * delays (Brian2's rounding: round half to even of delay/dt; a delay below
+ * delays (Brian2's rounding, (int)(delay/dt + 0.5), a tie up; a delay below
  * one step is refused naming the edge), the per-edge arrays, the incoming
  * index. A model that reads `weight` needs the connectome's weights.npy. */
 bl_status eq_edges_create(const bl_network *net, const bl_eq_model *m, eq_edges **out, bl_error *err);

@@ -274,7 +274,7 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
                         } else if (m->has_syn && c == 0) {
                             continue;
                         }
-                        double w = m->syn.w_slot >= 0 ? 0.0 : eq_edges_weight(ed, c, e, s->r);
+                        double w = m->has_syn && m->syn.w_slot >= 0 ? 0.0 : eq_edges_weight(ed, c, e, s->r);
                         edge_event(s, p, e, post, w, &ctx);
                     }
                 }
