@@ -102,7 +102,8 @@ void bl_result_probe_arrays(bl_result *r, uint32_t trial, int64_t step, const vo
  * w: docs/models.md "Synapses"), allocated for every trial on first use; NULL
  * (err set) when it cannot be. The record writes them as final_w.npy. */
 double *bl_result_edge_w_row(bl_result *r, uint32_t trial, uint64_t n_edges, bl_error *err);
-/* [trials][*n_edges] or NULL when no trial wrote any. */
+/* [trials][*n_edges], or NULL unless every trial wrote its row (a resumed
+ * run's restored trials did not: its record then has no final_w.npy). */
 const double *bl_result_final_edge_w(const bl_result *r, uint64_t *n_edges);
 
 #endif
