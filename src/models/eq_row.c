@@ -354,6 +354,21 @@ bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err)
 
 void bl_eq_row_set_edge_delays(bl_eq_model *m, int on) { m->delay_per_edge = on; }
 
+int bl_eq_row_reference_only(const bl_eq_model *m, const char **why)
+{
+    int32_t sw = eq_sym_find(m, "weight");
+    const char *w = m->has_syn                                                    ? "per-edge variables (synapses)"
+                    : m->has_on_post                                              ? "on_post"
+                    : m->has_on_pre_exc || m->has_on_pre_inh                      ? "on_pre_exc / on_pre_inh"
+                    : m->delay_per_edge                                           ? "per-edge delays"
+                    : m->has_weight && sw >= 0 && m->syms[sw].kind == S_EXTERN    ? "the connectome's weight column"
+                    : m->deliver_refractory                                       ? "refractory_input = \"deliver\""
+                                                                                  : NULL;
+    if (why)
+        *why = w;
+    return w != NULL;
+}
+
 int64_t bl_eq_row_refractory_steps(const bl_eq_model *m) { return m->ref_steps; }
 
 static bl_status validate(const bl_lif_params *p, bl_error *err) { return bl_eq_row_check(p->equations, err); }
