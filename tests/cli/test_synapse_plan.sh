@@ -19,14 +19,14 @@ import blconn
 cli, work = sys.argv[1], sys.argv[2]
 fails = 0
 
-def conn(name, pre, post, counts, weights=None, delays=None, n=4):
+def conn(name, pre, post, counts, weights=None, delays=None, n=4, dtype=np.float64):
     path = os.path.join(work, name)
     g = blconn.graph_from_edges(n, pre, post, counts, name)
     blconn.write_connectome(g, path)
     man = json.load(open(os.path.join(path, "manifest.json")))
     for fname, col in (("weights.npy", weights), ("delays.npy", delays)):
         if col is not None:
-            np.save(os.path.join(path, fname), np.asarray(col, np.float64))
+            np.save(os.path.join(path, fname), np.asarray(col, dtype))
             man["files"][fname] = {"bytes": os.path.getsize(os.path.join(path, fname)),
                                    "sha256": blconn._sha256(os.path.join(path, fname))}
     json.dump(man, open(os.path.join(path, "manifest.json"), "w"))
@@ -97,6 +97,8 @@ try:
 except Exception as e:
     print("FAIL writing bad_w", e); fails += 1
 bad_d = conn("bad_d", [0, 0, 1], [1, 2, 3], [1, 1, -1], delays=[1.0, 0.5, -0.1])
+f32 = conn("f32", [0, 0, 1], [1, 2, 3], [1, 1, -1], weights=[0.5, 1.0, 1.0], dtype=np.float32)
+longw = conn("longw", [0, 0, 1], [1, 2, 3], [1, 1, -1], weights=[0.5, 1.0, 1.0, 2.0])
 
 refused("delay_below_step", short, 'on_pre = "g += w"\nweight = "count * mV"\ndelay = "connectome"',
         "edge 1", "delays.npy", "smallest delay is one step")
@@ -104,6 +106,9 @@ refused("no_delay_column", plain, 'on_pre = "g += w"\nweight = "count * mV"\ndel
 refused("no_weight_column", plain, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"', "no weights.npy")
 refused("weight_nan", bad_w, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"', "weights.npy", "edge 1")
 refused("delay_negative", bad_d, 'on_pre = "g += w"\nweight = "count * mV"\ndelay = "connectome"', "delays.npy", "edge 2")
+refused("weight_float32", f32, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"', "weights.npy")
+refused("weight_length", longw, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"', "weights.npy",
+        "n_edges is 3")
 refused("event_driven_form", plain,
         'synapses = """\nw : volt\ndapre/dt = -apre/tau + 1/tau : 1 (event-driven)\n"""\non_pre = "g += w"\n'
         'weight = "count * mV"\ndelay = "0.1 ms"', "synapses line 2", "pure decays")

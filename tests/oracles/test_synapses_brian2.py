@@ -12,6 +12,8 @@ network, read by both sides from the same connectome directory and spike schedul
   cuba   The Vogels-Abbott CUBA network, small (400 neurons, 2 %), ge/gi chosen
          by the edge's sign (on_pre_exc / on_pre_inh), w from weights.npy in mV.
          Spike trains and final v, bit for bit.
+  stdp_delays  The STDP network with a delay per edge (0.1-2 ms): the traces
+         are then advanced at arrival times, not spike times.
   delays The CUBA network with a delay per edge (delays.npy, 0.1-3 ms, with
          ties at half steps: Brian2's round-half-to-even). Spike trains and final v.
 
@@ -151,20 +153,22 @@ def compare(name, ours, i2, s2, values):
 N_IN, N_OUT, STDP_MS = 50, 10, 1000.0
 
 
-def case_stdp(work):
+def case_stdp(work, with_delays=False):
+    name = "stdp_delays" if with_delays else "stdp"
     rng = np.random.default_rng(20261202)
     steps = int(round(STDP_MS / DT_MS))
     # Poisson-like input spikes at 80 Hz, one schedule both sides read
     fire = rng.random((steps, N_IN)) < 80.0 * DT_MS * 1e-3
     sched_step, sched_i = np.nonzero(fire)
     sched = np.stack([sched_step, sched_i], axis=1).astype(np.int64)
-    np.save(os.path.join(work, "stdp_sched.npy"), sched)
+    np.save(os.path.join(work, name + "_sched.npy"), sched)
     pre = np.repeat(np.arange(N_IN), N_OUT)
     post = np.tile(np.arange(N_OUT), N_IN) + N_IN
     gmax = 0.03
     w0 = rng.random(len(pre)) * gmax
-    conn = os.path.join(work, "stdp_conn")
-    _, order = write_conn(conn, N_IN + N_OUT, pre, post, np.ones(len(pre), np.int32), weights=w0)
+    delays = rng.integers(1, 21, len(pre)) * 0.1 if with_delays else None
+    conn = os.path.join(work, name + "_conn")
+    _, order = write_conn(conn, N_IN + N_OUT, pre, post, np.ones(len(pre), np.int32), weights=w0, delays=delays)
     w0 = w0[order]  # CSR order (it is already: pre-major, post ascending)
     taupre = taupost = 20 * b2.ms
     dApre = .01
@@ -189,7 +193,7 @@ dapost/dt = -apost/taupost : 1 (event-driven)
 on_pre = "ge += w; apre += Apre; w = clip(w + apost, 0, wmax)"
 on_post = "apost += Apost; w = clip(w + apre, 0, wmax)"
 weight = "weight"
-delay = "0.1 ms"
+delay = "{'connectome' if with_delays else '0.1 ms'}"
 refractory_input = "deliver"
 [model.parameters]
 {chr(10).join(f'{k} = "{v}"' for k, v in params.items())}
@@ -203,8 +207,8 @@ v = "-60 mV"
 name = "inputs"
 neurons = [{", ".join(str(k) for k in range(N_IN))}]
 mode = "force"
-schedule = "stdp_sched.npy"'''
-    ours = run_ours(work, "stdp", conn, STDP_MS, model, stim)
+schedule = "{name}_sched.npy"'''
+    ours = run_ours(work, name, conn, STDP_MS, model, stim)
 
     b2.start_scope()
     b2.prefs.codegen.target = "numpy"
@@ -222,7 +226,7 @@ dapost/dt = -apost/taupost : 1 (event-driven)""",
                     on_post="apost += Apost\nw = clip(w + apre, 0, wmax)", namespace=ns)
     S.connect(i=pre, j=post - N_IN)
     S.w = w0
-    S.pre.delay = DT_MS * b2.ms
+    S.pre.delay = (delays * b2.ms) if with_delays else DT_MS * b2.ms
     M = b2.SpikeMonitor(G)
     net = b2.Network(inp, G, S, M)
     net.run(STDP_MS * b2.ms, namespace=ns)
@@ -232,9 +236,9 @@ dapost/dt = -apost/taupost : 1 (event-driven)""",
                                np.sort(sched_step * 1000 + sched_i))
     mine = {"i": ours["i"][keep], "step": ours["step"][keep]}
     w2 = np.asarray(S.w[:], np.float64)
-    ok, msg, n = compare("stdp", mine, i2, s2, [("w", ours["w"], w2), ("v", ours["v"][N_IN:], np.asarray(G.v_[:]))])
+    ok, msg, n = compare(name, mine, i2, s2, [("w", ours["w"], w2), ("v", ours["v"][N_IN:], np.asarray(G.v_[:]))])
     moved = int(np.sum(ours["w"] != w0))
-    msg += f"; {moved} of {len(w0)} weights changed by STDP; inputs {'as scheduled' if inputs_ok else 'NOT as scheduled'}"
+    msg += f"; first output spikes at steps {', '.join(str(x) for x in np.sort(s2)[:3])}; {moved} of {len(w0)} weights changed by STDP; inputs {'as scheduled' if inputs_ok else 'NOT as scheduled'}"
     return ok and inputs_ok and n > 20 and moved > 0, msg
 
 
@@ -328,12 +332,13 @@ def main():
         print("FAIL: Brian2 runs its pure-Python spike queue (ties rounded to even), not the compiled one")
         return 1
     with tempfile.TemporaryDirectory() as work:
-        for name, fn in (("stdp", case_stdp), ("cuba", lambda w: case_cuba(w, False)),
-                         ("cuba_delays", lambda w: case_cuba(w, True))):
+        cases = (("stdp", case_stdp), ("stdp_delays", lambda w: case_stdp(w, True)),
+                 ("cuba", lambda w: case_cuba(w, False)), ("cuba_delays", lambda w: case_cuba(w, True)))
+        for name, fn in cases:
             ok, msg = fn(work)
             print(f"{'ok' if ok else 'FAIL':4} {name:12} {msg}", flush=True)
             failures += not ok
-    print(f"{3 - failures} passed, {failures} failed")
+    print(f"{len(cases) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
