@@ -56,6 +56,17 @@ BL_API uint64_t bl_connectome_n_synapses(const bl_connectome *c); /* sum of |cou
 BL_API const int64_t *bl_connectome_offsets(const bl_connectome *c);
 BL_API const int32_t *bl_connectome_targets(const bl_connectome *c);
 BL_API const int32_t *bl_connectome_counts(const bl_connectome *c); /* NULL: see bl_connectome_counts16 */
+/* Optional float edge columns of a whole connectome directory, [n_edges] in
+ * CSR order, or NULL when the directory has none: weights.npy (a float
+ * weight per edge, read by equation models as `weight`) and delays.npy (a
+ * delay per edge in milliseconds). docs/connectome-format.md. */
+BL_API const double *bl_connectome_edge_weights(const bl_connectome *c);
+BL_API const double *bl_connectome_edge_delays_ms(const bl_connectome *c);
+/* Set (copy) or, with values NULL, remove an edge column of a whole
+ * connectome: name "weights" (finite, |w| <= 1e12) or "delays" (ms, in
+ * (0, 1e6]); [n_edges] values in CSR order, checked (a message names the
+ * first bad edge). bl_connectome_save writes them as weights.npy, delays.npy. */
+BL_API bl_status bl_connectome_set_edge_column(bl_connectome *c, const char *name, const double *values, bl_error *err);
 
 /* Neuron table. External ids are strings (FlyWire root ids, CATMAID skids and
  * C. elegans names all fit); they must be unique and non-empty. */

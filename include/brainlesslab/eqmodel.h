@@ -56,6 +56,12 @@ typedef struct bl_eq_source {
     size_t n_init;
     const char *const *init_names;
     const char *const *init_values;
+    /* Synapses (docs/models.md "Synapses"): per-edge variables ("w : 1",
+     * "dapre/dt = -apre/taupre : 1 (event-driven)"), and on_pre statements
+     * chosen by the edge's sign (in place of on_pre). */
+    const char *synapses;
+    const char *on_pre_exc;
+    const char *on_pre_inh;
 } bl_eq_source;
 
 typedef struct bl_eq_model bl_eq_model;

@@ -217,6 +217,12 @@ class Record:
         return self.load("final_g.npy")
 
     @property
+    def final_w(self):
+        """Final per-edge weights [trials, edges] of an equation model with a
+        per-edge w (docs/models.md "Synapses")."""
+        return self.load("final_w.npy")
+
+    @property
     def depth(self):
         return self.load("depth_from_stimulus.npy")
 

@@ -309,6 +309,8 @@ void bl_connectome_destroy(bl_connectome *c)
     free(c->part_bounds);
     free(c->in_degree);
     free(c->counts16);
+    free(c->edge_weight);
+    free(c->edge_delay_ms);
     free_ids(c);
     for (size_t j = 0; j < c->n_columns; j++) {
         free(c->column_values[j]);

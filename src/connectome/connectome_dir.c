@@ -96,6 +96,14 @@ bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *
     join(path, sizeof path, dir, "neurons.csv");
     if ((st = write_neurons(c, path, err)))
         return st;
+    /* The optional float edge columns, when the connectome has them. */
+    static const char *const edge_files[2] = {"weights.npy", "delays.npy"};
+    const double *edge_cols[2] = {c->edge_weight, c->edge_delay_ms};
+    for (int k = 0; k < 2; k++) {
+        join(path, sizeof path, dir, edge_files[k]);
+        if (edge_cols[k] && (st = bl_npy_write(path, BL_DTYPE_FLOAT64, 1, &e, edge_cols[k], err)))
+            return st;
+    }
 
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "format", BL_CONNECTOME_FORMAT);
@@ -117,6 +125,20 @@ bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *
             return st;
         }
         cJSON *entry = cJSON_AddObjectToObject(files, data_files[k]);
+        cJSON_AddNumberToObject(entry, "bytes", (double)bytes);
+        cJSON_AddStringToObject(entry, "sha256", hex);
+    }
+    for (int k = 0; k < 2; k++) {
+        char hex[BL_SHA256_HEX_LEN + 1];
+        uint64_t bytes;
+        if (!edge_cols[k])
+            continue;
+        join(path, sizeof path, dir, edge_files[k]);
+        if ((st = bl_sha256_file(path, hex, &bytes, err))) {
+            cJSON_Delete(m);
+            return st;
+        }
+        cJSON *entry = cJSON_AddObjectToObject(files, edge_files[k]);
         cJSON_AddNumberToObject(entry, "bytes", (double)bytes);
         cJSON_AddStringToObject(entry, "sha256", hex);
     }
@@ -490,6 +512,8 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         else if (v)
             st = bl_connectome_set_info(c, bl_connectome_info_keys[k], v->valuestring, err);
     }
+    if (!st)
+        st = bl_connectome_read_edge_columns(c, dir, mpath, files, err);
     if (!st) {
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(m, "synthetic");
         if (s && !cJSON_IsBool(s))
@@ -521,4 +545,85 @@ const char *bl_connectome_source(const bl_connectome *c, size_t k, const char **
     if (bytes)
         *bytes = c->sources[k].bytes;
     return c->sources[k].sha256;
+}
+
+/* ---- optional float edge columns (weights.npy, delays.npy) */
+
+const double *bl_connectome_edge_weights(const bl_connectome *c) { return c ? c->edge_weight : NULL; }
+const double *bl_connectome_edge_delays_ms(const bl_connectome *c) { return c ? c->edge_delay_ms : NULL; }
+
+/* The bounds keep every later product finite (a weight times a count of at
+ * most 2^31, a delay in steps of the smallest dt) and refuse what is surely a
+ * unit mistake; NaN and infinities are refused by the same comparisons. */
+#define BL_EDGE_WEIGHT_MAX 1e12
+#define BL_EDGE_DELAY_MAX_MS 1e6
+
+/* One value of an edge column within its bounds (NaN fails both comparisons). */
+static int edge_value_ok(int delays, double x)
+{
+    return delays ? (x > 0 && x <= BL_EDGE_DELAY_MAX_MS) : (x >= -BL_EDGE_WEIGHT_MAX && x <= BL_EDGE_WEIGHT_MAX);
+}
+
+bl_status bl_connectome_set_edge_column(bl_connectome *c, const char *name, const double *values, bl_error *err)
+{
+    int k = !strcmp(name, "weights") ? 0 : !strcmp(name, "delays") ? 1 : -1;
+    if (k < 0)
+        return bl_fail(err, BL_ERR_INVALID, "edge column '%.40s': the columns are \"weights\" and \"delays\"", name);
+    if (c->parts != 1)
+        return bl_fail(err, BL_ERR_INVALID, "edge column %s: a connectome part holds only one rank's edges", name);
+    double **slot = k == 0 ? &c->edge_weight : &c->edge_delay_ms;
+    if (!values) {
+        free(*slot);
+        *slot = NULL;
+        return BL_OK;
+    }
+    for (uint64_t e = 0; e < c->n_edges; e++)
+        if (!edge_value_ok(k, values[e]))
+            return bl_fail(err, BL_ERR_INVALID, k == 0 ? "edge column weights: edge %" PRIu64 ": weight %g is not finite or "
+                           "beyond 1e12 in magnitude" : "edge column delays: edge %" PRIu64 ": delay %g ms is not in "
+                           "(0, 1e6] ms", e, values[e]);
+    double *copy = malloc((c->n_edges ? c->n_edges : 1) * sizeof *copy);
+    if (!copy)
+        return bl_fail(err, BL_ERR_NOMEM, "edge column %s: cannot allocate %" PRIu64 " values", name, c->n_edges);
+    if (c->n_edges)
+        memcpy(copy, values, c->n_edges * sizeof *copy);
+    free(*slot);
+    *slot = copy;
+    return BL_OK;
+}
+
+bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, const char *mpath,
+                                          const struct cJSON *files, bl_error *err)
+{
+    static const char *const names[2] = {"weights.npy", "delays.npy"};
+    double **slot[2] = {&c->edge_weight, &c->edge_delay_ms};
+    for (int k = 0; k < 2; k++) {
+        if (!cJSON_GetObjectItemCaseSensitive(files, names[k]))
+            continue;
+        if (c->parts != 1)
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: files.%s: edge columns are read for a whole connectome "
+                           "only, not for a part (equation models run on the reference backend)", mpath, names[k]);
+        bl_src_digest want, got;
+        bl_status st = expected_file(files, mpath, names[k], &want, err);
+        if (st)
+            return st;
+        char path[4096], what[96];
+        join(path, sizeof path, dir, names[k]);
+        snprintf(what, sizeof what, "manifest n_edges is %" PRIu64, c->n_edges);
+        void *data = NULL;
+        if ((st = read_array(path, &want, BL_DTYPE_FLOAT64, c->n_edges, what, &data, &got, err)))
+            return st;
+        const double *x = data;
+        for (uint64_t e = 0; e < c->n_edges; e++) {
+            if (!edge_value_ok(k, x[e])) {
+                double bad = x[e];
+                free(data);
+                return bl_fail(err, BL_ERR_INVALID, k == 0 ? "%s: edge %" PRIu64 ": weight %g is not finite or beyond "
+                               "1e12 in magnitude" : "%s: edge %" PRIu64 ": delay %g ms is not in (0, 1e6] ms",
+                               path, e, bad);
+            }
+        }
+        *slot[k] = data;
+    }
+    return BL_OK;
 }

@@ -77,7 +77,19 @@ struct bl_connectome {
      * record names these bytes, never a second reading of the files. */
     int has_sources;
     bl_src_digest sources[BL_SRC_COUNT];
+
+    /* Optional float edge columns (connectome_edges.c), [n_edges] each, or
+     * NULL: weights.npy (any finite value, |w| <= 1e12) and delays.npy
+     * (milliseconds, finite, in (0, 1e6]). */
+    double *edge_weight, *edge_delay_ms;
 };
+
+/* Read the optional edge columns a manifest lists (files."weights.npy",
+ * files."delays.npy") into c, checking size, hash, dtype and values (a
+ * message names the file and the first bad edge index). */
+struct cJSON;
+bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, const char *mpath,
+                                          const struct cJSON *files, bl_error *err);
 
 /* bl_connectome_adopt for a graph the caller has just validated with
  * bl_csr_validate (the loader does, naming its files); it is not checked twice.

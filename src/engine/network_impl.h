@@ -98,5 +98,12 @@ void bl_result_probe_rows(bl_result *r, uint32_t trial, int64_t sample, void **v
 /* A whole-network state after `step` (the reference kernels): stores the
  * probes when the step is sampled. */
 void bl_result_probe_arrays(bl_result *r, uint32_t trial, int64_t step, const void *v, const void *g);
+/* A trial's row of final per-edge weights ([n_edges], a model with a per-edge
+ * w: docs/models.md "Synapses"), allocated for every trial on first use; NULL
+ * (err set) when it cannot be. The record writes them as final_w.npy. */
+double *bl_result_edge_w_row(bl_result *r, uint32_t trial, uint64_t n_edges, bl_error *err);
+/* [trials][*n_edges], or NULL unless every trial wrote its row (a resumed
+ * run's restored trials did not: its record then has no final_w.npy). */
+const double *bl_result_final_edge_w(const bl_result *r, uint64_t *n_edges);
 
 #endif

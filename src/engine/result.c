@@ -25,7 +25,47 @@ struct bl_result {
     size_t n_probes;
     uint64_t probe_every, n_samples;
     void *probe_v, *probe_g;
+    /* Final per-edge weights of a model with a per-edge w (eq_row.c):
+     * [n_trials * n_edge_w], allocated by the first trial that writes them. */
+    double *edge_w;
+    uint64_t n_edge_w;
+    uint8_t *edge_w_done; /* [n_trials]: which trials wrote their row */
 };
+
+double *bl_result_edge_w_row(bl_result *r, uint32_t trial, uint64_t n_edges, bl_error *err)
+{
+    if (!r->edge_w) {
+        if (n_edges && r->n_trials > SIZE_MAX / sizeof(double) / n_edges) {
+            bl_fail(err, BL_ERR_NOMEM, "final weights: %u trials x %llu edges is too many", r->n_trials,
+                    (unsigned long long)n_edges);
+            return NULL;
+        }
+        r->edge_w = calloc((size_t)r->n_trials * (n_edges ? n_edges : 1), sizeof *r->edge_w);
+        r->edge_w_done = calloc(r->n_trials ? r->n_trials : 1, 1);
+        if (!r->edge_w || !r->edge_w_done) {
+            free(r->edge_w);
+            free(r->edge_w_done);
+            r->edge_w = NULL;
+            r->edge_w_done = NULL;
+            bl_fail(err, BL_ERR_NOMEM, "final weights: cannot allocate %llu edges", (unsigned long long)n_edges);
+            return NULL;
+        }
+        r->n_edge_w = n_edges;
+    }
+    r->edge_w_done[trial - r->first_trial] = 1;
+    return r->edge_w + (size_t)(trial - r->first_trial) * r->n_edge_w;
+}
+
+const double *bl_result_final_edge_w(const bl_result *r, uint64_t *n_edges)
+{
+    *n_edges = r->n_edge_w;
+    /* Only when every trial wrote its row: a resumed run restores earlier
+     * trials without their weights, and zeros there would be wrong data. */
+    for (uint32_t t = 0; r->edge_w && t < r->n_trials; t++)
+        if (!r->edge_w_done[t])
+            return NULL;
+    return r->edge_w;
+}
 
 bl_status bl_result_set_probes(bl_result *r, const int32_t *neurons, size_t n, uint64_t every_steps,
                                uint64_t n_steps, bl_error *err)
@@ -161,6 +201,8 @@ void bl_result_destroy(bl_result *r)
     free(r->probe_neurons);
     free(r->probe_v);
     free(r->probe_g);
+    free(r->edge_w);
+    free(r->edge_w_done);
     free(r->counts);
     free(r->v);
     free(r->g);

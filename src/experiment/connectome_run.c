@@ -22,6 +22,7 @@
 #include "experiment/checkpoint.h"
 #include "experiment/xp_impl.h"
 #include "models/eq_part.h"
+#include "engine/network_impl.h"
 #include "mpi/mpi_job.h"
 
 #define TOP_GROUPS 64
@@ -698,6 +699,12 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         st = write_npy(x->rec, "final_v.npy", dt, 2, shape2, bl_result_final_v(x->res), err);
         if (!st)
             st = write_npy(x->rec, "final_g.npy", dt, 2, shape2, bl_result_final_g(x->res), err);
+        /* A model with a per-edge w (docs/models.md "Synapses"): its final weights. */
+        uint64_t n_ew = 0;
+        const double *ew = bl_result_final_edge_w(x->res, &n_ew);
+        uint64_t shape_w[2] = {trials, n_ew};
+        if (!st && ew)
+            st = write_npy(x->rec, "final_w.npy", BL_DTYPE_FLOAT64, 2, shape_w, ew, err);
     }
     if (!st && bl_plan_output_propagation(plan)) {
         st = write_npy(x->rec, "depth_from_stimulus.npy", BL_DTYPE_INT32, 1, &shape1, x->depth, err);

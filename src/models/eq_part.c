@@ -40,6 +40,7 @@
 
 #include "engine/kernel.h"
 #include "models/eq_part.h"
+#include "models/eq_row.h"
 #include "models/lang/eq_impl.h"
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
@@ -84,6 +85,13 @@ int bl_eq_part_supports(const bl_eq_model *m, const char **why)
                      : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN)
                          ? "its weight expression reads more than count, sign and parameters"
                          : NULL;
+    /* The synapse features (per-edge variables, on_post, on_pre by sign,
+     * per-edge delays, the weight column, delivery into refractory targets)
+     * change the reference's delivery loop; this kernel does not mirror them,
+     * so it must not run them (it would, e.g., read 0 for `weight`). */
+    if (!no && m && bl_eq_row_reference_only(m, NULL))
+        no = "its cpu/mpi kernel does not run the synapse features (per-edge variables, on_post, on_pre_exc/inh, "
+             "per-edge delays, the weight column, refractory_input) yet";
     if (why)
         *why = no;
     return no == NULL;

@@ -29,6 +29,7 @@
 
 #include "engine/kernel.h"
 #include "models/eq_part.h"
+#include "models/eq_edges.h"
 #include "models/eq_row.h"
 #include "models/lang/eq_impl.h"
 
@@ -57,6 +58,8 @@ typedef struct eq_ws {
     uint64_t *ring_n;
     int32_t *spikers;
     double *zeros;           /* g of a model without g */
+    uint64_t slots;          /* ring rows: largest delay + 1 */
+    eq_edges *ed;            /* per-edge state (eq_edges.c), made by the first trial */
 } eq_ws;
 
 static void eq_free(void *p)
@@ -72,6 +75,7 @@ static void eq_free(void *p)
     free(s->ring_n);
     free(s->spikers);
     free(s->zeros);
+    eq_edges_destroy(s->ed);
     free(s);
 }
 
@@ -83,6 +87,7 @@ static void *eq_alloc(const bl_network *net)
         return NULL;
     uint64_t n = net->n_neurons ? net->n_neurons : 1, slots = (uint64_t)net->delay_steps + 1;
     s->n = net->n_neurons;
+    s->slots = slots;
     s->nv = m->n_vars;
     s->state = malloc((m->n_vars ? m->n_vars : 1) * n * sizeof *s->state);
     s->r = calloc(m->n_regs ? m->n_regs : 1, sizeof *s->r);
@@ -124,15 +129,51 @@ static inline void run_block(eq_ws *s, const eq_prog *p, uint64_t i, double w, e
     store(s, i);
 }
 
-/* The weight of an edge from its signed count (Brian2: count * sign * w_syn). */
-static inline double edge_weight(eq_ws *s, const bl_eq_model *m, int32_t signed_count, eq_vm_ctx *ctx)
+/* One event of edge e into neuron `post` (docs/models.md "Synapses"): the
+ * target's variables and the edge's (event-driven ones advanced to now),
+ * the pathway's statements, then both back. */
+static inline void edge_event(eq_ws *s, const eq_prog *p, int64_t e, int32_t post, double w, eq_vm_ctx *ctx)
 {
-    if (!m->has_weight)
-        return (double)signed_count;
-    s->r[R_COUNT] = signed_count < 0 ? -(double)signed_count : (double)signed_count;
-    s->r[R_SIGN] = signed_count < 0 ? -1.0 : signed_count > 0 ? 1.0 : 0.0;
-    eq_vm_run(&m->weight, s->r, ctx);
-    return s->r[m->weight.result];
+    const bl_eq_model *m = s->ed->m;
+    load(s, (uint64_t)post);
+    s->r[R_NR] = s->not_refractory[post];
+    s->r[R_W] = w;
+    ctx->neuron = (uint32_t)post;
+    if (m->has_syn)
+        eq_edges_load(s->ed, e, s->r[R_T], s->r);
+    eq_vm_run(p, s->r, ctx);
+    if (m->has_syn)
+        eq_edges_store(s->ed, e, s->r[R_T], s->r);
+    store(s, (uint64_t)post);
+}
+
+/* The per-edge state, once per engine: its errors (a delay below one step,
+ * a missing column) are the first trial's. The ring grows to the largest
+ * per-edge delay. */
+static bl_status edges_ready(eq_ws *s, const bl_network *net, const bl_eq_model *m, bl_error *err)
+{
+    if (s->ed)
+        return BL_OK;
+    bl_status st = eq_edges_create(net, m, &s->ed, err);
+    if (st)
+        return st;
+    uint64_t slots = (uint64_t)s->ed->dmax + 1, n = s->n ? s->n : 1;
+    if (slots > s->slots) {
+        int32_t *ring = realloc(s->ring, slots * n * sizeof *ring);
+        uint64_t *ring_n = realloc(s->ring_n, slots * sizeof *ring_n);
+        if (ring)
+            s->ring = ring;
+        if (ring_n)
+            s->ring_n = ring_n;
+        if (!ring || !ring_n) {
+            eq_edges_destroy(s->ed);
+            s->ed = NULL;
+            return bl_fail(err, BL_ERR_NOMEM, "model 'equations': out of memory for a delay ring of %llu steps",
+                           (unsigned long long)slots);
+        }
+        s->slots = slots;
+    }
+    return BL_OK;
 }
 
 static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint64_t n_steps, bl_result *result,
@@ -140,7 +181,10 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
 {
     eq_ws *s = ws;
     const bl_eq_model *m = M_of(net);
-    const uint64_t n = s->n, slots = (uint64_t)net->delay_steps + 1;
+    bl_status est = edges_ready(s, net, m, err);
+    if (est)
+        return est;
+    const uint64_t n = s->n, slots = s->slots;
     const int sv = var_slot(m, "v"), sg = var_slot(m, "g");
     double *v = s->state + (size_t)sv * n, *g = sg >= 0 ? s->state + (size_t)sg * n : s->zeros;
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
@@ -150,6 +194,9 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
     for (uint64_t i = 0; i < n; i++)
         s->last_spike[i] = INT64_MIN / 2;
     memset(s->ring_n, 0, slots * sizeof *s->ring_n);
+    eq_edges_reset(s->ed, net, s->r);
+    eq_edges *ed = s->ed;
+    const int by_sign = m->has_on_pre_exc || m->has_on_pre_inh;
     size_t cursor = 0, fcursor = 0;
 
     for (int64_t step = 0; step < (int64_t)n_steps; step++) {
@@ -199,21 +246,46 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
         }
         if (n_spikers > n_natural)
             qsort(s->spikers, n_spikers, sizeof *s->spikers, bl_cmp_i32);
-        /* 3. synapses */
-        if (step >= net->delay_steps && m->has_on_pre) {
-            uint64_t slot = (uint64_t)(step - net->delay_steps) % slots;
-            const int32_t *src = s->ring + slot * n;
-            for (uint64_t a = 0; a < s->ring_n[slot]; a++) {
-                const bl_net_fanout f = bl_net_fanout_of(net, src[a]);
-                for (int64_t e = net->offsets[src[a]]; e < net->offsets[src[a] + 1]; e++) {
-                    int32_t post = net->targets[e];
-                    if (s->not_refractory[post]) {
-                        double w = edge_weight(s, m, bl_net_fanout_count(&f, e), &ctx);
-                        run_block(s, &m->on_pre, (uint64_t)post, w, &ctx);
+        /* 3. synapses: the spikes whose delay ends now, delivered oldest
+         * first (Brian2's spike queue: a step's events in the order they were
+         * pushed), sources ascending, each source's edges in CSR order, with
+         * only the edges of that delay when delays are per edge; into targets
+         * not refractory unless refractory_input = "deliver". Then on_post
+         * for this step's spikers (Brian2 runs the post pathway after the
+         * pre one), each spiker's incoming edges in edge order. */
+        if (m->has_on_pre || by_sign)
+            for (int64_t d = ed->dmax; d >= ed->dmin; d--) {
+                if (step < d)
+                    continue;
+                uint64_t slot = (uint64_t)(step - d) % slots;
+                const int32_t *src = s->ring + slot * n;
+                for (uint64_t a = 0; a < s->ring_n[slot]; a++) {
+                    const bl_net_fanout f = bl_net_fanout_of(net, src[a]);
+                    for (int64_t e = net->offsets[src[a]]; e < net->offsets[src[a] + 1]; e++) {
+                        int32_t post = net->targets[e];
+                        if ((ed->delay && ed->delay[e] != d) || (!m->deliver_refractory && !s->not_refractory[post]))
+                            continue;
+                        int32_t c = bl_net_fanout_count(&f, e);
+                        const eq_prog *p = &m->on_pre;
+                        if (by_sign) {
+                            /* the edge's sign chooses; a silenced source (count 0) reaches nobody */
+                            if (!(c > 0 ? m->has_on_pre_exc : c < 0 ? m->has_on_pre_inh : 0))
+                                continue;
+                            p = c > 0 ? &m->on_pre_exc : &m->on_pre_inh;
+                        } else if (m->has_syn && c == 0) {
+                            continue;
+                        }
+                        double w = m->has_syn && m->syn.w_slot >= 0 ? 0.0 : eq_edges_weight(ed, c, e, s->r);
+                        edge_event(s, p, e, post, w, &ctx);
                     }
                 }
             }
-        }
+        if (m->has_on_post)
+            for (uint64_t a = 0; a < n_spikers; a++) {
+                int32_t post = s->spikers[a];
+                for (int64_t k = ed->in_off[post]; k < ed->in_off[post + 1]; k++)
+                    edge_event(s, &m->on_post, ed->in_edge[k], post, 0.0, &ctx);
+            }
         /* 4. Poisson input, then explicit events */
         if (m->has_on_input) {
             for (size_t p = 0; p < net->n_populations; p++)
@@ -243,6 +315,14 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
         if (st)
             return st;
     }
+    if (m->has_syn && m->syn.w_slot >= 0) {
+        /* final per-edge weights: final_w.npy in the record */
+        double *row = bl_result_edge_w_row(result, trial, ed->n_edges, err);
+        if (!row)
+            return err ? err->status : BL_ERR_NOMEM;
+        memcpy(row, ed->val + (size_t)(m->syn.w_slot - (int32_t)m->syn.first) * ed->n_edges,
+               ed->n_edges * sizeof *row);
+    }
     memcpy(bl_result_v_row(result, trial), v, n * sizeof *v);
     memcpy(bl_result_g_row(result, trial), g, n * sizeof *g);
     return BL_OK;
@@ -267,9 +347,27 @@ bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err)
         return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': a connectome model needs a threshold");
     if (m->uses_noise)
         return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': noise (xi) is not supported in connectome runs yet");
-    if (m->has_on_post)
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': on_post is not supported in connectome runs yet");
+    if (m->has_on_post && !m->has_syn)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': on_post changes per-edge variables: declare them "
+                       "in `synapses` (docs/models.md \"Synapses\")");
     return BL_OK;
+}
+
+void bl_eq_row_set_edge_delays(bl_eq_model *m, int on) { m->delay_per_edge = on; }
+
+int bl_eq_row_reference_only(const bl_eq_model *m, const char **why)
+{
+    int32_t sw = eq_sym_find(m, "weight");
+    const char *w = m->has_syn                                                    ? "per-edge variables (synapses)"
+                    : m->has_on_post                                              ? "on_post"
+                    : m->has_on_pre_exc || m->has_on_pre_inh                      ? "on_pre_exc / on_pre_inh"
+                    : m->delay_per_edge                                           ? "per-edge delays"
+                    : m->has_weight && sw >= 0 && m->syms[sw].kind == S_EXTERN    ? "the connectome's weight column"
+                    : m->deliver_refractory                                       ? "refractory_input = \"deliver\""
+                                                                                  : NULL;
+    if (why)
+        *why = w;
+    return w != NULL;
 }
 
 int64_t bl_eq_row_refractory_steps(const bl_eq_model *m) { return m->ref_steps; }

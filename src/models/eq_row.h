@@ -10,6 +10,15 @@ extern const bl_model bl_model_equations;
 /* Can the connectome engine run this compiled model? (a variable v, a
  * threshold; no noise, no on_post yet) */
 bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
+/* Does the model use what only the reference kernel implements (docs/models.md
+ * "Synapses": per-edge variables, on_post, on_pre chosen by sign, per-edge
+ * delays, the connectome's weight column, refractory_input = "deliver")? A
+ * partition kernel for equation models must leave these to the reference
+ * backend. *why (when not NULL) names the first such feature. */
+int bl_eq_row_reference_only(const bl_eq_model *m, const char **why);
+/* delay = "connectome": each edge's delay from the connectome's delays.npy
+ * (docs/models.md "Synapses"). */
+void bl_eq_row_set_edge_delays(bl_eq_model *m, int on);
 /* The refractory period in steps (Brian2's timestep()), -1 when none. */
 int64_t bl_eq_row_refractory_steps(const bl_eq_model *m);
 

@@ -39,7 +39,8 @@ static const char *const connectome_keys[] = {"path", NULL};
 static const char *const model_keys[] = {"preset", "parameters", NULL};
 /* A model written in the model language (docs/models.md), in place of a preset. */
 static const char *const eq_model_keys[] = {"equations", "method", "threshold", "reset", "refractory", "on_pre",
-                                            "on_input", "weight", "delay", "parameters", "init", NULL};
+                                            "on_input", "weight", "delay", "parameters", "init", "synapses",
+                                            "on_pre_exc", "on_pre_inh", "on_post", "refractory_input", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
                                           "top_responders", "psth", "probes", NULL};
@@ -93,9 +94,18 @@ static bl_status read_eq_model(const bl_pk_ctx *ctx, const bl_toml_node *model, 
     st = bl_eq_model_from_toml(model, "model", plan->params.dt_ms * 0.001, 0, NULL, NULL, 1, &m, &delay, &e);
     double delay_s = 0;
     if (!st && !delay)
-        st = bl_fail(&e, BL_ERR_INVALID, "model: a connectome model needs a delay (\"1.8 ms\")");
-    if (!st)
+        st = bl_fail(&e, BL_ERR_INVALID, "model: a connectome model needs a delay (\"1.8 ms\", or \"connectome\": "
+                     "each edge's from the connectome's delays.npy)");
+    /* Per-edge delays (docs/models.md "Synapses"): checked against the
+     * connectome when the network is made; the engine's window is then the
+     * smallest of them, and the plan's delay field holds one step. */
+    int per_edge = !st && !strcmp(delay, "connectome");
+    if (per_edge)
+        delay_s = plan->params.dt_ms * 0.001;
+    else if (!st)
         st = bl_eq_model_time(m, "delay", delay, &delay_s, &e);
+    if (!st)
+        bl_eq_row_set_edge_delays(m, per_edge);
     if (!st)
         st = bl_eq_row_check(m, &e);
     /* The delay is a whole number of steps, at least one (the engine's

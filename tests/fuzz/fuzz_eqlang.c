@@ -44,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.reset = field[3];
     s.refractory = field[4];
     s.on_input = field[5];
+    /* The last field also as a synapses text and on_post (docs/models.md
+     * "Synapses"): the per-edge declarations and event-driven forms parse
+     * any bytes too. */
+    if (nf >= 8) {
+        s.synapses = field[nf - 1];
+        s.on_post = field[5];
+    }
     const char *names[8] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
     const char *values[8];
     size_t np = 0;

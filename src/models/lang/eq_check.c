@@ -167,8 +167,8 @@ static bl_status check_sub(bl_eq_model *m, int32_t s, bl_error *err);
 static int allowed_extern(const char *name, int block)
 {
     if (!strcmp(name, "w"))
-        return block == B_ON_PRE;
-    return block == B_WEIGHT; /* count, sign */
+        return block == B_ON_PRE || block == B_ON_PRE_EXC || block == B_ON_PRE_INH;
+    return block == B_WEIGHT; /* count, sign, weight */
 }
 
 bl_status eq_check(bl_eq_model *m, int32_t n, eq_type *out, bl_error *err)
@@ -386,7 +386,8 @@ bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
             s->kind = S_I;
         } else if (!strcmp(s->name, "not_refractory")) {
             s->kind = S_NR;
-        } else if (!strcmp(s->name, "w") || !strcmp(s->name, "count") || !strcmp(s->name, "sign")) {
+        } else if (!strcmp(s->name, "w") || !strcmp(s->name, "count") || !strcmp(s->name, "sign") ||
+                   !strcmp(s->name, "weight")) {
             s->kind = S_EXTERN;
         } else if (eq_unit_lookup(s->name, &scale, &d)) {
             s->kind = S_UNIT;

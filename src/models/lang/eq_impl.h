@@ -70,7 +70,7 @@ typedef struct eq_node {
 
 typedef enum eq_block {
     B_EQUATIONS, B_THRESHOLD, B_RESET, B_REFRACTORY, B_ON_PRE, B_ON_POST, B_ON_INPUT, B_WEIGHT,
-    B_PARAM, B_INIT, B_GENERATED, B_NBLOCKS
+    B_PARAM, B_INIT, B_GENERATED, B_ON_PRE_EXC, B_ON_PRE_INH, B_NBLOCKS
 } eq_block;
 
 typedef struct eq_sym {
@@ -116,7 +116,7 @@ typedef struct eq_insn {
  * not_refractory, the externals (w, count, sign), the constants, then
  * temporaries. A program reads registers and writes temporaries; the
  * state registers change only at its commits (MOV), in statement order. */
-enum { R_T = 0, R_I, R_NR, R_W, R_COUNT, R_SIGN, R_NFIXED };
+enum { R_T = 0, R_I, R_NR, R_W, R_COUNT, R_SIGN, R_EWEIGHT /* the connectome's float `weight` */, R_NFIXED };
 #define EQ_VBASE ((uint32_t)R_NFIXED)
 #define EQ_CBASE (EQ_VBASE + BL_EQ_MAX_VARS)
 #define EQ_TBASE (EQ_CBASE + EQ_MAX_CONSTS)
@@ -136,6 +136,32 @@ typedef struct eq_text {
     size_t len;
     const char *name; /* "equations", "threshold", "parameter v_0", ... */
 } eq_text;
+
+/* Per-edge (synaptic) variables, from the `synapses` text (eq_syn.c): each
+ * is declared as a per-neuron parameter appended to the equations (so that
+ * on_pre / on_post check, lower and address it like any variable), at the
+ * end of the var slots; the connectome row keeps one value per edge for it.
+ * Event-driven ones (dx/dt = -x/tau) are advanced at each event by their
+ * exact solution over the time since the edge's last update, as Brian2. */
+#define EQ_SYN_TEXT_MAX 8192u
+typedef struct eq_syn {
+    uint32_t n;               /* per-edge variables: var slots [first, first + n) */
+    uint32_t first;
+    int32_t w_slot;           /* w's slot when w is per-edge, else -1 */
+    uint32_t n_ed;            /* event-driven ones, in name order (Brian2's) */
+    int32_t ed_slot[BL_EQ_MAX_VARS];
+    double ed_lio[BL_EQ_MAX_VARS];  /* 1.0 / tau, as Brian2's loop invariant _lio */
+    char ed_var[BL_EQ_MAX_VARS][BL_EQ_MAX_IDENT + 1];
+    char ed_tau[BL_EQ_MAX_VARS][BL_EQ_MAX_IDENT + 1];
+} eq_syn;
+
+/* Turn a `synapses` text into declarations appended to the equations (decl,
+ * NUL-terminated, room for cap bytes), remembering the event-driven ones
+ * in syn (slots resolved later by eq_syn_finish). Messages name the line. */
+bl_status eq_syn_parse(const char *text, eq_syn *syn, char *decl, size_t cap, bl_error *err);
+/* After compiling: slots, tau values, and the rule that only on_pre* and
+ * on_post touch per-edge variables. */
+bl_status eq_syn_finish(bl_eq_model *m, bl_error *err);
 
 struct bl_eq_model {
     eq_node *nodes;
@@ -157,6 +183,14 @@ struct bl_eq_model {
     uint32_t update_consts_lo, update_consts_hi; /* constants of the state update */
     eq_prog update, threshold, reset, on_pre, on_post, on_input, weight;
     int has_threshold, has_reset, has_on_pre, has_on_post, has_on_input, has_weight;
+    /* Synapses (docs/models.md "Synapses"): on_pre chosen by the edge's sign,
+     * per-edge variables, and whether on_pre reaches refractory targets. */
+    eq_prog on_pre_exc, on_pre_inh;
+    int has_on_pre_exc, has_on_pre_inh;
+    int has_syn;
+    int delay_per_edge;     /* delay = "connectome" (eq_row.c) */
+    int deliver_refractory; /* refractory_input = "deliver": on_pre reaches refractory targets (Brian2) */
+    eq_syn syn;
     int64_t ref_steps; /* refractory period in steps (Brian2's timestep()), -1: none */
     int uses_noise;
     uint32_t first_temp;

@@ -96,7 +96,9 @@ static bl_status sym_reg(lower *L, int32_t n, uint32_t *out)
     case S_T: *out = R_T; return BL_OK;
     case S_I: *out = R_I; return BL_OK;
     case S_NR: *out = R_NR; return BL_OK;
-    case S_EXTERN: *out = !strcmp(s->name, "w") ? R_W : !strcmp(s->name, "count") ? R_COUNT : R_SIGN; return BL_OK;
+    case S_EXTERN:
+        *out = !strcmp(s->name, "w") ? R_W : !strcmp(s->name, "count") ? R_COUNT : !strcmp(s->name, "weight") ? R_EWEIGHT : R_SIGN;
+        return BL_OK;
     case S_XI: {
         bl_status st = temp_reg(L, out);
         if (!st)

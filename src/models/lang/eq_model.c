@@ -138,7 +138,8 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
 {
     bl_status st;
     static const char *const names[B_NBLOCKS] = {"equations", "threshold", "reset", "refractory", "on_pre",
-                                                 "on_post", "on_input", "weight", "parameter", "init", "model"};
+                                                 "on_post", "on_input", "weight", "parameter", "init", "model",
+                                                 "on_pre_exc", "on_pre_inh"};
     for (int b = 0; b < B_NBLOCKS; b++)
         m->texts[b].name = names[b];
     if (src->n_params > BL_EQ_MAX_PARAMS || src->n_init > BL_EQ_MAX_VARS)
@@ -171,15 +172,43 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
             m->syms[k].kind = EQ_SYM_UNKNOWN;
     if (!src->equations)
         return bl_fail(err, BL_ERR_INVALID, "model: no equations");
-    if ((st = set_text(m, B_EQUATIONS, src->equations, "equations", err)) || (st = eq_parse_equations(m, err)))
+    /* Per-edge variables (eq_syn.c) are declared after the neuron's own
+     * equations, so they take the last var slots. */
+    char *eqs = NULL;
+    if (src->synapses) {
+        size_t len = strnlen(src->equations, (size_t)BL_EQ_MAX_TEXT + 1), cap = EQ_SYN_TEXT_MAX;
+        char *decl = malloc(cap);
+        eqs = decl && len <= BL_EQ_MAX_TEXT ? malloc(len + cap + 2) : NULL;
+        st = !eqs ? bl_fail(err, decl && len > BL_EQ_MAX_TEXT ? BL_ERR_INVALID : BL_ERR_NOMEM,
+                            "model: equations too long or out of memory")
+                  : eq_syn_parse(src->synapses, &m->syn, decl, cap, err);
+        if (!st) {
+            memcpy(eqs, src->equations, len);
+            eqs[len] = '\n';
+            memcpy(eqs + len + 1, decl, strlen(decl) + 1);
+            m->has_syn = 1;
+        }
+        free(decl);
+        if (st) {
+            free(eqs);
+            return st;
+        }
+    }
+    st = set_text(m, B_EQUATIONS, eqs ? eqs : src->equations, "equations", err);
+    free(eqs);
+    if (st || (st = eq_parse_equations(m, err)))
         return st;
+    if (src->on_pre && (src->on_pre_exc || src->on_pre_inh))
+        return bl_fail(err, BL_ERR_INVALID, "on_pre: give either on_pre (every edge) or on_pre_exc / on_pre_inh "
+                       "(chosen by the edge's sign), not both");
     static const struct {
         int block;
         size_t off;
     } blocks[] = {{B_THRESHOLD, offsetof(bl_eq_source, threshold)}, {B_RESET, offsetof(bl_eq_source, reset)},
                   {B_REFRACTORY, offsetof(bl_eq_source, refractory)}, {B_ON_PRE, offsetof(bl_eq_source, on_pre)},
                   {B_ON_POST, offsetof(bl_eq_source, on_post)}, {B_ON_INPUT, offsetof(bl_eq_source, on_input)},
-                  {B_WEIGHT, offsetof(bl_eq_source, weight)}};
+                  {B_WEIGHT, offsetof(bl_eq_source, weight)}, {B_ON_PRE_EXC, offsetof(bl_eq_source, on_pre_exc)},
+                  {B_ON_PRE_INH, offsetof(bl_eq_source, on_pre_inh)}};
     for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
         const char *t = *(const char *const *)((const char *)src + blocks[k].off);
         if ((st = set_text(m, blocks[k].block, t, names[blocks[k].block], err)))
@@ -195,8 +224,9 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
         return st;
     eq_stmt tmp[EQ_MAX_STMTS];
     uint32_t ntmp;
-    for (int b = B_RESET; b <= B_ON_INPUT; b++)
-        if (b != B_REFRACTORY && m->texts[b].text && (st = eq_parse_stmts(m, b, tmp, EQ_MAX_STMTS, &ntmp, err)))
+    for (int b = B_RESET; b <= B_ON_PRE_INH; b++)
+        if (b != B_REFRACTORY && b != B_WEIGHT && b != B_PARAM && b != B_INIT && b != B_GENERATED && m->texts[b].text &&
+            (st = eq_parse_stmts(m, b, tmp, EQ_MAX_STMTS, &ntmp, err)))
             return st;
     if ((st = eq_resolve_equations(m, err)))
         return st;
@@ -255,10 +285,18 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
         int32_t w = eq_sym_find(m, "w");
         if (w >= 0 && m->syms[w].kind == S_EXTERN)
             m->syms[w].dim = t.dim;
+        /* A per-edge w (synapses) starts at the weight: the same dimension. */
+        if (w >= 0 && m->syms[w].kind == S_PARAM_N && !eq_dim_eq(m->syms[w].dim, t.dim)) {
+            char da[64], db[64], msg[200];
+            eq_dim_name(t.dim, da, sizeof da);
+            eq_dim_name(m->syms[w].dim, db, sizeof db);
+            snprintf(msg, sizeof msg, "dimension mismatch: the weight is %s but the per-edge w is declared %s in", da, db);
+            return eq_fail_at(m, B_WEIGHT, 0, 0, err, BL_ERR_INVALID, msg);
+        }
         if ((st = eq_lower_expr(m, &m->weight, wexpr, err)))
             return st;
         m->has_weight = 1;
-    } else if (m->texts[B_ON_PRE].text) {
+    } else if (m->texts[B_ON_PRE].text || m->texts[B_ON_PRE_EXC].text || m->texts[B_ON_PRE_INH].text) {
         int32_t w = eq_sym_find(m, "w");
         if (w >= 0 && m->syms[w].kind == S_EXTERN)
             return bl_fail(err, BL_ERR_INVALID, "on_pre: reads w but the model gives no weight expression");
@@ -276,7 +314,11 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
     if ((st = statements(m, B_RESET, &m->reset, &m->has_reset, err)) ||
         (st = statements(m, B_ON_PRE, &m->on_pre, &m->has_on_pre, err)) ||
         (st = statements(m, B_ON_POST, &m->on_post, &m->has_on_post, err)) ||
-        (st = statements(m, B_ON_INPUT, &m->on_input, &m->has_on_input, err)))
+        (st = statements(m, B_ON_INPUT, &m->on_input, &m->has_on_input, err)) ||
+        (st = statements(m, B_ON_PRE_EXC, &m->on_pre_exc, &m->has_on_pre_exc, err)) ||
+        (st = statements(m, B_ON_PRE_INH, &m->on_pre_inh, &m->has_on_pre_inh, err)))
+        return st;
+    if (m->has_syn && (st = eq_syn_finish(m, err)))
         return st;
     m->ref_steps = -1;
     if (refr >= 0) {
@@ -305,7 +347,7 @@ bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, d
     m->texts[B_PARAM].name = what;
     bl_status st = quantity(m, B_PARAM, text, &v, &d, err);
     if (!st && (d.e[2] != 2 || d.e[0] || d.e[1] || d.e[3] || d.e[4] || d.e[5] || d.e[6]))
-        st = eq_fail_at(m, B_PARAM, 0, 0, err, BL_ERR_INVALID, "the delay must be a time (1.8 ms, t_d)");
+        st = eq_fail_at(m, B_PARAM, 0, 0, err, BL_ERR_INVALID, "must be a time (1.8 ms, t_d)");
     m->texts[B_PARAM].name = old;
     if (!st)
         *seconds = v;
@@ -349,7 +391,8 @@ void bl_eq_model_destroy(bl_eq_model *m)
         free(m->owned[b]);
     for (uint32_t k = 0; k < m->n_consts; k++)
         free(m->const_text[k]);
-    eq_prog *ps[] = {&m->update, &m->threshold, &m->reset, &m->on_pre, &m->on_post, &m->on_input, &m->weight};
+    eq_prog *ps[] = {&m->update,  &m->threshold, &m->reset,      &m->on_pre,    &m->on_post,
+                     &m->on_input, &m->weight,    &m->on_pre_exc, &m->on_pre_inh};
     for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
         eq_prog_free(ps[k]);
     free(m);
@@ -425,7 +468,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 
 static void reg_name(const bl_eq_model *m, uint32_t r, char *buf, size_t size)
 {
-    static const char *const fixed[R_NFIXED] = {"t", "i", "not_refractory", "w", "count", "sign"};
+    static const char *const fixed[R_NFIXED] = {"t", "i", "not_refractory", "w", "count", "sign", "weight"};
     if (r < R_NFIXED)
         snprintf(buf, size, "%s", fixed[r]);
     else if (r < EQ_CBASE)
@@ -500,6 +543,19 @@ char *bl_eq_model_describe(const bl_eq_model *m)
         describe_prog(m, &b, "on_post", &m->on_post, 0);
     if (m->has_on_input)
         describe_prog(m, &b, "on_input", &m->on_input, 0);
+    if (m->has_on_pre_exc)
+        describe_prog(m, &b, "on_pre_exc", &m->on_pre_exc, 0);
+    if (m->has_on_pre_inh)
+        describe_prog(m, &b, "on_pre_inh", &m->on_pre_inh, 0);
+    if (m->has_syn) {
+        sb_printf(&b, "per-edge variables:");
+        for (uint32_t k = 0; k < m->syn.n; k++)
+            sb_printf(&b, " %s", m->syms[m->var_sym[m->syn.first + k]].name);
+        for (uint32_t k = 0; k < m->syn.n_ed; k++)
+            sb_printf(&b, "\n  event-driven %s: x*exp(_lio*(-(t - lastupdate))), _lio = 1.0/%s = %.17g", m->syn.ed_var[k],
+                      m->syn.ed_tau[k], m->syn.ed_lio[k]);
+        sb_printf(&b, "\n");
+    }
     if (m->has_weight)
         describe_prog(m, &b, "weight", &m->weight, 1);
     if (b.bad) {

@@ -10,7 +10,8 @@
 #include "plan/toml_bridge.h"
 
 static const char *const text_keys[] = {"equations", "method", "threshold", "reset", "refractory",
-                                        "on_pre", "on_post", "on_input", "weight", "delay", "preset"};
+                                        "on_pre", "on_post", "on_input", "weight", "delay", "preset",
+                                        "synapses", "on_pre_exc", "on_pre_inh", "refractory_input"};
 
 /* Parameter values: strings as they are; numbers as the shortest text that
  * reads back to the same double (integers exactly). */
@@ -88,8 +89,10 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
         st = bl_fail(err, BL_ERR_INVALID, "%s: no [model] table", path);
         goto done;
     }
-    const char **slots[] = {&src.equations, &src.method, &src.threshold, &src.reset, &src.refractory,
-                            &src.on_pre, &src.on_post, &src.on_input, &src.weight, delay, NULL};
+    const char *refractory_input = NULL;
+    const char **slots[] = {&src.equations, &src.method,   &src.threshold,  &src.reset,      &src.refractory,
+                            &src.on_pre,    &src.on_post,  &src.on_input,   &src.weight,     delay,
+                            NULL,           &src.synapses, &src.on_pre_exc, &src.on_pre_inh, &refractory_input};
     for (size_t j = 0; j < bl_toml_table_size(model); j++) {
         size_t len;
         const char *key = bl_toml_table_key(model, j, &len);
@@ -107,7 +110,8 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
         if (k == sizeof text_keys / sizeof text_keys[0] || strlen(key) != len) {
             st = bl_fail(err, BL_ERR_INVALID,
                          "%s:%u: model: unknown key '%.64s' (equations, method, threshold, reset, refractory, "
-                         "on_pre, on_post, on_input, weight, delay, parameters, init)",
+                         "on_pre, on_pre_exc, on_pre_inh, on_post, on_input, weight, delay, synapses, "
+                         "refractory_input, parameters, init)",
                          path, bl_toml_line(v), key);
             goto done;
         }
@@ -119,6 +123,12 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
         }
         if (slots[k])
             *slots[k] = s;
+    }
+    int deliver = 0;
+    if (refractory_input && !(deliver = !strcmp(refractory_input, "deliver")) && strcmp(refractory_input, "drop")) {
+        st = bl_fail(err, BL_ERR_INVALID, "%s: model.refractory_input: '%.40s' is not \"drop\" (the presets' rule) or "
+                     "\"deliver\" (Brian2's Synapses)", path, refractory_input);
+        goto done;
     }
     const bl_toml_node *params = bl_toml_table_get(model, "parameters"), *init = bl_toml_table_get(model, "init");
     size_t np = bl_toml_table_size(params);
@@ -199,6 +209,8 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
     }
     if (st)
         bl_fail_context(err, "%s", path);
+    else
+        (*out)->deliver_refractory = deliver;
 done:
     for (size_t k = 0; k < npo; k++)
         free(po[k]);
