@@ -119,7 +119,7 @@ static inline void run_block(eq_ws *s, const eq_prog *p, uint64_t i, double w, e
     s->r[R_NR] = s->not_refractory[i];
     s->r[R_W] = w;
     ctx->neuron = (uint32_t)i;
-    eq_vm_run(p, s->r, ctx);
+    eq_exec(p, s->r, ctx);
     store(s, i);
 }
 
@@ -130,7 +130,7 @@ static inline double edge_weight(eq_ws *s, const bl_eq_model *m, int32_t signed_
         return (double)signed_count;
     s->r[R_COUNT] = signed_count < 0 ? -(double)signed_count : (double)signed_count;
     s->r[R_SIGN] = signed_count < 0 ? -1.0 : signed_count > 0 ? 1.0 : 0.0;
-    eq_vm_run(&m->weight, s->r, ctx);
+    eq_exec(&m->weight, s->r, ctx);
     return s->r[m->weight.result];
 }
 
@@ -167,7 +167,7 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
             load(s, i);
             s->r[R_NR] = 1;
             ctx.neuron = (uint32_t)i;
-            eq_vm_run(&m->threshold, s->r, &ctx);
+            eq_exec(&m->threshold, s->r, &ctx);
             if (s->r[m->threshold.result] != 0) {
                 s->spikers[n_spikers++] = (int32_t)i;
                 s->not_refractory[i] = 0;

@@ -352,6 +352,7 @@ void bl_eq_model_destroy(bl_eq_model *m)
     eq_prog *ps[] = {&m->update, &m->threshold, &m->reset, &m->on_pre, &m->on_post, &m->on_input, &m->weight};
     for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
         eq_prog_free(ps[k]);
+    eq_jit_free(m->jit);
     free(m);
 }
 

@@ -116,16 +116,16 @@ bl_status bl_eq_pop_step(bl_eq_pop *p, uint32_t *spiked, uint32_t *n_spiked, bl_
         load(p, i);
         p->r[R_NR] = nr;
         ctx.neuron = i;
-        eq_vm_run(&m->update, p->r, &ctx);
+        eq_exec(&m->update, p->r, &ctx);
         if (m->has_threshold) {
-            eq_vm_run(&m->threshold, p->r, &ctx);
+            eq_exec(&m->threshold, p->r, &ctx);
             if (p->r[m->threshold.result] != 0 && (m->ref_steps < 0 || nr)) {
                 spiked[ns++] = i;
                 p->lastspike[i] = t;
                 p->nr[i] = 0;
                 if (m->has_reset) {
                     p->r[R_NR] = 0;
-                    eq_vm_run(&m->reset, p->r, &ctx);
+                    eq_exec(&m->reset, p->r, &ctx);
                 }
             }
         }
@@ -148,7 +148,7 @@ static bl_status run_block(bl_eq_pop *p, const eq_prog *prog, int has, const cha
     p->r[R_T] = (double)p->step * p->m->dt;
     p->r[R_NR] = p->nr[neuron];
     p->r[R_W] = w;
-    eq_vm_run(prog, p->r, &ctx);
+    eq_exec(prog, p->r, &ctx);
     store(p, neuron);
     return BL_OK;
 }
