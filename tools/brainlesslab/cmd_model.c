@@ -1,6 +1,6 @@
 /* brainlesslab model: models written as equations (include/brainlesslab/eqmodel.h).
  *   model check FILE.toml   parse, check dimensions, print the compiled blocks
- *   model run FILE.toml     N independent neurons on the interpreter; spikes and
+ *   model run FILE.toml     N independent neurons (generated C or the interpreter); spikes and
  *                           final state as .npy */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ static const char usage_text[] =
     "threshold, reset, refractory, on_pre, on_post, on_input, weight, [model.parameters]\n"
     "(\"-52 mV\", 250) and [model.init] (starting values). --dt is in ms (default 0.1).\n"
     "check prints the state variables, every constant (value and bits) and the instructions.\n"
-    "run simulates N independent neurons (default 1) for --duration ms on the interpreter and\n"
+    "run simulates N independent neurons (default 1) for --duration ms (see --exec) and\n"
     "writes DIR/spikes_i.npy (int32 neuron), DIR/spikes_t.npy (float64 s, the step's t) and\n"
     "DIR/<variable>.npy (float64 final state). --set overrides a parameter (DC input: a\n"
     "per-neuron parameter I : amp set to \"1 nA\"); --init NAME=FILE.npy gives one starting\n"
