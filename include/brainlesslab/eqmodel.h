@@ -95,7 +95,8 @@ BL_API int bl_eq_model_update_const(const bl_eq_model *m, size_t n, const char *
 /* Generated C. Every block can run as C generated from its instruction list
  * (one statement per instruction, the same IEEE operations in the same
  * order, the same libm calls), compiled at run time by the system C compiler
- * (BL_CC, else cc or gcc on PATH) with -O2 -ffp-contract=off -fno-fast-math
+ * (BL_CC, else cc or gcc on PATH) with -O3 -ffp-contract=off -fno-fast-math
+ * -fno-trapping-math
  * into a shared object cached under $BL_CACHE_DIR (else
  * $XDG_CACHE_HOME/brainlesslab, else ~/.cache/brainlesslab) by the SHA-256 of
  * its source, the compiler's identity and the flags. It computes the

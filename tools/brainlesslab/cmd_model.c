@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "brainlesslab/eqmodel.h"
 #include "brainlesslab/npy.h"
@@ -174,6 +175,13 @@ static double noise_draw(void *user, uint32_t neuron, uint64_t step, uint32_t k)
     return z->x[(step * z->n + neuron) * z->k + (k < z->k ? k : 0)];
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int run(opts *o, bl_eq_model *m)
 {
     bl_error err = {0};
@@ -244,6 +252,7 @@ static int run(opts *o, bl_eq_model *m)
                 (unsigned long long)z.steps, (unsigned long long)steps);
         status = 1;
     }
+    double w0 = wall_s(), c0 = (double)clock() / CLOCKS_PER_SEC;
     for (uint64_t s = 0; s < steps && !status; s++) {
         if (o->input_every && s % o->input_every == 0)
             for (uint32_t i = 0; i < n && !status; i++)
@@ -271,6 +280,7 @@ static int run(opts *o, bl_eq_model *m)
             st[ns++] = (double)s * dt;
         }
     }
+    double w1 = wall_s(), c1 = (double)clock() / CLOCKS_PER_SEC;
     char path[4096];
     if (!status && mkdir(o->out, 0777) != 0 && errno != EEXIST) {
         bl_fail(&err, BL_ERR_IO, "%s: cannot create: %s", o->out, strerror(errno));
@@ -297,8 +307,8 @@ static int run(opts *o, bl_eq_model *m)
     bl_npy_free(&za);
     if (status)
         return fail(o, m, p, &err);
-    printf("%llu steps, %u neurons, %zu spikes -> %s\nexec: %s\n", (unsigned long long)steps, n, ns, o->out,
-           bl_eq_model_exec_note(m));
+    printf("%llu steps, %u neurons, %zu spikes -> %s\nexec: %s\nsteps: %.3f s wall, %.3f s cpu\n",
+           (unsigned long long)steps, n, ns, o->out, bl_eq_model_exec_note(m), w1 - w0, c1 - c0);
     bl_eq_pop_destroy(p);
     bl_eq_model_destroy(m);
     free_opts(o);

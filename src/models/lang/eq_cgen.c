@@ -13,7 +13,7 @@
  * hexadecimal floating literals ("%a"), so the compiler reads the exact
  * double. The flags forbid what could change a bit: -ffp-contract=off (no
  * fused multiply-add), -fno-fast-math (no reassociation, no reciprocal, no
- * libmvec); C's own rules (FLT_EVAL_METHOD 0 on x86-64 and arm64) round every
+ * libmvec: glibc declares its vector exp only under __FAST_MATH__); C's own rules (FLT_EVAL_METHOD 0 on x86-64 and arm64) round every
  * statement to double. Every instruction has at least one operand that is not
  * a constant (lowering folds the others), so the compiler has no libm call to
  * fold with its own rounding.
@@ -54,8 +54,14 @@
 
 extern char **environ;
 
-/* The flags: the brief's, and nothing that allows a result to change. */
-static const char *const cgen_flags[] = {"-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math"};
+/* The flags: nothing that allows a result to change. -O3 and
+ * -fno-trapping-math are the hand-written kernels' (CMakeLists.txt): they let
+ * GCC vectorise the update's range loop, selects included (both sides are
+ * computed anyway, as the interpreter computes both registers); we never read
+ * floating-point exception flags. -fno-trapping-math comes after
+ * -fno-fast-math, which would turn trapping math back on. */
+static const char *const cgen_flags[] = {"-O3", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math",
+                                         "-fno-trapping-math"};
 #define N_FLAGS (sizeof cgen_flags / sizeof cgen_flags[0])
 #define CGEN_VERSION "bl-eq-cgen 1"
 
@@ -125,6 +131,7 @@ static int is_temp(uint32_t r) { return r >= EQ_TBASE; }
 typedef struct temps {
     const uint8_t *written; /* per temporary: already assigned in this block */
     uint32_t n;
+    int soa; /* the update over a range of neurons: state k is v<k>[i], t, i and not_refractory are arguments */
 } temps;
 
 static void operand(const bl_eq_model *m, const temps *T, uint32_t r, char *buf, size_t size)
@@ -140,6 +147,14 @@ static void operand(const bl_eq_model *m, const temps *T, uint32_t r, char *buf,
         }
     } else if (is_temp(r) && r - EQ_TBASE < T->n && T->written[r - EQ_TBASE]) {
         snprintf(buf, size, "x%" PRIu32, r - EQ_TBASE);
+    } else if (T->soa && r >= EQ_VBASE && r < EQ_VBASE + m->n_vars) {
+        snprintf(buf, size, "v%" PRIu32 "[i]", r - EQ_VBASE);
+    } else if (T->soa && r == R_T) {
+        snprintf(buf, size, "t");
+    } else if (T->soa && r == R_I) {
+        snprintf(buf, size, "(double)i");
+    } else if (T->soa && r == R_NR) {
+        snprintf(buf, size, "(double)nr[i]");
     } else {
         snprintf(buf, size, "r[%" PRIu32 "]", r);
     }
@@ -189,7 +204,8 @@ static int expr(const bl_eq_model *m, const temps *T, const eq_insn *c, char *ou
     case O_SEL: snprintf(out, size, "%s != 0 ? %s : %s", A, B, C); return 1;
     case O_MOV: snprintf(out, size, "%s", A); return 1;
     case O_XI:
-        snprintf(out, size, "ctx->normal ? ctx->normal(ctx->user, ctx->neuron, ctx->step, %" PRIu32 "u) : 0.0", c->a);
+        snprintf(out, size, "ctx->normal ? ctx->normal(ctx->user, %s, ctx->step, %" PRIu32 "u) : 0.0",
+                 T->soa ? "(uint32_t)i" : "ctx->neuron", c->a);
         return 1;
     default: return 0;
     }
@@ -211,7 +227,7 @@ static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq
     }
     sb_printf(b, "\nvoid bl_eq_%s(double *restrict r, const eq_vm_ctx *ctx)\n{\n    (void)ctx;\n", name);
     char rhs[512];
-    const temps T = {written, n_temp};
+    const temps T = {written, n_temp, 0};
     for (uint32_t k = 0; k < p->n_code; k++) {
         const eq_insn *c = &p->code[k];
         if (!expr(m, &T, c, rhs, sizeof rhs)) {
@@ -232,6 +248,73 @@ static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq
     if (is_temp(p->result) && p->result - EQ_TBASE < n_temp && written[p->result - EQ_TBASE])
         sb_printf(b, "    r[%" PRIu32 "] = x%" PRIu32 ";\n", p->result, p->result - EQ_TBASE);
     sb_printf(b, "}\n");
+    free(written);
+}
+
+/* Can the update run as a loop over a range of neurons? It must read only
+ * constants, temporaries, state, t, i and not_refractory, and write only
+ * temporaries and state (always so for an update that lowering made; the
+ * externals w, count, sign belong to on_pre and weight). */
+static int soa_ok(const bl_eq_model *m, const eq_prog *p)
+{
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        uint32_t rs[3] = {c->a, c->b, c->c};
+        int n_read = c->op == O_XI ? 0 : 3;
+        for (int j = 0; j < n_read; j++) {
+            uint32_t r = rs[j];
+            if (!(r == R_T || r == R_I || r == R_NR || (r >= EQ_VBASE && r < EQ_VBASE + m->n_vars) ||
+                  (r >= EQ_CBASE && r < EQ_CBASE + m->n_consts) || is_temp(r)))
+                return 0;
+        }
+        if (!(is_temp(c->dst) || (c->dst >= EQ_VBASE && c->dst < EQ_VBASE + m->n_vars)))
+            return 0;
+    }
+    return 1;
+}
+
+/* The update over neurons [lo, hi) of state arrays vars[k] (eq_update_soa_fn
+ * in eq_impl.h): the same statements as bl_eq_update with state k at
+ * v<k>[i], per neuron, in the same order; neurons are independent, so the
+ * loop may be vectorised without changing a bit (no operation crosses
+ * neurons, and the flags forbid contraction and reassociation). The state
+ * arrays are distinct (restrict). */
+static void emit_update_soa(const bl_eq_model *m, sbuf *b)
+{
+    const eq_prog *p = &m->update;
+    if (!soa_ok(m, p))
+        return;
+    uint32_t n_temp = 0;
+    for (uint32_t k = 0; k < p->n_code; k++)
+        if (is_temp(p->code[k].dst) && p->code[k].dst - EQ_TBASE + 1 > n_temp)
+            n_temp = p->code[k].dst - EQ_TBASE + 1;
+    uint8_t *written = calloc(n_temp ? n_temp : 1, 1);
+    if (!written) {
+        b->oom = 1;
+        return;
+    }
+    sb_printf(b, "\nvoid bl_eq_update_soa(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *restrict nr,\n"
+                 "                      double t, const eq_vm_ctx *ctx)\n{\n    (void)ctx, (void)t, (void)nr;\n");
+    for (uint32_t v = 0; v < m->n_vars; v++)
+        sb_printf(b, "    double *restrict v%" PRIu32 " = vars[%" PRIu32 "];\n", v, v);
+    sb_printf(b, "    for (uint64_t i = lo; i < hi; i++) {\n");
+    char rhs[512];
+    const temps T = {written, n_temp, 1};
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        if (!expr(m, &T, c, rhs, sizeof rhs)) {
+            sb_printf(b, "#error unknown operation %d\n", c->op);
+            continue;
+        }
+        if (is_temp(c->dst)) {
+            uint32_t t = c->dst - EQ_TBASE;
+            sb_printf(b, written[t] ? "        x%" PRIu32 " = %s;\n" : "        double x%" PRIu32 " = %s;\n", t, rhs);
+            written[t] = 1;
+        } else {
+            sb_printf(b, "        v%" PRIu32 "[i] = %s;\n", c->dst - EQ_VBASE, rhs);
+        }
+    }
+    sb_printf(b, "    }\n}\n");
     free(written);
 }
 
@@ -259,6 +342,7 @@ char *eq_cgen_source(const bl_eq_model *m)
               CGEN_VERSION);
     for (size_t k = 0; k < N_BLOCKS; k++)
         emit_block(m, &b, blocks[k].name, block_of(m, k));
+    emit_update_soa(m, &b);
     if (b.oom) {
         free(b.s);
         return NULL;
@@ -459,6 +543,10 @@ static int bind(bl_eq_model *m, void *h)
     }
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = fns[k];
+    void *f = dlsym(h, "bl_eq_update_soa"); /* absent when the update reads what a range loop has not */
+    m->update_soa = NULL;
+    if (f)
+        memcpy(&m->update_soa, &f, sizeof f);
     return 1;
 }
 
@@ -466,6 +554,7 @@ static void unbind(bl_eq_model *m)
 {
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = NULL;
+    m->update_soa = NULL;
 }
 
 void eq_jit_free(struct eq_jit *j)

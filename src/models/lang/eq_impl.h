@@ -171,6 +171,8 @@ struct bl_eq_model {
     int order_brian2; /* the explicit method's update follows Brian2's code generation (eq_brian2.c) */
     uint32_t work; /* budget of the linear splitting, against inputs made to explode it */
     struct eq_jit *jit; /* generated code (eq_cgen.c): the loaded object and its provenance, NULL: none */
+    void (*update_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
+                       const struct eq_vm_ctx *ctx); /* eq_update_range's fast path, NULL: none */
 };
 
 /* ---- parser (eq_parse.c) */
@@ -256,6 +258,35 @@ static inline void eq_exec(const eq_prog *p, double *r, const eq_vm_ctx *ctx)
         p->fn(r, ctx);
     else
         eq_vm_run(p, r, ctx);
+}
+
+/* The state update of neurons [lo, hi): vars[k] is state array k (n_vars
+ * arrays, indexed by neuron), nr[i] neuron i's not_refractory (0/1), t the
+ * step's time. For a partition kernel (and eq_pop.c): with generated code,
+ * one loop over the range in structure-of-arrays form (bl_eq_update_soa,
+ * vectorisable); else per neuron through the register file r (constants
+ * loaded at EQ_CBASE, as eq_pop.c and eq_row.c do) and eq_exec. Both give
+ * the bits of running the update block neuron by neuron. ctx->step must be
+ * the step (xi draws are keyed by neuron, step and k); ctx->neuron is
+ * overwritten. The arrays must not overlap. */
+static inline void eq_update_range(const bl_eq_model *m, uint64_t lo, uint64_t hi, double *const *vars,
+                                   const uint8_t *nr, double t, double *r, eq_vm_ctx *ctx)
+{
+    if (m->update_soa) {
+        m->update_soa(lo, hi, vars, nr, t, ctx);
+        return;
+    }
+    r[R_T] = t;
+    for (uint64_t i = lo; i < hi; i++) {
+        for (uint32_t v = 0; v < m->n_vars; v++)
+            r[EQ_VBASE + v] = vars[v][i];
+        r[R_I] = (double)i;
+        r[R_NR] = nr[i];
+        ctx->neuron = (uint32_t)i;
+        eq_exec(&m->update, r, ctx);
+        for (uint32_t v = 0; v < m->n_vars; v++)
+            vars[v][i] = r[EQ_VBASE + v];
+    }
 }
 
 /* ---- generated C (eq_cgen.c) */

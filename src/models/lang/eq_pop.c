@@ -20,6 +20,7 @@ struct bl_eq_pop {
     double *lastspike; /* n */
     uint8_t *nr;       /* n: not_refractory after the last update */
     double *r;         /* one register file */
+    double **vars;     /* n_vars pointers into state, for eq_update_range */
     bl_eq_normal_fn normal;
     void *user;
 };
@@ -39,13 +40,16 @@ bl_status bl_eq_pop_create(const bl_eq_model *m, uint32_t n, bl_eq_pop **out, bl
     p->lastspike = malloc(n * sizeof *p->lastspike);
     p->nr = malloc(n);
     p->r = calloc(m->n_regs, sizeof *p->r);
-    if (!p->state || !p->lastspike || !p->nr || !p->r) {
+    p->vars = malloc(nv * sizeof *p->vars);
+    if (!p->state || !p->lastspike || !p->nr || !p->r || !p->vars) {
         bl_eq_pop_destroy(p);
         return bl_fail(err, BL_ERR_NOMEM, "population: out of memory for %u neurons", n);
     }
-    for (uint32_t v = 0; v < m->n_vars; v++)
+    for (uint32_t v = 0; v < m->n_vars; v++) {
+        p->vars[v] = p->state + (size_t)v * n;
         for (uint32_t i = 0; i < n; i++)
             p->state[(size_t)v * n + i] = m->var_init[v];
+    }
     for (uint32_t i = 0; i < n; i++) {
         p->lastspike[i] = -1e4;
         p->nr[i] = 1;
@@ -63,6 +67,7 @@ void bl_eq_pop_destroy(bl_eq_pop *p)
     free(p->lastspike);
     free(p->nr);
     free(p->r);
+    free(p->vars);
     free(p);
 }
 
@@ -105,7 +110,9 @@ bl_status bl_eq_pop_step(bl_eq_pop *p, uint32_t *spiked, uint32_t *n_spiked, bl_
     double dt = m->dt, t = (double)p->step * dt;
     eq_vm_ctx ctx = {p->normal, p->user, 0, p->step};
     uint32_t ns = 0;
-    p->r[R_T] = t;
+    /* not_refractory of every neuron, then the update of all (neurons are
+     * independent: the same bits as neuron by neuron), then threshold and
+     * reset neuron by neuron */
     for (uint32_t i = 0; i < p->n; i++) {
         int nr = 1;
         if (m->ref_steps >= 0) {
@@ -113,23 +120,25 @@ bl_status bl_eq_pop_step(bl_eq_pop *p, uint32_t *spiked, uint32_t *n_spiked, bl_
             nr = (int64_t)el >= m->ref_steps;
         }
         p->nr[i] = (uint8_t)nr;
+    }
+    eq_update_range(m, 0, p->n, p->vars, p->nr, t, p->r, &ctx);
+    p->r[R_T] = t;
+    for (uint32_t i = 0; m->has_threshold && i < p->n; i++) {
+        int nr = p->nr[i];
         load(p, i);
         p->r[R_NR] = nr;
         ctx.neuron = i;
-        eq_exec(&m->update, p->r, &ctx);
-        if (m->has_threshold) {
-            eq_exec(&m->threshold, p->r, &ctx);
-            if (p->r[m->threshold.result] != 0 && (m->ref_steps < 0 || nr)) {
-                spiked[ns++] = i;
-                p->lastspike[i] = t;
-                p->nr[i] = 0;
-                if (m->has_reset) {
-                    p->r[R_NR] = 0;
-                    eq_exec(&m->reset, p->r, &ctx);
-                }
+        eq_exec(&m->threshold, p->r, &ctx);
+        if (p->r[m->threshold.result] != 0 && (m->ref_steps < 0 || nr)) {
+            spiked[ns++] = i;
+            p->lastspike[i] = t;
+            p->nr[i] = 0;
+            if (m->has_reset) {
+                p->r[R_NR] = 0;
+                eq_exec(&m->reset, p->r, &ctx);
+                store(p, i);
             }
         }
-        store(p, i);
     }
     *n_spiked = ns;
     p->step++;
