@@ -1,8 +1,8 @@
 /* Models from equations: Brian2-style model text compiled into one flat
  * instruction list per block (state update, threshold, reset, on_pre,
  * on_post, on_input), and an interpreter that runs a population of N
- * neurons on it. The interpreter is the reference execution of a model: a
- * later generated-C backend must reproduce its bits.
+ * neurons on it. The interpreter is the reference execution of a model:
+ * the generated-C backend (bl_eq_model_codegen) reproduces its bits.
  *
  *   equations  "dv/dt = (v_0 - v + g) / t_mbr : volt (unless refractory)"
  *              "I_syn = g_s * (E - v) : amp"       (subexpression)
