@@ -273,28 +273,39 @@ static int soa_ok(const bl_eq_model *m, const eq_prog *p)
     return 1;
 }
 
-/* The update over neurons [lo, hi) of state arrays vars[k] (eq_update_soa_fn
+/* The update over neurons [lo, hi) of state arrays vars[k] (eq_update_range
  * in eq_impl.h): the same statements as bl_eq_update with state k at
  * v<k>[i], per neuron, in the same order; neurons are independent, so the
  * loop may be vectorised without changing a bit (no operation crosses
  * neurons, and the flags forbid contraction and reassociation). The state
- * arrays are distinct (restrict). */
-static void emit_update_soa(const bl_eq_model *m, sbuf *b)
+ * arrays are distinct (restrict). The threshold likewise
+ * (bl_eq_threshold_soa, eq_threshold_range): fire[i] = its value != 0, for
+ * every neuron of the range, refractory or not (the caller decides); not
+ * made when the threshold draws noise, whose draws would then change. */
+static void emit_soa(const bl_eq_model *m, sbuf *b, const eq_prog *p, int threshold)
 {
-    const eq_prog *p = &m->update;
     if (!soa_ok(m, p))
         return;
     uint32_t n_temp = 0;
-    for (uint32_t k = 0; k < p->n_code; k++)
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        if (threshold && (p->code[k].op == O_XI || !is_temp(p->code[k].dst)))
+            return;
         if (is_temp(p->code[k].dst) && p->code[k].dst - EQ_TBASE + 1 > n_temp)
             n_temp = p->code[k].dst - EQ_TBASE + 1;
+    }
+    if (threshold && is_temp(p->result) && p->result - EQ_TBASE >= n_temp)
+        return;
     uint8_t *written = calloc(n_temp ? n_temp : 1, 1);
     if (!written) {
         b->oom = 1;
         return;
     }
-    sb_printf(b, "\nvoid bl_eq_update_soa(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *restrict nr,\n"
-                 "                      double t, const eq_vm_ctx *ctx)\n{\n    (void)ctx, (void)t, (void)nr;\n");
+    if (threshold)
+        sb_printf(b, "\nvoid bl_eq_threshold_soa(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *restrict nr,\n"
+                     "                         double t, uint8_t *restrict fire)\n{\n    (void)t, (void)nr;\n");
+    else
+        sb_printf(b, "\nvoid bl_eq_update_soa(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *restrict nr,\n"
+                     "                      double t, const eq_vm_ctx *ctx)\n{\n    (void)ctx, (void)t, (void)nr;\n");
     for (uint32_t v = 0; v < m->n_vars; v++)
         sb_printf(b, "    double *restrict v%" PRIu32 " = vars[%" PRIu32 "];\n", v, v);
     sb_printf(b, "    for (uint64_t i = lo; i < hi; i++) {\n");
@@ -313,6 +324,11 @@ static void emit_update_soa(const bl_eq_model *m, sbuf *b)
         } else {
             sb_printf(b, "        v%" PRIu32 "[i] = %s;\n", c->dst - EQ_VBASE, rhs);
         }
+    }
+    if (threshold) { /* the caller's test: r[result] != 0 */
+        char res[64];
+        operand(m, &T, p->result, res, sizeof res);
+        sb_printf(b, "        fire[i] = %s != 0;\n", res);
     }
     sb_printf(b, "    }\n}\n");
     free(written);
@@ -342,7 +358,9 @@ char *eq_cgen_source(const bl_eq_model *m)
               CGEN_VERSION);
     for (size_t k = 0; k < N_BLOCKS; k++)
         emit_block(m, &b, blocks[k].name, block_of(m, k));
-    emit_update_soa(m, &b);
+    emit_soa(m, &b, &m->update, 0);
+    if (m->has_threshold)
+        emit_soa(m, &b, &m->threshold, 1);
     if (b.oom) {
         free(b.s);
         return NULL;
@@ -543,10 +561,15 @@ static int bind(bl_eq_model *m, void *h)
     }
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = fns[k];
-    void *f = dlsym(h, "bl_eq_update_soa"); /* absent when the update reads what a range loop has not */
+    /* the range loops: absent when the block reads what a range loop has not */
+    void *f = dlsym(h, "bl_eq_update_soa");
     m->update_soa = NULL;
     if (f)
         memcpy(&m->update_soa, &f, sizeof f);
+    f = dlsym(h, "bl_eq_threshold_soa");
+    m->threshold_soa = NULL;
+    if (f)
+        memcpy(&m->threshold_soa, &f, sizeof f);
     return 1;
 }
 
@@ -555,6 +578,7 @@ static void unbind(bl_eq_model *m)
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = NULL;
     m->update_soa = NULL;
+    m->threshold_soa = NULL;
 }
 
 void eq_jit_free(struct eq_jit *j)

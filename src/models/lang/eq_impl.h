@@ -173,6 +173,8 @@ struct bl_eq_model {
     struct eq_jit *jit; /* generated code (eq_cgen.c): the loaded object and its provenance, NULL: none */
     void (*update_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
                        const struct eq_vm_ctx *ctx); /* eq_update_range's fast path, NULL: none */
+    void (*threshold_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
+                          uint8_t *fire); /* eq_threshold_range's fast path, NULL: none */
 };
 
 /* ---- parser (eq_parse.c) */
@@ -286,6 +288,30 @@ static inline void eq_update_range(const bl_eq_model *m, uint64_t lo, uint64_t h
         eq_exec(&m->update, r, ctx);
         for (uint32_t v = 0; v < m->n_vars; v++)
             vars[v][i] = r[EQ_VBASE + v];
+    }
+}
+
+/* The threshold of neurons [lo, hi): fire[i] = 1 where it holds (the
+ * value != 0), else 0, for every neuron of the range, refractory or not
+ * (the caller applies the refractory rule), with the arguments of
+ * eq_update_range. Generated code: one loop (bl_eq_threshold_soa); else per
+ * neuron through r and eq_exec. The threshold only reads. */
+static inline void eq_threshold_range(const bl_eq_model *m, uint64_t lo, uint64_t hi, double *const *vars,
+                                      const uint8_t *nr, double t, double *r, eq_vm_ctx *ctx, uint8_t *fire)
+{
+    if (m->threshold_soa) {
+        m->threshold_soa(lo, hi, vars, nr, t, fire);
+        return;
+    }
+    r[R_T] = t;
+    for (uint64_t i = lo; i < hi; i++) {
+        for (uint32_t v = 0; v < m->n_vars; v++)
+            r[EQ_VBASE + v] = vars[v][i];
+        r[R_I] = (double)i;
+        r[R_NR] = nr[i];
+        ctx->neuron = (uint32_t)i;
+        eq_exec(&m->threshold, r, ctx);
+        fire[i] = r[m->threshold.result] != 0;
     }
 }
 
