@@ -12,9 +12,9 @@ sqrt, powers other than 2, t, i) run through `brainlesslab model run
 Then the cache (BL_CACHE_DIR, a fresh directory): the first run compiles
 (miss), the second loads (hit); a truncated object and a wrong digest are
 compiled again, never loaded; four runs at once on an empty cache all
-succeed. Then the fallbacks: BL_CC=/nonexistent or a compiler that fails
-runs the interpreter and says so (auto), or is refused naming why (jit);
-BL_EQ_JIT=0 keeps the interpreter."""
+succeed. Then the fallbacks: BL_CC=/nonexistent, a compiler that fails or
+one that runs past BL_CC_TIMEOUT runs the interpreter and says so (auto), or
+is refused naming why (jit); BL_EQ_JIT=0 keeps the interpreter."""
 import glob
 import os
 import subprocess
@@ -136,7 +136,8 @@ def main():
             out = os.path.join(work, f"o{check.n}")
             text = run(args, out, exec_, e or env2, rc)
             ok = want in text and (rc != 0 or same_dirs(ref, out) is None)
-            print(f"{'ok' if ok else 'FAIL'}: {tag}: {text.strip().splitlines()[-1]}")
+            note = [l for l in text.splitlines() if l.startswith(("exec:", "brainlesslab model:"))]
+            print(f"{'ok' if ok else 'FAIL'}: {tag}: {note[0] if note else text.strip()}")
             return 0 if ok else 1
 
         check.n = 0
@@ -194,6 +195,12 @@ def main():
         os.chmod(fake, 0o755)
         bad |= check("failing compiler: interpreter", "interpreter (compile failed", "auto",
                      dict(env2, BL_CC=fake, BL_CACHE_DIR=os.path.join(work, "cache4")))
+        slow = os.path.join(work, "slowcc")
+        with open(slow, "w") as f:
+            f.write('#!/bin/sh\nif [ "$1" = --version ]; then echo "slowcc 1.0"; exit 0; fi\nexec sleep 30\n')
+        os.chmod(slow, 0o755)
+        bad |= check("a compiler past BL_CC_TIMEOUT: stopped, interpreter", "ran past 0.5 s (BL_CC_TIMEOUT)", "auto",
+                     dict(env2, BL_CC=slow, BL_CC_TIMEOUT="0.5", BL_CACHE_DIR=os.path.join(work, "cache5")))
         bad |= check("BL_EQ_JIT=0: interpreter", "interpreter (BL_EQ_JIT=0)", "auto", dict(env2, BL_EQ_JIT="0"))
         bad |= check("auto: generated C", "exec: generated C", "auto")
     print("FAIL" if bad else "ok")

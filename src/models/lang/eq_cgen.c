@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -416,8 +417,20 @@ static int find_compiler(char *path, size_t size, char *why, size_t wsize)
     return 0;
 }
 
+/* Seconds a compiler may run (BL_CC_TIMEOUT, default 120): a model of many
+ * thousand instructions is one long function, and a compiler that hangs
+ * must not hang the run; past it the compiler is killed and the
+ * interpreter runs. */
+static double cc_timeout_s(void)
+{
+    const char *e = getenv("BL_CC_TIMEOUT");
+    char *end;
+    double v = e && *e ? strtod(e, &end) : 120.0;
+    return e && *e && (*end || !(v > 0) || v > 86400) ? 120.0 : v;
+}
+
 /* Run argv with stdout and stderr to file out_path; the exit status, -1 when
- * it could not start. */
+ * it could not start, -2 when it ran past the timeout (killed). */
 static int run_to_file(char *const argv[], const char *out_path)
 {
     posix_spawn_file_actions_t fa;
@@ -432,10 +445,30 @@ static int run_to_file(char *const argv[], const char *out_path)
     if (rc)
         return -1;
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+    double limit = now_ms() + 1e3 * cc_timeout_s();
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
             return -1;
+        if (now_ms() > limit) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            return -2;
+        }
+        struct timespec ts = {0, 2000000}; /* 2 ms */
+        nanosleep(&ts, NULL);
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A temporary file name under $TMPDIR (else /tmp). */
+static void tmp_name(char *buf, size_t size, const char *stem)
+{
+    const char *d = getenv("TMPDIR");
+    snprintf(buf, size, "%s/%s.XXXXXX", d && *d && strlen(d) < size - 64 ? d : "/tmp", stem);
 }
 
 /* The first line of a file (at most size - 1 bytes, printable). */
@@ -497,7 +530,8 @@ static int cache_dir(char *dir, size_t size, char *why, size_t wsize)
 
 int bl_eq_codegen_available(char *what, size_t size)
 {
-    char cc[1024], why[512], tmp[] = "/tmp/bl_eq_ccver.XXXXXX";
+    char cc[1024], why[512], tmp[1100];
+    tmp_name(tmp, sizeof tmp, "bl_eq_ccver");
     if (!find_compiler(cc, sizeof cc, why, sizeof why)) {
         snprintf(what, size, "%s", why);
         return 0;
@@ -638,6 +672,11 @@ static void *compile_and_load(struct eq_jit *j, const char *so, const char *shaf
     argv[a++] = "-lm";
     argv[a] = NULL;
     int rc = run_to_file(argv, log);
+    if (rc == -2) {
+        snprintf(why, wsize, "compile failed: %.200s ran past %g s (BL_CC_TIMEOUT) and was stopped", j->compiler_path,
+                 cc_timeout_s());
+        goto done;
+    }
     if (rc != 0) {
         char line[300];
         first_line(log, line, sizeof line);
@@ -712,7 +751,8 @@ bl_status bl_eq_model_codegen(bl_eq_model *m, bl_eq_exec how, bl_error *err)
         return bl_fail(err, BL_ERR_NOMEM, "model: out of memory generating C");
     int ok = find_compiler(j->compiler_path, sizeof j->compiler_path, why, sizeof why);
     if (ok) {
-        char tmp[] = "/tmp/bl_eq_ccver.XXXXXX";
+        char tmp[1100];
+        tmp_name(tmp, sizeof tmp, "bl_eq_ccver");
         int fd = mkstemp(tmp);
         if (fd >= 0) {
             close(fd);
