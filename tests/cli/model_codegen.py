@@ -201,6 +201,11 @@ def main():
         os.chmod(slow, 0o755)
         bad |= check("a compiler past BL_CC_TIMEOUT: stopped, interpreter", "ran past 0.5 s (BL_CC_TIMEOUT)", "auto",
                      dict(env2, BL_CC=slow, BL_CC_TIMEOUT="0.5", BL_CACHE_DIR=os.path.join(work, "cache5")))
+        shared = os.path.join(work, "cache6")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        bad |= check("a cache directory others can write: interpreter", "writable by others", "auto",
+                     dict(env2, BL_CACHE_DIR=shared))
         bad |= check("BL_EQ_JIT=0: interpreter", "interpreter (BL_EQ_JIT=0)", "auto", dict(env2, BL_EQ_JIT="0"))
         bad |= check("auto: generated C", "exec: generated C", "auto")
     print("FAIL" if bad else "ok")

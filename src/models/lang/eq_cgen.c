@@ -525,6 +525,12 @@ static int cache_dir(char *dir, size_t size, char *why, size_t wsize)
         snprintf(why, wsize, "cache directory %.600s: not a directory", dir);
         return 0;
     }
+    /* Whoever can write there can put code in this process: the directory
+     * must be this user's and writable by no one else. */
+    if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+        snprintf(why, wsize, "cache directory %.600s: not this user's, or writable by others (chmod 700 it)", dir);
+        return 0;
+    }
     return 1;
 }
 
