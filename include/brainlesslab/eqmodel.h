@@ -119,7 +119,8 @@ BL_API const char *bl_eq_model_exec_note(const bl_eq_model *m);
 /* The generated source that runs, or NULL (interpreted). */
 BL_API const char *bl_eq_model_generated_source(const bl_eq_model *m);
 /* Provenance as JSON {exec, note, compiler, compiler_path, flags,
- * source_sha256, cache, cache_dir, compile_ms}. Caller frees; NULL: out of memory. */
+ * source_sha256, cache_key, cache, cache_dir, compile_ms, compiler_cpu_ms}. Caller frees;
+ * NULL: out of memory. */
 BL_API char *bl_eq_model_codegen_json(const bl_eq_model *m);
 /* Is code generation available here? 1 with the compiler's identity in
  * what, else 0 with the reason. */

@@ -113,7 +113,7 @@ void bl_xp_spikes_destroy(bl_xp_spikes *s); /* removes files still open */
  * for a preset. */
 bl_status bl_xp_eq_codegen(const bl_plan *plan, bl_record *rec, bl_xp_log *log, bl_error *err);
 /* run.model_codegen: how the model ran, compiler, flags, source_sha256,
- * cache hit|miss, compile_ms (nothing for a preset). */
+ * cache hit|miss, compile_ms, compiler_cpu_ms (nothing for a preset). */
 void bl_xp_eq_codegen_json(const bl_plan *plan, cJSON *run);
 
 #endif

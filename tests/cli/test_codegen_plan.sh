@@ -85,9 +85,10 @@ assert j1["exec"] == "generated_c" and j1["cache"] == "miss", j1
 assert j2["exec"] == "generated_c" and j2["cache"] == "hit", j2
 assert j1["source_sha256"] == hashlib.sha256(src).hexdigest(), "source_sha256 is not the record's source's"
 assert "-ffp-contract=off" in j1["flags"] and "-fno-fast-math" in j1["flags"], j1["flags"]
-assert j1["compiler"] and j1["compile_ms"] > 0, j1
+assert j1["compiler"] and j1["compile_ms"] > 0 and j1["compiler_cpu_ms"] > 0, j1
 assert ri["exec"] == "interpreter" and "BL_EQ_JIT=0" in ri["note"], ri
-print("compile cold %.1f ms, warm %.1f ms (%s)" % (j1["compile_ms"], j2["compile_ms"], j1["compiler"]))
+print("compile cold %.1f ms (compiler %.1f ms CPU), warm %.1f ms (%s)" % (j1["compile_ms"], j1["compiler_cpu_ms"],
+                                                                         j2["compile_ms"], j1["compiler"]))
 PY
 "$BL_CLI" verify "$j1" >"$work/o" 2>&1 || { cat "$work/o"; fail "verify of the generated-C record"; }
 
