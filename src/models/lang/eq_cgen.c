@@ -494,6 +494,27 @@ static void first_line(const char *path, char *buf, size_t size)
             *s = '?';
 }
 
+/* The compiler's first line that says "error" (GCC's first line is often
+ * "In function ..."), else its first line. */
+static void error_line(const char *path, char *buf, size_t size)
+{
+    first_line(path, buf, size);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[1024];
+    for (int n = 0; n < 200 && fgets(line, sizeof line, f); n++)
+        if (strstr(line, "error")) {
+            line[strcspn(line, "\r\n")] = '\0';
+            for (char *s = line; *s; s++)
+                if ((unsigned char)*s < 32 || *s == 127)
+                    *s = '?';
+            snprintf(buf, size, "%s", line);
+            break;
+        }
+    fclose(f);
+}
+
 static int cache_dir(char *dir, size_t size, char *why, size_t wsize)
 {
     const char *d = getenv("BL_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
@@ -659,13 +680,16 @@ static void *compile_and_load(struct eq_jit *j, const char *so, const char *shaf
     snprintf(shatmp, sizeof shatmp, "%s/eq-%s.sha.XXXXXX", j->cache_dir, j->sha);
     int fs = mkstemp(src), fo = mkstemp(out), fl = mkstemp(log), fh = mkstemp(shatmp);
     void *h = NULL;
-    if (fs < 0 || fo < 0 || fl < 0 || fh < 0) {
-        snprintf(why, wsize, "cache directory %.600s: cannot create a temporary file: %s", j->cache_dir,
-                 strerror(errno));
+    int bad = fs < 0 || fo < 0 || fl < 0 || fh < 0, mk_errno = errno;
+    const int fds[4] = {fs, fo, fl, fh};
+    for (int k = 0; k < 4; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    if (bad) {
+        /* a name mkstemp did not create is still its template: unlinking it is harmless */
+        snprintf(why, wsize, "cache directory %.600s: cannot create a temporary file: %s", j->cache_dir, strerror(mk_errno));
         goto done;
     }
-    close(fs), close(fo), close(fl), close(fh);
-    fs = fo = fl = fh = -1;
     if (!write_file(src, j->source, strlen(j->source))) {
         snprintf(why, wsize, "%.600s: cannot write: %s", src, strerror(errno));
         goto done;
@@ -692,7 +716,7 @@ static void *compile_and_load(struct eq_jit *j, const char *so, const char *shaf
     }
     if (rc != 0) {
         char line[300];
-        first_line(log, line, sizeof line);
+        error_line(log, line, sizeof line);
         snprintf(why, wsize, "compile failed (%.200s exit %d): %s", j->compiler_path, rc, line[0] ? line : "no message");
         goto done;
     }
