@@ -1,8 +1,8 @@
 /* Models from equations: Brian2-style model text compiled into one flat
  * instruction list per block (state update, threshold, reset, on_pre,
  * on_post, on_input), and an interpreter that runs a population of N
- * neurons on it. The interpreter is the reference execution of a model: a
- * later generated-C backend must reproduce its bits.
+ * neurons on it. The interpreter is the reference execution of a model:
+ * the generated-C backend (bl_eq_model_codegen) reproduces its bits.
  *
  *   equations  "dv/dt = (v_0 - v + g) / t_mbr : volt (unless refractory)"
  *              "I_syn = g_s * (E - v) : amp"       (subexpression)
@@ -97,6 +97,40 @@ BL_API int bl_eq_model_param(const bl_eq_model *m, const char *name, double *val
 /* The n-th constant the state update computes once (n from 0), its text and
  * value: 1 when it exists. For comparing against hand-written constants. */
 BL_API int bl_eq_model_update_const(const bl_eq_model *m, size_t n, const char **text, double *value);
+
+/* Generated C. Every block can run as C generated from its instruction list
+ * (one statement per instruction, the same IEEE operations in the same
+ * order, the same libm calls), compiled at run time by the system C compiler
+ * (BL_CC, else cc or gcc on PATH) with -O3 -ffp-contract=off -fno-fast-math
+ * -fno-trapping-math
+ * into a shared object cached under $BL_CACHE_DIR (else
+ * $XDG_CACHE_HOME/brainlesslab, else ~/.cache/brainlesslab) by the SHA-256 of
+ * its source, the compiler's identity and the flags. It computes the
+ * interpreter's bits; tests compare both byte for byte. */
+typedef enum bl_eq_exec {
+    BL_EQ_EXEC_AUTO = 0, /* generated C when a compiler works and BL_EQ_JIT is not 0; else the interpreter, with a note */
+    BL_EQ_EXEC_INTERP,   /* the interpreter */
+    BL_EQ_EXEC_JIT       /* generated C, or fail (no compiler, a compile error) */
+} bl_eq_exec;
+
+/* Choose how m runs from now on (call before running it, not while another
+ * thread runs it). AUTO never fails for want of a compiler: the note says
+ * why the interpreter runs. */
+BL_API bl_status bl_eq_model_codegen(bl_eq_model *m, bl_eq_exec how, bl_error *err);
+/* 1 when the blocks run as generated C. */
+BL_API int bl_eq_model_compiled(const bl_eq_model *m);
+/* One line: how the model runs and why ("generated C (gcc ..., cache hit)",
+ * "interpreter (no C compiler: ...)"). */
+BL_API const char *bl_eq_model_exec_note(const bl_eq_model *m);
+/* The generated source that runs, or NULL (interpreted). */
+BL_API const char *bl_eq_model_generated_source(const bl_eq_model *m);
+/* Provenance as JSON {exec, note, compiler, compiler_path, flags,
+ * source_sha256, cache_key, cache, cache_dir, compile_ms, compiler_cpu_ms}. Caller frees;
+ * NULL: out of memory. */
+BL_API char *bl_eq_model_codegen_json(const bl_eq_model *m);
+/* Is code generation available here? 1 with the compiler's identity in
+ * what, else 0 with the reason. */
+BL_API int bl_eq_codegen_available(char *what, size_t size);
 
 /* A population of n independent neurons. */
 typedef struct bl_eq_pop bl_eq_pop;

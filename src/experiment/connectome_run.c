@@ -546,6 +546,8 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     if (x->backend_forced == NULL && (uint32_t)xp->threads > trials && trials > 0)
         xp->threads = (int)trials;
     xp->wall_prepare = now() - t0;
+    if (!st) /* after the prepare time: compilation is reported apart */
+        st = bl_xp_eq_codegen(plan, x->rec, &x->log, err);
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
     if (bl_plan_lif_params(plan)->equations && !strcmp(xp->backend, "reference") &&
@@ -747,6 +749,7 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddNumberToObject(run, "spikes", (double)xp->spikes);
     cJSON_AddNumberToObject(run, "wall_prepare_s", xp->wall_prepare);
     cJSON_AddNumberToObject(run, "wall_run_s", xp->wall_run);
+    bl_xp_eq_codegen_json(x->plan, run);
     char *text = cJSON_PrintUnformatted(run);
     cJSON_Delete(run);
     bl_status st = text ? bl_record_set_json(x->rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");

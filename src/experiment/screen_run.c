@@ -406,6 +406,8 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
         if (!sh.final_v || !sh.final_g)
             st = bl_fail(err, BL_ERR_NOMEM, "cannot allocate the final state of %zu conditions", C);
     }
+    if (!st) /* before the clock starts: compilation is reported apart (run.model_codegen) */
+        st = bl_xp_eq_codegen(plan, rec, log, err);
     bl_xp_logf(log, "%zu conditions x %u trials, backend %s, %d condition(s) at once x %d thread(s)", C, trials,
                s->backend, workers, s->threads_each);
 
@@ -481,6 +483,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
         cJSON_AddNumberToObject(run, "threads", threads);
         cJSON_AddNumberToObject(run, "conditions", (double)C);
         cJSON_AddNumberToObject(run, "wall_run_s", s->wall_run);
+        bl_xp_eq_codegen_json(plan, run);
         char *text = cJSON_PrintUnformatted(run);
         cJSON_Delete(run);
         st = text ? bl_record_set_json(rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");

@@ -106,4 +106,14 @@ bl_status bl_xp_spikes_restore(bl_xp_spikes *s, uint32_t trial, const unsigned c
 void bl_xp_spikes_digest(const bl_xp_spikes *s, char hex[65]);
 void bl_xp_spikes_destroy(bl_xp_spikes *s); /* removes files still open */
 
+/* A plan's equation model as generated C (eq_codegen_run.c): compiled (or
+ * loaded from the cache) before the trials, outside the prepare and run
+ * times; the log says how the model runs, and the record keeps the source
+ * that ran (model/generated.c). BL_EQ_JIT=0 keeps the interpreter. Nothing
+ * for a preset. */
+bl_status bl_xp_eq_codegen(const bl_plan *plan, bl_record *rec, bl_xp_log *log, bl_error *err);
+/* run.model_codegen: how the model ran, compiler, flags, source_sha256,
+ * cache hit|miss, compile_ms, compiler_cpu_ms (nothing for a preset). */
+void bl_xp_eq_codegen_json(const bl_plan *plan, cJSON *run);
+
 #endif

@@ -115,7 +115,7 @@ double eq_edges_weight(const eq_edges *x, int32_t signed_count, int64_t e, doubl
     r[R_SIGN] = signed_count < 0 ? -1.0 : signed_count > 0 ? 1.0 : 0.0;
     r[R_EWEIGHT] = x->wcol ? x->wcol[e] : 0.0;
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
-    eq_vm_run(&m->weight, r, &ctx);
+    eq_exec(&m->weight, r, &ctx);
     return r[m->weight.result];
 }
 

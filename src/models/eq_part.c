@@ -67,7 +67,7 @@ static int var_slot(const bl_eq_model *m, const char *name)
 
 /* One block on one register file: the single place the kernel runs model
  * code, so that a compiled backend can take it over (the interpreter today). */
-static inline void eq_part_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx) { eq_vm_run(p, r, ctx); }
+static inline void eq_part_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx) { eq_exec(p, r, ctx); }
 
 /* Does the program read a register below the constants other than those
  * listed (the state, t, i, not_refractory, the externals)? */

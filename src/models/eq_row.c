@@ -125,7 +125,7 @@ static inline void run_block(eq_ws *s, const eq_prog *p, uint64_t i, double w, e
     s->r[R_NR] = s->not_refractory[i];
     s->r[R_W] = w;
     ctx->neuron = (uint32_t)i;
-    eq_vm_run(p, s->r, ctx);
+    eq_exec(p, s->r, ctx);
     store(s, i);
 }
 
@@ -141,7 +141,7 @@ static inline void edge_event(eq_ws *s, const eq_prog *p, int64_t e, int32_t pos
     ctx->neuron = (uint32_t)post;
     if (m->has_syn)
         eq_edges_load(s->ed, e, s->r[R_T], s->r);
-    eq_vm_run(p, s->r, ctx);
+    eq_exec(p, s->r, ctx);
     if (m->has_syn)
         eq_edges_store(s->ed, e, s->r[R_T], s->r);
     store(s, (uint64_t)post);
@@ -215,7 +215,7 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
             load(s, i);
             s->r[R_NR] = 1;
             ctx.neuron = (uint32_t)i;
-            eq_vm_run(&m->threshold, s->r, &ctx);
+            eq_exec(&m->threshold, s->r, &ctx);
             if (s->r[m->threshold.result] != 0) {
                 s->spikers[n_spikers++] = (int32_t)i;
                 s->not_refractory[i] = 0;

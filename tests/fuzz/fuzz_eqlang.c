@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "brainlesslab/eqmodel.h"
+#include "models/lang/eq_impl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,6 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!d)
         abort();
     free(d);
+    /* the C the model would compile to (not compiled here: too slow per input) */
+    char *c = eq_cgen_source(m);
+    if (!c || !strstr(c, "bl_eq_update("))
+        abort();
+    free(c);
     bl_eq_pop *p = NULL;
     if (bl_eq_pop_create(m, 2, &p, &err))
         abort();

@@ -1,12 +1,13 @@
 /* brainlesslab model: models written as equations (include/brainlesslab/eqmodel.h).
  *   model check FILE.toml   parse, check dimensions, print the compiled blocks
- *   model run FILE.toml     N independent neurons on the interpreter; spikes and
+ *   model run FILE.toml     N independent neurons (generated C or the interpreter); spikes and
  *                           final state as .npy */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "brainlesslab/eqmodel.h"
 #include "brainlesslab/npy.h"
@@ -18,24 +19,31 @@ static const char usage_text[] =
     "usage: brainlesslab model check FILE.toml [--dt MS] [--set NAME=QUANTITY]...\n"
     "       brainlesslab model run FILE.toml --duration MS --out DIR [--dt MS] [--n N]\n"
     "                  [--set NAME=QUANTITY]... [--init NAME=FILE.npy]... [--input-every STEPS]\n"
-    "                  [--noise FILE.npy]\n"
+    "                  [--noise FILE.npy] [--exec auto|interp|jit]\n"
     "FILE.toml holds a [model] table: method (linear, euler, rk2, rk4, exponential_euler),\n"
     "equations (Brian2 syntax: dv/dt = ... : volt (unless refractory), x = ... : unit, p : unit),\n"
     "threshold, reset, refractory, on_pre, on_pre_exc, on_pre_inh, on_post, synapses, on_input,\n"
     "weight, [model.parameters]\n"
     "(\"-52 mV\", 250) and [model.init] (starting values). --dt is in ms (default 0.1).\n"
     "check prints the state variables, every constant (value and bits) and the instructions.\n"
-    "run simulates N independent neurons (default 1) for --duration ms on the interpreter and\n"
+    "run simulates N independent neurons (default 1) for --duration ms (see --exec) and\n"
     "writes DIR/spikes_i.npy (int32 neuron), DIR/spikes_t.npy (float64 s, the step's t) and\n"
     "DIR/<variable>.npy (float64 final state). --set overrides a parameter (DC input: a\n"
     "per-neuron parameter I : amp set to \"1 nA\"); --init NAME=FILE.npy gives one starting\n"
     "value per neuron (float64, N values); --input-every K runs on_input on every neuron at\n"
     "every K-th step, before the update. --noise gives the standard normal draws of xi\n"
     "(float64, shape (steps, N), or (steps, N, K) for xi_1..xi_K): one per neuron per step,\n"
-    "as a schedule both this run and another simulator can read.\n";
+    "as a schedule both this run and another simulator can read.\n"
+    "--exec chooses how the blocks run: jit (C generated from the compiled blocks, built\n"
+    "by the system C compiler -- BL_CC, else cc -- and cached in $BL_CACHE_DIR, else\n"
+    "$XDG_CACHE_HOME/brainlesslab, else ~/.cache/brainlesslab; fails without a compiler),\n"
+    "interp (the interpreter), auto (default: jit when a compiler works and BL_EQ_JIT is\n"
+    "not 0, else the interpreter). Both compute the same bits. run prints which ran;\n"
+    "check prints whether code generation is available.\n";
 
 typedef struct opts {
     const char *file, *out, *noise;
+    bl_eq_exec exec;
     double dt_ms, duration_ms;
     unsigned long n, input_every;
     size_t n_set, n_init;
@@ -87,7 +95,8 @@ static const char *parse(int argc, char **argv, int run, opts *o, char *why, siz
         }
         int known = !strcmp(a, "--dt") || !strcmp(a, "--set") ||
                     (run && (!strcmp(a, "--duration") || !strcmp(a, "--out") || !strcmp(a, "--n") ||
-                             !strcmp(a, "--input-every") || !strcmp(a, "--init") || !strcmp(a, "--noise")));
+                             !strcmp(a, "--input-every") || !strcmp(a, "--init") || !strcmp(a, "--noise") ||
+                             !strcmp(a, "--exec")));
         if (!known) {
             snprintf(why, size, "unknown option %.200s", a);
             return why;
@@ -106,6 +115,10 @@ static const char *parse(int argc, char **argv, int run, opts *o, char *why, siz
             o->out = val;
         else if (!strcmp(a, "--noise"))
             o->noise = val;
+        else if (!strcmp(a, "--exec")) {
+            ok = !strcmp(val, "auto") || !strcmp(val, "interp") || !strcmp(val, "jit");
+            o->exec = !strcmp(val, "interp") ? BL_EQ_EXEC_INTERP : !strcmp(val, "jit") ? BL_EQ_EXEC_JIT : BL_EQ_EXEC_AUTO;
+        }
         else if (!strcmp(a, "--n")) {
             ok = number(val, &v) && v >= 1 && v <= (1 << 24) && v == (unsigned long)v;
             o->n = ok ? (unsigned long)v : 1;
@@ -163,6 +176,13 @@ static double noise_draw(void *user, uint32_t neuron, uint64_t step, uint32_t k)
     return z->x[(step * z->n + neuron) * z->k + (k < z->k ? k : 0)];
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int run(opts *o, bl_eq_model *m)
 {
     bl_error err = {0};
@@ -174,7 +194,7 @@ static int run(opts *o, bl_eq_model *m)
         bl_fail(&err, BL_ERR_INVALID, "%s: the model draws noise (xi): give its draws with --noise FILE.npy", o->file);
         return fail(o, m, p, &err);
     }
-    if (bl_eq_pop_create(m, n, &p, &err))
+    if (bl_eq_model_codegen(m, o->exec, &err) || bl_eq_pop_create(m, n, &p, &err))
         return fail(o, m, p, &err);
     for (size_t k = 0; k < o->n_init; k++) {
         double *x = bl_eq_pop_var(p, o->init_names[k]);
@@ -233,6 +253,7 @@ static int run(opts *o, bl_eq_model *m)
                 (unsigned long long)z.steps, (unsigned long long)steps);
         status = 1;
     }
+    double w0 = wall_s(), c0 = (double)clock() / CLOCKS_PER_SEC;
     for (uint64_t s = 0; s < steps && !status; s++) {
         if (o->input_every && s % o->input_every == 0)
             for (uint32_t i = 0; i < n && !status; i++)
@@ -260,6 +281,7 @@ static int run(opts *o, bl_eq_model *m)
             st[ns++] = (double)s * dt;
         }
     }
+    double w1 = wall_s(), c1 = (double)clock() / CLOCKS_PER_SEC;
     char path[4096];
     if (!status && mkdir(o->out, 0777) != 0 && errno != EEXIST) {
         bl_fail(&err, BL_ERR_IO, "%s: cannot create: %s", o->out, strerror(errno));
@@ -286,7 +308,8 @@ static int run(opts *o, bl_eq_model *m)
     bl_npy_free(&za);
     if (status)
         return fail(o, m, p, &err);
-    printf("%llu steps, %u neurons, %zu spikes -> %s\n", (unsigned long long)steps, n, ns, o->out);
+    printf("%llu steps, %u neurons, %zu spikes -> %s\nexec: %s\nsteps: %.3f s wall, %.3f s cpu\n",
+           (unsigned long long)steps, n, ns, o->out, bl_eq_model_exec_note(m), w1 - w0, c1 - c0);
     bl_eq_pop_destroy(p);
     bl_eq_model_destroy(m);
     free_opts(o);
@@ -326,6 +349,9 @@ int bl_cmd_model(int argc, char **argv)
     }
     fputs(text, stdout);
     free(text);
+    char what[1024];
+    int avail = bl_eq_codegen_available(what, sizeof what);
+    printf("codegen: %s: %s\n", avail ? "available" : "unavailable, the interpreter runs", what);
     bl_eq_model_destroy(m);
     free_opts(&o);
     return 0;

@@ -121,11 +121,19 @@ enum { R_T = 0, R_I, R_NR, R_W, R_COUNT, R_SIGN, R_EWEIGHT /* the connectome's f
 #define EQ_CBASE (EQ_VBASE + BL_EQ_MAX_VARS)
 #define EQ_TBASE (EQ_CBASE + EQ_MAX_CONSTS)
 
+struct eq_vm_ctx;
+/* A block compiled to C (eq_cgen.c): the same computation as eq_vm_run on the
+ * same register file, bit for bit. It writes back to r only what callers
+ * read: the state registers its commits (MOV) set, in order, and the result
+ * register; temporaries live in locals. */
+typedef void (*eq_block_fn)(double *r, const struct eq_vm_ctx *ctx);
+
 typedef struct eq_prog {
     eq_insn *code;
     uint32_t n_code, cap_code;
     uint32_t result; /* threshold, weight: the register holding the value */
     uint32_t n_xi;   /* xi draws per neuron per step */
+    eq_block_fn fn;  /* generated code for this block, NULL: interpret */
 } eq_prog;
 
 #define EQ_MAX_CONSTS 4096u
@@ -196,6 +204,11 @@ struct bl_eq_model {
     uint32_t first_temp;
     int order_brian2; /* the explicit method's update follows Brian2's code generation (eq_brian2.c) */
     uint32_t work; /* budget of the linear splitting, against inputs made to explode it */
+    struct eq_jit *jit; /* generated code (eq_cgen.c): the loaded object and its provenance, NULL: none */
+    void (*update_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
+                       const struct eq_vm_ctx *ctx); /* eq_update_range's fast path, NULL: none */
+    void (*threshold_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
+                          uint8_t *fire); /* eq_threshold_range's fast path, NULL: none */
 };
 
 /* ---- parser (eq_parse.c) */
@@ -260,7 +273,9 @@ bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err)
 bl_status eq_lower_stmts(bl_eq_model *m, eq_prog *p, const eq_stmt *s, uint32_t n, bl_error *err);
 void eq_prog_free(eq_prog *p);
 const char *eq_op_name(int op);
-/* Run a program on one register file. */
+/* Run a program on one register file. eq_cgen.c writes this struct's
+ * definition into every generated source (EQ_CGEN_CTX_DECL there): change
+ * both together (the generated code's cache key changes with its text). */
 typedef struct eq_vm_ctx {
     bl_eq_normal_fn normal;
     void *user;
@@ -268,6 +283,78 @@ typedef struct eq_vm_ctx {
     uint64_t step;
 } eq_vm_ctx;
 void eq_vm_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx);
+
+/* The one entry point every kernel uses to run a block (eq_row.c, eq_pop.c,
+ * the partition kernels): the generated function when the model was given
+ * one (bl_eq_model_codegen), else the interpreter. Both compute the same
+ * bits; which one ran is the model's exec note (bl_eq_model_exec_note). */
+static inline void eq_exec(const eq_prog *p, double *r, const eq_vm_ctx *ctx)
+{
+    if (p->fn)
+        p->fn(r, ctx);
+    else
+        eq_vm_run(p, r, ctx);
+}
+
+/* The state update of neurons [lo, hi): vars[k] is state array k (n_vars
+ * arrays, indexed by neuron), nr[i] neuron i's not_refractory (0/1), t the
+ * step's time. For a partition kernel (and eq_pop.c): with generated code,
+ * one loop over the range in structure-of-arrays form (bl_eq_update_soa,
+ * vectorisable); else per neuron through the register file r (constants
+ * loaded at EQ_CBASE, as eq_pop.c and eq_row.c do) and eq_exec. Both give
+ * the bits of running the update block neuron by neuron. ctx->step must be
+ * the step (xi draws are keyed by neuron, step and k); ctx->neuron is
+ * overwritten. The arrays must not overlap. */
+static inline void eq_update_range(const bl_eq_model *m, uint64_t lo, uint64_t hi, double *const *vars,
+                                   const uint8_t *nr, double t, double *r, eq_vm_ctx *ctx)
+{
+    if (m->update_soa) {
+        m->update_soa(lo, hi, vars, nr, t, ctx);
+        return;
+    }
+    r[R_T] = t;
+    for (uint64_t i = lo; i < hi; i++) {
+        for (uint32_t v = 0; v < m->n_vars; v++)
+            r[EQ_VBASE + v] = vars[v][i];
+        r[R_I] = (double)i;
+        r[R_NR] = nr[i];
+        ctx->neuron = (uint32_t)i;
+        eq_exec(&m->update, r, ctx);
+        for (uint32_t v = 0; v < m->n_vars; v++)
+            vars[v][i] = r[EQ_VBASE + v];
+    }
+}
+
+/* The threshold of neurons [lo, hi): fire[i] = 1 where it holds (the
+ * value != 0), else 0, for every neuron of the range, refractory or not
+ * (the caller applies the refractory rule), with the arguments of
+ * eq_update_range. Generated code: one loop (bl_eq_threshold_soa); else per
+ * neuron through r and eq_exec. The threshold only reads. */
+static inline void eq_threshold_range(const bl_eq_model *m, uint64_t lo, uint64_t hi, double *const *vars,
+                                      const uint8_t *nr, double t, double *r, eq_vm_ctx *ctx, uint8_t *fire)
+{
+    if (m->threshold_soa) {
+        m->threshold_soa(lo, hi, vars, nr, t, fire);
+        return;
+    }
+    r[R_T] = t;
+    for (uint64_t i = lo; i < hi; i++) {
+        for (uint32_t v = 0; v < m->n_vars; v++)
+            r[EQ_VBASE + v] = vars[v][i];
+        r[R_I] = (double)i;
+        r[R_NR] = nr[i];
+        ctx->neuron = (uint32_t)i;
+        eq_exec(&m->threshold, r, ctx);
+        fire[i] = r[m->threshold.result] != 0;
+    }
+}
+
+/* ---- generated C (eq_cgen.c) */
+/* The C source of every block of m (functions bl_eq_<block>), NULL when out
+ * of memory. Caller frees. Deterministic: the same model gives the same text. */
+char *eq_cgen_source(const bl_eq_model *m);
+/* Release the loaded object and the provenance (bl_eq_model_destroy). */
+void eq_jit_free(struct eq_jit *j);
 
 eq_op eq_node_op(const eq_node *x);
 /* The one definition of every operation: the interpreter and the compile-

@@ -395,6 +395,7 @@ void bl_eq_model_destroy(bl_eq_model *m)
                      &m->on_input, &m->weight,    &m->on_pre_exc, &m->on_pre_inh};
     for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
         eq_prog_free(ps[k]);
+    eq_jit_free(m->jit);
     free(m);
 }
 

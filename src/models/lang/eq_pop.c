@@ -1,4 +1,5 @@
-/* A population of N independent neurons run by the interpreter, one step in
+/* A population of N independent neurons (generated code or the
+ * interpreter, eq_update_range and eq_exec), one step in
  * Brian2's schedule (groups, thresholds, resets):
  *   not_refractory = timestep(t - lastspike, dt) >= timestep(refractory, dt)
  *   state update at t = step*dt
@@ -19,7 +20,9 @@ struct bl_eq_pop {
     double *state;     /* n_vars arrays of n */
     double *lastspike; /* n */
     uint8_t *nr;       /* n: not_refractory after the last update */
+    uint8_t *fire;     /* n: the threshold holds (this step) */
     double *r;         /* one register file */
+    double **vars;     /* n_vars pointers into state, for eq_update_range */
     bl_eq_normal_fn normal;
     void *user;
 };
@@ -38,14 +41,18 @@ bl_status bl_eq_pop_create(const bl_eq_model *m, uint32_t n, bl_eq_pop **out, bl
     p->state = malloc(nv * n * sizeof *p->state);
     p->lastspike = malloc(n * sizeof *p->lastspike);
     p->nr = malloc(n);
+    p->fire = malloc(n);
     p->r = calloc(m->n_regs, sizeof *p->r);
-    if (!p->state || !p->lastspike || !p->nr || !p->r) {
+    p->vars = malloc(nv * sizeof *p->vars);
+    if (!p->state || !p->lastspike || !p->nr || !p->fire || !p->r || !p->vars) {
         bl_eq_pop_destroy(p);
         return bl_fail(err, BL_ERR_NOMEM, "population: out of memory for %u neurons", n);
     }
-    for (uint32_t v = 0; v < m->n_vars; v++)
+    for (uint32_t v = 0; v < m->n_vars; v++) {
+        p->vars[v] = p->state + (size_t)v * n;
         for (uint32_t i = 0; i < n; i++)
             p->state[(size_t)v * n + i] = m->var_init[v];
+    }
     for (uint32_t i = 0; i < n; i++) {
         p->lastspike[i] = -1e4;
         p->nr[i] = 1;
@@ -62,7 +69,9 @@ void bl_eq_pop_destroy(bl_eq_pop *p)
     free(p->state);
     free(p->lastspike);
     free(p->nr);
+    free(p->fire);
     free(p->r);
+    free(p->vars);
     free(p);
 }
 
@@ -105,7 +114,10 @@ bl_status bl_eq_pop_step(bl_eq_pop *p, uint32_t *spiked, uint32_t *n_spiked, bl_
     double dt = m->dt, t = (double)p->step * dt;
     eq_vm_ctx ctx = {p->normal, p->user, 0, p->step};
     uint32_t ns = 0;
-    p->r[R_T] = t;
+    /* not_refractory of every neuron, then the update of all, then the
+     * threshold of all (over ranges: generated loops when there are; the
+     * neurons are independent, so the same bits as neuron by neuron), then
+     * the spikes and resets in neuron order */
     for (uint32_t i = 0; i < p->n; i++) {
         int nr = 1;
         if (m->ref_steps >= 0) {
@@ -113,23 +125,24 @@ bl_status bl_eq_pop_step(bl_eq_pop *p, uint32_t *spiked, uint32_t *n_spiked, bl_
             nr = (int64_t)el >= m->ref_steps;
         }
         p->nr[i] = (uint8_t)nr;
-        load(p, i);
-        p->r[R_NR] = nr;
-        ctx.neuron = i;
-        eq_vm_run(&m->update, p->r, &ctx);
-        if (m->has_threshold) {
-            eq_vm_run(&m->threshold, p->r, &ctx);
-            if (p->r[m->threshold.result] != 0 && (m->ref_steps < 0 || nr)) {
-                spiked[ns++] = i;
-                p->lastspike[i] = t;
-                p->nr[i] = 0;
-                if (m->has_reset) {
-                    p->r[R_NR] = 0;
-                    eq_vm_run(&m->reset, p->r, &ctx);
-                }
-            }
+    }
+    eq_update_range(m, 0, p->n, p->vars, p->nr, t, p->r, &ctx);
+    if (m->has_threshold)
+        eq_threshold_range(m, 0, p->n, p->vars, p->nr, t, p->r, &ctx, p->fire);
+    p->r[R_T] = t;
+    for (uint32_t i = 0; m->has_threshold && i < p->n; i++) {
+        if (!p->fire[i] || (m->ref_steps >= 0 && !p->nr[i]))
+            continue;
+        spiked[ns++] = i;
+        p->lastspike[i] = t;
+        p->nr[i] = 0;
+        if (m->has_reset) {
+            load(p, i);
+            p->r[R_NR] = 0;
+            ctx.neuron = i;
+            eq_exec(&m->reset, p->r, &ctx);
+            store(p, i);
         }
-        store(p, i);
     }
     *n_spiked = ns;
     p->step++;
@@ -148,7 +161,7 @@ static bl_status run_block(bl_eq_pop *p, const eq_prog *prog, int has, const cha
     p->r[R_T] = (double)p->step * p->m->dt;
     p->r[R_NR] = p->nr[neuron];
     p->r[R_W] = w;
-    eq_vm_run(prog, p->r, &ctx);
+    eq_exec(prog, p->r, &ctx);
     store(p, neuron);
     return BL_OK;
 }
