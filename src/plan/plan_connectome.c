@@ -46,7 +46,9 @@ static const char *const output_keys[] = {"spikes", "counts", "state", "propagat
                                           "top_responders", "psth", "probes", NULL};
 static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "population",
                                             "rate_hz", "start_ms", "stop_ms", "mode", "rates", "baseline_hz",
-                                            "modulation", "schedule", NULL};
+                                            "modulation", "schedule", "current", "variable", "amplitude",
+                                            "times_ms", "amplitudes", "start_amplitude", "stop_amplitude", "values", "unit", "every_ms",
+                                            "mean", "sigma", NULL};
 static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "population", NULL};
 
 /* The [model] table as the resolved plan records it (so that the plan hash
@@ -670,6 +672,15 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
     }
     if (!st)
         st = silenced_union(plan, ctx->err);
+    /* A screen builds its conditions' stimuli itself (screen_run.c), from
+     * Poisson populations only: refuse what it would leave out. */
+    for (size_t i = 0; !st && screen && i < plan->n_stimuli; i++)
+        if (plan->stimuli[i].view.current) {
+            char where[BL_PK_PATH_MAX];
+            bl_pk_index(where, sizeof where, "stimulus", i);
+            st = bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_array_at(stim, i), where,
+                            "a screen cannot inject currents yet (write one connectome plan per condition)");
+        }
     return st || !screen ? st : bl_pk_read_screen(ctx, root, plan);
 }
 
