@@ -137,7 +137,7 @@ sha=$(sha256sum "$root/models/shiu2024.toml" | cut -d' ' -f1)
 grep -rq "$sha" "$frec"/manifest.json || fail "model file: its SHA-256 is not in the record's manifest"
 # The shipped text and the plan's block compile to the same model: the inline
 # record's and the file record's resolved model tables are the same JSON.
-python3 - "$work" <<'PY' || fail "model file: recorded model differs from the inline block's"
+/usr/bin/python3 - "$work" <<'PY' || fail "model file: recorded model differs from the inline block's"
 import sys, json, glob
 w = sys.argv[1]
 def model(pattern):
