@@ -113,6 +113,9 @@ static bl_status read_npy(const bl_pk_ctx *ctx, bl_plan *plan, const bl_toml_nod
         if (!isfinite(x))
             st = bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "\"%s\": value %" PRIu64 " is not finite", shown, k);
         pop->current_values[k] = x * scale;
+        if (!st && !isfinite(pop->current_values[k]))
+            st = bl_pk_fail(ctx, BL_ERR_INVALID, v, path, "\"%s\": value %" PRIu64 " times the unit is not finite",
+                            shown, k);
     }
     if (!st) {
         pop->current.n_values = a.count;
@@ -251,7 +254,7 @@ bl_status bl_pk_read_current(const bl_pk_ctx *ctx, const bl_toml_node *node, con
         if ((st = grow(ctx, pop, n)))
             break;
         for (size_t j = 0; !st && j < n; j++) {
-            double x;
+            double x = 0;
             const bl_toml_node *vj = bl_toml_array_at(v, j);
             if (bl_toml_type_of(vj) == BL_TOML_BOOLEAN || !bl_toml_get_double(vj, &x) || !isfinite(x)) {
                 char ip[BL_PK_PATH_MAX];
@@ -259,6 +262,11 @@ bl_status bl_pk_read_current(const bl_pk_ctx *ctx, const bl_toml_node *node, con
                 st = bl_pk_fail(ctx, BL_ERR_INVALID, vj, ip, "expected a number (in %s)", unit);
             }
             pop->current_values[j] = x * scale;
+            if (!st && !isfinite(pop->current_values[j])) {
+                char ip[BL_PK_PATH_MAX];
+                bl_pk_index(ip, sizeof ip, KEY("values"), j);
+                st = bl_pk_fail(ctx, BL_ERR_INVALID, vj, ip, "%g %s is not a finite value", x, unit);
+            }
         }
         c->n_values = n;
         break;
