@@ -7,7 +7,8 @@ computation of the noise draws.
 1. A LIF written as equations, `dv/dt = (v_0 - v)/tau + I_inj/C` with
    `I_inj : amp`, no synapses (each neuron on its own), driven by a DC
    current with a window, a step current overlapping it on two neurons (the
-   currents add), a ramp and a table, on the larva connectome through
+   currents add), a ramp, a table and a noise current (its values from the
+   independent Philox of part 2), on the larva connectome through
    `brainlesslab run`. Brian2 runs the same equations, method (euler),
    threshold, reset and refractory period, with I_inj set from a
    TimedArray of the same per-step values at the start of every step
@@ -116,8 +117,16 @@ current = "table"
 values = [0.1, 0.5, 0.9]
 unit = "nA"
 every_ms = 20.0
+[[stimulus]]
+name = "noise"
+neurons = [8]
+current = "noise"
+mean = "0.4 nA"
+sigma = "0.3 nA"
+start_ms = 30.0
 '''
-K = 8  # neurons 0..7 are driven
+K = 9  # neurons 0..8 are driven
+SEED = 1
 
 
 def run_plan(text, work, name):
@@ -160,6 +169,8 @@ def drive_values():
     tab = np.array([0.1 * NA, 0.5 * NA, 0.9 * NA])
     idx = s // 200
     I[:, 7] += np.where(idx < 3, tab[np.minimum(idx, 2)], 0.0)
+    # the noise current (index 4 among the plan's currents), trial 0
+    I[:, 8] += [0.4 * NA + 0.3 * NA * normal(SEED, 4, 0, 8, k) if k >= 300 else 0.0 for k in range(STEPS)]
     return I
 
 
@@ -212,7 +223,7 @@ backend = "reference"
             print(f"FAIL: final v differs first at neuron {j}: ours {v[j]!r} Brian2 {bv[j]!r} ({ulps} ulps)")
             bad = 1
         else:
-            print("final v of the 8 driven neurons: bit-identical to Brian2")
+            print(f"final v of the {K} driven neurons (DC, step, ramp, table, noise): bit-identical to Brian2")
 
         # 2. Noise: every probed value is one draw.
         noise_model = '''[model]
