@@ -63,14 +63,19 @@ bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *b
     char report[1024] = "";
     if (!strcmp(name, "auto") && bl_connectome_parts(net->connectome) > 1)
         name = "mpi"; /* the only backend that runs a part (below) */
-    /* A model with only a reference kernel (the "equations" row today): auto
-     * and cpu run it on the reference backend, and the run log says so. */
-    if (!net->model->part && strcmp(name, "reference")) {
+    /* A model with only a reference kernel (the "equations" row today), or
+     * injected currents (only the reference kernel applies them so far,
+     * src/models/eq_current.c; a partition kernel would silently leave them
+     * out): auto and cpu run it on the reference backend, and the run log
+     * says so. */
+    if ((!net->model->part || net->n_currents) && strcmp(name, "reference")) {
+        const char *why = net->model->part ? "injects currents, which only the reference kernel applies"
+                                           : "has only the reference kernel";
         if (strcmp(name, "auto") && strcmp(name, "cpu"))
-            return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s': model '%s' has only the reference kernel (use "
-                           "backend \"reference\", \"cpu\" or \"auto\")", name, net->model->name);
-        snprintf(report, sizeof report, "[{\"backend\": \"reference\", \"why\": \"model '%s' has only the "
-                 "reference kernel: backend '%s' runs as reference\"}]", net->model->name, name);
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s': model '%s' %s (use backend \"reference\", "
+                           "\"cpu\" or \"auto\")", name, net->model->name, why);
+        snprintf(report, sizeof report, "[{\"backend\": \"reference\", \"why\": \"model '%s' %s: backend '%s' "
+                 "runs as reference\"}]", net->model->name, why, name);
         name = "reference";
     }
     if (!strcmp(name, "auto")) {
