@@ -127,6 +127,13 @@ for f in counts.npy final_v.npy spikes/trial-0000.h5; do
 done
 /usr/bin/python3 -c "import numpy as np,sys; c=np.load('$ri/counts.npy'); sys.exit(0 if c[0,:2].sum() > 0 else 1)" \
   || fail "table: the driven neurons never fired (the comparison proves nothing)"
+# cpu (and auto) run a plan with currents on the reference backend, which is
+# the one that applies them, and the record says so: the same bytes.
+sed 's/^backend = "reference"/backend = "cpu"/' "$work/inline.toml" >"$work/cpu.toml"
+"$BL_CLI" run "$work/cpu.toml" --root "$work/rc" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "cpu run"; }
+rc=$(ls -d "$work"/rc/*/)
+cmp -s "$ri/counts.npy" "$rc/counts.npy" && cmp -s "$ri/final_v.npy" "$rc/final_v.npy" || fail "cpu: differs from reference"
+grep -q "reference" "$rc/run.log" || fail "cpu: the run log does not say it ran on the reference backend"
 sha=$(sha256sum "$work/table.npy" | cut -d' ' -f1)
 grep -q "$sha" "$rn/manifest.json" || fail "table: the .npy file's SHA-256 is not in the record"
 echo "ok"
