@@ -258,6 +258,15 @@ bl_status bl_pk_read_protocol(const bl_pk_ctx *ctx, const bl_toml_node *node, co
             return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, window_keys[k]), path,
                               "start_ms and stop_ms go with rate_hz (a %s has its own windows)", forms[form]);
         }
+    /* A current's keys on a Poisson or schedule stimulus would be ignored. */
+    static const char *const current_keys[] = {"variable", "amplitude", "times_ms", "amplitudes", "start_amplitude",
+                                               "stop_amplitude", "values", "unit", "every_ms", "mean", "sigma"};
+    for (size_t k = 0; form != 4 && k < sizeof current_keys / sizeof *current_keys; k++)
+        if (bl_toml_table_get(node, current_keys[k])) {
+            bl_pk_join(path, sizeof path, where, current_keys[k], strlen(current_keys[k]));
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, current_keys[k]), path,
+                              "goes with current = \"dc\" | \"step\" | \"ramp\" | \"table\" | \"noise\"");
+        }
     if (form != 2 && bl_toml_table_get(node, "modulation")) {
         bl_pk_join(path, sizeof path, where, "modulation", 10);
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "modulation"), path,

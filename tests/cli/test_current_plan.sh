@@ -79,6 +79,9 @@ refuse "$work/key.toml" "stimulus[0].sigma: not a key of a dc current"
 rate_hz = 10.0
 amplitude = "1 nA"'; } >"$work/two.toml"
 refuse "$work/two.toml" "a stimulus takes one of rate_hz, rates, baseline_hz, schedule or current"
+{ head_plan; model; stim 'rate_hz = 10.0
+amplitude = "1 nA"'; } >"$work/stray.toml"
+refuse "$work/stray.toml" 'stimulus[0].amplitude: goes with current = "dc"'
 { head_plan; model; stim 'current = "step"
 times_ms = [0.0, 5.0]
 amplitudes = ["1 nA"]'; } >"$work/steplen.toml"
