@@ -79,6 +79,19 @@ BL_API bl_status bl_eq_model_load(const char *path, double dt_s, size_t n_set, c
                                   const char *const *set_values, bl_eq_model **out, bl_error *err);
 BL_API void bl_eq_model_destroy(bl_eq_model *m);
 
+/* The model files this build ships (the .toml files of models/ in the source, installed
+ * to share/brainlesslab/models; their text is compiled into the library):
+ * count, the i-th name, and a name's TOML text (NULL when not shipped). */
+BL_API size_t bl_eq_shipped_count(void);
+BL_API const char *bl_eq_shipped_name(size_t i);
+BL_API const char *bl_eq_shipped_text(const char *name, size_t *len);
+/* 1 when the shipped model `name` is also a preset (`[model] preset =
+ * "name"`), run by that preset's hand-written kernel (docs/models.md). */
+BL_API int bl_eq_shipped_is_preset(const char *name);
+/* bl_eq_model_load for a shipped model, by name. */
+BL_API bl_status bl_eq_model_load_shipped(const char *name, double dt_s, size_t n_set, const char *const *set_names,
+                                          const char *const *set_values, bl_eq_model **out, bl_error *err);
+
 /* State arrays of a population, in the order the equations declare them:
  * differential variables and per-neuron parameters. */
 BL_API size_t bl_eq_model_n_vars(const bl_eq_model *m);

@@ -80,6 +80,7 @@ typedef struct bl_plan_population {
     const double *segments; /* one Poisson population (stream index) each; 0: rate_hz over the window */
     size_t n_schedule;      /* schedule = "file.npy": explicit (step, neuron) pairs, */
     const int32_t *schedule; /* no Poisson draw (0: none) */
+    const bl_current *current; /* current = "dc" | ...: current injection, no Poisson draw (NULL: none) */
 } bl_plan_population;
 
 /* Operation "audit": what to break down and where the hierarchy starts. */

@@ -49,6 +49,40 @@ BL_API bl_status bl_stimulus_add_forced_events(bl_stimulus *s, const int32_t *st
  * shiu2024 (default: every neuron of every population and schedule). */
 BL_API bl_status bl_stimulus_set_targets(bl_stimulus *s, const int32_t *neurons, size_t n, bl_error *err);
 
+/* Current injection (docs/models.md, "Current injection"): a value a model
+ * from equations reads in a per-neuron parameter (`I_inj : amp`), set for
+ * the chosen neurons before each step's state update. Where several currents
+ * set one variable of one neuron, their values add; a current is 0 outside
+ * its window [start_step, stop_step) (stop_step < 0: to the end), and a
+ * variable no current sets keeps its own value. Values are SI (amp for an
+ * `amp` variable), in the variable's dimension. */
+typedef enum bl_current_kind {
+    BL_CURRENT_DC = 0, /* amplitude */
+    BL_CURRENT_STEP,   /* values[k] from steps[k] (ascending) until steps[k+1] or the window's end */
+    BL_CURRENT_RAMP,   /* from + (to - from) * ((s - start) / (stop - start)), s the step; needs stop */
+    BL_CURRENT_TABLE,  /* values[k] over steps [start + k*every, start + (k+1)*every), 0 after */
+    BL_CURRENT_NOISE   /* amplitude + sigma * z, z standard normal, one per neuron, step and trial */
+} bl_current_kind;
+
+typedef struct bl_current {
+    bl_current_kind kind;
+    const char *variable;          /* the model's per-neuron parameter */
+    int64_t start_step, stop_step; /* the window */
+    double amplitude;              /* dc: the value; noise: the mean */
+    double sigma;                  /* noise: the standard deviation of each step's value */
+    double from, to;               /* ramp */
+    size_t n_values;               /* step, table */
+    const double *values;
+    const int64_t *steps;          /* step: where each value starts */
+    int64_t every_steps;           /* table: steps per value (>= 1) */
+} bl_current;
+
+/* Add a current on neurons (copied, sorted, unique); its noise stream index
+ * is the number of currents added before it (docs/streams.md). */
+BL_API bl_status bl_stimulus_add_current(bl_stimulus *s, const int32_t *neurons, size_t n, const bl_current *c,
+                                         bl_error *err);
+BL_API size_t bl_stimulus_n_currents(const bl_stimulus *s);
+
 BL_API size_t bl_stimulus_n_populations(const bl_stimulus *s);
 BL_API size_t bl_stimulus_n_events(const bl_stimulus *s);
 

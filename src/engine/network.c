@@ -8,6 +8,7 @@
 #include "core/invariant.h"
 #include "engine/network_impl.h"
 #include "models/model_table.h"
+#include "models/eq_current.h"
 #include "stimulus/stimulus_impl.h"
 
 static bl_status check_neuron(int32_t neuron, uint64_t n, const char *what, size_t index, bl_error *err)
@@ -132,6 +133,27 @@ bl_status bl_network_create(const bl_connectome *c, const bl_lif_params *params,
             }
         net->forced = stim->forced;
         net->n_forced = stim->n_forced;
+        /* A current sets a variable of a model from equations; a preset has
+         * no such variable, and silently ignoring the current would run
+         * another experiment than the one asked for. */
+        if (stim->n_currents && !params->equations) {
+            bl_network_destroy(net);
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "current injection needs a model from equations that declares "
+                           "the variable it sets (I_inj : amp); model '%s' has none",
+                           bl_model_of(params->preset)->name);
+        }
+        if (stim->n_currents && (st = bl_eq_current_check(params->equations, stim->currents, stim->n_currents, err))) {
+            bl_network_destroy(net);
+            return st;
+        }
+        for (size_t k = 0; k < stim->n_currents; k++)
+            for (size_t i = 0; i < stim->currents[k].n; i++)
+                if ((st = check_neuron(stim->currents[k].neurons[i], n, "current", k, err))) {
+                    bl_network_destroy(net);
+                    return st;
+                }
+        net->currents = stim->currents;
+        net->n_currents = stim->n_currents;
     }
 
     /* Refractory periods: Shiu's model.py sets rfc = 0 for every Poisson target. */

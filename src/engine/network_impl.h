@@ -35,6 +35,8 @@ struct bl_network {
     const int32_t *forced; /* forced spikes: pairs (step, neuron), sorted */
     size_t n_forced;
     uint8_t *silenced;     /* per neuron */
+    const struct bl_current_in *currents; /* current injection (borrowed from the stimulus; */
+    size_t n_currents;                    /* models from equations only: src/models/eq_current.c) */
 };
 
 /* Edge weights are computed where they are used rather than stored: the

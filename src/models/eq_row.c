@@ -30,6 +30,7 @@
 #include "engine/kernel.h"
 #include "models/eq_part.h"
 #include "models/eq_edges.h"
+#include "models/eq_current.h"
 #include "models/eq_row.h"
 #include "models/lang/eq_impl.h"
 
@@ -202,6 +203,9 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
     for (int64_t step = 0; step < (int64_t)n_steps; step++) {
         ctx.step = (uint64_t)step;
         s->r[R_T] = (double)step * m->dt;
+        /* 0. current injection sets its variables (src/models/eq_current.c) */
+        if (net->n_currents)
+            bl_eq_current_apply(net, m, trial, step, s->state, n);
         /* 1. refractoriness, then the update */
         for (uint64_t i = 0; i < n; i++) {
             s->not_refractory[i] = (step - s->last_spike[i]) >= net->refractory_steps[i];

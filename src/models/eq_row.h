@@ -36,4 +36,9 @@ bl_status bl_eq_model_from_toml(const struct bl_toml_node *model, const char *pa
  * and parameters, in seconds; `what` names it in messages. */
 bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, double *seconds, bl_error *err);
 
+/* A quantity text ("0.5 nA") for the per-neuron parameter `var` of the
+ * model, in SI: refused unless var is one and the dimensions agree. */
+bl_status bl_eq_model_var_quantity(bl_eq_model *m, const char *var, const char *what, const char *text, double *value,
+                                   bl_error *err);
+
 #endif

@@ -207,6 +207,9 @@ static void free_populations(bl_pk_population *pops, size_t n)
         free(pops[i].neurons);
         free(pops[i].segments);
         free(pops[i].schedule);
+        free(pops[i].current_variable);
+        free(pops[i].current_values);
+        free(pops[i].current_steps);
     }
     free(pops);
 }
@@ -363,6 +366,8 @@ bl_status bl_plan_add_stimulus(const bl_plan *plan, const bl_plan_population *p,
 {
     size_t first = bl_stimulus_n_populations(s);
     bl_status st = BL_OK;
+    if (p->current) /* current injection: no Poisson population, no stream index */
+        return bl_stimulus_add_current(s, p->neurons, p->n_neurons, p->current, err);
     if (p->n_schedule) {
         st = p->force ? bl_stimulus_add_forced_events(s, p->schedule, p->n_schedule, err)
                       : bl_stimulus_add_events(s, p->schedule, p->n_schedule, err);

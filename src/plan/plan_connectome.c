@@ -2,6 +2,7 @@
  *
  *     [connectome] path = "dir"            relative to the plan file
  *     [model] preset = "shiu2024"          or another row of the model table
+ *     [model] file = "m.toml"              or a model file, relative to the plan
  *     [model.parameters] name = number     overrides (bl_lif_param_names)
  *     [[population]] name, selector criteria (plan_population.c)
  *     [[stimulus]] name, selector, rate_hz, start_ms = 0, stop_ms = end of trial
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "brainlesslab/hash.h"
+#include "core/file.h"
 #include "models/eq_part.h"
 #include "models/eq_row.h"
 #include "models/model_table.h"
@@ -46,7 +48,9 @@ static const char *const output_keys[] = {"spikes", "counts", "state", "propagat
                                           "top_responders", "psth", "probes", NULL};
 static const char *const stimulus_keys[] = {"name", "neurons", "ids", "select", "population",
                                             "rate_hz", "start_ms", "stop_ms", "mode", "rates", "baseline_hz",
-                                            "modulation", "schedule", NULL};
+                                            "modulation", "schedule", "current", "variable", "amplitude",
+                                            "times_ms", "amplitudes", "start_amplitude", "stop_amplitude", "values", "unit", "every_ms",
+                                            "mean", "sigma", NULL};
 static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "population", NULL};
 
 /* The [model] table as the resolved plan records it (so that the plan hash
@@ -134,11 +138,81 @@ static bl_status read_eq_model(const bl_pk_ctx *ctx, const bl_toml_node *model, 
     return BL_OK;
 }
 
+/* [model] file = "path.toml": a model file (its own [model] table, the same
+ * keys as a written model), relative to the plan. Read once and hashed as
+ * read (the record's inputs name those bytes); its [model] table is recorded
+ * in the resolved plan as an inline one is, so a plan naming the file and a
+ * plan holding the same table have the same model text in their hash. */
+static bl_status read_model_file(const bl_pk_ctx *ctx, const bl_toml_node *model, bl_plan *plan)
+{
+    static const char *const file_keys[] = {"file", NULL};
+    const char *given;
+    size_t len;
+    bl_status st = bl_pk_check_keys(ctx, model, "model", file_keys);
+    if (st || (st = bl_pk_string(ctx, model, "model", "file", 1, &given, NULL)))
+        return st;
+    const bl_toml_node *node = bl_toml_table_get(model, "file");
+    if (!bl_toml_get_string(node, &given, &len))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, "model.file", "expected a string");
+    char shown[256];
+    bl_pk_printable(shown, sizeof shown, given, len);
+    if (!*given || strlen(given) != len)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, node, "model.file", "expected the path of a model file (.toml, "
+                          "relative to the plan)");
+    size_t need = strlen(plan->path) + len + 2;
+    char *full = malloc(need);
+    if (!full)
+        return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot allocate a path");
+    if (given[0] == '/') {
+        snprintf(full, need, "%s", given);
+    } else {
+        snprintf(full, need, "%s", plan->path);
+        char *slash = strrchr(full, '/');
+        snprintf(slash + 1, need - (size_t)(slash + 1 - full), "%s", given);
+    }
+    char *abs = realpath(full, NULL);
+    int e = errno;
+    free(full);
+    if (!abs)
+        return bl_pk_fail(ctx, BL_ERR_IO, node, "model.file", "\"%s\": %s", shown, strerror(e));
+    uint8_t *text = NULL;
+    size_t n = 0;
+    char sha[65];
+    bl_error rerr = {0};
+    bl_toml_doc *doc = NULL;
+    st = bl_read_input(abs, BL_TOML_MAX_BYTES, &text, &n, sha, &rerr);
+    if (!st)
+        st = bl_toml_parse_text((const char *)text, n, given, &doc, &rerr);
+    if (st) {
+        free(text);
+        free(abs);
+        return bl_pk_fail(ctx, st, node, "model.file", "\"%s\": %s", shown, rerr.message);
+    }
+    /* Messages about the file's model name the file and its lines. */
+    bl_pk_ctx fctx = {given, ctx->err};
+    const bl_toml_node *fmodel = bl_toml_table_get(bl_toml_root(doc), "model");
+    if (!fmodel || bl_toml_type_of(fmodel) != BL_TOML_TABLE)
+        st = bl_fail(ctx->err, BL_ERR_INVALID, "%s: model.file \"%s\": no [model] table", ctx->file, shown);
+    else if (!bl_toml_table_get(fmodel, "equations"))
+        st = bl_fail(ctx->err, BL_ERR_INVALID, "%s: model.file \"%s\": its [model] table has no equations "
+                     "(a model file writes the model; a preset is named in the plan)", ctx->file, shown);
+    else
+        st = read_eq_model(&fctx, fmodel, plan);
+    if (!st)
+        st = bl_pk_add_input(plan, "model file", abs, sha, n, ctx->err);
+    bl_toml_destroy(doc);
+    free(text);
+    free(abs);
+    return st;
+}
+
 static bl_status read_model(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
 {
     const bl_toml_node *model, *params = NULL;
     const char *preset = "shiu2024";
     bl_status st = bl_pk_table(ctx, root, "", "model", 0, &model);
+    if (!st && model && bl_toml_table_get(model, "file"))
+        return read_model_file(ctx, model, plan);
     if (!st && model && bl_toml_table_get(model, "equations")) {
         if (bl_toml_table_get(model, "preset"))
             return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(model, "preset"), "model.preset",
@@ -614,6 +688,15 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
     }
     if (!st)
         st = silenced_union(plan, ctx->err);
+    /* A screen builds its conditions' stimuli itself (screen_run.c), from
+     * Poisson populations only: refuse what it would leave out. */
+    for (size_t i = 0; !st && screen && i < plan->n_stimuli; i++)
+        if (plan->stimuli[i].view.current) {
+            char where[BL_PK_PATH_MAX];
+            bl_pk_index(where, sizeof where, "stimulus", i);
+            st = bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_array_at(stim, i), where,
+                            "a screen cannot inject currents yet (write one connectome plan per condition)");
+        }
     return st || !screen ? st : bl_pk_read_screen(ctx, root, plan);
 }
 

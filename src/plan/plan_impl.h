@@ -25,6 +25,11 @@ typedef struct bl_pk_population {
     double *segments;     /* [[stimulus]] rate table (3 per segment) */
     int32_t *schedule;    /* [[stimulus]] schedule pairs */
     char schedule_sha256[65];
+    bl_current current;      /* [[stimulus]] current = ... (plan_current.c); view.current points here */
+    char *current_variable;
+    double *current_values;
+    int64_t *current_steps;
+    char current_sha256[65]; /* values = "file.npy" ("" otherwise) */
 } bl_pk_population;
 
 /* A resolved plan: the header (identity and its row of the operations
@@ -184,6 +189,10 @@ bl_status bl_pk_find_named(const bl_pk_ctx *ctx, const bl_plan *plan, const bl_t
                            const char *path, size_t visible, const bl_pk_population **out);
 
 /* Append an input file (strings are copied). */
+/* current = "dc" | "step" | "ramp" | "table" | "noise" in a [[stimulus]]
+ * table (plan_current.c): current injection into a model from equations. */
+bl_status bl_pk_read_current(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where, bl_plan *plan,
+                             bl_pk_population *pop);
 bl_status bl_pk_add_input(bl_plan *plan, const char *role, const char *path, const char *sha256,
                           uint64_t bytes, bl_error *err);
 

@@ -45,7 +45,40 @@ static void add_population(bl_cj *b, cJSON *arr, const bl_pk_population *p, int 
         snprintf(cut, sizeof cut, "%.*s... (%zu bytes)", keep, p->selector, len);
         bl_cj_str(b, o, "selector", cut);
     }
-    if (stimulus && p->view.n_schedule) {
+    if (stimulus && p->view.current) { /* only when given: other plans keep their hash */
+        static const char *const kinds[] = {"dc", "step", "ramp", "table", "noise"};
+        const bl_current *c = p->view.current;
+        cJSON *cur = bl_cj_obj(b, o, "current");
+        if (cur) {
+            bl_cj_str(b, cur, "kind", kinds[c->kind]);
+            bl_cj_str(b, cur, "variable", c->variable);
+            bl_cj_int(b, cur, "start_step", c->start_step);
+            bl_cj_int(b, cur, "stop_step", c->stop_step);
+            if (c->kind == BL_CURRENT_DC || c->kind == BL_CURRENT_NOISE)
+                bl_cj_num(b, cur, c->kind == BL_CURRENT_DC ? "amplitude" : "mean", c->amplitude);
+            if (c->kind == BL_CURRENT_NOISE)
+                bl_cj_num(b, cur, "sigma", c->sigma);
+            if (c->kind == BL_CURRENT_RAMP) {
+                bl_cj_num(b, cur, "start_amplitude", c->from);
+                bl_cj_num(b, cur, "stop_amplitude", c->to);
+            }
+            if (c->kind == BL_CURRENT_TABLE)
+                bl_cj_int(b, cur, "every_steps", c->every_steps);
+            if (c->kind == BL_CURRENT_TABLE && p->current_sha256[0]) {
+                bl_cj_uint(b, cur, "n_values", c->n_values);
+                bl_cj_str(b, cur, "values_sha256", p->current_sha256);
+            } else if (c->kind == BL_CURRENT_STEP || c->kind == BL_CURRENT_TABLE) {
+                cJSON *vals = bl_cj_arr(b, cur, "values");
+                for (size_t k = 0; vals && k < c->n_values; k++)
+                    bl_cj_append_num(b, vals, c->values[k]);
+            }
+            if (c->kind == BL_CURRENT_STEP) {
+                cJSON *steps = bl_cj_arr(b, cur, "steps");
+                for (size_t k = 0; steps && k < c->n_values; k++)
+                    bl_cj_append_num(b, steps, (double)c->steps[k]);
+            }
+        }
+    } else if (stimulus && p->view.n_schedule) {
         bl_cj_uint(b, o, "schedule_events", p->view.n_schedule);
         bl_cj_str(b, o, "schedule_sha256", p->schedule_sha256);
     } else if (stimulus && p->view.n_segments) {

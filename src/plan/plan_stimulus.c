@@ -11,6 +11,8 @@
  *     mode = "input" | "force"                       input to the membrane (the
  *                                                    model's Poisson input) or
  *                                                    forced spikes (bl_stimulus_set_force)
+ *     current = "dc" | "step" | "ramp" | "table"     current injection into a model
+ *               | "noise"                            from equations (plan_current.c)
  *
  * A rate table is one Poisson population per segment, in order, each with its
  * own stream index (the index counts segments over all [[stimulus]] tables in
@@ -223,15 +225,15 @@ static bl_status read_schedule(const bl_pk_ctx *ctx, const bl_toml_node *v, cons
 bl_status bl_pk_read_protocol(const bl_pk_ctx *ctx, const bl_toml_node *node, const char *where, bl_plan *plan,
                               bl_pk_population *pop)
 {
-    static const char *const forms[] = {"rate_hz", "rates", "baseline_hz", "schedule"};
+    static const char *const forms[] = {"rate_hz", "rates", "baseline_hz", "schedule", "current"};
     int form = -1;
     char path[BL_PK_PATH_MAX];
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (bl_toml_table_get(node, forms[k])) {
             if (form >= 0) {
                 bl_pk_join(path, sizeof path, where, forms[k], strlen(forms[k]));
                 return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, forms[k]), path,
-                                  "a stimulus takes one of rate_hz, rates, baseline_hz or schedule, and '%s' is "
+                                  "a stimulus takes one of rate_hz, rates, baseline_hz, schedule or current, and '%s' is "
                                   "given too", forms[form]);
             }
             form = k;
@@ -250,11 +252,20 @@ bl_status bl_pk_read_protocol(const bl_pk_ctx *ctx, const bl_toml_node *node, co
     pop->view.force = !strcmp(mode, "force");
     /* Keys that belong to another form are mistakes, not defaults. */
     static const char *const window_keys[] = {"start_ms", "stop_ms"};
-    for (int k = 0; form > 0 && k < 2; k++)
+    for (int k = 0; form > 0 && form != 4 && k < 2; k++)
         if (bl_toml_table_get(node, window_keys[k])) {
             bl_pk_join(path, sizeof path, where, window_keys[k], strlen(window_keys[k]));
             return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, window_keys[k]), path,
                               "start_ms and stop_ms go with rate_hz (a %s has its own windows)", forms[form]);
+        }
+    /* A current's keys on a Poisson or schedule stimulus would be ignored. */
+    static const char *const current_keys[] = {"variable", "amplitude", "times_ms", "amplitudes", "start_amplitude",
+                                               "stop_amplitude", "values", "unit", "every_ms", "mean", "sigma"};
+    for (size_t k = 0; form != 4 && k < sizeof current_keys / sizeof *current_keys; k++)
+        if (bl_toml_table_get(node, current_keys[k])) {
+            bl_pk_join(path, sizeof path, where, current_keys[k], strlen(current_keys[k]));
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, current_keys[k]), path,
+                              "goes with current = \"dc\" | \"step\" | \"ramp\" | \"table\" | \"noise\"");
         }
     if (form != 2 && bl_toml_table_get(node, "modulation")) {
         bl_pk_join(path, sizeof path, where, "modulation", 10);
@@ -269,6 +280,13 @@ bl_status bl_pk_read_protocol(const bl_pk_ctx *ctx, const bl_toml_node *node, co
         return read_table(ctx, bl_toml_table_get(node, "rates"), path, plan, pop);
     case 2:
         return read_modulation(ctx, node, where, plan, pop);
+    case 4:
+        if (pop->view.force) {
+            bl_pk_join(path, sizeof path, where, "mode", 4);
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "mode"), path,
+                              "a current is input to a variable; it cannot force spikes");
+        }
+        return bl_pk_read_current(ctx, node, where, plan, pop);
     case 3:
         bl_pk_join(path, sizeof path, where, "schedule", 8);
         return read_schedule(ctx, bl_toml_table_get(node, "schedule"), path, plan, pop);

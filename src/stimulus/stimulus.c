@@ -25,6 +25,13 @@ void bl_stimulus_destroy(bl_stimulus *s)
     free(s->events);
     free(s->forced);
     free(s->targets);
+    for (size_t k = 0; k < s->n_currents; k++) {
+        free(s->currents[k].neurons);
+        free(s->currents[k].variable);
+        free(s->currents[k].values);
+        free(s->currents[k].steps);
+    }
+    free(s->currents);
     free(s);
 }
 
@@ -184,3 +191,66 @@ uint64_t bl_bernoulli_threshold(double rate_hz, double dt_ms)
         return UINT64_C(1) << 32;
     return (uint64_t)floor(ldexp(p, 32));
 }
+
+bl_status bl_stimulus_add_current(bl_stimulus *s, const int32_t *neurons, size_t n, const bl_current *c,
+                                  bl_error *err)
+{
+    size_t index = s->n_currents;
+    if (!c || !c->variable || !*c->variable)
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: no variable named", index);
+    if ((unsigned)c->kind > BL_CURRENT_NOISE)
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: unknown kind %d", index, (int)c->kind);
+    if (c->start_step < 0 || (c->stop_step >= 0 && c->stop_step <= c->start_step))
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: window of steps [%lld, %lld) is empty or negative", index,
+                       (long long)c->start_step, (long long)c->stop_step);
+    if (!isfinite(c->amplitude) || !isfinite(c->from) || !isfinite(c->to) || !(c->sigma >= 0) || !isfinite(c->sigma))
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: amplitudes must be finite (sigma >= 0)", index);
+    if (c->kind == BL_CURRENT_RAMP && c->stop_step < 0)
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: a ramp needs the step where it ends", index);
+    int listed = c->kind == BL_CURRENT_STEP || c->kind == BL_CURRENT_TABLE;
+    if (listed && (!c->n_values || !c->values || c->n_values > ((size_t)1 << 28)))
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: a step or table current needs 1 to 2^28 values", index);
+    if (c->kind == BL_CURRENT_TABLE && c->every_steps < 1)
+        return bl_fail(err, BL_ERR_INVALID, "current %zu: a table's values each last >= 1 step", index);
+    for (size_t k = 0; listed && k < c->n_values; k++) {
+        if (!isfinite(c->values[k]))
+            return bl_fail(err, BL_ERR_INVALID, "current %zu: value %zu is not finite", index, k);
+        if (c->kind == BL_CURRENT_STEP && (!c->steps || c->steps[k] < 0 || (k && c->steps[k] <= c->steps[k - 1])))
+            return bl_fail(err, BL_ERR_INVALID, "current %zu: the steps where the values start must be >= 0 and "
+                           "ascending (value %zu)", index, k);
+    }
+    bl_current_in *grown = realloc(s->currents, (index + 1) * sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ERR_NOMEM, "current %zu: cannot allocate", index);
+    s->currents = grown;
+    bl_current_in *in = &s->currents[index];
+    memset(in, 0, sizeof *in);
+    bl_status st = sorted_unique_copy(neurons, n, "current", index, &in->neurons, err);
+    if (st)
+        return st;
+    in->n = n;
+    in->c = *c;
+    in->variable = strdup(c->variable);
+    size_t nv = listed ? c->n_values : 0;
+    in->values = malloc((nv ? nv : 1) * sizeof *in->values);
+    in->steps = malloc((nv ? nv : 1) * sizeof *in->steps);
+    if (!in->variable || !in->values || !in->steps) {
+        free(in->neurons);
+        free(in->variable);
+        free(in->values);
+        free(in->steps);
+        return bl_fail(err, BL_ERR_NOMEM, "current %zu: cannot allocate", index);
+    }
+    if (nv)
+        memcpy(in->values, c->values, nv * sizeof *in->values);
+    if (nv && c->kind == BL_CURRENT_STEP)
+        memcpy(in->steps, c->steps, nv * sizeof *in->steps);
+    in->c.variable = in->variable;
+    in->c.values = in->values;
+    in->c.steps = in->steps;
+    in->c.n_values = nv;
+    s->n_currents++;
+    return BL_OK;
+}
+
+size_t bl_stimulus_n_currents(const bl_stimulus *s) { return s ? s->n_currents : 0; }

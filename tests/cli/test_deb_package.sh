@@ -36,7 +36,8 @@ for f in ./usr/bin/brainlesslab ./usr/lib/libbrainlesslab.a ./usr/include/brainl
          ./usr/share/brainlesslab/data/drosophila-larva-winding2023/edges_all_compartments.csv.gz \
          ./usr/share/brainlesslab/data/celegans-varshney2011/varshney_chemical_edges.csv \
          ./usr/share/brainlesslab/examples/larva_counts.c ./usr/share/brainlesslab/docs/python.md \
-         ./usr/share/brainlesslab/docs/data.md ./usr/share/brainlesslab/README.md; do
+         ./usr/share/brainlesslab/docs/data.md ./usr/share/brainlesslab/README.md \
+         ./usr/share/brainlesslab/models/shiu2024.toml; do
   grep -qx -- "$f" "$tmp/contents" || { echo "FAIL: $f not in the package"; cat "$tmp/contents"; exit 1; }
 done
 grep -Eq '^\./usr/lib/libbrainlesslab\.so\.[0-9]+\.[0-9]+$' "$tmp/contents" || { echo "FAIL: no versioned shared library"; exit 1; }

@@ -120,6 +120,65 @@ print("spikes in the preset run:", int(c.sum()))
 sys.exit(bad)
 PY
 
+# The shipped model file (models/shiu2024.toml, the preset's alias), named by
+# the plan relative to itself, gives the preset's record byte for byte too; so
+# does the shipped text itself through `file =` with an absolute path.
+mkdir -p "$work/models"
+cp "$root/models/shiu2024.toml" "$work/models/shiu2024.toml"
+{ head_plan reference; printf '[model]\nfile = "models/shiu2024.toml"\n'; } >"$work/file.toml"
+"$BL_CLI" run "$work/file.toml" --root "$work/recf" >"$work/file.log" 2>&1 || { cat "$work/file.log"; fail "file run"; }
+prec=$(grep -L '"equations"' "$work"/rec/*/manifest.json | xargs dirname)
+frec=$(ls -d "$work"/recf/*/)
+for f in counts.npy final_v.npy final_g.npy $(cd "$prec" && find spikes -type f | sort); do
+    cmp -s "$prec/$f" "$frec/$f" || fail "model file: $f differs from the preset's"
+done
+echo "identical: preset = \"shiu2024\" and file = \"models/shiu2024.toml\" (counts, final state, spikes)"
+# The file is an input of the record, named by the SHA-256 of the bytes read.
+sha=$(sha256sum "$root/models/shiu2024.toml" | cut -d' ' -f1)
+grep -rq "$sha" "$frec"/manifest.json || fail "model file: its SHA-256 is not in the record's manifest"
+# The shipped text and the plan's block compile to the same model: the inline
+# record's and the file record's resolved model tables are the same JSON.
+/usr/bin/python3 - "$work" <<'PY' || fail "model file: recorded model differs from the inline block's"
+import sys, json, glob
+w = sys.argv[1]
+def model(pattern):
+    for m in glob.glob(pattern):
+        d = json.load(open(m))
+        s = json.dumps(d, sort_keys=True)
+        if '"equations"' in s:
+            def find(x):
+                if isinstance(x, dict):
+                    if "model" in x and isinstance(x["model"], dict) and "equations" in x["model"]:
+                        return x["model"]
+                    for v in x.values():
+                        r = find(v)
+                        if r is not None:
+                            return r
+                return None
+            return find(d)
+a, b = model(w + "/rec/*/manifest.json"), model(w + "/recf/*/manifest.json")
+assert a is not None and a == b, (a, b)
+print("the same recorded model: inline block and model file")
+PY
+# Refusals: file with another key, a missing file, a file whose model is wrong
+# (named by the file's own path and line).
+{ head_plan reference; printf '[model]\nfile = "models/shiu2024.toml"\nmethod = "euler"\n'; } >"$work/file_extra.toml"
+if "$BL_CLI" check "$work/file_extra.toml" >"$work/o" 2>&1; then fail "file with method accepted"; fi
+grep -q "method" "$work/o" || { cat "$work/o"; fail "file+method: message"; }
+{ head_plan reference; printf '[model]\nfile = "models/nope.toml"\n'; } >"$work/file_missing.toml"
+if "$BL_CLI" check "$work/file_missing.toml" >"$work/o" 2>&1; then fail "missing model file accepted"; fi
+grep -q 'model.file: "models/nope.toml"' "$work/o" || { cat "$work/o"; fail "missing file: message"; }
+sed 's/^threshold = "v > v_th"/threshold = "u > v_th"/' "$root/models/shiu2024.toml" >"$work/models/bad.toml"
+{ head_plan reference; printf '[model]\nfile = "models/bad.toml"\n'; } >"$work/file_bad.toml"
+if "$BL_CLI" check "$work/file_bad.toml" >"$work/o" 2>&1; then fail "bad model file accepted"; fi
+grep -q "models/bad.toml" "$work/o" && grep -q "'u'" "$work/o" || { cat "$work/o"; fail "bad file: message"; }
+# model list names the shipped models; model check reads a shipped one by name.
+"$BL_CLI" model list | grep -q '^shiu2024 .*models/shiu2024.toml .*yes' || fail "model list"
+"$BL_CLI" model check shiu2024 >"$work/chk_name" || fail "model check shiu2024"
+"$BL_CLI" model check "$root/models/shiu2024.toml" >"$work/chk_file" || fail "model check models/shiu2024.toml"
+cmp -s "$work/chk_name" "$work/chk_file" || fail "model check: the shipped text and the file compile differently"
+"$BL_CLI" model show shiu2024 | cmp -s - "$root/models/shiu2024.toml" || fail "model show: not the file's text"
+
 # The cpu and mpi backends run the model through the "equations" row's
 # partition kernel (src/models/eq_part.c): byte-identical to the reference
 # run of the same plan (and so to the preset), at 1, 2 and 4 threads with

@@ -49,7 +49,7 @@ expect() {
     [[ $(wc -l <"$work/err") -eq 1 ]] || fail "model $*: stderr is not one line: $(cat "$work/err")"
     grep -qF -- "$needle" "$work/err" || fail "model $*: stderr lacks '$needle': $(cat "$work/err")"
 }
-expect 2 "expected 'check' or 'run'" frobnicate "$work/shiu.toml"
+expect 2 "expected 'list', 'show', 'check' or 'run'" frobnicate "$work/shiu.toml"
 expect 2 "model run needs --out DIR" run "$work/shiu.toml" --duration 5
 expect 2 "unknown option --bogus" check "$work/shiu.toml" --bogus 1
 expect 2 "bad value for --dt" check "$work/shiu.toml" --dt -1

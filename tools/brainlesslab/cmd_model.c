@@ -1,7 +1,10 @@
 /* brainlesslab model: models written as equations (include/brainlesslab/eqmodel.h).
  *   model check FILE.toml   parse, check dimensions, print the compiled blocks
  *   model run FILE.toml     N independent neurons (generated C or the interpreter); spikes and
- *                           final state as .npy */
+ *                           final state as .npy
+ *   model list              the shipped models (models/NAME.toml) and their aliases
+ *   model show NAME         a shipped model's text
+ * FILE may also name a shipped model (`model check shiu2024`). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,9 @@
 #define MAX_SET 256
 
 static const char usage_text[] =
-    "usage: brainlesslab model check FILE.toml [--dt MS] [--set NAME=QUANTITY]...\n"
+    "usage: brainlesslab model list\n"
+    "       brainlesslab model show NAME\n"
+    "       brainlesslab model check FILE.toml [--dt MS] [--set NAME=QUANTITY]...\n"
     "       brainlesslab model run FILE.toml --duration MS --out DIR [--dt MS] [--n N]\n"
     "                  [--set NAME=QUANTITY]... [--init NAME=FILE.npy]... [--input-every STEPS]\n"
     "                  [--noise FILE.npy] [--exec auto|interp|jit]\n"
@@ -39,7 +44,11 @@ static const char usage_text[] =
     "$XDG_CACHE_HOME/brainlesslab, else ~/.cache/brainlesslab; fails without a compiler),\n"
     "interp (the interpreter), auto (default: jit when a compiler works and BL_EQ_JIT is\n"
     "not 0, else the interpreter). Both compute the same bits. run prints which ran;\n"
-    "check prints whether code generation is available.\n";
+    "check prints whether code generation is available.\n"
+    "list prints the models this build ships (share/brainlesslab/models/NAME.toml) and which are\n"
+    "preset aliases (`[model] preset = \"NAME\"` runs that preset's hand-written kernel, proven\n"
+    "byte-identical to the file); show prints one's text. Where FILE is a shipped model's name\n"
+    "and no such file exists, check and run read the shipped text.\n";
 
 typedef struct opts {
     const char *file, *out, *noise;
@@ -316,6 +325,48 @@ static int run(opts *o, bl_eq_model *m)
     return 0;
 }
 
+/* A shipped model's name given where a file is expected, and no such file:
+ * the shipped text (a file of that name, if one exists, is what was meant). */
+static int shipped_name(const char *arg)
+{
+    struct stat sb;
+    return bl_eq_shipped_text(arg, NULL) && stat(arg, &sb) != 0;
+}
+
+static int list(int argc)
+{
+    if (argc != 2) {
+        fprintf(stderr, "brainlesslab model list: takes no arguments\n");
+        return 2;
+    }
+    printf("%-12s %-24s %s\n", "name", "file", "preset alias");
+    for (size_t i = 0; i < bl_eq_shipped_count(); i++) {
+        const char *name = bl_eq_shipped_name(i);
+        char file[96];
+        snprintf(file, sizeof file, "models/%s.toml", name);
+        printf("%-12s %-24s %s\n", name, file,
+               bl_eq_shipped_is_preset(name) ? "yes: preset = \"NAME\" runs the hand-written kernel" : "no");
+    }
+    return 0;
+}
+
+static int show(int argc, char **argv)
+{
+    size_t len;
+    const char *text = argc == 3 ? bl_eq_shipped_text(argv[2], &len) : NULL;
+    if (argc != 3) {
+        fprintf(stderr, "brainlesslab model show: expected one shipped model's name (brainlesslab model list)\n");
+        return 2;
+    }
+    if (!text) {
+        bl_error err = {0};
+        bl_fail(&err, BL_ERR_INVALID, "no shipped model '%.64s' (brainlesslab model list)", argv[2]);
+        return bl_cli_report("model", &err);
+    }
+    fwrite(text, 1, len, stdout);
+    return 0;
+}
+
 int bl_cmd_model(int argc, char **argv)
 {
     int is_check = argc >= 2 && !strcmp(argv[1], "check"), is_run = argc >= 2 && !strcmp(argv[1], "run");
@@ -325,8 +376,12 @@ int bl_cmd_model(int argc, char **argv)
     }
     opts o;
     char why[512];
+    if (argc >= 2 && !strcmp(argv[1], "list"))
+        return list(argc);
+    if (argc >= 2 && !strcmp(argv[1], "show"))
+        return show(argc, argv);
     if (!is_check && !is_run) {
-        fprintf(stderr, "brainlesslab model: expected 'check' or 'run' (brainlesslab model --help)\n");
+        fprintf(stderr, "brainlesslab model: expected 'list', 'show', 'check' or 'run' (brainlesslab model --help)\n");
         return 2;
     }
     const char *bad = parse(argc, argv, is_run, &o, why, sizeof why);
@@ -338,7 +393,9 @@ int bl_cmd_model(int argc, char **argv)
     bl_error err = {0};
     bl_eq_model *m = NULL;
     /* dt in seconds as Brian2 computes dt = X*ms: X * 0.001. */
-    if (bl_eq_model_load(o.file, o.dt_ms * 0.001, o.n_set, o.set_names, o.set_values, &m, &err))
+    if (shipped_name(o.file) ? bl_eq_model_load_shipped(o.file, o.dt_ms * 0.001, o.n_set, o.set_names, o.set_values,
+                                                        &m, &err)
+                             : bl_eq_model_load(o.file, o.dt_ms * 0.001, o.n_set, o.set_names, o.set_values, &m, &err))
         return fail(&o, NULL, NULL, &err);
     if (is_run)
         return run(&o, m);

@@ -32,7 +32,7 @@ static const command commands[] = {
     {"inspect", bl_cmd_inspect, "load and validate a connectome directory, print its summary"},
     {"reservoir", bl_cmd_reservoir, "reservoir nodes: construct, replay a bundle with explicit tapes, bench cases"},
     {"simulate", bl_cmd_simulate, "run a connectome LIF model (low-level; arrays out)"},
-    {"model", bl_cmd_model, "models written as equations: check (compile, print) and run (N neurons, generated C or the interpreter)"},
+    {"model", bl_cmd_model, "models written as equations: list and show the shipped ones, check (compile, print), run (N neurons, generated C or the interpreter)"},
 };
 
 static void usage(FILE *out)

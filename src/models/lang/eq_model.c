@@ -354,6 +354,31 @@ bl_status bl_eq_model_time(bl_eq_model *m, const char *what, const char *text, d
     return st;
 }
 
+bl_status bl_eq_model_var_quantity(bl_eq_model *m, const char *var, const char *what, const char *text, double *value,
+                                   bl_error *err)
+{
+    int32_t y = eq_sym_find(m, var);
+    if (y < 0 || m->syms[y].kind != S_PARAM_N)
+        return bl_fail(err, BL_ERR_INVALID, "%s: the model declares no per-neuron parameter '%.64s' (a line "
+                       "'%.64s : amp' in its equations)", what, var, var);
+    eq_dim want = m->syms[y].dim, d = {{0}};
+    double v = 0;
+    const char *old = m->texts[B_PARAM].name;
+    m->texts[B_PARAM].name = what;
+    bl_status st = quantity(m, B_PARAM, text, &v, &d, err);
+    if (!st && !eq_dim_eq(d, want)) {
+        char got[64], need[64], msg[200];
+        eq_dim_name(d, got, sizeof got);
+        eq_dim_name(want, need, sizeof need);
+        snprintf(msg, sizeof msg, "dimension mismatch: a value of %s for '%.64s', which is in %s", got, var, need);
+        st = eq_fail_at(m, B_PARAM, 0, 0, err, BL_ERR_INVALID, msg);
+    }
+    m->texts[B_PARAM].name = old;
+    if (!st)
+        *value = v;
+    return st;
+}
+
 bl_status bl_eq_model_compile(const bl_eq_source *src, double dt_s, bl_eq_model **out, bl_error *err)
 {
     *out = NULL;
