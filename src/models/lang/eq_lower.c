@@ -113,6 +113,7 @@ static bl_status sym_reg(lower *L, int32_t n, uint32_t *out)
         L->depth--;
         return st;
     }
+    case S_OPARAM: *out = EQ_TBASE + (uint32_t)s->slot; return BL_OK;
     case S_TEMP:
         if (!L->sym_reg[m->nodes[n].sym])
             return bl_fail(L->err, BL_ERR_INTERNAL, "model: temporary %s read before it is computed", s->name);
@@ -164,7 +165,7 @@ static bl_status lower_open(lower *L, bl_eq_model *m, eq_prog *p, bl_error *err)
     L->p = p;
     L->err = err;
     L->gen = 1;
-    L->next_temp = EQ_TBASE;
+    L->next_temp = EQ_TBASE + m->n_oparams; /* an ODE system's parameters sit first */
     L->n_memo = m->n_nodes;
     L->memo_gen = calloc((size_t)m->n_nodes + 1, sizeof *L->memo_gen);
     L->memo_reg = calloc((size_t)m->n_nodes + 1, sizeof *L->memo_reg);
@@ -214,6 +215,17 @@ bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err)
     bl_status st = lower_open(&L, m, p, err);
     if (!st)
         st = node_reg(&L, node, &p->result);
+    lower_close(&L);
+    return st;
+}
+
+bl_status eq_lower_many(bl_eq_model *m, eq_prog *p, const int32_t *node, uint32_t n, uint32_t *out, bl_error *err)
+{
+    lower L;
+    bl_status st = lower_open(&L, m, p, err);
+    for (uint32_t k = 0; !st && k < n; k++)
+        if (node[k] >= 0)
+            st = node_reg(&L, node[k], &out[k]);
     lower_close(&L);
     return st;
 }
