@@ -662,6 +662,9 @@ static PyMethodDef methods[] = {
     {"read_table", bl_py_read_table, METH_VARARGS, "read_table(path, names) -> dict of columns"},
     {"write_parquet", bl_py_write_parquet, METH_VARARGS, "write_parquet(path, columns, codec)"},
     {"record_writer", bl_py_record_writer_new, METH_VARARGS, "record_writer(root, name) -> RecordWriter"},
+    {"solve_ode", (PyCFunction)(void (*)(void))bl_py_solve_ode, METH_VARARGS | METH_KEYWORDS,
+     "solve_ode(equations, system, states, param_names, param_values, init_names, init_values, observe_names, "
+     "observe_exprs, t, ...) -> dict of arrays (see brainlesslab.solve_ode)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "brainlesslab._core",
