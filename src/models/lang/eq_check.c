@@ -421,6 +421,11 @@ bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
         }
         if (best < 0)
             break;
+        /* The parser's count of lines cannot bound this (it runs before any
+         * slot exists): the arrays by slot hold BL_EQ_MAX_VARS. */
+        if (m->n_vars >= BL_EQ_MAX_VARS)
+            return eq_fail_at(m, B_EQUATIONS, m->syms[best].lo, m->syms[best].hi, err, BL_ERR_INVALID,
+                              "more than 256 state variables and per-neuron parameters, at");
         m->syms[best].slot = (int32_t)m->n_vars;
         m->var_sym[m->n_vars] = best;
         eq_dim_name(m->syms[best].dim, m->var_unit[m->n_vars], sizeof m->var_unit[0]);
