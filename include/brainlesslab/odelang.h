@@ -72,6 +72,11 @@ BL_API void bl_ode_lang_observe(bl_ode_lang *o, double t, const double *y, const
 BL_API bl_status bl_ode_lang_check_finite(bl_ode_lang *o, double t, const double *y, const double *p,
                                           bl_error *err);
 
+/* A solver's message about "state N" made to name it: appends "; state N
+ * is x (equations line L: 'dx/dt = ...')" to err->message when it names a
+ * state of this system. */
+BL_API void bl_ode_lang_explain(const bl_ode_lang *o, bl_error *err);
+
 /* The compiled right-hand side, Jacobian and parameter Jacobian as text
  * (one fully parenthesised expression per entry): what the derivatives are.
  * Caller frees. */

@@ -175,6 +175,7 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     }
     Py_END_ALLOW_THREADS
     if (st) {
+        bl_ode_lang_explain(l, &err);
         bl_py_raise(&err);
         goto out;
     }

@@ -192,6 +192,8 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
                  " rejected", s->system, so.method, nt, n, no ? " with observations" : "", so.steps_accepted,
                  so.steps_rejected);
     }
+    if (st && l)
+        bl_ode_lang_explain(l, err); /* "state 3" named by its equation */
     st = bl_xp_end(rec, NULL, st, err);
 out:
     bl_record_destroy(rec);

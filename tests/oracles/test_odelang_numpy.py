@@ -445,6 +445,18 @@ def test_errors():
         check(out is None and "not finite" in err and "state 1" in err,
               f"error: non-finite RHS at the initial state refused: {err.strip()[:150]}")
     with tempfile.TemporaryDirectory(prefix="bl-lang-") as d:
+        # x' = x^2 blows up at t = 1: the adaptive step collapses; rk4 reports the non-finite state
+        blow = lang_file(d, [], "dx/dt = x**2 : 1", init=[("x", 1.0)])
+        t, y0, p = np.array([0.0, 2.0]), np.array([1.0]), np.zeros(0)
+        out, err = ts.ode("solve", blow, 0, "dopri5", t, y0, p, expect_ok=False)
+        check(out is None and "step size collapsed" in err and "t = 1.0000" in err,
+              f"error: blow-up under dopri5, the step-size collapse: {err.strip()[:170]}")
+        out, err = ts.ode("solve", blow, 0, "rk4", t, y0, p, sub=100, expect_ok=False)
+        check(out is None and "non-finite" in err and "state 0 is x (equations line 1: 'dx/dt = x**2 : 1')" in err,
+              f"error: blow-up under rk4, the state named by its equation: {err.strip()[:220]}")
+        out, err = ts.ode("solve", blow, 0, "cvode-bdf", t, y0, p, max_steps=2000, expect_ok=False)
+        check(out is None and "mxstep" in err, f"error: blow-up under cvode-bdf, the step limit: {err.strip()[:170]}")
+    with tempfile.TemporaryDirectory(prefix="bl-lang-") as d:
         bad = lang_file(d, [("k", 1.0)], "dx/dt = -k * x : 1\nk : 1")
         r = run(["describe", bad, 0], d, expect_ok=False)
         check(r.returncode != 0 and "second equation" in r.stderr,

@@ -509,6 +509,25 @@ bl_status bl_ode_lang_check_finite(bl_ode_lang *o, double t, const double *y, co
     return st;
 }
 
+void bl_ode_lang_explain(const bl_ode_lang *o, bl_error *err)
+{
+    if (!o || !err || err->status == BL_OK)
+        return;
+    const char *at = strstr(err->message, "state ");
+    unsigned long i;
+    if (!at || sscanf(at + 6, "%lu", &i) != 1 || i >= o->n)
+        return;
+    const eq_sym *s = &o->m->syms[o->m->var_sym[i]];
+    const eq_text *t = &o->m->texts[B_EQUATIONS];
+    uint32_t lo = s->lo, hi = s->hi;
+    while (hi > lo && hi <= t->len && (t->text[hi - 1] == '\n' || t->text[hi - 1] == ' '))
+        hi--;
+    size_t len = strlen(err->message);
+    if (len + 32 < sizeof err->message && hi <= t->len)
+        snprintf(err->message + len, sizeof err->message - len, "; state %lu is %s (equations line %d: '%.*s')", i,
+                 s->name, s->line, (int)(hi - lo > 120 ? 120 : hi - lo), t->text + lo);
+}
+
 /* ---- text */
 
 typedef struct sbuf {
