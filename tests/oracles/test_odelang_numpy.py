@@ -248,6 +248,16 @@ def test_rules():
         print(desc)
     check(same, "rules: Jacobian and parameter Jacobian by differentiation identical to NumPy's evaluation of the "
           "same rules in the same order")
+    # structural zeros at special values: d(k*y)/dk = y is inf at y = inf (not 1*y + k*0 = nan for k = inf);
+    # d(0*x)/dx is the literal 0 even at x = inf (the derivative of the function, documented)
+    with tempfile.TemporaryDirectory(prefix="bl-lang-") as d:
+        sp = lang_file(d, [("k", 1.0)], "dx/dt = k * y : 1\ndy/dt = 0 * x - y : 1")
+        Xs = np.array([[np.inf, np.inf], [np.nan, 1.0]])
+        fs, Js, Ps = rhs_tool(sp, Xs, np.array([np.inf]), 2, 1)
+    check(Ps[0, 0, 0] == np.inf and Js[0, 1, 0] == 0.0 and not np.isnan(Js[1, 1, 0]) and
+          Js[0, 0, 1] == np.inf and Js[0, 1, 1] == -1.0,
+          f"rules: structural zeros at inf/nan: dF/dk = y = {Ps[0, 0, 0]}, d(0*x)/dx = {Js[0, 1, 0]}, "
+          f"d(k*y)/dy = k = {Js[0, 0, 1]}")
     Jd, Pd = fd_jac(lambda xx, pp: all_rhs(xx, pp), X, p)
     e = max(np.max(np.abs(J - Jd) / (1 + np.abs(Jd))), np.max(np.abs(P - Pd) / (1 + np.abs(Pd))))
     check(e < 1e-7, f"rules: Jacobians vs central differences of the RHS: max relative {e:.1e} (differences' own error)")

@@ -157,7 +157,10 @@ static bl_status first_order(bl_ode_lang *o, bl_error *err)
         for (size_t i = 0; !st && i < o->n; i++) {
             int32_t d = eq_diff(m, o->f_node[i], var_sym(o, v), memo, n_memo, err);
             if (d == -1) {
-                st = err->status ? err->status : BL_ERR_INTERNAL;
+                char msg[BL_ERROR_MESSAGE_MAX];
+                snprintf(msg, sizeof msg, "%s", err->message);
+                st = bl_fail(err, err->status ? err->status : BL_ERR_INTERNAL, "ode system: differentiating d%s/dt by %s: %s",
+                             m->syms[m->var_sym[i]].name, m->syms[var_sym(o, v)].name, msg);
                 break;
             }
             if (d == EQ_DZERO)
