@@ -488,7 +488,8 @@ char *bl_pk_op_render_ode(const bl_plan *plan, int pretty, int full)
 void bl_pk_op_estimate_ode(const bl_plan *plan, bl_plan_estimate_t *e)
 {
     const bl_pk_ode *s = spec_of(plan);
-    const double values = (double)s->n_times * (double)s->n_states * (1.0 + (s->sensitivities ? (double)s->n_params : 0));
+    const double values = (double)s->n_times * (double)s->n_states * (1.0 + (s->sensitivities ? (double)s->n_params : 0)) +
+                          (double)s->n_times * (double)s->n_observe;
     e->memory_bytes = 8.0 * values + 8.0 * (double)s->n_states * (double)s->n_states * 4;
     e->disk_bytes = 8.0 * values + 4096.0;
     e->seconds_one_core = 1e-8 * values * (double)(s->substeps > 0 ? s->substeps : 1);
