@@ -19,6 +19,7 @@
 #define BRAINLESSLAB_ODELANG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "brainlesslab/error.h"
 #include "brainlesslab/export.h"
@@ -90,6 +91,27 @@ BL_API char *bl_ode_lang_describe(const bl_ode_lang *o);
 BL_API bl_status bl_ode_lang_hierarchical(unsigned groups, unsigned stages, int coupled, bl_ode_lang_source *src,
                                           bl_error *err);
 BL_API void bl_ode_lang_fixture_free(bl_ode_lang_source *src);
+
+/* The resolved [ode] section of a loaded plan (`operation = "ode"`), as the
+ * runner sees it: what Python's solve_ode(plan=...) runs. Pointers live as
+ * long as the plan. */
+typedef struct bl_plan bl_plan;
+typedef struct bl_ode_plan_view {
+    const char *system;    /* a built-in's name, "hierarchical" or "equations" */
+    const char *equations; /* the language text (generated for "hierarchical"); NULL for a built-in */
+    size_t states_hint;    /* "exponential": its state count */
+    const char *method;
+    unsigned substeps;
+    double rtol, atol;
+    uint64_t max_steps;
+    int sensitivities, retain_observations;
+    const double *t, *y0, *p;
+    size_t n_times, n_states, n_params, n_observe;
+    const char *const *param_names; /* NULL for a built-in */
+    const char *const *observe_names;
+    const char *const *observe_exprs;
+} bl_ode_plan_view;
+BL_API bl_status bl_plan_ode(const bl_plan *plan, bl_ode_plan_view *out, bl_error *err);
 
 #ifdef __cplusplus
 }

@@ -33,5 +33,6 @@ PyObject *bl_py_read_table(PyObject *self, PyObject *args);
 PyObject *bl_py_write_parquet(PyObject *self, PyObject *args);
 int bl_py_record_init(PyObject *module);
 PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *bl_py_ode_plan(PyObject *self, PyObject *args);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "brainlesslab/odelang.h"
+#include "brainlesslab/plan.h"
 #include "brainlesslab/solvers.h"
 
 #define ODE_CAPSULE "brainlesslab.ode_result"
@@ -243,4 +244,59 @@ out:
     free(pn), free(in), free(on), free(oe);
     Py_XDECREF(pv), Py_XDECREF(iv), Py_XDECREF(ta), Py_XDECREF(pa), Py_XDECREF(ya), Py_XDECREF(wa);
     return result;
+}
+
+static PyObject *copy_f64(const double *v, size_t n)
+{
+    npy_intp shape[1] = {(npy_intp)n};
+    PyObject *a = PyArray_SimpleNew(1, shape, NPY_FLOAT64);
+    if (a && n)
+        memcpy(PyArray_DATA((PyArrayObject *)a), v, n * sizeof *v);
+    return a;
+}
+
+static PyObject *str_list_of(const char *const *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *u = PyUnicode_FromString(v[i]);
+        if (!u) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, u);
+    }
+    return l;
+}
+
+/* The resolved [ode] section of a plan, loaded and checked by the library
+ * (the inputs of a solve: small, so copied). */
+PyObject *bl_py_ode_plan(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    bl_plan *plan = NULL;
+    bl_error err = {0};
+    bl_ode_plan_view v;
+    if (bl_plan_load(path, &plan, &err) || bl_plan_ode(plan, &v, &err)) {
+        bl_plan_destroy(plan);
+        return bl_py_raise(&err);
+    }
+    PyObject *pn = v.param_names ? str_list_of(v.param_names, v.n_params) : Py_NewRef(Py_None);
+    PyObject *on = str_list_of(v.observe_names, v.n_observe), *oe = str_list_of(v.observe_exprs, v.n_observe);
+    PyObject *t = copy_f64(v.t, v.n_times), *y0 = copy_f64(v.y0, v.n_states), *p = copy_f64(v.p, v.n_params);
+    PyObject *d = NULL;
+    if (pn && on && oe && t && y0 && p)
+        d = Py_BuildValue("{s:s,s:z,s:n,s:s,s:I,s:d,s:d,s:K,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:s}", "system",
+                          v.system, "equations", v.equations, "states", (Py_ssize_t)v.states_hint, "method", v.method,
+                          "substeps", v.substeps, "rtol", v.rtol, "atol", v.atol, "max_steps",
+                          (unsigned long long)v.max_steps, "sensitivities", v.sensitivities ? Py_True : Py_False,
+                          "retain_observations", v.retain_observations ? Py_True : Py_False, "t", t, "y0", y0,
+                          "params", p, "param_names", pn, "observe_names", on, "observe_exprs", oe, "id",
+                          bl_plan_id(plan));
+    Py_XDECREF(pn), Py_XDECREF(on), Py_XDECREF(oe), Py_XDECREF(t), Py_XDECREF(y0), Py_XDECREF(p);
+    bl_plan_destroy(plan);
+    return d;
 }

@@ -15,8 +15,8 @@ import numpy as np
 from . import _core
 
 
-def solve_ode(equations=None, *, system=None, states=0, parameters=None, init=None, observe=None, t,
-              method="rk4", substeps=1, rtol=1e-6, atol=1e-9, max_steps=100000, params=None, y0=None,
+def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=None, init=None, observe=None,
+              t=None, method="rk4", substeps=1, rtol=1e-6, atol=1e-9, max_steps=100000, params=None, y0=None,
               sensitivities=False, gradient_weights=None):
     """Solve a system in the model language (equations, with parameters and init
     as dicts name -> value and observe as name -> expression) or a built-in
@@ -28,8 +28,31 @@ def solve_ode(equations=None, *, system=None, states=0, parameters=None, init=No
     gradient of L = sum_k w_k . y(t_k) by the discrete adjoint ("gradient",
     "gradient_y0", "value"; euler, rk4).
 
+    plan="path.toml": an `operation = "ode"` plan, loaded and resolved by the
+    library (its system, grid, method, parameters, initial state,
+    observations and sensitivities; keywords given here override params, y0,
+    sensitivities and add gradient_weights). The same values as
+    `brainlesslab run`'s record, in memory.
+
     Returns a dict: t, y, observations (when observe), sensitivities, gradient,
     gradient_y0, value, stats, state_names, param_names, observe_names."""
+    if plan is not None:
+        import os
+
+        v = _core.ode_plan(os.fspath(plan))
+        names = v["param_names"]
+        return _core.solve_ode(
+            v["equations"], None if v["equations"] is not None else v["system"], v["states"],
+            names if names is not None else None,
+            np.asarray(v["params"] if params is None else params, dtype=np.float64) if names is not None else None,
+            None, None, v["observe_names"], v["observe_exprs"], v["t"], v["method"], v["substeps"], v["rtol"],
+            v["atol"], v["max_steps"],
+            np.ascontiguousarray(v["params"] if params is None else params, dtype=np.float64),
+            np.ascontiguousarray(v["y0"] if y0 is None else y0, dtype=np.float64),
+            bool(v["sensitivities"] or sensitivities),
+            None if gradient_weights is None else np.ascontiguousarray(gradient_weights, dtype=np.float64))
+    if t is None:
+        raise TypeError("solve_ode needs the grid t (or a plan)")
     parameters = dict(parameters or {})
     init = dict(init or {})
     observe = dict(observe or {})

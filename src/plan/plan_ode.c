@@ -494,3 +494,19 @@ void bl_pk_op_estimate_ode(const bl_plan *plan, bl_plan_estimate_t *e)
     e->disk_bytes = 8.0 * values + 4096.0;
     e->seconds_one_core = 1e-8 * values * (double)(s->substeps > 0 ? s->substeps : 1);
 }
+
+bl_status bl_plan_ode(const bl_plan *plan, bl_ode_plan_view *out, bl_error *err)
+{
+    if (!plan || !out)
+        return bl_fail(err, BL_ERR_INVALID, "bl_plan_ode: plan or out is NULL");
+    if (strcmp(bl_plan_operation(plan), "ode"))
+        return bl_fail(err, BL_ERR_INVALID, "plan %s: operation \"%s\" is not \"ode\"", bl_plan_id(plan),
+                       bl_plan_operation(plan));
+    const bl_pk_ode *s = spec_of(plan);
+    *out = (bl_ode_plan_view){s->system, s->equations, (size_t)s->states, s->method, (unsigned)s->substeps, s->rtol,
+                              s->atol, (uint64_t)s->max_steps, s->sensitivities, s->retain_observations, s->t,
+                              s->y0, s->p, s->n_times, s->n_states, s->n_params, s->n_observe,
+                              (const char *const *)s->param_names, (const char *const *)s->observe_names,
+                              (const char *const *)s->observe_exprs};
+    return BL_OK;
+}

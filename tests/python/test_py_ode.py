@@ -68,6 +68,33 @@ class SolveOdeTest(TempDirCase):
                          t=np.load(os.path.join(d, "t.npy")), method="rk4", substeps=20)
         self.assertTrue(np.array_equal(np.load(os.path.join(d, "y.npy")), r["y"]))
         self.assertTrue(np.array_equal(np.load(os.path.join(d, "observations.npy")), r["observations"]))
+        # the plan itself, resolved by the library, solved in memory
+        q = bl.solve_ode(plan=plan, gradient_weights=[1.0, 0.0])
+        self.assertTrue(np.array_equal(np.load(os.path.join(d, "y.npy")), q["y"]))
+        self.assertTrue(np.array_equal(np.load(os.path.join(d, "observations.npy")), q["observations"]))
+        self.assertEqual(q["param_names"], ["mu"])
+        self.assertEqual(q["gradient"].shape, (1,))
+
+    def test_hierarchical_and_builtin_plans(self):
+        for system in ('system = "hierarchical"\ngroups = 4\nstages = 2\ncoupling = "coupled"',
+                       'system = "hier-g4-s2-coupled"'):
+            plan = os.path.join(self.tmp, "h.toml")
+            with open(plan, "w") as fh:
+                fh.write('format = "brainlesslab-plan"\nformat_version = 4\nid = "h"\noperation = "ode"\n[ode]\n'
+                         f'{system}\nmethod = "rk4"\nsubsteps = 8\nt_end = 2.0\noutputs = 5\nsensitivities = true\n')
+            r = bl.solve_ode(plan=plan)
+            self.assertEqual(r["sensitivities"].shape, (5, 8, 12))
+            if system.startswith('system = "hier-'):
+                self.assertTrue(np.array_equal(r["y"], first["y"]))  # compiled = hand-written, bit for bit
+            else:
+                first = r
+        with self.assertRaisesRegex(bl.Error, "not \"ode\""):
+            plan = os.path.join(self.tmp, "s.toml")
+            with open(plan, "w") as fh:
+                fh.write('format = "brainlesslab-plan"\nformat_version = 4\nid = "s"\noperation = "ssa"\n[ssa]\n'
+                         'species = ["A"]\nx0 = [1]\nreplicates = 1\nseed = 1\nt_end = 1.0\noutputs = 2\n'
+                         '[[ssa.reaction]]\nrate = 1.0\nreactants = { A = 1 }\nproducts = {}\n')
+            bl.solve_ode(plan=plan)
 
     def test_gradient_exponential(self):
         n = 16
