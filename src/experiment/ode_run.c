@@ -173,7 +173,7 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         char what[200];
         snprintf(what, sizeof what, "%s%s%s", s->retain_observations ? "the observations at every output time"
                                               : "the state at every output time (the history on the grid)",
-                 S ? ", its parameter sensitivities" : "", no && !s->retain_observations ? " and the observations" : "");
+                 S ? ", the parameter sensitivities of the state" : "", no && !s->retain_observations ? " and the observations" : "");
         cJSON_AddStringToObject(ret, "what", what);
         cJSON_AddStringToObject(ret, "state_history", s->retain_observations ? "not retained" : "retained");
         cJSON_AddNumberToObject(ret, "values", values);
