@@ -73,6 +73,14 @@ BL_API void bl_ode_lang_observe(bl_ode_lang *o, double t, const double *y, const
 BL_API bl_status bl_ode_lang_check_finite(bl_ode_lang *o, double t, const double *y, const double *p,
                                           bl_error *err);
 
+/* The compiled graph's size (the protocol's "graph size"): expression nodes
+ * of the model, and instructions of the RHS, Jacobian, parameter Jacobian,
+ * second-derivative and observation programs. */
+typedef struct bl_ode_lang_size {
+    size_t nodes, rhs, jac, pjac, second, observe;
+} bl_ode_lang_size;
+BL_API void bl_ode_lang_sizes(const bl_ode_lang *o, bl_ode_lang_size *out);
+
 /* A solver's message about "state N" made to name it: appends "; state N
  * is x (equations line L: 'dx/dt = ...')" to err->message when it names a
  * state of this system. */

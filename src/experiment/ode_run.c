@@ -161,6 +161,15 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
                                                       "differentiation of the model language's expression graph");
             cJSON_AddNumberToObject(j, "jacobian_nonzeros", (double)bl_ode_lang_jac_nnz(l));
             cJSON_AddNumberToObject(j, "param_jacobian_nonzeros", (double)bl_ode_lang_pjac_nnz(l));
+            bl_ode_lang_size gs;
+            bl_ode_lang_sizes(l, &gs);
+            cJSON *g = cJSON_AddObjectToObject(j, "graph");
+            cJSON_AddNumberToObject(g, "nodes", (double)gs.nodes);
+            cJSON_AddNumberToObject(g, "rhs_instructions", (double)gs.rhs);
+            cJSON_AddNumberToObject(g, "jacobian_instructions", (double)gs.jac);
+            cJSON_AddNumberToObject(g, "param_jacobian_instructions", (double)gs.pjac);
+            cJSON_AddNumberToObject(g, "second_derivative_instructions", (double)gs.second);
+            cJSON_AddNumberToObject(g, "observation_instructions", (double)gs.observe);
         }
         if (no) {
             cJSON *names = cJSON_AddArrayToObject(j, "observations");

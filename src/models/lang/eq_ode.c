@@ -512,6 +512,11 @@ bl_status bl_ode_lang_check_finite(bl_ode_lang *o, double t, const double *y, co
     return st;
 }
 
+void bl_ode_lang_sizes(const bl_ode_lang *o, bl_ode_lang_size *out)
+{
+    *out = (bl_ode_lang_size){o->m->n_nodes, o->pf.n_code, o->pj.n_code, o->pp.n_code, o->ph.n_code, o->pobs.n_code};
+}
+
 void bl_ode_lang_explain(const bl_ode_lang *o, bl_error *err)
 {
     if (!o || !err || err->status == BL_OK)
@@ -564,6 +569,12 @@ char *bl_ode_lang_describe(const bl_ode_lang *o)
 {
     sbuf b = {0};
     char expr[1536], head[256];
+    snprintf(head, sizeof head,
+             "# %zu states, %zu parameters; %u nodes; instructions: rhs %u, jacobian %u (%zu nonzeros), "
+             "parameter jacobian %u (%zu nonzeros), second derivatives %u (%zu), observations %u\n",
+             o->n, o->np, o->m->n_nodes, o->pf.n_code, o->pj.n_code, o->nj, o->pp.n_code, o->npj, o->ph.n_code, o->nh,
+             o->pobs.n_code);
+    put(&b, "%s", head);
     for (size_t i = 0; i < o->n; i++) {
         eq_render(o->m, o->f_node[i], expr, sizeof expr);
         snprintf(head, sizeof head, "d%s/dt = ", bl_ode_lang_state_name(o, i));
