@@ -195,17 +195,12 @@ def all_jac(X, p):
     J[:, 0, 0] = a * (-q) - (x + x) / (2.0 * R)
     J[:, 0, 1] = (y + y) / (1.0 + y * y)
     P[:, 0, 0] = a * (-x)
-    # f1
-    s = np.sign(x - 1.0)
-    sg = (x - 1.0 > 0).astype(float) - (x - 1.0 < 0).astype(float)
-    assert np.array_equal(s, sg)
+    # f1 = ((((sin(q x) cos(y) - tanh(x - y)) + abs(x - 1) y**3) + clip(x, 0.5, 1.5)) + x**2.5 / (1 + y y)
+    sg = (x - 1.0 > 0).astype(float) - (x - 1.0 < 0).astype(float)  # the sign, as (a > 0) - (a < 0)
     y3 = powf(y, 3.0)
     dcl = np.where(x < 0.5, 0.0, np.where(x > 1.5, 0.0, 1.0))
     x25 = powf(x, 2.5)
     d = 1.0 + y * y
-    J[:, 1, 0] = (((COS(q * x) * q) * COS(y) - (1.0 - TANH(x - y) * TANH(x - y))) + sg * y3 + dcl) + \
-        ((2.5 * powf(x, 1.5)) / d)
-    # careful: the sums above must follow the tree; rebuilt below exactly
     t1 = (COS(q * x) * q) * COS(y)
     t2 = 1.0 - TANH(x - y) * TANH(x - y)
     J[:, 1, 0] = (((t1 - t2) + sg * y3) + dcl) + (2.5 * powf(x, 1.5)) / d
@@ -213,11 +208,10 @@ def all_jac(X, p):
     J[:, 1, 1] = ((SIN(q * x) * (-SIN(y)) - (-t2)) + np.abs(x - 1.0) * (3.0 * (y * y))) + \
         (-(xd * (y + y))) / d
     P[:, 1, 0] = (COS(q * x) * x) * COS(y)
-    # f2 = ((r * x) / (z + 2) - z ** r) + (x > y) * t   (t = 0 here: the last term is t * 0-derivative)
+    # f2 = ((r * x) / (z + 2) - z ** r) + int(x > y) * t   (int(...) is piecewise constant: no derivative)
     zr = powf(z, r)
     rx = r * x
     J[:, 2, 0] = r / (z + 2.0)
-    J[:, 2, 2] = (-((rx / (z + 2.0)) * 1.0)) / (z + 2.0) - (r * powf(z, r - 1.0))
     J[:, 2, 2] = (-(rx / (z + 2.0))) / (z + 2.0) - (r * powf(z, r - 1.0))
     P[:, 2, 1] = x / (z + 2.0) - zr * LOG(z)
     return J, P
