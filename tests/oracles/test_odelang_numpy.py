@@ -461,6 +461,10 @@ def test_errors():
         out, err = ts.ode("solve", blow, 0, "cvode-bdf", t, y0, p, max_steps=2000, expect_ok=False)
         check(out is None and "mxstep" in err, f"error: blow-up under cvode-bdf, the step limit: {err.strip()[:170]}")
     with tempfile.TemporaryDirectory(prefix="bl-lang-") as d:
+        bad = lang_file(d, [], "dt/dt = 1 : 1")
+        r = run(["describe", bad, 0], d, expect_ok=False)
+        check(r.returncode != 0 and "t is the time" in r.stderr, f"error: a state named t: {r.stderr.strip()[:120]}")
+    with tempfile.TemporaryDirectory(prefix="bl-lang-") as d:
         bad = lang_file(d, [("k", 1.0)], "dx/dt = -k * x : 1\nk : 1")
         r = run(["describe", bad, 0], d, expect_ok=False)
         check(r.returncode != 0 and "second equation" in r.stderr,

@@ -94,11 +94,11 @@ static bl_status lang_file(const char *path, bl_ode_lang **out, bl_error *e)
     size_t len = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[len] = '\0';
-    char *eqs = strstr(text, "\n---\n");
+    char *eqs = !strncmp(text, "---\n", 4) ? text : strstr(text, "\n---\n");
     if (!eqs)
         return bl_fail(e, BL_ERR_INVALID, "%s: no --- line", path);
-    *eqs = '\0';
-    eqs += 5;
+    eqs += eqs == text ? 4 : 5;
+    eqs[-4] = '\0';
     enum { MAXD = 512 };
     static char *pn[MAXD], *in[MAXD], *on[MAXD], *oe[MAXD];
     static double pv[MAXD], iv[MAXD];

@@ -322,6 +322,8 @@ static bl_status build(bl_ode_lang *o, const bl_ode_lang_source *src, bl_error *
             return eq_fail_at(m, B_EQUATIONS, s->lo, s->hi, err, BL_ERR_INVALID,
                               "a name declared without an equation; an ODE system's parameters are given with their "
                               "values ([ode.parameters]), in");
+        if ((s->kind == S_STATE || s->kind == S_SUBEXPR) && !strcmp(s->name, "t"))
+            return eq_fail_at(m, B_EQUATIONS, s->lo, s->hi, err, BL_ERR_INVALID, "t is the time, not a variable:");
     }
     o->n = m->n_vars;
     if (!o->n)
