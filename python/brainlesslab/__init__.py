@@ -13,11 +13,12 @@ Errors from the library raise brainlesslab.Error carrying its message.
 from . import _core
 from ._core import Error
 from .connectome import Connectome, SimulationResult, preset_params, simulate
+from .ode import solve_ode
 from .record import Record, Spikes, Verification
 
 __version__ = "0.1.0"
 __all__ = ["Connectome", "Error", "Record", "SimulationResult", "Spikes", "Verification", "backends",
-           "preset_params", "run_plan", "simulate", "verify"]
+           "preset_params", "run_plan", "simulate", "solve_ode", "verify"]
 
 
 def run_plan(path, root="records", backend=None, threads=-1, force=False):

@@ -663,6 +663,10 @@ static PyMethodDef methods[] = {
     {"write_parquet", (PyCFunction)(void (*)(void))bl_py_write_parquet, METH_VARARGS | METH_KEYWORDS,
      "write_parquet(path, columns, codec='zstd', nullable=False, metadata=None)"},
     {"record_writer", bl_py_record_writer_new, METH_VARARGS, "record_writer(root, name) -> RecordWriter"},
+    {"solve_ode", (PyCFunction)(void (*)(void))bl_py_solve_ode, METH_VARARGS | METH_KEYWORDS,
+     "solve_ode(equations, system, states, param_names, param_values, init_names, init_values, observe_names, "
+     "observe_exprs, t, ...) -> dict of arrays (see brainlesslab.solve_ode)"},
+    {"ode_plan", bl_py_ode_plan, METH_VARARGS, "ode_plan(path) -> the resolved [ode] section of a plan"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "brainlesslab._core",

@@ -32,5 +32,7 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *bl_py_read_table(PyObject *self, PyObject *args);
 PyObject *bl_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
 int bl_py_record_init(PyObject *module);
+PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *bl_py_ode_plan(PyObject *self, PyObject *args);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "brainlesslab/odelang.h"
 #include "plan/plan_op.h"
 
 typedef struct bl_pk_ode {
@@ -19,6 +20,15 @@ typedef struct bl_pk_ode {
     int sensitivities;
     double *t, *y0, *p; /* resolved: the grid, the initial state, the parameters */
     size_t n_times, n_states, n_params;
+    /* A system in the model language (`equations`, or system = "hierarchical"
+     * generated as text); NULL equations: a built-in system. */
+    char *equations;
+    char **param_names, **state_names; /* n_params, n_states */
+    size_t n_observe;
+    char **observe_names, **observe_exprs;
+    int retain_observations; /* retain = "observations": no state history in the record */
+    int64_t groups, stages;  /* system = "hierarchical" */
+    int coupled;
 } bl_pk_ode;
 
 typedef struct bl_pk_ssa {
@@ -37,6 +47,9 @@ bl_status bl_pk_op_load_ode(const bl_operation *op, const bl_pk_ctx *ctx, const 
 void bl_pk_op_free_ode(bl_plan *plan);
 char *bl_pk_op_render_ode(const bl_plan *plan, int pretty, int full);
 void bl_pk_op_estimate_ode(const bl_plan *plan, bl_plan_estimate_t *out);
+
+/* The plan's system: a built-in (*b) or compiled from the language (*l). */
+bl_status bl_pk_ode_system(const bl_pk_ode *s, bl_ode_builtin **b, bl_ode_lang **l, bl_error *err);
 
 bl_status bl_pk_op_load_ssa(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
                             const char *plan_dir, bl_plan *plan);

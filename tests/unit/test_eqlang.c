@@ -259,7 +259,8 @@ static void bounds_refuse(void **state)
     struct {
         int kind;
         const char *want;
-    } cases[] = {{0, "nested deeper"}, {1, "identifier longer"}, {2, "longer than"}, {3, "nested deeper than 1024"}};
+    } cases[] = {{0, "nested deeper"}, {1, "identifier longer"}, {2, "longer than"}, {3, "nested deeper than 1024"},
+                 {4, "more than 256 state variables"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t o = 0;
         if (cases[c].kind == 0) {
@@ -278,6 +279,10 @@ static void bounds_refuse(void **state)
         } else if (cases[c].kind == 2) {
             memset(buf, ' ', BL_EQ_MAX_TEXT + 10);
             buf[BL_EQ_MAX_TEXT + 10] = '\0';
+        } else if (cases[c].kind == 4) {
+            /* 300 equations: once wrote past the slot arrays (the parser's count ran before any slot) */
+            for (int k = 0; k < 300; k++)
+                o += (size_t)sprintf(buf + o, "dv%d/dt = -v%d / ms : 1\n", k, k);
         } else {
             o += (size_t)sprintf(buf, "dv/dt = (v");
             while (o < BL_EQ_MAX_TEXT - 40)

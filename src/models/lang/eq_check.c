@@ -376,7 +376,12 @@ bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
         double scale;
         eq_dim d;
         memset(&d, 0, sizeof d);
-        if (!strcmp(s->name, "t") || !strcmp(s->name, "dt")) {
+        if (m->ode) {
+            /* An ODE system knows t (dimensionless) and its own names only. */
+            if (strcmp(s->name, "t"))
+                continue;
+            s->kind = S_T;
+        } else if (!strcmp(s->name, "t") || !strcmp(s->name, "dt")) {
             s->kind = (uint8_t)(s->name[1] ? S_DT : S_T);
             d.e[2] = 2;
         } else if (!strcmp(s->name, "xi") || (!strncmp(s->name, "xi_", 3) && s->name[3])) {
@@ -417,6 +422,11 @@ bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
         }
         if (best < 0)
             break;
+        /* The parser's count of lines cannot bound this (it runs before any
+         * slot exists): the arrays by slot hold BL_EQ_MAX_VARS. */
+        if (m->n_vars >= BL_EQ_MAX_VARS)
+            return eq_fail_at(m, B_EQUATIONS, m->syms[best].lo, m->syms[best].hi, err, BL_ERR_INVALID,
+                              "more than 256 state variables and per-neuron parameters, at");
         m->syms[best].slot = (int32_t)m->n_vars;
         m->var_sym[m->n_vars] = best;
         eq_dim_name(m->syms[best].dim, m->var_unit[m->n_vars], sizeof m->var_unit[0]);
@@ -452,7 +462,10 @@ bl_status eq_resolve_equations(bl_eq_model *m, bl_error *err)
             s = &m->syms[i];
             eq_dim want;
             eq_dim sec = {{0, 0, 2, 0, 0, 0, 0}};
-            eq_dim_mul(s->dim, sec, -1, &want);
+            if (m->ode)
+                want = s->dim; /* an ODE system's time has no unit */
+            else
+                eq_dim_mul(s->dim, sec, -1, &want);
             if (t.boolean || !eq_dim_eq(t.dim, want)) {
                 char da[64], db[64], msg[200];
                 eq_dim_name(t.dim, da, sizeof da);

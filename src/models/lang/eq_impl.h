@@ -52,7 +52,8 @@ typedef enum eq_symkind {
     S_T, S_DT, S_XI, S_I, S_NR, /* t, dt, xi, i, not_refractory */
     S_EXTERN,  /* w, count, sign in on_pre / weight */
     S_UNIT,
-    S_TEMP     /* a temporary a method introduces (_k1_v, _BA_v) */
+    S_TEMP,    /* a temporary a method introduces (_k1_v, _BA_v) */
+    S_OPARAM   /* an ODE system's parameter (eq_ode.c): a run-time value in register EQ_TBASE + slot */
 } eq_symkind;
 
 /* Height of any tree, parsed or made by a method (and so the depth of every
@@ -209,6 +210,12 @@ struct bl_eq_model {
                        const struct eq_vm_ctx *ctx); /* eq_update_range's fast path, NULL: none */
     void (*threshold_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
                           uint8_t *fire); /* eq_threshold_range's fast path, NULL: none */
+    /* An ODE system (eq_ode.c) rather than a neuron model: time is
+     * dimensionless (dx/dt has x's dimension), only t is built in (no units,
+     * dt, xi, i), and the parameters are n_oparams run-time registers after
+     * the constants, so the temporaries start after them. 0 for neuron models. */
+    int ode;
+    uint32_t n_oparams;
 };
 
 /* ---- parser (eq_parse.c) */
@@ -272,6 +279,19 @@ bl_status eq_lower_update(bl_eq_model *m, const eq_update *u, bl_error *err);
 bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err);
 bl_status eq_lower_stmts(bl_eq_model *m, eq_prog *p, const eq_stmt *s, uint32_t n, bl_error *err);
 void eq_prog_free(eq_prog *p);
+/* Several trees into one program sharing every common node (computed once):
+ * out[k] receives the register holding node[k]'s value; a node < 0 is skipped. */
+bl_status eq_lower_many(bl_eq_model *m, eq_prog *p, const int32_t *node, uint32_t n, uint32_t *out, bl_error *err);
+
+/* ---- symbolic differentiation (eq_diff.c) */
+/* A structural zero: the tree does not depend on the variable. */
+#define EQ_DZERO (-2)
+/* d node / d (symbol var_sym) as a new tree of the same arena, or EQ_DZERO,
+ * or -1 on error (err set). memo: m->n_nodes entries (as when the call is
+ * made) set to EQ_DMEMO_UNSET, kept across calls for the same variable so
+ * shared subtrees are differentiated once. Subexpressions must be inlined. */
+#define EQ_DMEMO_UNSET (-3)
+int32_t eq_diff(bl_eq_model *m, int32_t node, int32_t var_sym, int32_t *memo, uint32_t n_memo, bl_error *err);
 const char *eq_op_name(int op);
 /* Run a program on one register file. eq_cgen.c writes this struct's
  * definition into every generated source (EQ_CGEN_CTX_DECL there): change

@@ -25,7 +25,53 @@ typedef struct lower {
     uint32_t next_temp;
     unsigned depth;
     bl_error *err;
+    /* Value numbering (eq_lower_many only): an instruction with the same
+     * operation on the same registers as an earlier one reuses its result.
+     * Registers of these programs are written once, so this is exact: the
+     * same IEEE operation on the same values gives the same bits. */
+    uint32_t *vn; /* open addressing: index into the program + 1, 0 empty */
+    uint32_t vn_cap, vn_used;
 } lower;
+
+static uint32_t vn_hash(uint8_t op, uint32_t a, uint32_t b, uint32_t c)
+{
+    uint64_t h = (uint64_t)op * 0x9E3779B97F4A7C15u;
+    h = (h ^ a) * 0xBF58476D1CE4E5B9u;
+    h = (h ^ b) * 0x94D049BB133111EBu;
+    h = (h ^ c) * 0x9E3779B97F4A7C15u;
+    return (uint32_t)(h >> 32);
+}
+
+/* The slot of (op, a, b, c): its match, or the empty slot to fill. */
+static uint32_t *vn_slot(lower *L, uint8_t op, uint32_t a, uint32_t b, uint32_t c)
+{
+    const eq_insn *code = L->p->code;
+    for (uint32_t i = vn_hash(op, a, b, c) & (L->vn_cap - 1);; i = (i + 1) & (L->vn_cap - 1)) {
+        uint32_t k = L->vn[i];
+        if (!k)
+            return &L->vn[i];
+        const eq_insn *x = &code[k - 1];
+        if (x->op == op && x->a == a && x->b == b && x->c == c)
+            return &L->vn[i];
+    }
+}
+
+static bl_status vn_grow(lower *L)
+{
+    uint32_t cap = L->vn_cap ? 2 * L->vn_cap : 1024, *old = L->vn, old_cap = L->vn_cap;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t)
+        return bl_fail(L->err, BL_ERR_NOMEM, "model: out of memory");
+    L->vn = t;
+    L->vn_cap = cap;
+    for (uint32_t i = 0; i < old_cap; i++)
+        if (old[i]) {
+            const eq_insn *x = &L->p->code[old[i] - 1];
+            *vn_slot(L, x->op, x->a, x->b, x->c) = old[i];
+        }
+    free(old);
+    return BL_OK;
+}
 
 static bl_status emit(lower *L, uint8_t op, uint32_t dst, uint32_t a, uint32_t b, uint32_t c)
 {
@@ -115,6 +161,7 @@ static bl_status sym_reg(lower *L, int32_t n, uint32_t *out)
         L->depth--;
         return st;
     }
+    case S_OPARAM: *out = EQ_TBASE + (uint32_t)s->slot; return BL_OK;
     case S_TEMP:
         if (!L->sym_reg[m->nodes[n].sym])
             return bl_fail(L->err, BL_ERR_INTERNAL, "model: temporary %s read before it is computed", s->name);
@@ -148,6 +195,19 @@ static bl_status node_reg(lower *L, int32_t n, uint32_t *out)
             double v = eq_apply(op, x.a >= 0 ? k[ra - EQ_CBASE] : 0, x.b >= 0 ? k[rb - EQ_CBASE] : 0,
                                 x.c >= 0 ? k[rc - EQ_CBASE] : 0);
             st = const_reg(L, v, n, out);
+        } else if (L->vn) {
+            /* Unused operands are 0 in every instruction, so they compare equal. */
+            const uint32_t a = x.a >= 0 ? ra : 0, b = x.b >= 0 ? rb : 0, c = x.c >= 0 ? rc : 0;
+            st = BL_OK;
+            if (2 * (L->vn_used + 1) > L->vn_cap)
+                st = vn_grow(L);
+            uint32_t *slot = st ? NULL : vn_slot(L, op, a, b, c);
+            if (slot && *slot) {
+                *out = L->p->code[*slot - 1].dst;
+            } else if (slot && !(st = temp_reg(L, out)) && !(st = emit(L, op, *out, a, b, c))) {
+                *slot = L->p->n_code;
+                L->vn_used++;
+            }
         } else if (!(st = temp_reg(L, out))) {
             st = emit(L, op, *out, ra, rb, rc);
         }
@@ -166,7 +226,7 @@ static bl_status lower_open(lower *L, bl_eq_model *m, eq_prog *p, bl_error *err)
     L->p = p;
     L->err = err;
     L->gen = 1;
-    L->next_temp = EQ_TBASE;
+    L->next_temp = EQ_TBASE + m->n_oparams; /* an ODE system's parameters sit first */
     L->n_memo = m->n_nodes;
     L->memo_gen = calloc((size_t)m->n_nodes + 1, sizeof *L->memo_gen);
     L->memo_reg = calloc((size_t)m->n_nodes + 1, sizeof *L->memo_reg);
@@ -183,6 +243,7 @@ static void lower_close(lower *L)
     free(L->memo_gen);
     free(L->memo_reg);
     free(L->sym_reg);
+    free(L->vn);
 }
 
 bl_status eq_lower_update(bl_eq_model *m, const eq_update *u, bl_error *err)
@@ -216,6 +277,21 @@ bl_status eq_lower_expr(bl_eq_model *m, eq_prog *p, int32_t node, bl_error *err)
     bl_status st = lower_open(&L, m, p, err);
     if (!st)
         st = node_reg(&L, node, &p->result);
+    lower_close(&L);
+    return st;
+}
+
+bl_status eq_lower_many(bl_eq_model *m, eq_prog *p, const int32_t *node, uint32_t n, uint32_t *out, bl_error *err)
+{
+    lower L;
+    bl_status st = lower_open(&L, m, p, err);
+    if (!st && p->n_code)
+        st = bl_fail(err, BL_ERR_INTERNAL, "model: eq_lower_many into a program that is not empty");
+    if (!st)
+        st = vn_grow(&L);
+    for (uint32_t k = 0; !st && k < n; k++)
+        if (node[k] >= 0)
+            st = node_reg(&L, node[k], &out[k]);
     lower_close(&L);
     return st;
 }

@@ -6,7 +6,9 @@
 
 #include "models/lang/eq_impl.h"
 
-double eq_apply(int op, double a, double b, double c)
+/* The one definition; inlined into the interpreter's loop (a call per
+ * instruction cost more than most operations), called by eq_apply. */
+static inline double apply(int op, double a, double b, double c)
 {
     switch ((eq_op)op) {
     case O_ADD: return a + b;
@@ -44,6 +46,11 @@ double eq_apply(int op, double a, double b, double c)
     }
 }
 
+double eq_apply(int op, double a, double b, double c)
+{
+    return apply(op, a, b, c);
+}
+
 const char *eq_op_name(int op)
 {
     static const char *const names[O_NOPS] = {
@@ -59,6 +66,6 @@ void eq_vm_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx)
         if (c->op == O_XI)
             r[c->dst] = ctx->normal ? ctx->normal(ctx->user, ctx->neuron, ctx->step, c->a) : 0.0;
         else
-            r[c->dst] = eq_apply(c->op, r[c->a], r[c->b], r[c->c]);
+            r[c->dst] = apply(c->op, r[c->a], r[c->b], r[c->c]);
     }
 }

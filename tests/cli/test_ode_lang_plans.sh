@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Plans of ODE systems in the model language (docs/solvers.md, "Systems in the
+# model language"): equations with named parameters, initial state and
+# observations; system = "hierarchical" (the protocol's fixture, compiled);
+# retain = "observations" keeps no state history (and the record says so, with
+# the memory held); the RK4 record's observations are NumPy's bit for bit and
+# equal to those of the run that keeps the history; bad systems fail naming the
+# equation and the term; built-in plans keep their hashes (tests/golden).
+set -u
+: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/bl_ode_lang.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+ok() { echo "ok   $*"; }
+
+lang_plan() { # $1 id, $2 extra [ode] lines, $3 equations
+    cat <<EOF
+format = "brainlesslab-plan"
+format_version = 4
+id = "$1"
+operation = "ode"
+[ode]
+equations = """
+${3:-dx/dt = v : 1
+dv/dt = mu * (1 - x**2) * v - x : 1}
+"""
+method = "rk4"
+substeps = 20
+t_end = 10.0
+outputs = 11
+observe = { energy = "x**2 + v*v", phase = "t * mu + x" }
+$2
+[ode.parameters]
+mu = 1.0
+[ode.init]
+x = 2.0
+EOF
+}
+mkdir -p "$work/rec"
+lang_plan keep "" >"$work/keep.toml"
+lang_plan obs 'retain = "observations"' >"$work/obs.toml"
+if "$BL_CLI" check "$work/keep.toml" >"$work/check.out" 2>&1 && grep -q '"equations"' "$work/check.out" &&
+    grep -q '"param_names"' "$work/check.out"; then
+    ok "check: the resolved plan lists the equations and the parameter names"
+else
+    cat "$work/check.out" >&2
+    fail "check of a language plan"
+fi
+for id in keep obs; do
+    if ! "$BL_CLI" run "$work/$id.toml" --root "$work/rec" --quiet >"$work/$id.out" 2>&1; then
+        cat "$work/$id.out" >&2
+        fail "run $id"
+    fi
+done
+dk=$(ls -d "$work"/rec/keep-* | head -1)
+do=$(ls -d "$work"/rec/obs-* | head -1)
+"$BL_CLI" verify "$dk" >/dev/null 2>&1 && "$BL_CLI" verify "$do" >/dev/null 2>&1 && ok "both records verify" ||
+    fail "a language record does not verify"
+if /usr/bin/python3 - "$dk" "$do" <<'EOF'; then ok "observations: NumPy's bit for bit, the same with and without the history; retained and held memory stated"; else fail "observation records"; fi
+import json, os, sys
+import numpy as np
+dk, do = sys.argv[1], sys.argv[2]
+t, y, ok_ = np.load(dk + "/t.npy"), np.load(dk + "/y.npy"), np.load(dk + "/observations.npy")
+oo = np.load(do + "/observations.npy")
+f = lambda yy: np.array([yy[1], 1.0 * (1.0 - yy[0] * yy[0]) * yy[1] - yy[0]])
+x = np.array([2.0, 0.0]); out = [x]
+for k in range(len(t) - 1):
+    h = (t[k + 1] - t[k]) / 20.0
+    for j in range(20):
+        hh, h6 = h * 0.5, h / 6.0
+        k1 = f(x); k2 = f(x + hh * k1); k3 = f(x + hh * k2); k4 = f(x + h * k3)
+        x = x + h6 * (((k1 + 2.0 * k2) + 2.0 * k3) + k4)
+    out.append(x)
+Y = np.array(out)
+on = np.stack([Y[:, 0] * Y[:, 0] + Y[:, 1] * Y[:, 1], t * 1.0 + Y[:, 0]], axis=1)
+sk, so = json.load(open(dk + "/summary.json")), json.load(open(do + "/summary.json"))
+print("     keep:", sk["retained"], sk["held"])
+print("     obs: ", so["retained"], so["held"])
+good = (np.array_equal(Y.view(np.uint64), y.view(np.uint64)) and np.array_equal(on.view(np.uint64), ok_.view(np.uint64))
+        and np.array_equal(oo.view(np.uint64), ok_.view(np.uint64)) and not os.path.exists(do + "/y.npy")
+        and so["retained"]["state_history"] == "not retained" and so["retained"]["bytes"] == 8 * 11 * 2
+        and so["held"]["values"] < sk["held"]["values"] and sk["observations"] == ["energy", "phase"]
+        and so["steps_accepted"] == sk["steps_accepted"] == 200)
+sys.exit(0 if good else 1)
+EOF
+
+# hierarchical: compiled fixture, the same trajectory as the hand-written built-in
+cat >"$work/hier.toml" <<'EOF'
+format = "brainlesslab-plan"
+format_version = 4
+id = "hier"
+operation = "ode"
+[ode]
+system = "hierarchical"
+groups = 4
+stages = 2
+coupling = "coupled"
+method = "rk4"
+substeps = 8
+t_end = 2.0
+outputs = 5
+sensitivities = true
+EOF
+sed 's/^system = "hierarchical"/system = "hier-g4-s2-coupled"/; /^groups/d; /^stages/d; /^coupling/d; s/^id = "hier"/id = "builtin"/' \
+    "$work/hier.toml" >"$work/builtin.toml"
+"$BL_CLI" run "$work/hier.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run hierarchical"
+"$BL_CLI" run "$work/builtin.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run built-in hier"
+if cmp -s "$work"/rec/hier-*/y.npy "$work"/rec/builtin-*/y.npy &&
+    /usr/bin/python3 -c "import numpy as np,sys; a,b=np.load(sys.argv[1]),np.load(sys.argv[2]); sys.exit(0 if a.shape==(5,8,12) and np.max(np.abs(a-b))<=1e-15*np.max(np.abs(b)) else 1)" \
+        "$(ls "$work"/rec/hier-*/sensitivities.npy)" "$(ls "$work"/rec/builtin-*/sensitivities.npy)"; then
+    ok "hierarchical g4-s2 coupled (compiled): y.npy identical to the hand-written built-in's; sensitivities within 1e-15"
+else
+    fail "hierarchical compiled vs built-in"
+fi
+
+# bad systems: one line naming the file, the key, the equation and the term
+bad() { # $1 name, $2 expected text, stdin: plan
+    cat >"$work/$1.toml"
+    "$BL_CLI" check "$work/$1.toml" >/dev/null 2>"$work/$1.err"
+    rc=$?
+    if [ $rc -eq 1 ] && [ "$(wc -l <"$work/$1.err")" -eq 1 ] && grep -q "$1.toml" "$work/$1.err" && grep -q -- "$2" "$work/$1.err"; then
+        ok "$1: $(cat "$work/$1.err")"
+    else
+        fail "$1: rc $rc, stderr: $(cat "$work/$1.err")"
+    fi
+}
+lang_plan a "" "dx/dt = v : 1
+dv/dt = mu * (1 - x**2) * v - x * omega : 1" | bad unknown-symbol "unknown variable 'omega'"
+lang_plan a "" | sed 's/phase = "t \* mu + x"/phase = "x > v"/' | bad observe-condition "observe phase"
+lang_plan a "" | sed 's/energy = "x\*\*2 + v\*v"/energy = "x**2 + w"/' | bad observe-unknown "unknown variable 'w'"
+lang_plan a 'retain = "nothing"' | bad retain "ode.retain"
+lang_plan a "" | sed 's/^x = 2.0/z = 2.0/' | bad init-unknown "'z' is not a state"
+lang_plan a 'system = "vdp"' | bad system-and-equations "either system or equations"
+lang_plan a "" "dx/dt = v : 1
+dv/dt = log(x - 2) : 1" >"$work/nonfinite.toml"
+if "$BL_CLI" run "$work/nonfinite.toml" --root "$work/rec" --quiet >"$work/nonfinite.out" 2>&1; then
+    fail "a non-finite RHS at the start ran"
+elif grep -q "dv/dt is not finite" "$work/nonfinite.out" && grep -q "log(x - 2)" "$work/nonfinite.out"; then
+    ok "non-finite start named by its equation: $(head -c 200 "$work/nonfinite.out")"
+else
+    cat "$work/nonfinite.out" >&2
+    fail "non-finite start message"
+fi
+lang_plan stiff 'max_steps = 3000' | sed 's/^method = "rk4"/method = "dopri5"/; s/^mu = 1.0/mu = 1000.0/; s/^t_end = 10.0/t_end = 3000.0/' >"$work/stiff.toml"
+if "$BL_CLI" run "$work/stiff.toml" --root "$work/rec" --quiet >"$work/stiff.out" 2>&1; then
+    fail "a stiff language system under dopri5 ran to the end"
+elif grep -q "step limit 3000 reached" "$work/stiff.out" && grep -q "looks stiff" "$work/stiff.out"; then
+    ok "stiff language system under dopri5: $(head -c 200 "$work/stiff.out")..."
+else
+    cat "$work/stiff.out" >&2
+    fail "stiff message"
+fi
+
+if [ $failures -gt 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "ode language plans: all checks passed"
