@@ -36,6 +36,9 @@ typedef struct bl_flyvis bl_flyvis;
  * when that column exists (1,513,231 edges at extent 15). */
 BL_API bl_status bl_flyvis_create(const char *json_path, int extent, double n_syn_fill, bl_flyvis **out,
                                   bl_error *err);
+/* The same from the file's bytes (len of them; path only names it in messages). */
+BL_API bl_status bl_flyvis_create_from_json(const char *text, size_t len, const char *path, int extent,
+                                            double n_syn_fill, bl_flyvis **out, bl_error *err);
 BL_API void bl_flyvis_destroy(bl_flyvis *f);
 
 BL_API size_t bl_flyvis_n_cells(const bl_flyvis *f);
