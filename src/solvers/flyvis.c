@@ -558,7 +558,7 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
         return bl_fail(err, BL_ERR_NOMEM, "flyvis: %zu steps x %zu cells overflow", K, n);
     double *Vown = NULL, *w = malloc((f->n_edges + 1) * sizeof *w), *r = malloc(n * sizeof *r),
            *cb = malloc(n * sizeof *cb), *cit = malloc(n * sizeof *cit), *lam = NULL, *gv = NULL, *mu = NULL,
-           *gt = NULL, *gb = NULL, *gs = NULL;
+           *gt = NULL, *gb = NULL, *gs = NULL, *A = NULL;
     bl_status st = BL_OK;
     if (!V && !(V = Vown = malloc((K + 1) * n * sizeof *V)))
         st = bl_fail(err, BL_ERR_NOMEM, "flyvis: out of memory for %zu x %zu states", K + 1, n);
@@ -566,7 +566,7 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
         st = bl_fail(err, BL_ERR_NOMEM, "flyvis: out of memory");
     if (!st && adjoint &&
         (!(lam = malloc(n * sizeof *lam)) || !(gv = malloc(n * sizeof *gv)) || !(mu = malloc(n * sizeof *mu)) ||
-         !(gt = calloc(nt, sizeof *gt)) || !(gb = calloc(nt, sizeof *gb)) ||
+         !(gt = calloc(nt, sizeof *gt)) || !(gb = calloc(nt, sizeof *gb)) || !(A = malloc(K * n * sizeof *A)) ||
          !(gs = calloc(f->n_etypes + 1, sizeof *gs))))
         st = bl_fail(err, BL_ERR_NOMEM, "flyvis: out of memory for the adjoint");
     if (st)
@@ -588,12 +588,28 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
         const double t = (double)k * dt;
         for (size_t i = 0; i < n; i++)
             r[i] = v[i] > 0 ? v[i] : 0.0;
-        for (size_t i = 0; i < n; i++) {
-            double s = 0.0;
-            for (size_t e = f->row[i]; e < f->row[i + 1]; e++)
-                s += w[e] * r[f->c_src[e]];
-            const double a = -v[i] + cb[i] + s + input_at(f, o, i, t);
-            vn[i] = v[i] + dt * (cit[i] * a);
+        /* Two rows at a time: each row's sum keeps its own order (so the
+         * result is unchanged), and the two dependent chains of additions
+         * overlap in the pipeline. */
+        for (size_t i = 0; i < n; i += 2) {
+            const size_t i1 = i + 1 < n ? i + 1 : i;
+            size_t e0 = f->row[i], e1 = f->row[i1];
+            const size_t end0 = f->row[i + 1], end1 = i1 > i ? f->row[i1 + 1] : e1;
+            double s0 = 0.0, s1 = 0.0;
+            for (; e0 < end0 && e1 < end1; e0++, e1++) {
+                s0 += w[e0] * r[f->c_src[e0]];
+                s1 += w[e1] * r[f->c_src[e1]];
+            }
+            for (; e0 < end0; e0++)
+                s0 += w[e0] * r[f->c_src[e0]];
+            for (; e1 < end1; e1++)
+                s1 += w[e1] * r[f->c_src[e1]];
+            for (size_t q = i; q <= i1; q++) {
+                const double a = -v[q] + cb[q] + (q == i ? s0 : s1) + input_at(f, o, q, t);
+                if (A) /* kept for the adjoint's dJ/dtau */
+                    A[k * n + q] = a;
+                vn[q] = v[q] + dt * (cit[q] * a);
+            }
         }
     }
     /* J = sum_{k=1..K} sum_{i of the type} V^2 / (K n_c). */
@@ -622,8 +638,7 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
     for (size_t i = 0; i < n; i++)
         lam[i] = f->cell_type[i] == ct ? scale * (2.0 * V[K * n + i]) : 0.0;
     for (size_t k = K; k-- > 0;) {
-        const double *v = V + k * n;
-        const double t = (double)k * dt;
+        const double *v = V + k * n, *ak = A + k * n;
         for (size_t i = 0; i < n; i++) {
             r[i] = v[i] > 0 ? v[i] : 0.0;
             gv[i] = 0.0;
@@ -636,17 +651,22 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
              * cells): skipping it changes no value. */
             if (m == 0.0)
                 continue;
-            double s = 0.0;
-            for (size_t e = f->row[i]; e < f->row[i + 1]; e++) {
-                const int32_t j = f->c_src[e];
-                s += w[e] * r[j];
-                gv[j] += w[e] * m;
-                gs[f->c_type[e]] += m * f->c_coef[e] * r[j];
+            /* A row holds its edge types in runs (flyvis's order is edge type
+             * first): each run's sum of sign * n_syn * relu(V_src) is scaled
+             * by m once, into its strength's gradient. */
+            for (size_t e = f->row[i], end = f->row[i + 1]; e < end;) {
+                const uint16_t et = f->c_type[e];
+                double run = 0.0;
+                for (; e < end && f->c_type[e] == et; e++) {
+                    const int32_t j = f->c_src[e];
+                    gv[j] += w[e] * m;
+                    run += f->c_coef[e] * r[j];
+                }
+                gs[et] += m * run;
             }
-            const double a = -v[i] + cb[i] + s + input_at(f, o, i, t);
             const size_t ty = (size_t)f->cell_type[i];
             gb[ty] += m;
-            gt[ty] -= m * a * cit[i];
+            gt[ty] -= m * ak[i] * cit[i];
         }
         for (size_t j = 0; j < n; j++) {
             double l = lam[j] - mu[j] + (v[j] > 0 ? gv[j] : 0.0);
@@ -675,5 +695,6 @@ out:
     free(gt);
     free(gb);
     free(gs);
+    free(A);
     return st;
 }
