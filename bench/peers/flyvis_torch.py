@@ -12,7 +12,7 @@ etypes, tau, bias, strength .npy and timing.json with the stimulus and the
 objective), so both sides run the same network. One cold call, then R warm
 calls; OUTDIR gets grad_tau.npy, grad_bias.npy, grad_strength.npy and
 timing.json (load_s: imports and reading; prepare_s: the tensors; first_s;
-warm_s; J; V_sha256 of the float64 trajectory, (K+1) x cells, C order).
+warm_s; first_cpu_s, warm_cpu_s: process CPU time; J; V_sha256 of the float64 trajectory, (K+1) x cells, C order).
 """
 import argparse
 import hashlib
@@ -71,20 +71,21 @@ def main():
         J.backward()
         return Vs.detach(), float(J), tau.grad, bias.grad, strength.grad
 
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     Vs, J, gt, gb, gs = call()
-    first_s = time.perf_counter() - t1
-    warm = []
+    first_s, first_cpu = time.perf_counter() - t1, time.process_time() - c1
+    warm, warm_cpu = [], []
     for _ in range(a.repeat):
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         Vs, J, gt, gb, gs = call()
         warm.append(time.perf_counter() - t1)
+        warm_cpu.append(time.process_time() - c1)
     os.makedirs(a.out, exist_ok=True)
     for name, g in (("tau", gt), ("bias", gb), ("strength", gs)):
         np.save(os.path.join(a.out, "grad_%s.npy" % name), g.numpy())
     timing = {"implementation": "PyTorch %s eager, float64, autograd" % torch.__version__,
               "threads": torch.get_num_threads(), "cells": n, "edges": int(len(edges)), "steps": K,
-              "load_s": load_s, "prepare_s": prepare_s, "first_s": first_s, "warm_s": warm, "J": J,
+              "load_s": load_s, "prepare_s": prepare_s, "first_s": first_s, "warm_s": warm, "first_cpu_s": first_cpu, "warm_cpu_s": warm_cpu, "J": J,
               "V_sha256": hashlib.sha256(np.ascontiguousarray(Vs.numpy()).tobytes()).hexdigest()}
     with open(os.path.join(a.out, "timing.json"), "w") as f:
         json.dump(timing, f, indent=1)

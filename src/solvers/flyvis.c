@@ -44,6 +44,11 @@ struct bl_flyvis {
     int32_t *c_src;
     uint16_t *c_type;
     double *c_coef; /* sign * n_syn */
+    /* And by source (CSC) for the adjoint, each column in flyvis's order. */
+    size_t *col;
+    int32_t *t_tar;
+    uint16_t *t_type;
+    double *t_coef;
     int *is_input;  /* per type: R1-R8 (the file's input_units) */
 };
 
@@ -67,6 +72,10 @@ void bl_flyvis_destroy(bl_flyvis *f)
     free(f->c_src);
     free(f->c_type);
     free(f->c_coef);
+    free(f->col);
+    free(f->t_tar);
+    free(f->t_type);
+    free(f->t_coef);
     free(f->is_input);
     free(f);
 }
@@ -504,6 +513,27 @@ bl_status bl_flyvis_create_from_json(const char *text, size_t len, const char *p
         f->c_type[p] = (uint16_t)f->e_type[e];
         f->c_coef[p] = (double)f->et_sign[f->e_type[e]] * f->e_nsyn[e];
     }
+    /* By source, likewise: the adjoint gathers instead of scattering. */
+    f->col = calloc(f->n_cells + 1, sizeof *f->col);
+    f->t_tar = malloc((f->n_edges + 1) * sizeof *f->t_tar);
+    f->t_type = malloc((f->n_edges + 1) * sizeof *f->t_type);
+    f->t_coef = malloc((f->n_edges + 1) * sizeof *f->t_coef);
+    if (!f->col || !f->t_tar || !f->t_type || !f->t_coef) {
+        free(fillp);
+        st = bl_fail(err, BL_ERR_NOMEM, "%s: out of memory for %zu edges", path, f->n_edges);
+        goto out;
+    }
+    for (size_t e = 0; e < f->n_edges; e++)
+        f->col[f->e_src[e] + 1]++;
+    for (size_t i = 0; i < f->n_cells; i++)
+        f->col[i + 1] += f->col[i];
+    memcpy(fillp, f->col, (f->n_cells + 1) * sizeof *fillp);
+    for (size_t e = 0; e < f->n_edges; e++) {
+        const size_t p = fillp[f->e_src[e]]++;
+        f->t_tar[p] = (int32_t)f->e_tar[e];
+        f->t_type[p] = (uint16_t)f->e_type[e];
+        f->t_coef[p] = (double)f->et_sign[f->e_type[e]] * f->e_nsyn[e];
+    }
     free(fillp);
 out:
     cJSON_Delete(doc);
@@ -558,7 +588,7 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
         return bl_fail(err, BL_ERR_NOMEM, "flyvis: %zu steps x %zu cells overflow", K, n);
     double *Vown = NULL, *w = malloc((f->n_edges + 1) * sizeof *w), *r = malloc(n * sizeof *r),
            *cb = malloc(n * sizeof *cb), *cit = malloc(n * sizeof *cit), *lam = NULL, *gv = NULL, *mu = NULL,
-           *gt = NULL, *gb = NULL, *gs = NULL, *A = NULL;
+           *gt = NULL, *gb = NULL, *gs = NULL, *A = NULL, *wt = NULL;
     bl_status st = BL_OK;
     if (!V && !(V = Vown = malloc((K + 1) * n * sizeof *V)))
         st = bl_fail(err, BL_ERR_NOMEM, "flyvis: out of memory for %zu x %zu states", K + 1, n);
@@ -567,6 +597,7 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
     if (!st && adjoint &&
         (!(lam = malloc(n * sizeof *lam)) || !(gv = malloc(n * sizeof *gv)) || !(mu = malloc(n * sizeof *mu)) ||
          !(gt = calloc(nt, sizeof *gt)) || !(gb = calloc(nt, sizeof *gb)) || !(A = malloc(K * n * sizeof *A)) ||
+         !(wt = malloc((f->n_edges + 1) * sizeof *wt)) ||
          !(gs = calloc(f->n_etypes + 1, sizeof *gs))))
         st = bl_fail(err, BL_ERR_NOMEM, "flyvis: out of memory for the adjoint");
     if (st)
@@ -575,6 +606,8 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
      * w = (sign * n_syn) * strength, 1 / tau gathered per cell. */
     for (size_t e = 0; e < f->n_edges; e++)
         w[e] = f->c_coef[e] * strength[f->c_type[e]];
+    for (size_t e = 0; wt && e < f->n_edges; e++)
+        wt[e] = f->t_coef[e] * strength[f->t_type[e]]; /* the same values, by source */
     for (size_t i = 0; i < n; i++) {
         cb[i] = bias[f->cell_type[i]];
         cit[i] = 1.0 / tau[f->cell_type[i]];
@@ -639,41 +672,40 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
         lam[i] = f->cell_type[i] == ct ? scale * (2.0 * V[K * n + i]) : 0.0;
     for (size_t k = K; k-- > 0;) {
         const double *v = V + k * n, *ak = A + k * n;
-        for (size_t i = 0; i < n; i++) {
-            r[i] = v[i] > 0 ? v[i] : 0.0;
-            gv[i] = 0.0;
+        for (size_t i = 0; i < n; i++)
             mu[i] = lam[i] * dt * cit[i];
-        }
-        for (size_t i = 0; i < n; i++) {
-            const double m = mu[i];
-            /* A cell the objective does not yet reach adds only zeros (the
-             * adjoint spreads one synapse per step back from the objective's
-             * cells): skipping it changes no value. */
-            if (m == 0.0)
-                continue;
-            /* A row holds its edge types in runs (flyvis's order is edge type
-             * first): each run's sum of sign * n_syn * relu(V_src) is scaled
-             * by m once, into its strength's gradient. */
-            for (size_t e = f->row[i], end = f->row[i + 1]; e < end;) {
-                const uint16_t et = f->c_type[e];
-                double run = 0.0;
-                for (; e < end && f->c_type[e] == et; e++) {
-                    const int32_t j = f->c_src[e];
-                    gv[j] += w[e] * m;
-                    run += f->c_coef[e] * r[j];
-                }
-                gs[et] += m * run;
-            }
-            const size_t ty = (size_t)f->cell_type[i];
-            gb[ty] += m;
-            gt[ty] -= m * ak[i] * cit[i];
-        }
+        /* By source j: both of its terms carry relu(V_j) or relu'(V_j), so
+         * an inactive source adds nothing (skipping it changes no value).
+         * A column holds its edge types in runs (flyvis's order is edge type
+         * first): each run's sum of sign * n_syn * mu_target is scaled by
+         * relu(V_j) once, into its strength's gradient. */
         for (size_t j = 0; j < n; j++) {
-            double l = lam[j] - mu[j] + (v[j] > 0 ? gv[j] : 0.0);
+            double l = lam[j] - mu[j];
+            if (v[j] > 0) {
+                const double rj = v[j];
+                double g = 0.0;
+                for (size_t e = f->col[j], end = f->col[j + 1]; e < end;) {
+                    const uint16_t et = f->t_type[e];
+                    double run = 0.0;
+                    for (; e < end && f->t_type[e] == et; e++) {
+                        const double m = mu[f->t_tar[e]];
+                        g += wt[e] * m;
+                        run += f->t_coef[e] * m;
+                    }
+                    gs[et] += rj * run;
+                }
+                l += g;
+            }
             if (k >= 1 && f->cell_type[j] == ct)
                 l += scale * (2.0 * v[j]);
-            lam[j] = l;
+            lam[j] = l; /* mu holds what the other cells need of the old lam */
         }
+        for (size_t i = 0; i < n; i++)
+            if (mu[i] != 0.0) {
+                const size_t ty = (size_t)f->cell_type[i];
+                gb[ty] += mu[i];
+                gt[ty] -= mu[i] * ak[i] * cit[i];
+            }
     }
     for (size_t i = 0; i < n; i++)
         gb[f->cell_type[i]] += lam[i];
@@ -696,5 +728,6 @@ out:
     free(gb);
     free(gs);
     free(A);
+    free(wt);
     return st;
 }
