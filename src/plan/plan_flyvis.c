@@ -4,7 +4,7 @@
  *
  *   [flyvis]
  *   connectome = "../data/drosophila-optic-lobe-flyvis/fib25-fib19_v2.2.json"  # relative to the plan
- *   extent = 15             # hexagonal radius in columns (721 columns: 45,669 cells)
+ *   extent = 15             # hexagonal radius in columns, 0..30 (721 columns: 45,669 cells)
  *   n_syn_fill = 1.0        # synapses at the offsets inside each hull (0: none)
  *   dt = 0.005              # Euler step, s
  *   steps = 100
@@ -105,7 +105,7 @@ bl_status bl_pk_op_load_flyvis(const bl_operation *op, const bl_pk_ctx *ctx, con
     if ((st = bl_pk_check_keys(ctx, root, "", top)) || (st = bl_pk_table(ctx, root, "", "flyvis", 1, &sec)) ||
         (st = bl_pk_check_keys(ctx, sec, "flyvis", keys)) ||
         (st = bl_pk_string(ctx, sec, "flyvis", "connectome", 1, &given, NULL)) ||
-        (st = bl_pk_int(ctx, sec, "flyvis", "extent", 0, 0, 60, &s->extent, NULL)) ||
+        (st = bl_pk_int(ctx, sec, "flyvis", "extent", 0, 0, 30, &s->extent, NULL)) ||
         (st = bl_pk_double(ctx, sec, "flyvis", "n_syn_fill", 0, &s->n_syn_fill, NULL)) ||
         (st = bl_pk_double(ctx, sec, "flyvis", "dt", 0, &s->dt, NULL)) ||
         (st = bl_pk_int(ctx, sec, "flyvis", "steps", 0, 1, 1 << 20, &s->steps, NULL)) ||
@@ -173,10 +173,12 @@ bl_status bl_pk_op_load_flyvis(const bl_operation *op, const bl_pk_ctx *ctx, con
                             "%s: tau = %g is below dt = %g (flyvis clamps it to dt; this model refuses it, so that "
                             "its gradient stays the derivative of one smooth map)", bl_flyvis_type_name(f, t),
                             s->tau[t], s->dt);
-    if (!st && (double)(s->steps + 1) * (double)s->n_cells > (double)((size_t)1 << 31))
-        st = bl_pk_fail(ctx, BL_ERR_INVALID, sec, "flyvis.steps",
-                        "%" PRId64 " steps x %zu cells is more than 2^31 stored states; shorten the run or the extent",
-                        s->steps, s->n_cells);
+    /* The adjoint keeps the trajectory and each step's input sum: 16 bytes
+     * per cell and step; 2^28 states (4 GiB of them) at most. */
+    if (!st && (double)(s->steps + 1) * (double)s->n_cells > (double)((size_t)1 << 28))
+        st = bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(sec, "steps"), "flyvis.steps",
+                        "%" PRId64 " steps x %zu cells is more than 2^28 stored states (4 GiB with the adjoint's); "
+                        "shorten the run or the extent", s->steps, s->n_cells);
     bl_flyvis_destroy(f);
     return st;
 }
@@ -226,7 +228,7 @@ void bl_pk_op_estimate_flyvis(const bl_plan *plan, bl_plan_estimate_t *e)
 {
     const bl_pk_flyvis *s = spec_of(plan);
     const double states = (double)(s->steps + 1) * (double)s->n_cells;
-    e->memory_bytes = 8.0 * states + 30.0 * (double)s->n_edges + 64.0 * (double)s->n_cells + (double)s->json_len * 4;
+    e->memory_bytes = 16.0 * states + 60.0 * (double)s->n_edges + 64.0 * (double)s->n_cells + (double)s->json_len * 4;
     e->disk_bytes = 8.0 * (s->keep_all ? states : (double)(s->steps + 1) * (double)s->n_types) + 65536.0;
     e->seconds_one_core = 1.5e-9 * (double)s->n_edges * (double)s->steps * (s->gradients ? 3.0 : 1.0);
 }

@@ -24,7 +24,7 @@
 #include "core/file.h"
 
 #define MAX_JSON_BYTES ((size_t)64 << 20)
-#define MAX_EXTENT 200
+#define MAX_EXTENT 60
 #define MAX_OFFSET 64 /* |du|, |dv| in the file: the shipped one stays within 10 */
 
 struct bl_flyvis {
