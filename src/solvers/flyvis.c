@@ -420,10 +420,11 @@ bl_status bl_flyvis_create_from_json(const char *text, size_t len, const char *p
         {
             const cJSON *d = cJSON_GetArrayItem(item, 0), *n = cJSON_GetArrayItem(item, 1);
             const cJSON *du = cJSON_GetArrayItem(d, 0), *dv = cJSON_GetArrayItem(d, 1);
+            /* The range first: only then may a value be cast to int. */
             if (cJSON_GetArraySize(item) != 2 || cJSON_GetArraySize(d) != 2 || !cJSON_IsNumber(du) ||
-                !cJSON_IsNumber(dv) || !cJSON_IsNumber(n) || du->valuedouble != (int)du->valuedouble ||
-                dv->valuedouble != (int)dv->valuedouble || fabs(du->valuedouble) > MAX_OFFSET ||
-                fabs(dv->valuedouble) > MAX_OFFSET || !isfinite(n->valuedouble) || n->valuedouble < 0) {
+                !cJSON_IsNumber(dv) || !cJSON_IsNumber(n) || !(fabs(du->valuedouble) <= MAX_OFFSET) ||
+                !(fabs(dv->valuedouble) <= MAX_OFFSET) || du->valuedouble != (int)du->valuedouble ||
+                dv->valuedouble != (int)dv->valuedouble || !isfinite(n->valuedouble) || n->valuedouble < 0) {
                 st = bl_fail(err, BL_ERR_FORMAT,
                              "%s: edges[%d].offsets[%d] must be [[du, dv], n_syn] (integers within %d, n_syn >= 0)",
                              path, k, j, MAX_OFFSET);
@@ -509,8 +510,9 @@ bl_status bl_flyvis_create_from_json(const char *text, size_t len, const char *p
         /* flyvis: 1 / (the mean n_syn of the type's edges); a type with no
          * tiled edge (a tiny extent) takes the mean over its offsets. */
         f->et_mean_nsyn[k] = count ? sum / (double)count : osum / (double)o.len;
-        if (!(f->et_mean_nsyn[k] > 0)) {
-            st = bl_fail(err, BL_ERR_FORMAT, "%s: edges[%d] has no synapses (every n_syn is 0)", path, k);
+        if (!(f->et_mean_nsyn[k] > 0) || !isfinite(f->et_mean_nsyn[k])) {
+            st = bl_fail(err, BL_ERR_FORMAT, "%s: edges[%d]: the mean n_syn is %g (0 or beyond a double)", path, k,
+                         f->et_mean_nsyn[k]);
             goto out;
         }
     }
@@ -669,6 +671,16 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
             }
         }
     }
+    /* A diverged run (strengths too large for dt) is an error, not a record
+     * of NaNs: a non-finite potential stays non-finite to the last step. */
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(V[K * n + i])) {
+            st = bl_fail(err, BL_ERR_INVALID,
+                         "flyvis: the potential of cell %zu (%s, column %d, %d) is not finite after %zu steps: the "
+                         "rates diverged (lower the strengths or dt)", i, f->type_name[f->cell_type[i]],
+                         f->cell_u[i], f->cell_v[i], K);
+            goto out;
+        }
     /* J = sum_{k=1..K} sum_{i of the type} V^2 / (K n_c). */
     const int ct = o->objective_type;
     size_t nc = 0;
@@ -733,6 +745,16 @@ bl_status bl_flyvis_run(const bl_flyvis *f, const bl_flyvis_options *o, const do
     }
     for (size_t i = 0; i < n; i++)
         gb[f->cell_type[i]] += lam[i];
+    for (size_t q = 0; q < nt + nt + f->n_etypes; q++) {
+        const double g = q < nt ? gt[q] : q < 2 * nt ? gb[q - nt] : gs[q - 2 * nt];
+        if (!isfinite(g)) {
+            st = bl_fail(err, BL_ERR_INVALID, "flyvis: the gradient with respect to %s %zu is not finite (the "
+                         "adjoint overflowed: lower the strengths or dt)",
+                         q < nt ? "tau of cell type" : q < 2 * nt ? "bias of cell type" : "strength of edge type",
+                         q < nt ? q : q < 2 * nt ? q - nt : q - 2 * nt);
+            goto out;
+        }
+    }
     if (g_tau)
         memcpy(g_tau, gt, nt * sizeof *gt);
     if (g_bias)

@@ -86,6 +86,16 @@ plan a "" | sed 's|^connectome = .*|connectome = "nowhere.json"|' | bad missing-
 printf '{"nodes": [{"name": "A", "pattern": ["stride", [1, 1]]}], "edges": [{"src": "A", "tar": "B", "alpha": 1, "offsets": [[[0, 0], 1]]}]}' >"$work/bad.json"
 plan a "" | sed "s|^connectome = .*|connectome = \"$work/bad.json\"|" | bad bad-edge "edges\[0\].tar"
 
+# A diverging run leaves a FAILED record naming the cell and the step.
+plan diverge "strength = [$(python3 -c 'print(", ".join(["1e10"] * 605))')]" >"$work/diverge.toml"
+"$BL_CLI" run "$work/diverge.toml" --root "$work/rec" >"$work/diverge.out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q "is not finite after 40 steps" "$work/diverge.out" && [ -e "$(ls -d "$work"/rec/diverge-* | head -1)/FAILED" ]; then
+    ok "diverging rates: $(tail -1 "$work/diverge.out")"
+else
+    fail "diverging run: rc $rc: $(cat "$work/diverge.out")"
+fi
+
 if [ $failures -gt 0 ]; then
     echo "$failures failure(s)" >&2
     exit 1
