@@ -28,7 +28,8 @@ static const char usage_text[] =
     "type's mean-square response (default T4a) once cold and R times warm, on one thread. DIR gets\n"
     "the network as .npy (cells, edges, nsyn, etypes, tau, bias, strength: what a peer must run),\n"
     "the gradients (grad_tau.npy, grad_bias.npy, grad_strength.npy) and timing.json (load_s,\n"
-    "first_s, warm_s, first_cpu_s, warm_cpu_s (process CPU time), J, V_sha256: SHA-256 of the float64 trajectory, (K+1) x cells, C order).\n";
+    "first_s, warm_s; first_cpu_s, warm_cpu_s: process CPU time; J; V_sha256: SHA-256 of the\n"
+    "float64 trajectory, (K+1) x cells, C order).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
