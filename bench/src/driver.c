@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_case.h"
+#include "flyvis_case.h"
 #include "import_case.h"
 #include "reservoir_sweep.h"
 #include "brainlesslab/engine.h"
@@ -502,10 +503,11 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_workload_def *d = bl_bench_workload_find(id, o->quick);
         const bl_bench_res_def *rd = d ? NULL : bl_bench_res_find(id, o->quick);
         const bl_bench_import_def *imp = d || rd ? NULL : bl_bench_import_find(id, o->quick);
-        if (!d && !rd && !imp)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, %s, %s)", id,
-                           bl_bench_res_ids(), bl_bench_import_ids());
-        const char *canon = d ? d->id : rd ? rd->id : imp->id;
+        const bl_bench_flyvis_def *fv = d || rd || imp ? NULL : bl_bench_flyvis_find(id, o->quick);
+        if (!d && !rd && !imp && !fv)
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, %s, %s, flyvis-grad)",
+                           id, bl_bench_res_ids(), bl_bench_import_ids());
+        const char *canon = d ? d->id : rd ? rd->id : imp ? imp->id : fv->id;
         for (int i = 0; i < n_ids; i++)
             if (!strcmp(ids[i], canon))
                 return bl_fail(err, BL_ERR_INVALID, "--workloads: '%s' listed twice", id);
@@ -619,17 +621,21 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_workload_def *w = bl_bench_workload_find(ids[i], o->quick);
         const bl_bench_res_def *rd = w ? NULL : bl_bench_res_find(ids[i], o->quick);
         const bl_bench_import_def *imp = w || rd ? NULL : bl_bench_import_find(ids[i], o->quick);
+        const bl_bench_flyvis_def *fv = w || rd || imp ? NULL : bl_bench_flyvis_find(ids[i], o->quick);
         cJSON *wj = cJSON_CreateObject();
         cJSON_AddItemToArray(wls, wj);
         cJSON_AddStringToObject(wj, "id", ids[i]);
-        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp->title);
-        cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd ? rd->definition : imp->definition);
+        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp ? imp->title : fv->title);
+        cJSON_AddStringToObject(wj, "definition",
+                                w ? w->definition : rd ? rd->definition : imp ? imp->definition : fv->definition);
         if (w)
             run_workload(&ctx, w, wj);
         else if (rd)
             bl_bench_res_run(&ctx, rd, wj);
-        else
+        else if (imp)
             bl_bench_import_run(&ctx, imp, wj);
+        else
+            bl_bench_flyvis_run(&ctx, fv, wj);
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
     if (!st) {

@@ -26,6 +26,7 @@
 #include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
 #include "plan/plan_op.h"
+#include "plan/plan_flyvis.h"
 #include "plan/plan_reservoir.h"
 #include "plan/plan_solvers.h"
 
@@ -77,6 +78,7 @@ static const char *const screen_artifacts[] = {"plan.toml", "conditions.csv", "c
 static const char *const reservoir_artifacts[] = {"trials.csv", "outcomes.npy", "summary.json", NULL};
 static const char *const ode_artifacts[] = {"t.npy", "y.npy", "summary.json", NULL};
 static const char *const ssa_artifacts[] = {"t.npy", "counts.npy", "events.npy", "summary.json", NULL};
+static const char *const flyvis_artifacts[] = {"t.npy", "responses.npy", "summary.json", NULL};
 static const char *const calibrate_artifacts[] = {"trials.csv", "outcomes.npy", "summary.json", "calibration.json",
                                                   NULL};
 
@@ -118,6 +120,11 @@ static const bl_operation rows[] = {
     {.name = "ssa", .load = bl_pk_op_load_ssa, .free_spec = bl_pk_op_free_ssa, .render = bl_pk_op_render_ssa,
      .estimate = bl_pk_op_estimate_ssa, .run = bl_xp_ssa_run, .record_dir = bl_xp_solver_record_dir,
      .print = bl_xp_solver_print, .destroy = bl_xp_solver_destroy, .artifacts = ssa_artifacts},
+    /* The flyvis connectome application (docs/solvers.md): plan_flyvis.c, flyvis_run.c. */
+    {.name = "flyvis", .flags = BL_OP_FIT_BEFORE_RUN, .load = bl_pk_op_load_flyvis, .free_spec = bl_pk_op_free_flyvis,
+     .render = bl_pk_op_render_flyvis, .estimate = bl_pk_op_estimate_flyvis, .run = bl_xp_flyvis_run,
+     .record_dir = bl_xp_solver_record_dir, .print = bl_xp_solver_print, .destroy = bl_xp_solver_destroy,
+     .artifacts = flyvis_artifacts},
 };
 #define N_ROWS (sizeof rows / sizeof *rows)
 

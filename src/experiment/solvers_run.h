@@ -11,6 +11,8 @@
 
 bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **out, bl_error *err);
 bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **out, bl_error *err);
+/* The flyvis application (src/experiment/flyvis_run.c): the same result type. */
+bl_status bl_xp_flyvis_run(bl_plan *plan, const bl_experiment_options *opt, void **out, bl_error *err);
 /* Both results: the record directory and one printed line. */
 typedef struct solver_result {
     char dir[4096];

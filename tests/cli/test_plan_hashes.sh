@@ -119,6 +119,8 @@ shutil.rmtree(FIXED, ignore_errors=True)
 os.makedirs(os.path.join(FIXED, "data"))
 shutil.copytree(os.path.join(SRC, "plans"), os.path.join(FIXED, "plans"))
 shutil.copytree(os.path.join(SRC, "data", "connectomes"), os.path.join(FIXED, "data", "connectomes"))
+shutil.copytree(os.path.join(SRC, "data", "drosophila-optic-lobe-flyvis"),
+                os.path.join(FIXED, "data", "drosophila-optic-lobe-flyvis"))
 root = os.path.join(FIXED, "records")
 
 lines, failures = [], []

@@ -258,11 +258,11 @@ static void toy_is_not_global(void **state)
     const char *path = write_plan("toy-alone.toml", toy_plan);
     assert_int_equal(bl_plan_load(path, &plan, &err), BL_ERR_INVALID);
     assert_non_null(strstr(err.message, "unknown operation \"toy\" (supported: connectome, audit, screen, profile, "
-                                        "sweep, ablate, benchmark, calibrate, ode, ssa)"));
+                                        "sweep, ablate, benchmark, calibrate, ode, ssa, flyvis)"));
     const char *other = write_plan("other.toml", "format = \"brainlesslab-plan\"\nformat_version = 4\n"
                                                  "id = \"o\"\noperation = \"other\"\n");
     assert_int_equal(bl_plan_load_with(other, &with_toy, &plan, &err), BL_ERR_INVALID);
-    assert_non_null(strstr(err.message, "ssa, toy)"));
+    assert_non_null(strstr(err.message, "flyvis, toy)"));
     /* A row without the slots a run needs is refused at load. */
     static const bl_operation broken = {.name = "broken", .load = toy_load};
     static const bl_operation *const bad[] = {&broken};
