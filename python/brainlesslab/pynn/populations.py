@@ -91,6 +91,12 @@ class Population(common.Population):
         for name, value in values.items():
             if net is not None and self._pop_id is not None:
                 if getattr(ct, "source_kind", None) or name in getattr(ct, "excluded", ()):
+                    # PyNN re-translates every parameter when one of them is
+                    # "computed" (all are, here): an unchanged value is fine
+                    old = self._parameters.get(name)
+                    if old is not None and np.array_equal(np.asarray(old, dtype=object if name == "spike_times"
+                                                                     else float), np.asarray(value, dtype=object if name == "spike_times" else float)):
+                        continue
                     raise NotImplementedError(
                         "pyNN.brainlesslab: '%s' of %s is fixed once the network has run; call reset() first"
                         % (name, self.label))
