@@ -16,7 +16,8 @@
  *               floor(rate*dt*2^32), while start <= t <= stop)
  *   synapses    every projection (creation order) queues the spikes of this
  *               step at step + delay and runs the on_pre block of each edge
- *               due now, in queue order (Brian2's SpikeQueue order)
+ *               due now, in queue order (Brian2's SpikeQueue order); then
+ *               the postsynaptic side of every plastic projection (STDP)
  *   end         recording (state after the step; spikes of the step)
  * A reset runs before synaptic delivery (Brian2 runs it after): the two
  * differ only for an on_pre that writes a variable the reset writes.
@@ -68,10 +69,30 @@ BL_API bl_status bl_eq_net_add_poisson_source(bl_eq_net *net, uint32_t n, const 
                                               const double *start_s, const double *stop_s, uint32_t *pop,
                                               bl_error *err);
 /* Edges from pre to (post, receptor): weight in SI units of the receptor's
- * w, delay in whole steps. */
+ * w, delay in whole steps. The projection's index (0, 1, ...) to *proj. */
 BL_API bl_status bl_eq_net_add_projection(bl_eq_net *net, uint32_t pre, uint32_t post, uint32_t receptor,
                                           size_t n_edges, const uint32_t *pre_idx, const uint32_t *post_idx,
-                                          const double *weight, const uint32_t *delay_steps, bl_error *err);
+                                          const double *weight, const uint32_t *delay_steps, size_t *proj,
+                                          bl_error *err);
+/* Spike-pair STDP on a projection, pyNN.brian2's STDPMechanism with
+ * SpikePairRule and AdditiveWeightDependence, in Brian2's generated order
+ * (traces P, M per edge, updated when an event reaches the edge):
+ *   presynaptic event (after the delay), at t:
+ *     M *= exp(-(t - last)/tau_minus); P *= exp(-(t - last)/tau_plus);
+ *     P += A_plus; w += M*w_max; w = max(w, w_min) (as int(w >= w_min)*w +
+ *     int(w < w_min)*w_min); then the receptor's on_pre with w; last = t
+ *   postsynaptic spike, at t (after every presynaptic pathway of the step):
+ *     the same decay; M -= A_minus; w += P*w_max; w = min(w, w_max); last = t
+ * Weights, w_min and w_max are in the receptor's SI units. Set before the
+ * first step. */
+typedef struct bl_eq_net_stdp {
+    double tau_plus_s, tau_minus_s, a_plus, a_minus, w_min, w_max;
+} bl_eq_net_stdp;
+BL_API bl_status bl_eq_net_set_stdp(bl_eq_net *net, size_t proj, const bl_eq_net_stdp *rule, bl_error *err);
+/* Edges of projection proj (in the order added), and their current weights
+ * in that order (out has room for n = the count). */
+BL_API size_t bl_eq_net_n_edges(const bl_eq_net *net, size_t proj);
+BL_API bl_status bl_eq_net_weights(const bl_eq_net *net, size_t proj, double *out, size_t n, bl_error *err);
 /* A current source on variable `var` of neurons targets[0..n_targets) of
  * pop: at step steps[k] (strictly increasing) it becomes amps[k]. */
 BL_API bl_status bl_eq_net_add_current(bl_eq_net *net, uint32_t pop, const char *var, size_t n_targets,

@@ -208,17 +208,56 @@ static PyObject *net_add_projection(eq_net_obj *self, PyObject *args)
         goto done;
     }
     bl_error err = {0};
+    size_t proj;
     if (bl_eq_net_add_projection(self->net, pre, post, rec, (size_t)n, PyArray_DATA(a_i), PyArray_DATA(a_j),
-                                 PyArray_DATA(a_w), PyArray_DATA(a_d), &err))
+                                 PyArray_DATA(a_w), PyArray_DATA(a_d), &proj, &err))
         bl_py_raise(&err);
     else
-        ret = Py_NewRef(Py_None);
+        ret = PyLong_FromSize_t(proj);
 done:
     Py_XDECREF(a_i);
     Py_XDECREF(a_j);
     Py_XDECREF(a_w);
     Py_XDECREF(a_d);
     return ret;
+}
+
+static PyObject *net_set_stdp(eq_net_obj *self, PyObject *args)
+{
+    Py_ssize_t proj;
+    bl_eq_net_stdp r;
+    if (!PyArg_ParseTuple(args, "ndddddd", &proj, &r.tau_plus_s, &r.tau_minus_s, &r.a_plus, &r.a_minus, &r.w_min,
+                          &r.w_max))
+        return NULL;
+    if (proj < 0) {
+        PyErr_SetString(PyExc_ValueError, "EqNet.set_stdp: projection index < 0");
+        return NULL;
+    }
+    bl_error err = {0};
+    if (bl_eq_net_set_stdp(self->net, (size_t)proj, &r, &err))
+        return bl_py_raise(&err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *net_weights(eq_net_obj *self, PyObject *args)
+{
+    Py_ssize_t proj;
+    if (!PyArg_ParseTuple(args, "n", &proj))
+        return NULL;
+    if (proj < 0) {
+        PyErr_SetString(PyExc_ValueError, "EqNet.weights: projection index < 0");
+        return NULL;
+    }
+    npy_intp n = (npy_intp)bl_eq_net_n_edges(self->net, (size_t)proj);
+    PyObject *a = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+    if (!a)
+        return NULL;
+    bl_error err = {0};
+    if (bl_eq_net_weights(self->net, (size_t)proj, PyArray_DATA((PyArrayObject *)a), (size_t)n, &err)) {
+        Py_DECREF(a);
+        return bl_py_raise(&err);
+    }
+    return a;
 }
 
 static PyObject *net_add_current(eq_net_obj *self, PyObject *args)
@@ -350,7 +389,10 @@ static PyMethodDef net_methods[] = {
     {"add_poisson_source", (PyCFunction)net_add_poisson_source, METH_VARARGS,
      "add_poisson_source(rate_hz, start_s, stop_s) -> pop"},
     {"add_projection", (PyCFunction)net_add_projection, METH_VARARGS,
-     "add_projection(pre, post, receptor, pre_idx, post_idx, weight, delay_steps)"},
+     "add_projection(pre, post, receptor, pre_idx, post_idx, weight, delay_steps) -> projection index"},
+    {"set_stdp", (PyCFunction)net_set_stdp, METH_VARARGS,
+     "set_stdp(proj, tau_plus_s, tau_minus_s, A_plus, A_minus, w_min, w_max): spike-pair additive STDP"},
+    {"weights", (PyCFunction)net_weights, METH_VARARGS, "weights(proj) -> the edges' current weights (SI)"},
     {"add_current", (PyCFunction)net_add_current, METH_VARARGS,
      "add_current(pop, var, targets, steps, amplitudes)"},
     {"var", (PyCFunction)net_var, METH_VARARGS, "var(pop, name) -> writeable view of the state"},

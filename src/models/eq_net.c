@@ -4,7 +4,9 @@
  * edges by presynaptic neuron (CSR, edges in the order given) and a ring of
  * per-step queues, as Brian2's SpikeQueue does, so that the on_pre blocks of
  * one step run in Brian2's order (spikes of earlier steps first, then
- * presynaptic neurons ascending, then edges in creation order). */
+ * presynaptic neurons ascending, then edges in creation order). A plastic
+ * projection (spike-pair STDP) also keeps its edges by postsynaptic neuron,
+ * for the postsynaptic side of the rule. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,12 @@ typedef struct net_proj {
     uint32_t *d;
     uint32_t max_d;
     net_queue *ring; /* max_d + 1 */
+    uint64_t *orig;  /* CSR slot -> the edge's index as given */
+    /* spike-pair STDP (bl_eq_net_set_stdp), NULL when static */
+    bl_eq_net_stdp *stdp;
+    double *P, *M, *last; /* per edge (CSR slot): traces, time of the last update */
+    uint64_t *by_post_off; /* post n + 1 */
+    uint64_t *by_post;     /* CSR slots by postsynaptic neuron */
 } net_proj;
 
 typedef struct net_cur {
@@ -245,6 +253,13 @@ void bl_eq_net_destroy(bl_eq_net *net)
         free(j->tgt);
         free(j->w);
         free(j->d);
+        free(j->orig);
+        free(j->stdp);
+        free(j->P);
+        free(j->M);
+        free(j->last);
+        free(j->by_post_off);
+        free(j->by_post);
         if (j->ring)
             for (uint32_t s = 0; s <= j->max_d; s++)
                 free(j->ring[s].e);
@@ -422,7 +437,7 @@ bl_status bl_eq_net_add_poisson_source(bl_eq_net *net, uint32_t n, const double 
 
 bl_status bl_eq_net_add_projection(bl_eq_net *net, uint32_t pre, uint32_t post, uint32_t receptor, size_t n_edges,
                                    const uint32_t *pre_idx, const uint32_t *post_idx, const double *weight,
-                                   const uint32_t *delay_steps, bl_error *err)
+                                   const uint32_t *delay_steps, size_t *proj, bl_error *err)
 {
     size_t id = net->n_projs;
     if (pre >= net->n_pops)
@@ -461,12 +476,14 @@ bl_status bl_eq_net_add_projection(bl_eq_net *net, uint32_t pre, uint32_t post, 
     j->w = malloc((n_edges ? n_edges : 1) * sizeof *j->w);
     j->d = malloc((n_edges ? n_edges : 1) * sizeof *j->d);
     j->ring = calloc((size_t)max_d + 1, sizeof *j->ring);
-    if (!j->off || !j->tgt || !j->w || !j->d || !j->ring) {
+    j->orig = malloc((n_edges ? n_edges : 1) * sizeof *j->orig);
+    if (!j->off || !j->tgt || !j->w || !j->d || !j->ring || !j->orig) {
         free(j->off);
         free(j->tgt);
         free(j->w);
         free(j->d);
         free(j->ring);
+        free(j->orig);
         return bl_fail(err, BL_ERR_NOMEM, "projection %zu: out of memory for %zu edges", id, n_edges);
     }
     /* CSR by presynaptic neuron, a stable counting sort: edges of one
@@ -482,6 +499,7 @@ bl_status bl_eq_net_add_projection(bl_eq_net *net, uint32_t pre, uint32_t post, 
         free(j->w);
         free(j->d);
         free(j->ring);
+        free(j->orig);
         return bl_fail(err, BL_ERR_NOMEM, "projection %zu: out of memory", id);
     }
     memcpy(fill, j->off, ((size_t)npre + 1) * sizeof *fill);
@@ -490,9 +508,78 @@ bl_status bl_eq_net_add_projection(bl_eq_net *net, uint32_t pre, uint32_t post, 
         j->tgt[k] = post_idx[e];
         j->w[k] = weight[e];
         j->d[k] = delay_steps[e];
+        j->orig[k] = e;
     }
     free(fill);
-    net->n_projs++;
+    *proj = net->n_projs++;
+    return BL_OK;
+}
+
+bl_status bl_eq_net_set_stdp(bl_eq_net *net, size_t proj, const bl_eq_net_stdp *rule, bl_error *err)
+{
+    if (proj >= net->n_projs)
+        return bl_fail(err, BL_ERR_INVALID, "stdp: no projection %zu (%zu exist)", proj, net->n_projs);
+    if (net->step)
+        return bl_fail(err, BL_ERR_INVALID, "stdp: projection %zu: set before the first step", proj);
+    net_proj *j = &net->projs[proj];
+    if (j->stdp)
+        return bl_fail(err, BL_ERR_INVALID, "stdp: projection %zu already has a rule", proj);
+    if (!(rule->tau_plus_s > 0) || !(rule->tau_minus_s > 0) || !isfinite(rule->tau_plus_s) ||
+        !isfinite(rule->tau_minus_s))
+        return bl_fail(err, BL_ERR_INVALID, "stdp: projection %zu: tau_plus %g s, tau_minus %g s (must be > 0)", proj,
+                       rule->tau_plus_s, rule->tau_minus_s);
+    if (!isfinite(rule->a_plus) || !isfinite(rule->a_minus) || !isfinite(rule->w_min) || !isfinite(rule->w_max) ||
+        rule->w_min > rule->w_max)
+        return bl_fail(err, BL_ERR_INVALID, "stdp: projection %zu: A_plus %g, A_minus %g, w_min %g, w_max %g", proj,
+                       rule->a_plus, rule->a_minus, rule->w_min, rule->w_max);
+    const net_pop *pre = &net->pops[j->pre], *post = &net->pops[j->post];
+    uint64_t ne = j->off[pre->n];
+    j->stdp = malloc(sizeof *j->stdp);
+    j->P = calloc(ne ? ne : 1, sizeof *j->P);
+    j->M = calloc(ne ? ne : 1, sizeof *j->M);
+    j->last = calloc(ne ? ne : 1, sizeof *j->last);
+    j->by_post_off = calloc((size_t)post->n + 1, sizeof *j->by_post_off);
+    j->by_post = malloc((ne ? ne : 1) * sizeof *j->by_post);
+    uint64_t *fill = malloc(((size_t)post->n + 1) * sizeof *fill);
+    if (!j->stdp || !j->P || !j->M || !j->last || !j->by_post_off || !j->by_post || !fill) {
+        free(fill);
+        free(j->stdp);
+        free(j->P);
+        free(j->M);
+        free(j->last);
+        free(j->by_post_off);
+        free(j->by_post);
+        j->stdp = NULL;
+        j->P = j->M = j->last = NULL;
+        j->by_post_off = j->by_post = NULL;
+        return bl_fail(err, BL_ERR_NOMEM, "stdp: projection %zu: out of memory for %llu edges", proj,
+                       (unsigned long long)ne);
+    }
+    *j->stdp = *rule;
+    for (uint64_t k = 0; k < ne; k++)
+        j->by_post_off[j->tgt[k] + 1]++;
+    for (uint32_t i = 0; i < post->n; i++)
+        j->by_post_off[i + 1] += j->by_post_off[i];
+    memcpy(fill, j->by_post_off, ((size_t)post->n + 1) * sizeof *fill);
+    for (uint64_t k = 0; k < ne; k++)
+        j->by_post[fill[j->tgt[k]]++] = k;
+    free(fill);
+    return BL_OK;
+}
+
+size_t bl_eq_net_n_edges(const bl_eq_net *net, size_t proj)
+{
+    return proj < net->n_projs ? (size_t)net->projs[proj].off[net->pops[net->projs[proj].pre].n] : 0;
+}
+
+bl_status bl_eq_net_weights(const bl_eq_net *net, size_t proj, double *out, size_t n, bl_error *err)
+{
+    size_t ne = bl_eq_net_n_edges(net, proj);
+    if (proj >= net->n_projs || n != ne)
+        return bl_fail(err, BL_ERR_INVALID, "weights: projection %zu has %zu edges, asked for %zu", proj, ne, n);
+    const net_proj *j = &net->projs[proj];
+    for (size_t k = 0; k < ne; k++)
+        out[j->orig[k]] = j->w[k];
     return BL_OK;
 }
 
@@ -658,11 +745,43 @@ static bl_status one_step(bl_eq_net *net, bl_error *err)
         }
         net_queue *now = &j->ring[s % ring];
         net_receptor *r = &dst->rec[j->receptor];
+        const bl_eq_net_stdp *R = j->stdp;
         for (size_t x = 0; x < now->n; x++) {
             uint64_t e = now->e[x];
+            if (R) {
+                /* Brian2's event-driven update, in its generated order */
+                double el = -(t - j->last[e]);
+                j->M[e] = j->M[e] * exp(el / R->tau_minus_s);
+                j->P[e] = j->P[e] * exp(el / R->tau_plus_s);
+                j->P[e] += R->a_plus;
+                j->w[e] += j->M[e] * R->w_max;
+                j->w[e] = (double)(j->w[e] >= R->w_min) * j->w[e] + (double)(j->w[e] < R->w_min) * R->w_min;
+                j->last[e] = t;
+            }
             eq_pop_run_other(dst->p, r->m, &r->m->on_pre, r->regs, j->tgt[e], j->w[e]);
         }
         now->n = 0;
+    }
+    /* the postsynaptic pathways of plastic projections (Brian2 orders them after every presynaptic one) */
+    for (size_t k = 0; k < net->n_projs; k++) {
+        net_proj *j = &net->projs[k];
+        const bl_eq_net_stdp *R = j->stdp;
+        if (!R)
+            continue;
+        const net_pop *dst = &net->pops[j->post];
+        for (uint32_t x = 0; x < dst->n_spiked; x++) {
+            uint32_t i = dst->spiked[x];
+            for (uint64_t q = j->by_post_off[i]; q < j->by_post_off[i + 1]; q++) {
+                uint64_t e = j->by_post[q];
+                double el = -(t - j->last[e]);
+                j->M[e] = j->M[e] * exp(el / R->tau_minus_s);
+                j->P[e] = j->P[e] * exp(el / R->tau_plus_s);
+                j->M[e] -= R->a_minus;
+                j->w[e] += j->P[e] * R->w_max;
+                j->w[e] = (double)(j->w[e] > R->w_max) * R->w_max + (double)(j->w[e] <= R->w_max) * j->w[e];
+                j->last[e] = t;
+            }
+        }
     }
     /* end: recording */
     for (uint32_t p = 0; p < net->n_pops; p++) {

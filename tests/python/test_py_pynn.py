@@ -117,6 +117,22 @@ class Engine(unittest.TestCase):
             with self.subTest(pattern=pattern):
                 with self.assertRaisesRegex(bl.Error, pattern):
                     call()
+        j = net.add_projection(s, p, r, [0], [1], [1e-9], [1])
+        self.assertEqual(j, 0)
+        stdp_cases = [
+            ((5, 0.02, 0.02, 0.01, 0.01, 0.0, 1e-8), r"no projection 5"),
+            ((0, 0.0, 0.02, 0.01, 0.01, 0.0, 1e-8), r"tau_plus 0 s"),
+            ((0, 0.02, 0.02, float("inf"), 0.01, 0.0, 1e-8), r"A_plus inf"),
+            ((0, 0.02, 0.02, 0.01, 0.01, 1e-8, 0.0), r"w_min 1e-08, w_max 0"),
+        ]
+        for args, pattern in stdp_cases:
+            with self.subTest(pattern=pattern):
+                with self.assertRaisesRegex(bl.Error, pattern):
+                    net.set_stdp(*args)
+        net.set_stdp(0, 0.02, 0.02, 0.01, 0.01, 0.0, 1e-8)
+        with self.assertRaisesRegex(bl.Error, "already has a rule"):
+            net.set_stdp(0, 0.02, 0.02, 0.01, 0.01, 0.0, 1e-8)
+        self.assertEqual(net.weights(0).tolist(), [1e-9])
         with self.assertRaises(ValueError):
             net.add_projection(s, p, r, [0, 0], [0], [1e-9], [1])
         with self.assertRaises(ValueError):
@@ -244,6 +260,32 @@ class Backend(unittest.TestCase):
             sim.Population(1, sim.IF_cond_exp())
         with self.assertRaisesRegex(NotImplementedError, "reset"):
             prj.set(weight=0.5)
+
+    def test_stdp(self):
+        sim.setup(timestep=0.1)
+        src = sim.Population(2, sim.SpikeSourceArray(spike_times=[[5.0, 10.0, 30.0], [7.3, 20.0]]))
+        post = sim.Population(2, sim.IF_cond_exp(tau_refrac=2.0))
+        sim.DCSource(amplitude=0.6, start=0.0, stop=50.0).inject_into(post)
+        rule = dict(timing_dependence=sim.SpikePairRule(tau_plus=20.0, tau_minus=20.0, A_plus=0.01, A_minus=0.012),
+                    weight_dependence=sim.AdditiveWeightDependence(w_min=0.0, w_max=0.05))
+        prj = sim.Projection(src, post, sim.AllToAllConnector(),
+                             sim.STDPMechanism(weight=0.02, delay=1.0, dendritic_delay_fraction=0, **rule))
+        before = np.asarray(prj.get("weight", format="list"))[:, 2]
+        sim.run(50.0)
+        after = np.asarray(prj.get("weight", format="list"))[:, 2]
+        self.assertTrue(np.all(before == 0.02))
+        self.assertFalse(np.all(after == 0.02))
+        self.assertTrue(np.all((after >= 0.0) & (after <= 0.05)))
+        sim.reset()  # weights back to their values at creation
+        self.assertTrue(np.all(np.asarray(prj.get("weight", format="list"))[:, 2] == 0.02))
+        sim.run(50.0)
+        self.assertTrue(np.array_equal(np.asarray(prj.get("weight", format="list"))[:, 2], after))
+        with self.assertRaisesRegex(ValueError, "dendritic_delay_fraction=0"):
+            sim.STDPMechanism(weight=0.02, delay=1.0, **rule)
+        with self.assertRaisesRegex(NotImplementedError, "AdditiveWeightDependence only"):
+            sim.STDPMechanism(timing_dependence=rule["timing_dependence"],
+                              weight_dependence=pyNN.standardmodels.synapses.MultiplicativeWeightDependence(),
+                              dendritic_delay_fraction=0)
 
     def test_projection_get_and_set(self):
         sim.setup(timestep=0.1)

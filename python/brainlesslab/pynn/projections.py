@@ -11,7 +11,7 @@ from pyNN import common
 from pyNN.space import Space
 
 from . import simulator
-from .standardmodels import StaticSynapse
+from .standardmodels import StaticSynapse, STDPMechanism
 
 
 class Connection(common.Connection):
@@ -29,7 +29,7 @@ class Connection(common.Connection):
         return self.projection._post_view_index[self.index]
 
     def _get_weight(self):
-        return self.projection._weight[self.index]
+        return self.projection._current_weights()[self.index]
 
     def _set_weight(self, w):
         self.projection._check_not_built()
@@ -67,9 +67,12 @@ class Projection(common.Projection):
                  source=None, receptor_type=None, space=Space(), label=None):
         common.Projection.__init__(self, presynaptic_population, postsynaptic_population, connector, synapse_type,
                                    source, receptor_type, space, label)
-        if not isinstance(self.synapse_type, StaticSynapse):
-            raise NotImplementedError("pyNN.brainlesslab: only StaticSynapse is supported (got %s)"
+        if not isinstance(self.synapse_type, (StaticSynapse, STDPMechanism)):
+            raise NotImplementedError("pyNN.brainlesslab: only StaticSynapse and STDPMechanism are supported (got %s)"
                                       % type(self.synapse_type).__name__)
+        self._plastic = isinstance(self.synapse_type, STDPMechanism)
+        self._net_index = None
+        self._extra_chunks = {}
         self._pre_pop, _ = _parent_index(self.pre, [])
         self._post_pop, _ = _parent_index(self.post, [])
         if self.receptor_type not in self._post_pop.celltype.post_synaptic_variables:
@@ -81,6 +84,14 @@ class Projection(common.Projection):
         simulator.state.add_projection(self)
         connector.connect(self)
         self._freeze()
+
+    def _forget_net(self):
+        """reset(): plastic weights go back to their values at creation (PyNN's reset
+        restores synaptic weights, as pyNN.brian2's store/restore does)."""
+        if self._plastic and hasattr(self, "_initial_weight"):
+            self._weight = self._initial_weight.copy()
+            self._w_chunks = [self._weight]
+        self._net_index = None
 
     def _check_not_built(self):
         if simulator.state.net is not None:
@@ -97,6 +108,10 @@ class Projection(common.Projection):
         if pre.size == 0:
             return
         n = pre.size
+        for name, value in connection_parameters.items():
+            if name not in ("weight", "delay"):  # the STDP rule's parameters, per connection
+                self._extra_chunks.setdefault(name, []).append(
+                    np.array(np.broadcast_to(np.asarray(value, dtype=float), (n,))))
         w = np.broadcast_to(np.asarray(connection_parameters.get("weight", 0.0), dtype=float), (n,))
         d = np.broadcast_to(np.asarray(connection_parameters.get("delay", simulator.state.dt), dtype=float), (n,))
         _, pre_parent = _parent_index(self.pre, pre)
@@ -152,9 +167,18 @@ class Projection(common.Projection):
             else:
                 raise NotImplementedError("pyNN.brainlesslab: cannot set '%s' of a StaticSynapse" % name)
 
+    def _current_weights(self):
+        net = simulator.state.net
+        if self._plastic and net is not None and self._net_index is not None:
+            self._weight = net.weights(self._net_index) / self._post_pop.celltype.weight_unit[1]
+            self._w_chunks = [self._weight]
+        return self._weight
+
     def _attr(self, name):
         if name == "weight":
-            return self._weight
+            return self._current_weights()
+        if name in self._extra_chunks:
+            return np.concatenate(self._extra_chunks[name])
         if name == "delay":
             return self._delay
         if name == "presynaptic_index":
@@ -191,6 +215,21 @@ class Projection(common.Projection):
         steps = np.round(self._delay / simulator.state.dt)
         if np.any(steps < 0) or np.any(~np.isfinite(steps)):
             raise ValueError("pyNN.brainlesslab: %s: negative or infinite delay" % self.label)
-        net.add_projection(self._pre_pop._pop_id, post._pop_id, receptor,
-                           self._pre_index.astype(np.uint32), self._post_index.astype(np.uint32),
-                           self._weight * scale, steps.astype(np.uint32))
+        self._initial_weight = self._weight.copy()
+        self._net_index = net.add_projection(self._pre_pop._pop_id, post._pop_id, receptor,
+                                             self._pre_index.astype(np.uint32), self._post_index.astype(np.uint32),
+                                             self._weight * scale, steps.astype(np.uint32))
+        if self._plastic:
+            rule = {}
+            for name in ("tau_plus", "tau_minus", "A_plus", "A_minus", "w_min", "w_max"):
+                values = self._attr(name) if name in self._extra_chunks else \
+                    np.asarray([self.synapse_type.parameter_space[name].base_value], dtype=float)
+                if values.size and np.min(values) != np.max(values):
+                    raise NotImplementedError("pyNN.brainlesslab: %s: STDP parameter %s differs between "
+                                              "connections (one rule per projection)" % (self.label, name))
+                rule[name] = float(values[0]) if values.size else float(
+                    self.synapse_type.parameter_space[name].base_value)
+            ms = simulator.MS
+            # SI as pyNN.brian2 converts: tau * ms, w * (uS or nA)
+            net.set_stdp(self._net_index, rule["tau_plus"] * ms, rule["tau_minus"] * ms, rule["A_plus"],
+                         rule["A_minus"], rule["w_min"] * scale, rule["w_max"] * scale)

@@ -120,6 +120,8 @@ class State(common.control.BaseState):
 
     def reset(self):
         """Reset the state of the current network to time t = 0."""
+        for j in getattr(self, "projections", []):
+            j._forget_net()
         self.net = None
         for r in self.recorders:
             r._restart()

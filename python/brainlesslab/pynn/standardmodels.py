@@ -344,6 +344,42 @@ class StaticSynapse(synapses.StaticSynapse):
         return simulator.state.dt
 
 
+class STDPMechanism(synapses.STDPMechanism):
+    __doc__ = synapses.STDPMechanism.__doc__
+    # weights in nA or uS, delays in ms, as StaticSynapse; the projection
+    # gives the rule to the engine in SI (bl_eq_net_set_stdp)
+    base_translations = build_translations(('weight', 'weight'), ('delay', 'delay'),
+                                           ('dendritic_delay_fraction', 'dendritic_delay_fraction'))
+
+    def __init__(self, timing_dependence=None, weight_dependence=None, voltage_dependence=None,
+                 dendritic_delay_fraction=1.0, weight=0.0, delay=None):
+        if dendritic_delay_fraction != 0:
+            # pyNN.brian2 refuses the same: the rule sees every delay as axonal
+            raise ValueError("pyNN.brainlesslab supports only dendritic_delay_fraction=0 for STDP: "
+                             "all delays are axonal (the rule sees the postsynaptic spike at once)")
+        if not isinstance(timing_dependence, SpikePairRule) or not isinstance(weight_dependence,
+                                                                             AdditiveWeightDependence):
+            raise NotImplementedError("pyNN.brainlesslab: STDP with SpikePairRule and AdditiveWeightDependence only "
+                                      "(pyNN.brian2 computes the additive rule for every weight dependence)")
+        super(STDPMechanism, self).__init__(timing_dependence, weight_dependence, voltage_dependence,
+                                            dendritic_delay_fraction, weight, delay)
+        self.translations = dict(self.translations)  # PyNN updates its class-wide dict otherwise
+
+    def _get_minimum_delay(self):
+        return simulator.state.dt
+
+
+class SpikePairRule(synapses.SpikePairRule):
+    __doc__ = synapses.SpikePairRule.__doc__
+    translations = build_translations(('A_plus', 'A_plus'), ('A_minus', 'A_minus'),
+                                      ('tau_plus', 'tau_plus'), ('tau_minus', 'tau_minus'))
+
+
+class AdditiveWeightDependence(synapses.AdditiveWeightDependence):
+    __doc__ = synapses.AdditiveWeightDependence.__doc__
+    translations = build_translations(('w_max', 'w_max'), ('w_min', 'w_min'))
+
+
 # ---- current sources -------------------------------------------------------
 
 class _CurrentSource(StandardCurrentSource):

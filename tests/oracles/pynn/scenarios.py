@@ -10,6 +10,8 @@ Cases:
            code draws the connections from a seeded NumpyRNG, the same on both
            backends): both integrate with euler, so identical is the target
   hh       HH_cond_exp (euler, dt 0.01 ms) driven by a DC and a step current
+  stdp     spike-pair additive STDP (STDPMechanism) from 12 spike sources onto
+           4 IF_cond_exp cells: the weights after the run, spikes, v, gsyn
   curr     IF_curr_exp: Brian2 integrates it exactly, pyNN.brainlesslab with
            euler: a measured deviation
   curr_alpha  the same for IF_curr_alpha (Brian2's exact solution of it takes
@@ -93,6 +95,27 @@ def case_curr(celltype="IF_curr_exp"):
     sim.run(60.0)
 
 
+projections = []
+
+
+def case_stdp():
+    sim.setup(timestep=0.1)
+    times = np.random.RandomState(5).uniform(1.0, 190.0, size=(12, 8))
+    times = [sorted(np.round(row, 1).tolist()) for row in times]
+    src = sim.Population(12, sim.SpikeSourceArray(spike_times=times), label="src")
+    post = sim.Population(4, sim.IF_cond_exp(tau_refrac=2.0), label="post")
+    sim.DCSource(amplitude=0.45, start=0.0, stop=200.0).inject_into(post)
+    stdp = sim.STDPMechanism(
+        timing_dependence=sim.SpikePairRule(tau_plus=20.0, tau_minus=15.0, A_plus=0.01, A_minus=0.012),
+        weight_dependence=sim.AdditiveWeightDependence(w_min=0.0, w_max=0.04),
+        weight=0.02, delay=1.0, dendritic_delay_fraction=0)
+    projections.append(sim.Projection(src, post, sim.FixedProbabilityConnector(0.7, rng=NumpyRNG(seed=9)), stdp,
+                                      receptor_type="excitatory", label="stdp"))
+    post.record(["spikes", "v", "gsyn_exc"])
+    pops.append(post)
+    sim.run(200.0)
+
+
 def case_poisson():
     sim.setup(timestep=0.1, seed=int(os.environ.get("BL_PYNN_SEED", "7")))
     drive = sim.Population(200, sim.SpikeSourcePoisson(rate=30.0), label="drive")
@@ -114,12 +137,15 @@ def case_poisson():
     sim.run(500.0)
 
 
-CASES = {"cond": case_cond, "hh": case_hh, "curr": case_curr,
+CASES = {"cond": case_cond, "hh": case_hh, "curr": case_curr, "stdp": case_stdp,
          "curr_alpha": lambda: case_curr("IF_curr_alpha"), "poisson": case_poisson}
 for case in cases:
     del pops[:]
+    del projections[:]
     CASES[case]()
     data = {}
+    for j in projections:  # plastic weights after the run, (pre, post) with NaN where no connection
+        data["%s/weight" % j.label] = np.asarray(j.get("weight", format="array"), dtype=float)
     for p in pops:
         seg = p.get_data().segments[0]
         for k, st in enumerate(seg.spiketrains):
