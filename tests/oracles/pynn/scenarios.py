@@ -65,7 +65,8 @@ def case_cond():
     sim.StepCurrentSource(times=[10.0, 40.0, 55.0], amplitudes=[0.8, 1.5, 0.0]).inject_into(alpha[0:2])
     sim.DCSource(amplitude=0.01, start=5.0, stop=80.0).inject_into(izh[0:1])
     exc.record(["spikes", "v", "gsyn_exc", "gsyn_inh"])
-    alpha.record(["spikes", "v"])
+    alpha.record("spikes")
+    alpha.record("v", sampling_interval=0.5)  # every 5th step, as a StateMonitor with its own dt
     izh.record(["spikes", "v"])
     pops.extend([exc, alpha, izh])
     sim.run(100.0)
