@@ -41,7 +41,10 @@ class PopulationView(common.PopulationView):
         self.parent._store_parameters(full)
 
     def _set_initial_value_array(self, variable, initial_values):
-        self.parent._write_initial(variable, initial_values, self.mask)
+        # pyNN.common cannot keep a view's initial values (PopulationView.initial_values
+        # raises), as with pyNN.brian2: initialize the parent Population instead
+        raise NotImplementedError("pyNN.brainlesslab: initialize() of a PopulationView; "
+                                  "initialize the parent Population with an array")
 
     def _get_view(self, selector, label=None):
         return PopulationView(self, selector, label)
@@ -105,18 +108,16 @@ class Population(common.Population):
 
     # --- state ----------------------------------------------------------
     def _set_initial_value_array(self, variable, initial_values):
-        self._write_initial(variable, initial_values, None)
-
-    def _write_initial(self, variable, initial_values, mask):
+        if variable not in getattr(self.celltype, "state_vars", {}):
+            if getattr(self.celltype, "source_kind", None):
+                return  # spike sources have no state
+            raise ValueError("pyNN.brainlesslab: %s has no state variable '%s' (it has %s)"
+                             % (self.celltype.__class__.__name__, variable, sorted(self.celltype.state_vars)))
         net = simulator.state.net
         if net is None or self._pop_id is None:
             return  # applied from self.initial_values when the network is built
         native, scale = self.celltype.state_vars[variable]
-        values = np.asarray(initial_values.evaluate(simplify=False), dtype=float) * scale
-        if mask is None:
-            net.var(self._pop_id, native)[:] = values
-        else:
-            net.var(self._pop_id, native)[mask] = values[mask] if values.shape == (self.size,) else values
+        net.var(self._pop_id, native)[:] = np.asarray(initial_values.evaluate(simplify=False), dtype=float) * scale
 
     def _get_view(self, selector, label=None):
         return PopulationView(self, selector, label)
