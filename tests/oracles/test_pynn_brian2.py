@@ -3,6 +3,8 @@
 
   cond, hh  (euler on both sides): identical spike trains and bit-identical
             v, gsyn_exc, gsyn_inh at every step
+  order     twelve projections adding into one variable in one step: bit-
+            identical sums (Brian2 runs them in the order of their names)
   stdp      spike-pair additive STDP: bit-identical weights after the run,
             identical spikes, bit-identical v and gsyn_exc
   curr      IF_curr_exp, which Brian2 integrates exactly and we with euler:
@@ -146,7 +148,7 @@ def compare_counts(case, a, b, expect_drive):
 
 
 def main():
-    cases = ["cond", "hh", "stdp", "curr", "poisson"]
+    cases = ["order", "cond", "hh", "stdp", "curr", "poisson"]
     if os.environ.get("BL_PYNN_LONG") == "1":
         cases.append("curr_alpha")
     scen = os.path.join(HERE, "pynn", "scenarios.py")
@@ -162,7 +164,7 @@ def main():
             runner = hook + "import runpy, sys\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
             run([sys.executable, "-c", runner, va, backend, "--out", os.path.join(out[backend], "va_coba.npz")])
         load = lambda backend, case: np.load(os.path.join(out[backend], case + ".npz"))
-        for case in ("cond", "hh", "stdp"):
+        for case in ("order", "cond", "hh", "stdp"):
             compare_identical(case, load("brian2", case), load("brainlesslab", case))
         for case in [c for c in cases if c.startswith("curr")]:
             compare_deviation(case, load("brian2", case), load("brainlesslab", case))

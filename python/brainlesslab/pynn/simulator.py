@@ -21,6 +21,22 @@ name = "brainlesslab"
 MS = 0.001  # the double of Brian2's ms (and of pyNN.brian2's translations)
 
 
+def brian2_order(projections):
+    """The projections in the order Brian2 runs their pathways in a step.
+
+    Brian2 sorts the objects of one schedule slot by name; pyNN.brian2's k-th
+    projection is the Synapses object "synapses" (k = 0) or "synapses_k", so
+    its pathways run in the string order of "synapses_pre", "synapses_1_pre",
+    ... ("synapses_1_pre" < "synapses_10_pre" < "synapses_2_pre" <
+    "synapses_pre"). The order matters where two projections add into one
+    variable of one neuron in one step: floating-point sums depend on it.
+    The engine runs projections in the order they are added, so they are
+    added in this one (the names are Brian2's in a fresh process)."""
+    def name(k):
+        return ("synapses" if k == 0 else "synapses_%d" % k) + "_pre"
+    return [projections[k] for k in sorted(range(len(projections)), key=name)]
+
+
 class ID(int, common.IDMixin):
 
     def __init__(self, n):
@@ -98,7 +114,7 @@ class State(common.control.BaseState):
         try:
             for p in self.populations:
                 p._build(net)
-            for j in self.projections:
+            for j in brian2_order(self.projections):
                 j._build(net)
             for c in self.current_sources:
                 c._build(net)

@@ -10,6 +10,8 @@ Cases:
            code draws the connections from a seeded NumpyRNG, the same on both
            backends): both integrate with euler, so identical is the target
   hh       HH_cond_exp (euler, dt 0.01 ms) driven by a DC and a step current
+  order    twelve projections into one cell's ge in the same steps: the sums
+           round as Brian2 orders its Synapses objects (by name)
   stdp     spike-pair additive STDP (STDPMechanism) from 12 spike sources onto
            4 IF_cond_exp cells: the weights after the run, spikes, v, gsyn
   curr     IF_curr_exp: Brian2 integrates it exactly, pyNN.brainlesslab with
@@ -20,6 +22,7 @@ Cases:
            FixedProbability connections, driven by 200 SpikeSourcePoisson:
            the random streams differ, spike counts are compared
 """
+import gc
 import sys
 
 import numpy as np
@@ -40,8 +43,17 @@ from pyNN.random import NumpyRNG
 pops = []
 
 
+def setup(**kw):
+    """sim.setup, then a collection: Brian2 names objects after the live ones
+    ("synapses", "synapses_1", ...) and runs same-slot objects in name order,
+    so the previous case's objects (freed by the cycle collector) must be gone
+    for this case to see the names of a fresh process (simulator.brian2_order)."""
+    sim.setup(**kw)
+    gc.collect()
+
+
 def case_cond():
-    sim.setup(timestep=0.1)
+    setup(timestep=0.1)
     src = sim.Population(3, sim.SpikeSourceArray(spike_times=[[5.0, 10.0, 10.5, 30.0, 60.2],
                                                               [7.3, 20.0, 21.0, 45.0],
                                                               [12.0, 12.1, 50.0]]), label="src")
@@ -73,7 +85,7 @@ def case_cond():
 
 
 def case_hh():
-    sim.setup(timestep=0.01)
+    setup(timestep=0.01)
     hh = sim.Population(3, sim.HH_cond_exp(), label="hh")
     sim.DCSource(amplitude=0.3, start=2.0, stop=20.0).inject_into(hh[0:1])
     sim.StepCurrentSource(times=[5.0, 10.0], amplitudes=[0.6, 0.1]).inject_into(hh[1:3])
@@ -83,7 +95,7 @@ def case_hh():
 
 
 def case_curr(celltype="IF_curr_exp"):
-    sim.setup(timestep=0.1)
+    setup(timestep=0.1)
     src = sim.Population(2, sim.SpikeSourceArray(spike_times=[[5.0, 10.0, 10.5, 30.0], [7.3, 20.0, 21.0]]),
                          label="src")
     curr = sim.Population(3, getattr(sim, celltype)(tau_refrac=2.0), label=celltype)
@@ -100,7 +112,7 @@ projections = []
 
 
 def case_stdp():
-    sim.setup(timestep=0.1)
+    setup(timestep=0.1)
     times = np.random.RandomState(5).uniform(1.0, 190.0, size=(12, 8))
     times = [sorted(np.round(row, 1).tolist()) for row in times]
     src = sim.Population(12, sim.SpikeSourceArray(spike_times=times), label="src")
@@ -117,8 +129,22 @@ def case_stdp():
     sim.run(200.0)
 
 
+def case_order():
+    # twelve projections add into one neuron's ge in the same step: the sum's
+    # rounding depends on the order, which is Brian2's (by object name)
+    setup(timestep=0.1)
+    cell = sim.Population(1, sim.IF_cond_exp(tau_refrac=2.0), label="cell")
+    for k, w in enumerate([0.0111, 0.0233, 0.0377, 0.0419, 0.0531, 0.0613, 0.0797, 0.0811, 0.0929, 0.1013,
+                           0.1117, 0.1231]):
+        src = sim.Population(1, sim.SpikeSourceArray(spike_times=[5.0, 12.0, 13.0 + k * 0.1]))
+        sim.Projection(src, cell, sim.AllToAllConnector(), sim.StaticSynapse(weight=w, delay=1.0))
+    cell.record(["spikes", "gsyn_exc", "v"])
+    pops.append(cell)
+    sim.run(30.0)
+
+
 def case_poisson():
-    sim.setup(timestep=0.1, seed=int(os.environ.get("BL_PYNN_SEED", "7")))
+    setup(timestep=0.1, seed=int(os.environ.get("BL_PYNN_SEED", "7")))
     drive = sim.Population(200, sim.SpikeSourcePoisson(rate=30.0), label="drive")
     exc = sim.Population(80, sim.IF_cond_exp(tau_refrac=2.0), label="exc")
     inh = sim.Population(20, sim.IF_cond_exp(tau_refrac=2.0), label="inh")
@@ -138,7 +164,7 @@ def case_poisson():
     sim.run(500.0)
 
 
-CASES = {"cond": case_cond, "hh": case_hh, "curr": case_curr, "stdp": case_stdp,
+CASES = {"order": case_order, "cond": case_cond, "hh": case_hh, "curr": case_curr, "stdp": case_stdp,
          "curr_alpha": lambda: case_curr("IF_curr_alpha"), "poisson": case_poisson}
 for case in cases:
     del pops[:]
