@@ -23,6 +23,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR})
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3 (>= 3.11), python3-numpy")
 # pandas: Shiu et al.'s load_exps and get_rate return DataFrames, as upstream's do.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-matplotlib, python3-h5py, python3-pandas")
+# pyNN.brainlesslab (docs/pynn.md) runs PyNN scripts: PyNN and Neo come with python3-pynn.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-pynn")
 # The package is built from the build tree as it is; nothing is stripped, so
 # the records' build identity stays true to the binaries.
 include(CPack)

@@ -683,7 +683,8 @@ PyMODINIT_FUNC PyInit__core(void)
                                             "A BrainlessLab library error; str() is the library's message, "
                                             ".status its bl_status name.",
                                             PyExc_RuntimeError, NULL);
-    if (!bl_py_error || PyModule_AddObjectRef(m, "Error", bl_py_error) < 0 || bl_py_record_init(m) < 0) {
+    if (!bl_py_error || PyModule_AddObjectRef(m, "Error", bl_py_error) < 0 || bl_py_record_init(m) < 0 ||
+        bl_py_net_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

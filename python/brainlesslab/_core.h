@@ -1,5 +1,6 @@
 /* Shared declarations of the extension module's C files (_core.c: module,
- * errors, connectomes, simulation; _core_record.c: records, plans, tables). */
+ * errors, connectomes, simulation; _core_record.c: records, plans, tables;
+ * _core_net.c: the network of equation models). */
 #ifndef BRAINLESSLAB_PY_CORE_H
 #define BRAINLESSLAB_PY_CORE_H
 
@@ -34,5 +35,6 @@ PyObject *bl_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
 int bl_py_record_init(PyObject *module);
 PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *bl_py_ode_plan(PyObject *self, PyObject *args);
+int bl_py_net_init(PyObject *module); /* _core_net.c: EqNet */
 
 #endif

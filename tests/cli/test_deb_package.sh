@@ -30,6 +30,8 @@ for f in ./usr/bin/brainlesslab ./usr/lib/libbrainlesslab.a ./usr/include/brainl
          ./usr/include/brainlesslab/engine.h ./usr/lib/pkgconfig/brainlesslab.pc \
          ./usr/share/man/man1/brainlesslab.1 ./usr/lib/python3/dist-packages/brainlesslab/__init__.py \
          ./usr/lib/python3/dist-packages/brainlesslab/plot.py ./usr/lib/python3/dist-packages/brainlesslab/shiu.py \
+         ./usr/lib/python3/dist-packages/brainlesslab/pynn/__init__.py \
+         ./usr/lib/python3/dist-packages/brainlesslab-pynn.pth ./usr/lib/python3/dist-packages/brainlesslab_pynn_hook.py \
          ./usr/share/brainlesslab/plans/larva-orn-150hz.toml ./usr/share/brainlesslab/plans/reservoir/sorn-core.toml \
          ./usr/share/brainlesslab/data/connectomes/larva-winding2023/manifest.json \
          ./usr/share/brainlesslab/data/connectomes/celegans-varshney2011/manifest.json \

@@ -35,4 +35,22 @@ mkdir "$tmp/run"
 (cd "$tmp/run" && env -u PYTHONPATH MPLBACKEND=Agg "$tmp/venv/bin/python" "$BL_SOURCE_DIR/tests/cli/readme_python.py" \
     "$BL_SOURCE_DIR/README.md" "$BL_SOURCE_DIR") >"$tmp/py.out" 2>&1 || { cat "$tmp/py.out"; fail "README example"; }
 grep -q "brainlesslab from $tmp/venv/lib/python3" "$tmp/py.out" || fail "not the venv's package: $(cat "$tmp/py.out")"
+# The PyNN backend and its import hook are in the wheel (docs/pynn.md); with
+# Debian's python3-pynn visible to the venv, a PyNN script runs on it.
+ls "$tmp"/venv/lib/python3*/site-packages/brainlesslab/pynn/__init__.py >/dev/null || fail "no brainlesslab/pynn in the venv"
+ls "$tmp"/venv/lib/python3*/site-packages/brainlesslab_pynn_hook.py >/dev/null || fail "no brainlesslab_pynn_hook in the venv"
+if "$tmp/venv/bin/python" -c "import pyNN, neo" 2>/dev/null; then
+  (cd "$tmp/run" && env -u PYTHONPATH "$tmp/venv/bin/python" -c "
+import brainlesslab_pynn_hook
+import pyNN.brainlesslab as sim
+sim.setup(timestep=0.1)
+src = sim.Population(1, sim.SpikeSourceArray(spike_times=[1.0, 2.0, 3.0]))
+p = sim.Population(1, sim.IF_cond_exp(tau_refrac=1.0))
+sim.Projection(src, p, sim.AllToAllConnector(), sim.StaticSynapse(weight=0.2, delay=0.5))
+p.record('spikes')
+sim.run(10.0)
+print('pyNN.brainlesslab', sim.__file__, p.get_spike_counts())
+") >"$tmp/pynn.out" 2>&1 || { cat "$tmp/pynn.out"; fail "PyNN script on the installed package"; }
+  grep -q "pyNN.brainlesslab $tmp/venv/lib/python3" "$tmp/pynn.out" || fail "not the venv's PyNN backend: $(cat "$tmp/pynn.out")"
+fi
 echo "ok   sdist $(basename "$sdist"), pip install into a fresh venv, $(tail -1 "$tmp/py.out")"

@@ -376,6 +376,15 @@ char *eq_cgen_source(const bl_eq_model *m);
 /* Release the loaded object and the provenance (bl_eq_model_destroy). */
 void eq_jit_free(struct eq_jit *j);
 
+/* Run statements `prog` of model `other` on one neuron of population p:
+ * `other` was compiled from the same equations (the same state layout,
+ * checked by eq_same_layout) with its own statements, such as a second
+ * receptor's on_pre; regs is a register file of other->n_regs with its
+ * constants loaded. The network of equation models (eq_net.c) uses it. */
+int eq_same_layout(const bl_eq_model *a, const bl_eq_model *b);
+void eq_pop_run_other(bl_eq_pop *p, const bl_eq_model *other, const eq_prog *prog, double *regs, uint32_t neuron,
+                      double w);
+
 eq_op eq_node_op(const eq_node *x);
 /* The one definition of every operation: the interpreter and the compile-
  * time folding of constants both call it, so both round alike. */

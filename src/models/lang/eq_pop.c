@@ -175,3 +175,30 @@ bl_status bl_eq_pop_on_pre(bl_eq_pop *p, uint32_t neuron, double w, bl_error *er
 {
     return run_block(p, &p->m->on_pre, p->m->has_on_pre, "on_pre", neuron, w, err);
 }
+
+int eq_same_layout(const bl_eq_model *a, const bl_eq_model *b)
+{
+    if (a->n_vars != b->n_vars)
+        return 0;
+    for (uint32_t v = 0; v < a->n_vars; v++)
+        if (strcmp(a->syms[a->var_sym[v]].name, b->syms[b->var_sym[v]].name))
+            return 0;
+    return 1;
+}
+
+void eq_pop_run_other(bl_eq_pop *p, const bl_eq_model *other, const eq_prog *prog, double *regs, uint32_t neuron,
+                      double w)
+{
+    eq_vm_ctx ctx = {p->normal, p->user, neuron, p->step};
+    for (uint32_t v = 0; v < p->m->n_vars; v++)
+        regs[EQ_VBASE + v] = p->state[(size_t)v * p->n + neuron];
+    regs[R_I] = (double)neuron;
+    /* called after the step: t is the step's own time, as in Brian2's synapses slot */
+    regs[R_T] = (double)(p->step ? p->step - 1 : 0) * p->m->dt;
+    regs[R_NR] = p->nr[neuron];
+    regs[R_W] = w;
+    eq_vm_run(prog, regs, &ctx);
+    (void)other;
+    for (uint32_t v = 0; v < p->m->n_vars; v++)
+        p->state[(size_t)v * p->n + neuron] = regs[EQ_VBASE + v];
+}
