@@ -197,7 +197,7 @@ void eq_pop_run_other(bl_eq_pop *p, const bl_eq_model *other, const eq_prog *pro
     regs[R_T] = (double)(p->step ? p->step - 1 : 0) * p->m->dt;
     regs[R_NR] = p->nr[neuron];
     regs[R_W] = w;
-    eq_vm_run(prog, regs, &ctx);
+    eq_exec(prog, regs, &ctx);
     (void)other;
     for (uint32_t v = 0; v < p->m->n_vars; v++)
         p->state[(size_t)v * p->n + neuron] = regs[EQ_VBASE + v];
