@@ -142,7 +142,7 @@ bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *
         cJSON_AddNumberToObject(entry, "bytes", (double)bytes);
         cJSON_AddStringToObject(entry, "sha256", hex);
     }
-    char *text = cJSON_Print(m);
+    char *text = bl_json_print(m, 1);
     cJSON_Delete(m);
     if (!text)
         return bl_fail(err, BL_ERR_NOMEM, "%s: cannot render manifest", dir);

@@ -15,6 +15,7 @@
 
 #include "core/stream.h"
 #include "core/text.h"
+#include "core/json_check.h"
 
 
 struct bl_selection {
@@ -565,7 +566,7 @@ bl_status bl_select(const bl_connectome *c, const bl_selector *sel, const bl_sel
     bl_selection *r = calloc(1, sizeof *r);
     cJSON *json = cJSON_CreateObject();
     bl_status st = r && json ? resolve(&x, sel, &s, json) : bl_fail(err, BL_ERR_NOMEM, "cannot allocate a selection");
-    if (!st && !(r->json = cJSON_PrintUnformatted(json)))
+    if (!st && !(r->json = bl_json_print(json, 0)))
         st = nomem_render(&x);
     cJSON_Delete(json);
     free(names);

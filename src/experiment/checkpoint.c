@@ -15,6 +15,7 @@
 #include "brainlesslab/hash.h"
 #include "core/file.h"
 #include "engine/network_impl.h"
+#include "core/json_check.h"
 
 #define DIR_NAME "checkpoint"
 #define MANIFEST DIR_NAME "/checkpoint.json"
@@ -396,7 +397,7 @@ static bl_status commit(bl_xp_ckpt *c, bl_error *err)
         }
         cJSON_AddItemToArray(done, d);
     }
-    char *text = cJSON_PrintUnformatted(m);
+    char *text = bl_json_print(m, 0);
     cJSON_Delete(m);
     char path[4096];
     bl_status st = text ? bl_record_path(c->rec, MANIFEST, path, sizeof path, err)

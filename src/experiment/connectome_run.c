@@ -24,6 +24,7 @@
 #include "models/eq_part.h"
 #include "engine/network_impl.h"
 #include "mpi/mpi_job.h"
+#include "core/json_check.h"
 
 #define TOP_GROUPS 64
 
@@ -750,7 +751,7 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddNumberToObject(run, "wall_prepare_s", xp->wall_prepare);
     cJSON_AddNumberToObject(run, "wall_run_s", xp->wall_run);
     bl_xp_eq_codegen_json(x->plan, run);
-    char *text = cJSON_PrintUnformatted(run);
+    char *text = bl_json_print(run, 0);
     cJSON_Delete(run);
     bl_status st = text ? bl_record_set_json(x->rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
     free(text);
@@ -767,7 +768,7 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddStringToObject(r, "definition", "trials 0..from_trial-1 and every trial not run by this run were taken "
                                              "from the interrupted run's checkpoint after their files were checked "
                                              "against their SHA-256 (docs/reliability.md, Durable runs)");
-    text = cJSON_PrintUnformatted(r);
+    text = bl_json_print(r, 0);
     cJSON_Delete(r);
     st = text ? bl_record_set_json(x->rec, "resumed", text, err) : bl_fail(err, BL_ERR_NOMEM, "resumed section");
     free(text);

@@ -20,6 +20,7 @@
 #include "experiment/res_calibration.h"
 #include "plan/plan_reservoir.h"
 #include "tasks/task_ops.h"
+#include "core/json_check.h"
 
 void bl_res_signature(const bl_rp_target *t, char hex[65])
 {
@@ -101,7 +102,7 @@ char *bl_res_calibration_json(const bl_res_plan *rp, const bl_res_evaluation *ev
             cJSON_AddNullToObject(o, "null_interval");
         }
     }
-    char *text = cJSON_Print(root);
+    char *text = bl_json_print(root, 1);
     cJSON_Delete(root);
     return text;
 }

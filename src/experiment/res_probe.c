@@ -14,6 +14,7 @@
 #include "brainlesslab/probe.h"
 #include "experiment/res_probe.h"
 #include "plan/plan_reservoir.h"
+#include "core/json_check.h"
 
 static const char *const points[3] = {"cue_end", "delay_end", "response"};
 static const double grid[4] = {1e-4, 1e-2, 1.0, 100.0};
@@ -151,7 +152,7 @@ char *bl_res_probe_json(const bl_res_plan *rp, const bl_res_evaluation *ev)
             for (uint32_t b = 0; b < rp->blocks; b++)
                 for (int p = 0; p < 3; p++)
                     decode_one(rp, ev, ti, b, p, order, pfit, pval, list);
-        text = cJSON_Print(root);
+        text = bl_json_print(root, 1);
     }
     cJSON_Delete(root);
     free(order);

@@ -23,6 +23,7 @@
 #include "experiment/res_run_impl.h"
 #include "experiment/xp_impl.h"
 #include "core/context_impl.h"
+#include "core/json_check.h"
 
 /* One target's line of the printed table: the target by its label (the
  * plan's id when it has none), and what it is. */
@@ -253,7 +254,7 @@ static bl_status write_summary(bl_record *rec, const bl_res_plan *rp, const bl_r
     cJSON_AddNumberToObject(w, "evaluate", wall);
     cJSON_AddNumberToObject(root, "threads", ev->threads);
     cJSON_AddNumberToObject(root, "batch_size", ev->batch);
-    char *text = cJSON_Print(root);
+    char *text = bl_json_print(root, 1);
     cJSON_Delete(root);
     if (!text)
         return bl_fail(err, BL_ERR_NOMEM, "cannot render summary.json");
@@ -337,7 +338,7 @@ static bl_status run_section(bl_record *rec, const bl_experiment_options *opt, c
                                                    "never evidence for float64), ordered destination-owned sums, no "
                                                    "FMA, no fast-math"
                                                  : "float64, ordered destination-owned sums, no FMA, no fast-math");
-    char *text = cJSON_PrintUnformatted(run);
+    char *text = bl_json_print(run, 0);
     cJSON_Delete(run);
     bl_status st = text ? bl_record_set_json(rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
     free(text);

@@ -34,6 +34,7 @@
 #include "brainlesslab/sonata.h"
 #include "core/context_impl.h"
 #include "experiment/xp_impl.h"
+#include "core/json_check.h"
 
 typedef struct condition {
     size_t levels[16]; /* per axis (the plan allows any number; see MAX_AXES) */
@@ -484,7 +485,7 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
         cJSON_AddNumberToObject(run, "conditions", (double)C);
         cJSON_AddNumberToObject(run, "wall_run_s", s->wall_run);
         bl_xp_eq_codegen_json(plan, run);
-        char *text = cJSON_PrintUnformatted(run);
+        char *text = bl_json_print(run, 0);
         cJSON_Delete(run);
         st = text ? bl_record_set_json(rec, "run", text, err) : bl_fail(err, BL_ERR_NOMEM, "run section");
         free(text);

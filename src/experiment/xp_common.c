@@ -2,6 +2,7 @@
 #include "experiment/xp_impl.h"
 
 #include "core/stream.h"
+#include "core/json_check.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,7 +83,7 @@ bl_status bl_xp_begin(const bl_plan *plan, bl_record *rec, bl_error *err)
 bl_status bl_xp_write_json(bl_record *rec, const char *name, cJSON *o, bl_error *err)
 {
     char path[4096];
-    char *text = o ? cJSON_Print(o) : NULL;
+    char *text = o ? bl_json_print(o, 1) : NULL;
     cJSON_Delete(o);
     bl_status st = text ? bl_record_path(rec, name, path, sizeof path, err)
                         : bl_fail(err, BL_ERR_NOMEM, "cannot render %s", name);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "plan/plan_impl.h"
+#include "core/json_check.h"
 
 cJSON *bl_cj_check(bl_cj *b, cJSON *item)
 {
@@ -80,7 +81,7 @@ void bl_cj_append_str(bl_cj *b, cJSON *arr, const char *v) { bl_cj_append(b, arr
 
 char *bl_cj_finish(bl_cj *b, cJSON *root, int pretty)
 {
-    char *text = b->ok && root ? (pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root)) : NULL;
+    char *text = b->ok && root ? (pretty ? bl_json_print(root, 1) : bl_json_print(root, 0)) : NULL;
     cJSON_Delete(root);
     return text;
 }

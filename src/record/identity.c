@@ -7,6 +7,7 @@
 #include "brainlesslab/record.h"
 #include "build_flags.h"
 #include "build_info.h"
+#include "core/json_check.h"
 
 #include <csv.h>
 #include <hdf5.h>
@@ -158,7 +159,7 @@ static char *print_and_delete(cJSON *obj)
 {
     if (!obj)
         return NULL;
-    char *text = cJSON_PrintUnformatted(obj);
+    char *text = bl_json_print(obj, 0);
     cJSON_Delete(obj);
     return text;
 }

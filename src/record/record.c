@@ -10,6 +10,7 @@
 #include "brainlesslab/hash.h"
 #include "core/invariant.h"
 #include "record/record_impl.h"
+#include "core/json_check.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -863,7 +864,7 @@ static bl_status finish_locked(bl_record *r, const char *status, const char *mes
     char finished[32];
     bl_format_utc(time(NULL), finished);
     manifest = build_manifest(r, status, message, finished, arts, n, problems, false);
-    manifest_text = manifest ? cJSON_Print(manifest) : NULL;
+    manifest_text = manifest ? bl_json_print(manifest, 1) : NULL;
     /* A sealed record must always verify, and verify reads manifests up to
      * BL_RECORD_MANIFEST_MAX: a larger DONE is refused (the caller fails the
      * record instead); a larger FAILED drops the caller's sections. */
@@ -878,7 +879,7 @@ static bl_status finish_locked(bl_record *r, const char *status, const char *mes
         free(manifest_text);
         cJSON_Delete(manifest);
         manifest = build_manifest(r, status, message, finished, arts, n, problems, true);
-        manifest_text = manifest ? cJSON_Print(manifest) : NULL;
+        manifest_text = manifest ? bl_json_print(manifest, 1) : NULL;
     }
     char *text2 = manifest_text ? realloc(manifest_text, strlen(manifest_text) + 2) : NULL;
     if (!text2) {

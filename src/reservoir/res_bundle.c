@@ -15,6 +15,7 @@
 #include "brainlesslab/npy.h"
 #include "reservoir/res_impl.h"
 #include "reservoir/res_kind.h"
+#include "core/json_check.h"
 
 #define BUNDLE_FORMAT "brainlesslab-reservoir-bundle"
 #define BUNDLE_VERSION 1
@@ -569,7 +570,7 @@ static bl_status save_node(const bl_res_state *s, bl_res_dtype dtype, const char
     cJSON_AddNumberToObject(root, "frames", (double)s->frames);
     if (dtype != BL_RES_FLOAT64) /* float64 bundles stay as they were */
         cJSON_AddStringToObject(root, "dtype", bl_res_dtype_name(dtype));
-    char *text = cJSON_Print(root);
+    char *text = bl_json_print(root, 1);
     cJSON_Delete(root);
     if (!text)
         return bl_fail(err, BL_ERR_NOMEM, "cannot render node.json");

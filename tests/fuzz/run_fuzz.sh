@@ -84,13 +84,14 @@ for h in "${harnesses[@]}"; do
            libs=(-llz4 -lzstd -lcrypto) ;;
     flatbuf) srcs=("$root/src/io/arrow_fb.c" "$root/src/io/arrow_meta.c") extra=() libs=() ;;
     select) srcs=("$root"/src/connectome/select*.c "$root/src/connectome/connectome.c"
-                  "$root/src/connectome/connectome_depth.c" "$root/src/core/text.c") extra=() libs=(-lcjson) ;;
+                  "$root/src/connectome/connectome_depth.c" "$root/src/core/text.c" "$root/src/core/json_check.c") extra=()
+           libs=(-lcjson) ;;
     eqlang) srcs=("$root"/src/models/lang/eq_units.c "$root"/src/models/lang/eq_parse.c
                   "$root"/src/models/lang/eq_check.c "$root"/src/models/lang/eq_method.c
                   "$root"/src/models/lang/eq_linear.c "$root"/src/models/lang/eq_lower.c
                   "$root"/src/models/lang/eq_vm.c "$root"/src/models/lang/eq_model.c
                   "$root"/src/models/lang/eq_pop.c "$root"/src/models/lang/eq_brian2.c
-                  "$root"/src/models/lang/eq_syn.c "$root"/src/models/lang/eq_cgen.c "${core[@]}") extra=(-I"$root/src")
+                  "$root"/src/models/lang/eq_syn.c "$root"/src/models/lang/eq_cgen.c "${core[@]}" "$root/src/core/json_check.c") extra=(-I"$root/src")
            libs=(-lcjson -lcrypto -ldl -lm) ;;
     *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf, select, eqlang, plan, connectome," \
             "verify, bundle)" >&2; exit 2 ;;

@@ -53,6 +53,7 @@
 
 #include "brainlesslab/hash.h"
 #include "models/lang/eq_impl.h"
+#include "core/json_check.h"
 
 extern char **environ;
 
@@ -891,7 +892,7 @@ char *bl_eq_model_codegen_json(const bl_eq_model *m)
         cJSON_AddNumberToObject(o, "compile_ms", j->compile_ms);
         cJSON_AddNumberToObject(o, "compiler_cpu_ms", j->compile_cpu_ms);
     }
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = bl_json_print(o, 0);
     cJSON_Delete(o);
     return text;
 }
