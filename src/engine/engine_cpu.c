@@ -50,6 +50,7 @@ typedef struct runner {
 
 typedef struct cpu_state {
     const bl_network *net;
+    const bl_context *ctx; /* asked to stop once per window (run_trial) */
     int threads;
     int skip_ok;
     runner *runners;
@@ -187,7 +188,13 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
 #define FLUSH_PAIRS (1u << 16)
 #define STEP_REPORT 64
 
-static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_steps, bl_result *result)
+/* Cancellation inside a trial (issue 26): the thread that called the run
+ * (runner 0's partition 0) asks the context once per window, after stepping
+ * it, and raises *cancel; every runner reads it at the window's merge, where
+ * the partitions agree on stopping, so a Ctrl-C is answered within a window.
+ * Asking costs a load and a branch when no callback is set. */
+static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_steps, bl_result *result,
+                     int asks, int *cancel)
 {
     const int64_t delay = s->net->delay_steps, windows = (n_steps + delay - 1) / delay;
     int failed = 0;
@@ -203,11 +210,18 @@ static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_st
         bl_partition_reset(&r->parts[q], s->net, s->skip_ok);
         for (int64_t w = 0; w < windows; w++) {
             run_window(s, r, q, trial, w, n_steps, &next_event, result);
+            if (asks && q == 0 && bl_context_cancelled(s->ctx))
+                __atomic_store_n(cancel, 1, __ATOMIC_RELAXED);
 #pragma omp barrier
 #pragma omp single
             {
                 for (int k = 0; k < r->n_parts; k++)
                     failed |= r->parts[k].failed;
+                if (!failed && w + 1 < windows && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+                    r->status = bl_fail(&r->err, BL_ERR_CANCELLED, "cancelled after %" PRId64 " of %" PRId64
+                                        " steps of trial %" PRIu32, (w + 1) * delay, n_steps, trial);
+                    failed = 1;
+                }
                 if (!failed)
                     failed |= !merge_window(r, w, (w + 1) * delay < n_steps ? delay : n_steps - w * delay, delay);
                 if (!failed && bl_result_streams(result) && r->out.n >= 2 * (uint64_t)FLUSH_PAIRS) {
@@ -273,6 +287,7 @@ static bl_status cpu_create(bl_context *ctx, const bl_network *net, void **out, 
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
     s->net = net;
+    s->ctx = ctx;
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
     /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 (read into the context) to
      * split even small graphs. */
@@ -322,6 +337,7 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     if ((uint64_t)parts > s->net->n_neurons)
         parts = s->net->n_neurons ? (int)s->net->n_neurons : 1;
     bl_status st = ensure_runners(s, n_runners, parts, err);
+    int cancel = 0;
     /* Trials go in waves of n_runners; each wave is published in trial order. */
     for (uint32_t wave = 0; !st && wave < n_trials; wave += (uint32_t)n_runners) {
         int in_wave = (int)(n_trials - wave < (uint32_t)n_runners ? n_trials - wave : (uint32_t)n_runners);
@@ -331,7 +347,8 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
             return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
 #pragma omp parallel for num_threads(in_wave) schedule(static, 1) if (in_wave > 1)
         for (int t = 0; t < in_wave; t++)
-            okp[t] = run_trial(s, &s->runners[t], first_trial + wave + (uint32_t)t, (int64_t)n_steps, result);
+            okp[t] = run_trial(s, &s->runners[t], first_trial + wave + (uint32_t)t, (int64_t)n_steps, result, t == 0,
+                               &cancel);
         for (int t = 0; !st && t < in_wave; t++) {
             if (s->runners[t].status) { /* the sink failed: its message */
                 *err = s->runners[t].err;

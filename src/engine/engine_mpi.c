@@ -80,6 +80,12 @@ typedef struct mpi_state {
     /* statistics (BL_MPI_STATS) */
     uint64_t windows, bytes_sent, bytes_received, spikes_local;
     double wall_compute, wall_exchange;
+    /* Cancellation inside a trial (issue 26): world rank 0 asks the context
+     * once per window and sends the answer as bit 2 of the exchange's
+     * failure flag, so its replica group stops at the same window. */
+    int cancel_asked; /* rank 0, this window: the context said stop */
+    int cancelled;    /* this group stopped for it (BL_ERR_CANCELLED) */
+    int64_t cancelled_at;
 } mpi_state;
 
 static double wall(void) { return MPI_Wtime(); }
@@ -317,14 +323,15 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
                     s->send.n += l->n;
                 }
     }
-    s->send_counts[per - 1] = failed;
+    s->send_counts[per - 1] = failed | (s->cancel_asked ? 2 : 0);
     double t0 = wall();
     uint64_t total = 0;
     if (!bl_mpi_exchange_counts(s->comm, s->size, s->send_counts, per, s->all_counts, s->recv_counts, s->displs,
                                 &total, &failed, why))
         return 0;
     if (failed) { /* every rank sees the same flags: all stop at this window */
-        *why = "a rank ran out of memory for its active neurons or spikes";
+        *why = failed & 1 ? "a rank ran out of memory for its active neurons or spikes" : "cancelled";
+        s->cancelled = !(failed & 1);
         return 0;
     }
     /* A window's ids that do not fit in memory here: this rank alone knows, so
@@ -403,7 +410,10 @@ static int run_bank(mpi_state *s, int in_bank, uint32_t first, int64_t n_steps, 
             run_window(s, &s->bank[k / parts], k % parts, first + (uint32_t)(k / parts), w, n_steps);
         s->wall_compute += wall() - t0;
         int64_t in_window = (w + 1) * delay < n_steps ? delay : n_steps - w * delay;
+        s->cancel_asked = s->world_rank == 0 && w + 1 < windows && bl_context_cancelled(s->ctx);
         ok = exchange(s, in_bank, w, in_window, why);
+        if (s->cancelled)
+            s->cancelled_at = (w + 1) * delay;
     }
     for (int b = 0; b < in_bank; b++)
         for (int q = 0; q < s->bank[b].n_parts; q++)
@@ -452,10 +462,14 @@ static bl_status run_group(mpi_state *s, uint32_t first_trial, uint32_t n_trials
     for (uint32_t wave = 0; !st && wave < n_trials; wave += (uint32_t)n_bank) {
         int in_bank = (int)(n_trials - wave < (uint32_t)n_bank ? n_trials - wave : (uint32_t)n_bank);
         const char *why = "failed";
-        if (!run_bank(s, in_bank, first_trial + wave, (int64_t)n_steps, &why))
+        if (!run_bank(s, in_bank, first_trial + wave, (int64_t)n_steps, &why)) {
+            if (s->cancelled) /* every rank of the group stopped at the same window */
+                return bl_fail(err, BL_ERR_CANCELLED, "cancelled after %" PRId64 " of %" PRIu64 " steps of trial %"
+                               PRIu32, s->cancelled_at, n_steps, first_trial + wave);
             return bl_fail(err, BL_ERR_NOMEM, "mpi backend (rank %d of %d): trials %" PRIu32 "..%" PRIu32 ": %s",
                            s->world_rank, s->world_size, first_trial + wave,
                            first_trial + wave + (uint32_t)in_bank - 1, why);
+        }
         for (int b = 0; !st && b < in_bank; b++)
             st = publish(s, &s->bank[b], first_trial + wave + (uint32_t)b, res, err);
     }
@@ -535,6 +549,7 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
                          bl_error *err)
 {
     mpi_state *s = v;
+    s->cancelled = 0;
     if (s->groups == 1)
         return run_group(s, first_trial, n_trials, n_steps, result, err);
     uint32_t lo = group_first(n_trials, s->group, s->groups), hi = group_first(n_trials, s->group + 1, s->groups);
@@ -542,6 +557,12 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     bl_status st = BL_OK;
     if (hi > lo && !(st = bl_result_create(s->net, first_trial + lo, hi - lo, &mine, err)))
         st = run_group(s, first_trial + lo, hi - lo, n_steps, mine, err);
+    /* Cancelled: the other groups may still be stepping; rank 0 does not
+     * wait for them in a collective, it fails the record and ends the job. */
+    if (s->cancelled) {
+        bl_result_destroy(mine);
+        return st;
+    }
     /* Every group must have succeeded before any trial is shared. */
     int bad = st != BL_OK, any_bad = 0;
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, bl_mpi_job_comm(s->ctx));

@@ -4,10 +4,12 @@
  * backend against the reference at several thread counts. The toy model of
  * test_engine_toy.h proves that a new row of the model table is picked up by
  * the reference and cpu backends alike. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -492,6 +494,79 @@ static void reference_vs_cpu_threads(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* Cancellation inside a trial (issue 26): every backend asks the context
+ * once per delay window, so a callback that says stop at its k-th question
+ * stops a single long trial after about k windows, with BL_ERR_CANCELLED
+ * naming the step and trial; a callback that never says stop changes no
+ * bit of the result. */
+typedef struct asker {
+    int asked, stop_at;
+} asker;
+
+static int ask(void *user)
+{
+    asker *a = user;
+    return ++a->asked >= a->stop_at;
+}
+
+static void cancel_inside_a_trial(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(14);
+    int32_t pop[30];
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 19;
+    bl_lif_params p = preset("shiu2024");
+    bl_stimulus *stim;
+    bl_network *net = poisson_network(c, &p, &stim, pop, 30, 300.0, 1000.0, NULL, 0, 99);
+    const uint64_t steps = 20000, delay = (uint64_t)net->delay_steps, windows = (steps + delay - 1) / delay;
+    const struct {
+        const char *backend;
+        int threads;
+        uint32_t trials;
+    } cases[] = {{"reference", 1, 1}, {"cpu", 1, 1}, {"cpu", 2, 1}, {"cpu", 2, 2}, {"mpi", 1, 1}, {"mpi", 2, 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        /* mpi: a job of one rank (MPI's singleton start), in builds with it. */
+        if (!strcmp(cases[k].backend, "mpi") && !bl_backend_known("mpi", NULL, 0))
+            continue;
+        for (int stop_at = 3; stop_at <= 1000000; stop_at += 999997) {
+            bl_context *ctx = NULL;
+            bl_engine *e = NULL;
+            bl_result *r = NULL;
+            bl_error err;
+            asker a = {0, stop_at};
+            assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+            bl_context_set_cancel(ctx, ask, &a);
+            assert_int_equal(bl_engine_create(ctx, net, cases[k].backend, &e, &err), BL_OK);
+            assert_int_equal(bl_engine_set_threads(e, cases[k].threads, &err), BL_OK);
+            assert_int_equal(bl_result_create(net, 0, cases[k].trials, &r, &err), BL_OK);
+            bl_status st = bl_engine_run(e, 0, cases[k].trials, steps, r, &err);
+            if (stop_at == 3) {
+                assert_int_equal(st, BL_ERR_CANCELLED);
+                char want[96];
+                snprintf(want, sizeof want, "cancelled after %" PRIu64 " of %" PRIu64 " steps of trial 0",
+                         3 * delay, steps);
+                if (!strstr(err.message, want))
+                    fail_msg("%s x%d: '%s' lacks '%s'", cases[k].backend, cases[k].threads, err.message, want);
+                assert_int_equal(a.asked, 3);
+            } else {
+                /* Never told to stop: asked once per window but the last, the same bits. */
+                assert_int_equal(st, BL_OK);
+                assert_true((uint64_t)a.asked >= windows - 1 && (uint64_t)a.asked <= windows * cases[k].trials);
+                bl_result *want = run(net, "reference", 1, cases[k].trials, steps);
+                assert_same(want, r);
+                bl_result_destroy(want);
+            }
+            bl_result_destroy(r);
+            bl_engine_destroy(e);
+            bl_context_destroy(ctx);
+        }
+    }
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
 /* The partition update holds refractory slots still only when it must: when
  * the reset state (v_rst, +0) is a one-step fixed point below threshold (the
  * published parameters, v_reset = v_rest) a refractory neuron sits exactly
@@ -942,6 +1017,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shiu_spike_delay),
+        cmocka_unit_test(cancel_inside_a_trial),
         cmocka_unit_test(shiu_refractory),
         cmocka_unit_test(shiu_silencing),
         cmocka_unit_test(phase4c_spike_delay),
