@@ -578,5 +578,7 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     return st;
 }
 
-static const bl_backend backend_mpi = {"mpi", mpi_create, mpi_run, mpi_destroy, mpi_set_threads};
+/* No snapshots yet (each rank holds a part of the neurons): an MPI job
+ * resumes at trial boundaries. */
+static const bl_backend backend_mpi = {"mpi", mpi_create, mpi_run, mpi_destroy, mpi_set_threads, NULL, NULL};
 const bl_backend *const bl_backend_mpi_or_null = &backend_mpi;

@@ -57,4 +57,6 @@ static bl_status ref_run(void *p, uint32_t first_trial, uint32_t n_trials, uint6
     return st;
 }
 
-const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy, NULL};
+/* No snapshots: the trial's state is the model kernel's own working memory
+ * (src/models/); a reference run resumes at trial boundaries. */
+const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy, NULL, NULL, NULL};

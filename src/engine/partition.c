@@ -188,6 +188,78 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok)
     BL_ASSERT_SANE(bl_partition_sane, p);
 }
 
+size_t bl_partition_record_bytes(const bl_part_kernel *K)
+{
+    size_t r = 1;
+    for (int f = 0; f < K->n_fields; f++)
+        r += (K->field[f].where & BL_PART_RANGE ? K->field[f].size : 0) +
+             (K->field[f].where & BL_PART_SLOT ? K->field[f].size : 0);
+    return r;
+}
+
+void bl_partition_save(const partition *p, unsigned char *all)
+{
+    const bl_part_kernel *K = p->k;
+    const size_t R = bl_partition_record_bytes(K);
+    for (int32_t i = p->lo; i < p->hi; i++) {
+        unsigned char *rec = all + (size_t)i * R;
+        int32_t r = i - p->lo, a = p->slot_of[r];
+        *rec++ = a >= 0;
+        for (int f = 0; f < K->n_fields; f++)
+            if (K->field[f].where & BL_PART_RANGE) {
+                memcpy(rec, (const char *)p->rng[f] + (size_t)r * K->field[f].size, K->field[f].size);
+                rec += K->field[f].size;
+            }
+        for (int f = 0; f < K->n_fields; f++)
+            if (K->field[f].where & BL_PART_SLOT) {
+                if (a >= 0)
+                    memcpy(rec, (const char *)p->act[f] + (size_t)a * K->field[f].size, K->field[f].size);
+                else
+                    memset(rec, 0, K->field[f].size);
+                rec += K->field[f].size;
+            }
+    }
+}
+
+int bl_partition_load(partition *p, const unsigned char *all, int64_t s0)
+{
+    const bl_part_kernel *K = p->k;
+    const size_t R = bl_partition_record_bytes(K);
+    p->n_active = 0;
+    p->failed = 0;
+    p->step = s0 - 1;
+    /* The forced-spike cursor where an uninterrupted trial has it: past
+     * every forced spike before step s0. */
+    p->next_forced = 0;
+    while (p->next_forced < p->net->n_forced && p->net->forced[2 * p->next_forced] < s0)
+        p->next_forced++;
+    for (int32_t i = p->lo; i < p->hi; i++) {
+        const unsigned char *rec = all + (size_t)i * R;
+        int32_t r = i - p->lo, active = *rec++;
+        for (int f = 0; f < K->n_fields; f++)
+            if (K->field[f].where & BL_PART_RANGE) {
+                memcpy((char *)p->rng[f] + (size_t)r * K->field[f].size, rec, K->field[f].size);
+                rec += K->field[f].size;
+            }
+        p->slot_of[r] = -1;
+        if (!active)
+            continue;
+        if (!bl_partition_grow(p))
+            return 0;
+        int32_t a = (int32_t)p->n_active++;
+        p->act_neuron[a] = i;
+        p->slot_of[r] = a;
+        p->act_flag[a] = 0;
+        for (int f = 0; f < K->n_fields; f++)
+            if (K->field[f].where & BL_PART_SLOT) {
+                memcpy((char *)p->act[f] + (size_t)a * K->field[f].size, rec, K->field[f].size);
+                rec += K->field[f].size;
+            }
+    }
+    BL_ASSERT_SANE(bl_partition_sane, p);
+    return 1;
+}
+
 /* Final state of the active slots back into the range arrays. */
 void bl_partition_settle(partition *p)
 {

@@ -20,6 +20,7 @@
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
 #include "engine/partition.h"
+#include "engine/snapshot.h"
 #include "models/lif_phase4c_retire.h"
 #include "models/lif_shiu2024_retire.h"
 #include "models/lif_shiu2024.h"
@@ -567,6 +568,120 @@ static void cancel_inside_a_trial(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* Checkpoints within a trial (snapshot.h): the cpu backend's snapshots,
+ * taken every 7 windows of 2 trials at 1 and 2 threads (2 threads: one
+ * trial per thread, and with one trial the trial split in 2 partitions),
+ * handed back to a fresh engine at 1 or 2 threads, continue each trial to
+ * the same spikes and final state as the reference gives uninterrupted,
+ * for both models, stepping one step or one window at a time. A blob of
+ * another network, a truncated one and the reference backend are refused. */
+typedef struct snaps {
+    size_t n;
+    uint32_t trial[512];
+    uint64_t step[512];
+    unsigned char *blob[512];
+    size_t len[512];
+} snaps;
+
+static bl_status keep_snapshot(void *user, uint32_t trial, uint64_t step, const void *blob, size_t len, bl_error *err)
+{
+    snaps *k = user;
+    (void)err;
+#pragma omp critical(keep_snapshot)
+    if (k->n < 512) {
+        k->trial[k->n] = trial;
+        k->step[k->n] = step;
+        k->blob[k->n] = malloc(len);
+        memcpy(k->blob[k->n], blob, len);
+        k->len[k->n++] = len;
+    }
+    return BL_OK;
+}
+
+static bl_result *run_snap(const bl_network *net, int threads, uint32_t first, uint32_t n_trials, uint64_t steps,
+                           const char *window, snaps *keep, const snaps *from, size_t which)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_context *ctx = NULL;
+    bl_error err;
+    assert_int_equal(setenv("BL_CPU_WINDOW", window, 1), 0);
+    assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+    assert_int_equal(unsetenv("BL_CPU_WINDOW"), 0);
+    assert_int_equal(bl_engine_create(ctx, net, "cpu", &e, &err), BL_OK);
+    assert_true(bl_engine_can_snapshot(e));
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    if (keep)
+        bl_engine_set_snapshots(e, 7, keep_snapshot, keep);
+    if (from && bl_engine_resume_trial(e, from->trial[which], from->blob[which], from->len[which], &err))
+        fail_msg("resume: %s", err.message);
+    assert_int_equal(bl_result_create(net, first, n_trials, &r, &err), BL_OK);
+    if (bl_engine_run(e, first, n_trials, steps, r, &err))
+        fail_msg("cpu x%d: %s", threads, err.message);
+    bl_engine_destroy(e);
+    bl_context_destroy(ctx);
+    return r;
+}
+
+static void snapshot_resume(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(15);
+    int32_t pop[30];
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 19;
+    const char *names[] = {"shiu2024", "phase4c"};
+    const uint64_t steps = 3000;
+    for (int m = 0; m < 2; m++) {
+        bl_lif_params p = preset(names[m]);
+        bl_stimulus *stim;
+        bl_network *net = poisson_network(c, &p, &stim, pop, 30, 300.0, 250.0, NULL, 0, 99);
+        for (int threads = 1; threads <= 2; threads++)
+            for (uint32_t n_trials = 1; n_trials <= 2; n_trials++)
+                for (int w = 0; w < 2; w++) {
+                    const char *window = w ? "1" : "0";
+                    snaps k = {0};
+                    bl_result *whole = run_snap(net, threads, 0, n_trials, steps, window, &k, NULL, 0);
+                    bl_result *ref = run(net, "reference", 1, n_trials, steps);
+                    assert_same(ref, whole); /* taking snapshots changes nothing */
+                    uint64_t windows = (steps + (uint64_t)net->delay_steps - 1) / (uint64_t)net->delay_steps;
+                    assert_int_equal(k.n, n_trials * ((windows - 1) / 7));
+                    for (size_t a = 0; a < k.n; a += k.n / 3 + 1)
+                        for (int rt = 1; rt <= 2; rt++) {
+                            bl_result *want = NULL;
+                            bl_error err;
+                            assert_int_equal(bl_result_create(net, k.trial[a], 1, &want, &err), BL_OK);
+                            bl_engine *e = NULL;
+                            assert_int_equal(bl_engine_create(NULL, net, "reference", &e, &err), BL_OK);
+                            assert_int_equal(bl_engine_run(e, k.trial[a], 1, steps, want, &err), BL_OK);
+                            bl_engine_destroy(e);
+                            bl_result *got = run_snap(net, rt, k.trial[a], 1, steps, window, NULL, &k, a);
+                            assert_same(want, got);
+                            bl_result_destroy(want);
+                            bl_result_destroy(got);
+                        }
+                    /* Refusals: truncated, another trial's number, the reference backend. */
+                    bl_engine *e = NULL;
+                    bl_error err;
+                    assert_int_equal(bl_engine_create(NULL, net, "cpu", &e, &err), BL_OK);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0] - 1, &err), BL_ERR_INVALID);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0] + 5, k.blob[0], k.len[0], &err), BL_ERR_INVALID);
+                    bl_engine_destroy(e);
+                    assert_int_equal(bl_engine_create(NULL, net, "reference", &e, &err), BL_OK);
+                    assert_false(bl_engine_can_snapshot(e));
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0], &err), BL_ERR_UNSUPPORTED);
+                    bl_engine_destroy(e);
+                    for (size_t a = 0; a < k.n; a++)
+                        free(k.blob[a]);
+                    bl_result_destroy(whole);
+                    bl_result_destroy(ref);
+                }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
 /* The partition update holds refractory slots still only when it must: when
  * the reset state (v_rst, +0) is a one-step fixed point below threshold (the
  * published parameters, v_reset = v_rest) a refractory neuron sits exactly
@@ -1018,6 +1133,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shiu_spike_delay),
         cmocka_unit_test(cancel_inside_a_trial),
+        cmocka_unit_test(snapshot_resume),
         cmocka_unit_test(shiu_refractory),
         cmocka_unit_test(shiu_silencing),
         cmocka_unit_test(phase4c_spike_delay),
