@@ -19,6 +19,7 @@
 #include "brainlesslab/sonata.h"
 #include "core/context_impl.h"
 #include "core/stream.h"
+#include "engine/snapshot.h"
 #include "experiment/checkpoint.h"
 #include "experiment/xp_impl.h"
 #include "mpi/mpi_job.h"
@@ -74,6 +75,9 @@ typedef struct run_ctx {
     bl_xp_ckpt *ckpt;           /* trial checkpoints (one process; checkpoint.h) */
     int resume;                 /* finishing a killed or FAILED record */
     uint32_t resumed_from;      /* the first trial this run ran */
+    uint64_t snap_windows;      /* checkpoints within a trial every this many windows (0: none) */
+    double snap_min_wall;       /* ... but not sooner than this many wall seconds after the trial's last */
+    double wave_t0, *snap_last; /* when the wave began; [trials]: each trial's last checkpoint (0: none) */
     int32_t *skip;              /* [trials + 1]: 1 for a trial taken from the checkpoint; [trials]: rank 0 failed */
     /* progress within trials: the result's step observer, throttled */
     uint32_t trials_done, trials_total;
@@ -88,7 +92,26 @@ static bl_status observe_spikes(void *user, uint32_t trial, uint32_t step, const
                                 bl_error *err)
 {
     run_ctx *x = user;
-    return x->spikes ? bl_xp_spikes_sink(x->spikes, trial, step, neurons, n, err) : BL_OK;
+    bl_status st = x->spikes ? bl_xp_spikes_sink(x->spikes, trial, step, neurons, n, err) : BL_OK;
+    /* Checkpoints within a trial keep the trial's spikes until its next one. */
+    return st ? st : bl_xp_ckpt_partial_pend(x->ckpt, trial, step, neurons, n, err);
+}
+
+/* The engine's snapshot of a trial in flight, into the record (checkpoint.h). */
+static bl_status save_snapshot(void *user, uint32_t trial, uint64_t step, const void *blob, size_t len,
+                               bl_error *err)
+{
+    run_ctx *x = user;
+    /* The default interval is also held to a floor of wall time: what a
+     * checkpoint costs is mostly its fsyncs (about 13 ms here, whatever the
+     * network), which on a fast network every simulated second would cost
+     * 20%; a checkpoint after at least BL_CHECKPOINT_MIN_WALL_S costs < 0.2%.
+     * Where the checkpoints fall changes no bit of the run. */
+    double t = bl_xp_now(), last = x->snap_last[trial] > 0 ? x->snap_last[trial] : x->wave_t0;
+    if (x->snap_min_wall > 0 && t - last < x->snap_min_wall)
+        return BL_OK;
+    x->snap_last[trial] = t;
+    return bl_xp_ckpt_partial_save(x->ckpt, x->res, trial, step, blob, len, err);
 }
 
 static void observe_steps(void *user, uint64_t steps_done)
@@ -108,6 +131,7 @@ static void observe_steps(void *user, uint64_t steps_done)
 static void ctx_free(run_ctx *x)
 {
     bl_xp_ckpt_destroy(x->ckpt);
+    free(x->snap_last);
     free(x->skip);
     bl_xp_spikes_destroy(x->spikes);
     bl_xp_log_close(&x->log);
@@ -559,12 +583,43 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
     if (!st && xp->mpi_rank == 0) {
         st = bl_xp_ckpt_open(x->rec, bl_plan_hash(plan), trials, xp->backend, xp->threads, xp->mpi_ranks,
                              bl_plan_output_spikes(plan), x->resume, &x->ckpt, err);
+        /* Within trials, every N windows, where the backend can (cpu): the
+         * engine's state and the trial's spikes so far (checkpoint.h). */
+        double every_ms = opt->checkpoint_every_ms == 0 ? BL_CHECKPOINT_EVERY_MS_DEFAULT : opt->checkpoint_every_ms;
+        double window_ms = (double)bl_lif_delay_steps(bl_plan_lif_params(plan)) * bl_plan_lif_params(plan)->dt_ms;
+        if (!st && !multi && every_ms > 0 && window_ms > 0 && bl_engine_can_snapshot(x->eng)) {
+            double w = ceil(every_ms / window_ms);
+            x->snap_windows = w < 1 ? 1 : w > 1e15 ? (uint64_t)1e15 : (uint64_t)w;
+            x->snap_min_wall = opt->checkpoint_every_ms == 0 ? (double)BL_CHECKPOINT_MIN_WALL_S : 0.0;
+            st = bl_xp_ckpt_partial_enable(x->ckpt, err);
+            if (!st && !(x->snap_last = calloc(trials ? trials : 1, sizeof *x->snap_last)))
+                st = bl_fail(err, BL_ERR_NOMEM, "cannot allocate the checkpoint times of %u trials", trials);
+        }
+        if (x->snap_windows)
+            bl_xp_logf(&x->log, "checkpoints: after every trial, and within a trial every %" PRIu64 " windows (%.1f ms "
+                       "of simulated time)%s", x->snap_windows, (double)x->snap_windows * window_ms,
+                       x->snap_min_wall > 0 ? ", at most one per 10 s of wall time (the default)" : "");
+        else
+            bl_xp_logf(&x->log, "checkpoints: after every trial%s", multi || bl_engine_can_snapshot(x->eng)
+                       ? (multi ? " (an MPI job checkpoints at trial boundaries only)" : " (within trials: off)")
+                       : " (this backend checkpoints at trial boundaries only)");
         if (!st && x->resume) {
             st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
             bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
                        bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
                        bl_xp_ckpt_dropped(x->ckpt));
+            if (!st && x->snap_windows) {
+                uint64_t step = 0;
+                uint32_t first = bl_xp_ckpt_partial_first(x->ckpt, &step);
+                st = bl_xp_ckpt_partial_apply(x->ckpt, x->res, x->eng, err);
+                if (bl_xp_ckpt_partial_kept(x->ckpt))
+                    bl_xp_logf(&x->log, "resumed within: %u trial(s) continue from their checkpoint (trial %u from "
+                               "step %" PRIu64 "), %u dropped", bl_xp_ckpt_partial_kept(x->ckpt), first, step,
+                               bl_xp_ckpt_partial_dropped(x->ckpt));
+            }
         }
+        if (!st && x->snap_windows)
+            bl_engine_set_snapshots(x->eng, x->snap_windows, save_snapshot, x);
     }
     if (!(x->skip = calloc((size_t)trials + 1, sizeof *x->skip))) {
         bl_status nm = bl_fail(err, BL_ERR_NOMEM, "cannot list %u trials", trials);
@@ -607,6 +662,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         while (first + k < trials && k < wave && !x->skip[first + k])
             k++;
         x->trials_done = first;
+        x->wave_t0 = bl_xp_now();
         uint64_t events_before = bl_result_n_events(x->res);
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
         /* One process streams during the trials; an MPI job's rank 0 holds
@@ -749,6 +805,16 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddNumberToObject(r, "trials_from_checkpoint", bl_xp_ckpt_kept(x->ckpt));
     cJSON_AddNumberToObject(r, "trials_dropped", bl_xp_ckpt_dropped(x->ckpt));
     cJSON_AddNumberToObject(r, "trials_run", xp->trials - bl_xp_ckpt_kept(x->ckpt));
+    /* Trials continued from a checkpoint within them: the first one and the
+     * step it continued from (its steps before that are the earlier run's). */
+    uint64_t from_step = 0;
+    uint32_t within = bl_xp_ckpt_partial_kept(x->ckpt), first = bl_xp_ckpt_partial_first(x->ckpt, &from_step);
+    cJSON_AddNumberToObject(r, "trials_continued_within", within);
+    if (within) {
+        cJSON_AddNumberToObject(r, "first_continued_trial", first);
+        cJSON_AddNumberToObject(r, "from_step", (double)from_step);
+    }
+    cJSON_AddNumberToObject(r, "within_trial_checkpoints_dropped", bl_xp_ckpt_partial_dropped(x->ckpt));
     cJSON_AddStringToObject(r, "definition", "trials 0..from_trial-1 and every trial not run by this run were taken "
                                              "from the interrupted run's checkpoint after their files were checked "
                                              "against their SHA-256 (docs/reliability.md, Durable runs)");
