@@ -75,6 +75,7 @@ typedef struct bl_run bl_run;
 #define BL_RUN_REFUSED_BACKEND 2u   /* backend: connectome plans only */
 #define BL_RUN_REFUSED_MPI 4u       /* the operation runs in one process, not under mpirun */
 #define BL_RUN_REFUSED_RESUME 8u    /* resume: connectome and reservoir plans only (not screen, audit) */
+#define BL_RUN_REFUSED_WITHIN 16u   /* checkpoint_every_ms: connectome plans only */
 BL_API unsigned bl_run_refused(const bl_plan *plan, const bl_experiment_options *options);
 /* BL_ERR_INVALID (naming the estimate) when the plan's operation checks its
  * estimate before a run, options->force is 0 and the plan exceeds this

@@ -153,11 +153,13 @@ def record_in(root):
 
 
 def start(args):
-    return subprocess.Popen(LAUNCH + [CLI] + args + CKPT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ckpt = CKPT if plan in args else []
+    return subprocess.Popen(LAUNCH + [CLI] + args + ckpt, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def run(*args):
-    return sh(*(LAUNCH + [CLI, "run"] + list(args) + CKPT))
+    ckpt = CKPT if plan in args else []  # within trials: connectome plans only
+    return sh(*(LAUNCH + [CLI, "run"] + list(args) + ckpt))
 
 
 def alive(pid):
@@ -357,6 +359,12 @@ if not MPI:
     span = time.monotonic() - t0
     check(r.returncode == 0, "sweep: uninterrupted run (%.2f s)%s" % (span, r.stderr))
     ref = record_in(ref_root)
+    # --checkpoint-every is a connectome option, and a duration.
+    r = sh(CLI, "run", sweep, "--root", os.path.join(tmp, "sweep-refused"), "--checkpoint-every", "1s", "--quiet")
+    check(r.returncode == 2 and "connectome plans only" in r.stderr, "--checkpoint-every on a sweep is refused: " + r.stderr.strip())
+    r = sh(CLI, "run", plan, "--root", os.path.join(tmp, "bad-duration"), "--checkpoint-every", "5", "--quiet")
+    check(r.returncode == 2 and "duration" in r.stderr and not os.path.exists(os.path.join(tmp, "bad-duration")),
+          "--checkpoint-every 5 (no unit) is refused before a record: " + r.stderr.strip())
     kills = attempt = 0
     while ref and kills < KILLS and attempt < 5 * KILLS:
         attempt += 1

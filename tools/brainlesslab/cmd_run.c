@@ -196,6 +196,8 @@ int bl_cmd_run(int argc, char **argv)
             fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
         else if (refused & BL_RUN_REFUSED_RESUME)
             fprintf(stderr, "brainlesslab run: --resume applies to connectome and reservoir plans only\n");
+        else if (refused & BL_RUN_REFUSED_WITHIN)
+            fprintf(stderr, "brainlesslab run: --checkpoint-every applies to connectome plans only\n");
         else if (refused & BL_RUN_REFUSED_BACKEND)
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
         else
