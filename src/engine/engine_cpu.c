@@ -439,9 +439,39 @@ static bl_status cpu_resume_trial(void *v, uint32_t trial, const void *blob, siz
         return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 " is not one of this network's (%" PRIu64
                        " neurons, delay %" PRId64 ", model '%s')", trial, net->n_neurons, net->delay_steps,
                        net->model->name);
-    if (len != snap_len(net, h.n_prev, h.n_out))
-        return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": %zu bytes, its head says %zu", trial,
-                       len, snap_len(net, h.n_prev, h.n_out));
+    if (h.n_prev > len / sizeof(int32_t) || h.n_out > len / (2 * sizeof(int32_t)) ||
+        len != snap_len(net, h.n_prev, h.n_out))
+        return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": %zu bytes, not what its head says", trial,
+                       len);
+    /* What the engine will index with: the window's offsets, its spikers
+     * (sources: rows of the graph) and the pairs (neurons: counts rows). A
+     * blob that breaks one is refused, never stepped. */
+    const unsigned char *o = (const unsigned char *)blob + sizeof h;
+    uint64_t prev_start = 0;
+    for (uint64_t j = 0; j <= h.delay; j++) {
+        uint64_t x;
+        memcpy(&x, o + j * sizeof x, sizeof x);
+        if ((j == 0 && x != 0) || x < prev_start || x > h.n_prev || (j == h.delay && x != h.n_prev))
+            return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": window offset %" PRIu64
+                           " is out of order", trial, j);
+        prev_start = x;
+    }
+    o += (h.delay + 1) * sizeof(uint64_t);
+    for (uint64_t k = 0; k < h.n_prev; k++) {
+        int32_t i;
+        memcpy(&i, o + k * sizeof i, sizeof i);
+        if (i < 0 || (uint64_t)i >= net->n_neurons)
+            return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": spiker %" PRIu64 " (neuron %d) is "
+                           "not in the network", trial, k, i);
+    }
+    o += h.n_prev * sizeof(int32_t) + (size_t)net->n_neurons * h.record_bytes;
+    for (uint64_t k = 0; k < h.n_out; k++) {
+        int32_t pair[2];
+        memcpy(pair, o + 2 * k * sizeof(int32_t), sizeof pair);
+        if (pair[0] < 0 || (uint64_t)pair[0] >= h.step || pair[1] < 0 || (uint64_t)pair[1] >= net->n_neurons)
+            return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": spike %" PRIu64 " (step %d, "
+                           "neuron %d) is not of this trial so far", trial, k, pair[0], pair[1]);
+    }
     const resume_blob *old = find_resume(s, trial);
     if (old)
         return bl_fail(err, BL_ERR_INVALID, "trial %" PRIu32 " is already to continue from a checkpoint", trial);

@@ -728,8 +728,9 @@ static bl_status partial_load(bl_xp_ckpt *c, uint32_t t, const bl_result *res, b
         int fd = -1;
         uint64_t size = 0;
         ok = !bl_record_path(c->rec, pn, pp, sizeof pp, &ignored) && !bl_open_regular(pp, &fd, &size, &ignored);
-        uint64_t bytes = h.n_pairs * 2 * sizeof(int32_t);
-        ok = ok && size >= bytes && (pairs = malloc(bytes ? bytes : 1)) != NULL;
+        ok = ok && h.n_pairs <= size / (2 * sizeof(int32_t));
+        uint64_t bytes = ok ? h.n_pairs * 2 * sizeof(int32_t) : 0;
+        ok = ok && (pairs = malloc(bytes ? bytes : 1)) != NULL;
         uint64_t done = 0;
         while (ok && done < bytes) {
             ssize_t r = read(fd, (char *)pairs + done, bytes - done);
@@ -745,6 +746,15 @@ static bl_status partial_load(bl_xp_ckpt *c, uint32_t t, const bl_result *res, b
         for (uint64_t k = 0, at = 0; ok && k < h.n_chunks; at += chunks[k], k++)
             chain_next(chain, pairs + 2 * at, chunks[k], chain);
         ok = ok && !strcmp(chain, h.chain);
+        /* Replayed through the sink, which indexes counts and PSTH rows by
+         * neuron: each pair must be of this trial before its step, in
+         * (step, neuron) order, in the network. */
+        uint64_t nn = bl_result_n_neurons(res);
+        for (uint64_t k = 0; ok && k < h.n_pairs; k++) {
+            int32_t st_k = pairs[2 * k], ne = pairs[2 * k + 1];
+            ok = st_k >= 0 && (uint64_t)st_k < h.step && ne >= 0 && (uint64_t)ne < nn &&
+                 (k == 0 || st_k > pairs[2 * k - 2] || (st_k == pairs[2 * k - 2] && ne > pairs[2 * k - 1]));
+        }
     }
     if (!ok || !(p->chunks = malloc((h.n_chunks ? h.n_chunks : 1) * sizeof *p->chunks))) {
         free(pairs);
@@ -772,6 +782,8 @@ static bl_status partial_load(bl_xp_ckpt *c, uint32_t t, const bl_result *res, b
 bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng, bl_error *err)
 {
     bl_status st = BL_OK;
+    if (c && c->pt) /* named again below: the trials the engine took */
+        c->partial_first = c->trials;
     for (uint32_t t = 0; c && c->pt && !st && t < c->trials; t++) {
         partial *p = c->pt[t];
         if (!p || !p->ok)
@@ -779,19 +791,36 @@ bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng
         part_head h;
         memcpy(&h, p->bin, sizeof h);
         const char *probe = p->bin + sizeof h + h.n_chunks * 8, *blob = probe + h.probe_bytes;
-        /* The spikes before the checkpoint, through the sink as they first
-         * came (the spike file, its digest, the PSTH, the counts); they are
-         * in the .pairs file already, so not pending. */
-        st = bl_result_append_pairs(res, t, p->pairs, p->n_pairs, err);
-        p->n_pend = 0;
-        if (!st && h.probe_bytes) {
-            void *v, *g;
-            bl_result_probe_rows(res, t, 0, &v, &g);
-            memcpy(v, probe, h.probe_bytes / 2);
-            memcpy(g, probe + h.probe_bytes / 2, h.probe_bytes / 2);
+        /* The engine checks the state first: one it refuses (another
+         * network's, or malformed) leaves the trial to run from its start. */
+        bl_error refused = {0};
+        if (bl_engine_resume_trial(eng, t, blob, (size_t)h.blob_len, &refused)) {
+            if (refused.status != BL_ERR_INVALID) {
+                *err = refused;
+                st = refused.status;
+            }
+            c->partials_kept--;
+            c->partials_dropped++;
+            p->n_pairs = 0;
+            p->n_chunks = 0;
+            memcpy(p->chain, ZERO_CHAIN, sizeof ZERO_CHAIN);
+        } else {
+            /* The spikes before the checkpoint, through the sink as they
+             * first came (the spike file, its digest, the PSTH, the counts);
+             * they are in the .pairs file already, so not pending. */
+            st = bl_result_append_pairs(res, t, p->pairs, p->n_pairs, err);
+            p->n_pend = 0;
+            if (c->partial_first == c->trials) {
+                c->partial_first = t;
+                c->partial_from_step = h.step;
+            }
+            if (!st && h.probe_bytes) {
+                void *v, *g;
+                bl_result_probe_rows(res, t, 0, &v, &g);
+                memcpy(v, probe, h.probe_bytes / 2);
+                memcpy(g, probe + h.probe_bytes / 2, h.probe_bytes / 2);
+            }
         }
-        if (!st)
-            st = bl_engine_resume_trial(eng, t, blob, (size_t)h.blob_len, err);
         free(p->pairs);
         free(p->bin);
         p->pairs = NULL;

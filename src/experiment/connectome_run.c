@@ -609,9 +609,9 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
                        bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
                        bl_xp_ckpt_dropped(x->ckpt));
             if (!st && x->snap_windows) {
+                st = bl_xp_ckpt_partial_apply(x->ckpt, x->res, x->eng, err);
                 uint64_t step = 0;
                 uint32_t first = bl_xp_ckpt_partial_first(x->ckpt, &step);
-                st = bl_xp_ckpt_partial_apply(x->ckpt, x->res, x->eng, err);
                 if (bl_xp_ckpt_partial_kept(x->ckpt))
                     bl_xp_logf(&x->log, "resumed within: %u trial(s) continue from their checkpoint (trial %u from "
                                "step %" PRIu64 "), %u dropped", bl_xp_ckpt_partial_kept(x->ckpt), first, step,

@@ -337,6 +337,43 @@ if rec:
     r = run(plan, "--resume", rec, "--threads", "1", "--quiet")
     check(r.returncode == 0, "then the same plan and threads resume it")
 
+# A forged checkpoint within a trial (its SHA-256 recomputed, so only the
+# engine's checks can catch it): a spiker outside the network, or window
+# offsets out of order, must not be stepped; the trial runs from its start
+# and the record is still the uninterrupted one's.
+import hashlib, struct
+if not MPI:
+    for forgery in ("spiker", "offsets"):
+        root = os.path.join(tmp, "forged-" + forgery)
+        p = start(["run", plan, "--root", root, "--threads", "1", "--quiet"])
+        watch_and_kill(p, root, "partial-2", 0)
+        rec = record_in(root)
+        part = sorted(glob.glob(os.path.join(rec, "checkpoint", "partial-*.bin"))) if rec else []
+        if not part:
+            check(False, "forged %s: no checkpoint within a trial to forge" % forgery)
+            continue
+        b = bytearray(open(part[-1], "rb").read())
+        # part_head (checkpoint.c): magic 8, trial 4, reserved 4, step, n_pairs, n_chunks, probe_bytes,
+        # blob_len (u64 each), chain[65], body_sha256[65], pad 6; then chunks, probe rows, the blob.
+        n_chunks, probe_bytes = struct.unpack_from("<QQ", b, 32)
+        blob = 192 + 8 * n_chunks + probe_bytes
+        # snap_head (engine_cpu.c): magic 8, n_neurons, record_bytes, delay, step, n_prev, n_out, trial, reserved.
+        delay, n_prev = struct.unpack_from("<Q", b, blob + 24)[0], struct.unpack_from("<Q", b, blob + 40)[0]
+        starts = blob + 72
+        if forgery == "spiker" and n_prev:
+            struct.pack_into("<i", b, starts + 8 * (delay + 1), 10 ** 9)
+        else:
+            struct.pack_into("<Q", b, starts + 8, 1 << 40)
+        b[121:186] = bytes(65)
+        b[121:185] = hashlib.sha256(bytes(b)).hexdigest().encode()
+        open(part[-1], "wb").write(bytes(b))
+        r = run(plan, "--resume", rec, "--threads", "1", "--quiet")
+        check(r.returncode == 0, "forged %s: resumed%s" % (forgery, "" if r.returncode == 0 else ": " + r.stderr.strip()))
+        res = json.load(open(os.path.join(rec, "manifest.json"))).get("resumed", {})
+        check(res.get("within_trial_checkpoints_dropped", 0) >= 1,
+              "forged %s: the forged checkpoint was dropped (%s)" % (forgery, res))
+        same_as(record_in(os.path.join(tmp, "ref1")), rec, "forged " + forgery)
+
 # A reservoir sweep (docs/reservoir.md): the same at the granularity of a
 # batch of trials; trials.csv and outcomes.npy byte for byte, summary.json and
 # the manifest but for their timings.
