@@ -50,22 +50,6 @@ typedef struct runner {
     size_t snap_cap;
 } runner;
 
-/* A trial to continue from a snapshot (bl_engine_resume_trial). */
-typedef struct resume_blob {
-    uint32_t trial;
-    unsigned char *blob;
-    size_t len;
-} resume_blob;
-
-/* A snapshot's head; then start[delay + 1] (uint64), the last window's
- * spikers (int32 x n_prev), the neurons' records (n_neurons x record_bytes,
- * bl_partition_save), the unflushed (step, neuron) pairs (int32 x 2 x n_out). */
-typedef struct snap_head {
-    char magic[8];
-    uint64_t n_neurons, record_bytes, delay, step, n_prev, n_out, trial, reserved;
-} snap_head;
-static const char SNAP_MAGIC[8] = "BLSNAP1";
-
 typedef struct cpu_state {
     const bl_network *net;
     const bl_context *ctx; /* asked to stop once per window (run_trial) */
@@ -79,8 +63,7 @@ typedef struct cpu_state {
     uint64_t snap_every;
     bl_engine_snapshot_fn snap_fn;
     void *snap_user;
-    resume_blob *resumes;
-    size_t n_resumes;
+    bl_snap_list resumes; /* trials to continue from a snapshot (bl_engine_resume_trial) */
 } cpu_state;
 
 /* ---- trials ---- */
@@ -215,20 +198,13 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
 
 /* ---- checkpoints within a trial (snapshot.h) ---- */
 
-static size_t snap_len(const bl_network *net, uint64_t n_prev, uint64_t n_out)
-{
-    return sizeof(snap_head) + ((size_t)net->delay_steps + 1) * sizeof(uint64_t) + n_prev * sizeof(int32_t) +
-           (size_t)net->n_neurons * bl_partition_record_bytes(net->model->part) + 2 * n_out * sizeof(int32_t);
-}
-
 /* Runner r's trial after window w (its spikes merged, the unflushed pairs in
  * r->out), handed to the snapshot callback. Called by one thread. */
 static int snapshot(const cpu_state *s, runner *r, uint32_t trial, int64_t w)
 {
     const bl_network *net = s->net;
-    const int64_t delay = net->delay_steps;
     const spike_window *m = &r->merged[w & 1];
-    size_t len = snap_len(net, m->all.n, r->out.n / 2);
+    size_t len = bl_snap_len(net, m->all.n, r->out.n / 2);
     if (len > r->snap_cap) {
         unsigned char *b = realloc(r->snap, len);
         if (!b) {
@@ -238,67 +214,10 @@ static int snapshot(const cpu_state *s, runner *r, uint32_t trial, int64_t w)
         r->snap = b;
         r->snap_cap = len;
     }
-    snap_head h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, SNAP_MAGIC, sizeof h.magic);
-    h.n_neurons = net->n_neurons;
-    h.record_bytes = bl_partition_record_bytes(net->model->part);
-    h.delay = (uint64_t)delay;
-    h.step = (uint64_t)((w + 1) * delay);
-    h.n_prev = m->all.n;
-    h.n_out = r->out.n / 2;
-    h.trial = trial;
-    unsigned char *o = r->snap;
-    memcpy(o, &h, sizeof h);
-    o += sizeof h;
-    memcpy(o, m->start, ((size_t)delay + 1) * sizeof *m->start);
-    o += ((size_t)delay + 1) * sizeof *m->start;
-    if (m->all.n)
-        memcpy(o, m->all.v, m->all.n * sizeof *m->all.v);
-    o += m->all.n * sizeof *m->all.v;
-    for (int q = 0; q < r->n_parts; q++)
-        bl_partition_save(&r->parts[q], o);
-    o += (size_t)net->n_neurons * h.record_bytes;
-    if (r->out.n)
-        memcpy(o, r->out.v, r->out.n * sizeof *r->out.v);
-    r->status = s->snap_fn(s->snap_user, trial, h.step, r->snap, len, &r->err);
+    uint64_t step = (uint64_t)((w + 1) * net->delay_steps);
+    bl_snap_write(r->snap, net, trial, step, m->start, &m->all, &r->out, r->parts, r->n_parts);
+    r->status = s->snap_fn(s->snap_user, trial, step, r->snap, len, &r->err);
     return r->status == BL_OK;
-}
-
-/* Runner r continues trial `trial` from blob (checked by cpu_resume_trial):
- * the last window's merged spikes and the unflushed pairs; the partitions
- * load their neurons inside the parallel region. Returns the first window. */
-static int64_t restore(const cpu_state *s, runner *r, const resume_blob *rb, const unsigned char **records)
-{
-    const int64_t delay = s->net->delay_steps;
-    snap_head h;
-    memcpy(&h, rb->blob, sizeof h);
-    const int64_t w0 = (int64_t)h.step / delay;
-    const unsigned char *o = rb->blob + sizeof h;
-    spike_window *m = &r->merged[(w0 - 1) & 1];
-    memcpy(m->start, o, ((size_t)delay + 1) * sizeof *m->start);
-    o += ((size_t)delay + 1) * sizeof *m->start;
-    m->all.n = 0;
-    if (!bl_list_reserve(&m->all, h.n_prev ? h.n_prev : 1))
-        return -1;
-    memcpy(m->all.v, o, h.n_prev * sizeof *m->all.v);
-    m->all.n = h.n_prev;
-    o += h.n_prev * sizeof(int32_t);
-    *records = o;
-    o += (size_t)h.n_neurons * h.record_bytes;
-    if (!bl_list_reserve(&r->out, h.n_out ? 2 * h.n_out : 1))
-        return -1;
-    memcpy(r->out.v, o, 2 * h.n_out * sizeof(int32_t));
-    r->out.n = 2 * h.n_out;
-    return w0;
-}
-
-static const resume_blob *find_resume(const cpu_state *s, uint32_t trial)
-{
-    for (size_t k = 0; k < s->n_resumes; k++)
-        if (s->resumes[k].trial == trial)
-            return &s->resumes[k];
-    return NULL;
 }
 
 /* Cancellation inside a trial (issue 26): the thread that called the run
@@ -316,18 +235,21 @@ static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_st
     for (int k = 0; k < 2; k++)
         memset(r->merged[k].start, 0, ((size_t)delay + 1) * sizeof(uint64_t));
     /* A trial continued from a snapshot starts at its window (snapshot.h). */
-    const resume_blob *rb = find_resume(s, trial);
-    const unsigned char *records = NULL;
-    int64_t w0 = rb ? restore(s, r, rb, &records) : 0;
-    if (w0 < 0)
-        return 0;
+    const unsigned char *blob = bl_snap_list_find(&s->resumes, trial), *records = NULL;
+    int64_t w0 = 0;
+    if (blob) {
+        uint64_t step = bl_snap_step(blob);
+        spike_window *m = &r->merged[((int64_t)step / delay - 1) & 1];
+        if ((w0 = bl_snap_restore(s->net, blob, m->start, &m->all, &r->out, &records)) < 0)
+            return 0;
+    }
     int64_t reported = w0 * delay;
 #pragma omp parallel num_threads(r->n_parts) if (r->n_parts > 1)
     {
         int q = omp_get_thread_num();
         size_t next_event = 0;
         bl_partition_reset(&r->parts[q], s->net, s->skip_ok);
-        if (rb) {
+        if (blob) {
             if (!bl_partition_load(&r->parts[q], records, w0 * delay))
                 r->parts[q].failed = 1;
             while (next_event < s->net->n_events && s->net->events[2 * next_event] < w0 * delay)
@@ -408,9 +330,7 @@ static void cpu_destroy(void *v)
     for (int k = 0; k < s->n_runners; k++)
         runner_free(&s->runners[k], s->net->delay_steps);
     free(s->runners);
-    for (size_t k = 0; k < s->n_resumes; k++)
-        free(s->resumes[k].blob);
-    free(s->resumes);
+    bl_snap_list_free(&s->resumes);
     free(s);
 }
 
@@ -422,70 +342,11 @@ static void cpu_set_snapshots(void *v, uint64_t every_windows, bl_engine_snapsho
     s->snap_user = user;
 }
 
-/* A blob is checked in full before it is kept: its head against this
- * network, and its length against the head. */
+/* A blob is checked in full before it is kept (snapshot.c). */
 static bl_status cpu_resume_trial(void *v, uint32_t trial, const void *blob, size_t len, bl_error *err)
 {
     cpu_state *s = v;
-    const bl_network *net = s->net;
-    snap_head h;
-    if (len < sizeof h)
-        return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": %zu bytes, shorter than its head",
-                       trial, len);
-    memcpy(&h, blob, sizeof h);
-    if (memcmp(h.magic, SNAP_MAGIC, sizeof h.magic) || h.trial != trial || h.n_neurons != net->n_neurons ||
-        h.delay != (uint64_t)net->delay_steps || h.record_bytes != bl_partition_record_bytes(net->model->part) ||
-        h.step == 0 || h.step % h.delay || h.n_prev > net->n_neurons * h.delay || h.n_out > UINT64_MAX / 16)
-        return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 " is not one of this network's (%" PRIu64
-                       " neurons, delay %" PRId64 ", model '%s')", trial, net->n_neurons, net->delay_steps,
-                       net->model->name);
-    if (h.n_prev > len / sizeof(int32_t) || h.n_out > len / (2 * sizeof(int32_t)) ||
-        len != snap_len(net, h.n_prev, h.n_out))
-        return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": %zu bytes, not what its head says", trial,
-                       len);
-    /* What the engine will index with: the window's offsets, its spikers
-     * (sources: rows of the graph) and the pairs (neurons: counts rows). A
-     * blob that breaks one is refused, never stepped. */
-    const unsigned char *o = (const unsigned char *)blob + sizeof h;
-    uint64_t prev_start = 0;
-    for (uint64_t j = 0; j <= h.delay; j++) {
-        uint64_t x;
-        memcpy(&x, o + j * sizeof x, sizeof x);
-        if ((j == 0 && x != 0) || x < prev_start || x > h.n_prev || (j == h.delay && x != h.n_prev))
-            return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": window offset %" PRIu64
-                           " is out of order", trial, j);
-        prev_start = x;
-    }
-    o += (h.delay + 1) * sizeof(uint64_t);
-    for (uint64_t k = 0; k < h.n_prev; k++) {
-        int32_t i;
-        memcpy(&i, o + k * sizeof i, sizeof i);
-        if (i < 0 || (uint64_t)i >= net->n_neurons)
-            return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": spiker %" PRIu64 " (neuron %d) is "
-                           "not in the network", trial, k, i);
-    }
-    o += h.n_prev * sizeof(int32_t) + (size_t)net->n_neurons * h.record_bytes;
-    for (uint64_t k = 0; k < h.n_out; k++) {
-        int32_t pair[2];
-        memcpy(pair, o + 2 * k * sizeof(int32_t), sizeof pair);
-        if (pair[0] < 0 || (uint64_t)pair[0] >= h.step || pair[1] < 0 || (uint64_t)pair[1] >= net->n_neurons)
-            return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 ": spike %" PRIu64 " (step %d, "
-                           "neuron %d) is not of this trial so far", trial, k, pair[0], pair[1]);
-    }
-    const resume_blob *old = find_resume(s, trial);
-    if (old)
-        return bl_fail(err, BL_ERR_INVALID, "trial %" PRIu32 " is already to continue from a checkpoint", trial);
-    resume_blob *rs = realloc(s->resumes, (s->n_resumes + 1) * sizeof *rs);
-    unsigned char *copy = malloc(len);
-    if (rs)
-        s->resumes = rs;
-    if (!rs || !copy) {
-        free(copy);
-        return bl_fail(err, BL_ERR_NOMEM, "cannot keep the %zu-byte checkpoint of trial %" PRIu32, len, trial);
-    }
-    memcpy(copy, blob, len);
-    s->resumes[s->n_resumes++] = (resume_blob){trial, copy, len};
-    return BL_OK;
+    return bl_snap_list_add(&s->resumes, s->net, trial, blob, len, err);
 }
 
 static int cpu_set_threads(void *v, int threads)
@@ -575,15 +436,7 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
         }
         free(heap_ok);
         /* Snapshots handed back are used once: the wave's trials ran from them. */
-        for (size_t k = 0; k < s->n_resumes;) {
-            uint32_t t = s->resumes[k].trial;
-            if (t >= first_trial + wave && t < first_trial + wave + (uint32_t)in_wave) {
-                free(s->resumes[k].blob);
-                s->resumes[k] = s->resumes[--s->n_resumes];
-            } else {
-                k++;
-            }
-        }
+        bl_snap_list_drop(&s->resumes, first_trial + wave, (uint32_t)in_wave);
     }
     return st;
 }
