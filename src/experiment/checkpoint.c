@@ -781,6 +781,14 @@ static bl_status partial_load(bl_xp_ckpt *c, uint32_t t, const bl_result *res, b
 
 bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng, bl_error *err)
 {
+    return bl_xp_ckpt_partial_apply_also(c, res, eng, NULL, NULL, err);
+}
+
+bl_status bl_xp_ckpt_partial_apply_also(bl_xp_ckpt *c, bl_result *res, bl_engine *eng,
+                                        bl_status (*also)(void *user, uint32_t trial, const void *blob, size_t len,
+                                                          bl_error *err),
+                                        void *user, bl_error *err)
+{
     bl_status st = BL_OK;
     if (c && c->pt) /* named again below: the trials the engine took */
         c->partial_first = c->trials;
@@ -810,6 +818,8 @@ bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng
              * they are in the .pairs file already, so not pending. */
             st = bl_result_append_pairs(res, t, p->pairs, p->n_pairs, err);
             p->n_pend = 0;
+            if (!st && also)
+                st = also(user, t, blob, (size_t)h.blob_len, err);
             if (c->partial_first == c->trials) {
                 c->partial_first = t;
                 c->partial_from_step = h.step;

@@ -61,6 +61,12 @@ bl_status bl_xp_ckpt_partial_pend(bl_xp_ckpt *c, uint32_t trial, uint32_t step, 
 bl_status bl_xp_ckpt_partial_save(bl_xp_ckpt *c, const bl_result *res, uint32_t trial, uint64_t step,
                                   const void *blob, size_t len, bl_error *err);
 bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng, bl_error *err);
+/* The same, and each state the engine took also to also(user, ...) (an MPI
+ * job's rank 0 hands it on to the other ranks). */
+bl_status bl_xp_ckpt_partial_apply_also(bl_xp_ckpt *c, bl_result *res, bl_engine *eng,
+                                        bl_status (*also)(void *user, uint32_t trial, const void *blob, size_t len,
+                                                          bl_error *err),
+                                        void *user, bl_error *err);
 uint32_t bl_xp_ckpt_partial_kept(const bl_xp_ckpt *c);    /* trials continued from within */
 uint32_t bl_xp_ckpt_partial_dropped(const bl_xp_ckpt *c); /* found but not matching: from their start */
 /* The first trial continued from within, and its step (trials: none). */
