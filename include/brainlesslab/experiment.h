@@ -54,10 +54,11 @@ typedef struct bl_experiment_options {
      * plan must be the record's (plan hash, plan file bytes); the trials its
      * checkpoint holds, verified, are not run again. NULL: a new record. */
     const char *resume;
-    /* Connectome plans on a backend that can (cpu): a checkpoint within each
-     * trial every this much simulated time (rounded up to whole delay
-     * windows), so a resume continues a long trial where it was; 0: the
-     * default, BL_CHECKPOINT_EVERY_MS_DEFAULT; < 0: only after each trial. */
+    /* Connectome plans on a backend that can (cpu; mpi one trial at a time):
+     * a checkpoint within each trial every this much simulated time (rounded
+     * up to whole delay windows), so a resume continues a long trial where
+     * it was; 0: the default, BL_CHECKPOINT_EVERY_MS_DEFAULT, at most one per
+     * BL_CHECKPOINT_MIN_WALL_S of wall time; < 0: only after each trial. */
     double checkpoint_every_ms;
 } bl_experiment_options;
 

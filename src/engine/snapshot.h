@@ -1,6 +1,6 @@
 /* Checkpoints within a trial (issue 26, docs/reliability.md "Durable runs").
  *
- * A backend that can (the cpu backend today) hands out, every N delay
+ * A backend that can (cpu; mpi when its job runs one trial at a time) hands out, every N delay
  * windows of a trial, its whole state at that window boundary as one blob:
  * each neuron's state fields as the model's partition kernel lays them out
  * (range fields, and for a neuron away from rest its slot fields), the
