@@ -53,10 +53,13 @@ BL_API void bl_context_set_log(bl_context *ctx, bl_log_fn fn, void *user);
 BL_API void bl_context_set_progress(bl_context *ctx, bl_progress_fn fn, void *user);
 
 /* Nonzero: stop. A run asks between waves of trials (connectome), batches of
- * trials (reservoir) and conditions (screen), on the thread that finishes
- * them (a screen's from its worker threads, one at a time; an MPI job asks
- * on rank 0 and ends the job); it then fails with BL_ERR_CANCELLED and its
- * record is FAILED ("cancelled"). Nothing already written is lost. */
+ * trials (reservoir) and conditions (screen), and the engines ask inside a
+ * trial once per delay window (every backend: a long trial is stopped
+ * within about a window, not at its end), so the callback must be cheap
+ * (a flag's load). It is called one thread at a time, possibly from a run's
+ * worker threads (a screen's conditions, a trial's partitions); an MPI job
+ * asks on rank 0 and ends the job. The run then fails with BL_ERR_CANCELLED
+ * and its record is FAILED ("cancelled ..."). Nothing already written is lost. */
 typedef int (*bl_cancel_fn)(void *user);
 BL_API void bl_context_set_cancel(bl_context *ctx, bl_cancel_fn fn, void *user);
 /* What the cancel callback says now (0 when none is set). */

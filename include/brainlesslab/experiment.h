@@ -54,7 +54,19 @@ typedef struct bl_experiment_options {
      * plan must be the record's (plan hash, plan file bytes); the trials its
      * checkpoint holds, verified, are not run again. NULL: a new record. */
     const char *resume;
+    /* Connectome plans on a backend that can (cpu; mpi one trial at a time):
+     * a checkpoint within each trial every this much simulated time (rounded
+     * up to whole delay windows), so a resume continues a long trial where
+     * it was; 0: the default, BL_CHECKPOINT_EVERY_MS_DEFAULT, at most one per
+     * BL_CHECKPOINT_MIN_WALL_S of wall time; < 0: only after each trial. */
+    double checkpoint_every_ms;
 } bl_experiment_options;
+
+/* The default interval of checkpoints within a trial, in simulated ms, and
+ * (with the default only) the least wall time between two checkpoints of a
+ * trial, in s (docs/reliability.md, "Durable runs": what they cost). */
+#define BL_CHECKPOINT_EVERY_MS_DEFAULT 1000.0
+#define BL_CHECKPOINT_MIN_WALL_S 10
 
 /* The result of bl_run_plan: opaque, whatever the operation. */
 typedef struct bl_run bl_run;
@@ -64,6 +76,7 @@ typedef struct bl_run bl_run;
 #define BL_RUN_REFUSED_BACKEND 2u   /* backend: connectome plans only */
 #define BL_RUN_REFUSED_MPI 4u       /* the operation runs in one process, not under mpirun */
 #define BL_RUN_REFUSED_RESUME 8u    /* resume: connectome and reservoir plans only (not screen, audit) */
+#define BL_RUN_REFUSED_WITHIN 16u   /* checkpoint_every_ms: connectome plans only */
 BL_API unsigned bl_run_refused(const bl_plan *plan, const bl_experiment_options *options);
 /* BL_ERR_INVALID (naming the estimate) when the plan's operation checks its
  * estimate before a run, options->force is 0 and the plan exceeds this

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "brainlesslab/connectome.h"
+#include "brainlesslab/context.h"
 #include "brainlesslab/engine.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/plan.h"
@@ -292,6 +293,7 @@ typedef struct sim_ctx {
     bl_engine *eng;
     bl_result *res;
     int32_t *silenced;
+    bl_context *ctx; /* its cancel: a Ctrl-C noted (_core_signal.c) */
 } sim_ctx;
 
 static void sim_ctx_free(sim_ctx *s)
@@ -301,6 +303,7 @@ static void sim_ctx_free(sim_ctx *s)
     bl_network_destroy(s->net);
     bl_stimulus_destroy(s->stim);
     PyMem_Free(s->silenced);
+    bl_context_destroy(s->ctx); /* after the engine, which holds it */
 }
 
 static int apply_params(bl_lif_params *p, PyObject *params, bl_error *err)
@@ -502,8 +505,10 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     bl_status st;
     Py_BEGIN_ALLOW_THREADS
     st = bl_network_create(c, &p, s.stim, s.silenced, n_sil, (uint64_t)seed, &s.net, &err);
+    if (!st && !(st = bl_context_create(&s.ctx, &err)))
+        bl_context_set_cancel(s.ctx, bl_py_signal_cancel, NULL);
     if (!st)
-        st = bl_engine_create(NULL, s.net, backend, &s.eng, &err);
+        st = bl_engine_create(s.ctx, s.net, backend, &s.eng, &err);
     if (!st)
         st = bl_engine_set_threads(s.eng, threads, &err);
     if (!st)
@@ -516,15 +521,20 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     const uint32_t slice = (uint32_t)(bl_engine_trials_at_once(s.eng) > 0 ? bl_engine_trials_at_once(s.eng) : 1);
     for (uint32_t first = 0; first < trials; first += slice) {
         uint32_t k = trials - first < slice ? trials - first : slice;
+        /* Ctrl-C is noted while the engine runs, which asks once per delay
+         * window (issue 26: answered within a window, not at the trial's
+         * end); Python's handler then raises KeyboardInterrupt here. */
+        bl_py_signal_begin(BL_PY_SIGINT);
         Py_BEGIN_ALLOW_THREADS
         st = bl_engine_run(s.eng, first, k, steps, s.res, &err);
         Py_END_ALLOW_THREADS
+        int sig = bl_py_signal_end(BL_PY_SIGINT);
+        if ((sig || !st) && PyErr_CheckSignals() < 0) /* KeyboardInterrupt */
+            goto fail;
         if (st) {
             bl_py_raise(&err);
             goto fail;
         }
-        if (PyErr_CheckSignals() < 0) /* KeyboardInterrupt: stop between slices */
-            goto fail;
     }
     PyObject *rcap = PyCapsule_New(s.res, RESULT_CAPSULE, result_capsule_free);
     if (!rcap)

@@ -37,4 +37,16 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *bl_py_ode_plan(PyObject *self, PyObject *args);
 int bl_py_net_init(PyObject *module); /* _core_net.c: EqNet */
 
+/* _core_signal.c: signals during a run with the GIL released. mask: bit 0
+ * SIGINT, bit 1 SIGTERM, bit 2 SIGHUP. begin notes them (chaining to the
+ * handlers in place); bl_py_signal_cancel is the context's cancel callback
+ * (nonzero once one came; any thread, no GIL); end restores the handlers,
+ * takes a default action now (ending the process) and returns the signal
+ * noted (0: none). Begin and end with the GIL held. */
+enum { BL_PY_SIGINT = 1, BL_PY_SIGTERM = 2, BL_PY_SIGHUP = 4 };
+void bl_py_signal_begin(int mask);
+int bl_py_signal_cancel(void *unused);
+int bl_py_signal_end(int mask);
+const char *bl_py_signal_name(int sig);
+
 #endif

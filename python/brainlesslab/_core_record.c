@@ -178,32 +178,6 @@ PyObject *bl_py_verify(PyObject *self, PyObject *args)
     return out;
 }
 
-/* Ctrl-C during run_plan: the run asks its context between waves of trials
- * (batches, conditions); on the thread that released the GIL this takes the
- * GIL back for a moment and lets Python run its signal handlers. A
- * KeyboardInterrupt (or any exception they raise) stops the run, whose record
- * is then FAILED ("cancelled"), and is raised when run_plan returns. */
-typedef struct py_cancel {
-    PyThreadState *saved;
-    unsigned long thread;
-    int stop;
-    PyObject *type, *value, *traceback;
-} py_cancel;
-
-static int py_cancel_asked(void *user)
-{
-    py_cancel *c = user;
-    if (c->stop || PyThread_get_thread_ident() != c->thread)
-        return c->stop;
-    PyEval_RestoreThread(c->saved);
-    if (PyErr_CheckSignals() < 0) {
-        c->stop = 1;
-        PyErr_Fetch(&c->type, &c->value, &c->traceback);
-    }
-    c->saved = PyEval_SaveThread();
-    return c->stop;
-}
-
 /* run_plan(path, root, backend=None, threads=-1, force=False) -> record
  * directory: bl_run_plan, whatever the plan's operation. */
 PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
@@ -222,20 +196,20 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
         Py_DECREF(root);
         return bl_py_raise(&err);
     }
-    py_cancel cancel = {.thread = PyThread_get_thread_ident()};
-    bl_context_set_cancel(ctx, py_cancel_asked, &cancel);
+    /* Signals (issue 26): SIGINT, SIGTERM and SIGHUP are noted and the run
+     * asks for them once per delay window (_core_signal.c), so it stops
+     * within about a window and the library fails its record ("cancelled
+     * ...") the ordinary way, never leaving it reserved. Afterwards each is
+     * answered as the session would: Ctrl-C raises KeyboardInterrupt (or the
+     * session's SIGINT handler runs); SIGTERM/SIGHUP with their default
+     * action end the process by that signal, the record now FAILED. */
+    const int watched = BL_PY_SIGINT | BL_PY_SIGTERM | BL_PY_SIGHUP;
+    bl_context_set_cancel(ctx, bl_py_signal_cancel, NULL);
     bl_plan *plan = NULL;
     bl_status st;
     char *dir = NULL;
-    /* A run may guard its record against SIGINT/SIGTERM/SIGHUP with
-     * process-wide handlers that end the process (the CLI's behaviour). The
-     * Python session's own handlers (KeyboardInterrupt) come back once the
-     * run is over, whatever the library left installed. */
-    static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction saved[sizeof signals / sizeof *signals];
-    for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
-        sigaction(signals[k], NULL, &saved[k]);
-    cancel.saved = PyEval_SaveThread();
+    bl_py_signal_begin(watched);
+    Py_BEGIN_ALLOW_THREADS
     st = bl_plan_load(PyBytes_AS_STRING(path), &plan, &err);
     bl_experiment_options opt = {.root = PyBytes_AS_STRING(root), .backend = backend, .threads = threads,
                                  .context = ctx, .force = force};
@@ -246,15 +220,16 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
         dir = strdup(bl_run_record_dir(run));
     bl_run_destroy(run);
     bl_plan_destroy(plan);
-    PyEval_RestoreThread(cancel.saved);
+    Py_END_ALLOW_THREADS
     bl_context_destroy(ctx);
-    for (size_t k = 0; k < sizeof signals / sizeof *signals; k++)
-        sigaction(signals[k], &saved[k], NULL);
     Py_DECREF(path);
     Py_DECREF(root);
-    if (cancel.stop) { /* the handler's exception, not the cancelled run's */
+    int sig = bl_py_signal_end(watched); /* a default action does not return */
+    /* The session's handler for the signal: its exception (KeyboardInterrupt)
+     * wins over the cancelled run's error. A signal after the last check
+     * (during the seal) leaves a DONE record, and is raised all the same. */
+    if (sig && PyErr_CheckSignals() < 0) {
         free(dir);
-        PyErr_Restore(cancel.type, cancel.value, cancel.traceback);
         return NULL;
     }
     if (st)
@@ -263,7 +238,6 @@ PyObject *bl_py_run_plan(PyObject *self, PyObject *args, PyObject *kw)
         return PyErr_NoMemory();
     PyObject *out = PyUnicode_DecodeFSDefault(dir);
     free(dir);
-    /* A Ctrl-C after the last wave is honoured now; the record is sealed already. */
     if (out && PyErr_CheckSignals() < 0)
         Py_CLEAR(out);
     return out;

@@ -126,10 +126,21 @@ void bl_context_set_cancel(bl_context *ctx, bl_cancel_fn fn, void *user)
     ctx->cancel_user = user;
 }
 
+/* Engines ask once per delay window, and a screen steps several engines on
+ * worker threads at once: the callback is still called one thread at a time
+ * (its documented contract), under this lock. Asked only when a callback is
+ * set, so a run without one pays a load and a branch per window. */
+static pthread_mutex_t cancel_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 int bl_context_cancelled(const bl_context *ctx)
 {
     const bl_context *c = ctx ? ctx : bl_context_default();
-    return c && c->cancel ? c->cancel(c->cancel_user) != 0 : 0;
+    if (!c || !c->cancel)
+        return 0;
+    pthread_mutex_lock(&cancel_mutex);
+    int stop = c->cancel(c->cancel_user) != 0;
+    pthread_mutex_unlock(&cancel_mutex);
+    return stop;
 }
 
 void bl_context_log(const bl_context *ctx, const char *fmt, ...)

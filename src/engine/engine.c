@@ -165,3 +165,21 @@ int bl_engine_trials_at_once(const bl_engine *e)
     int groups = strcmp(e->backend->name, "mpi") ? 1 : bl_mpi_job_replica_groups(e->ctx);
     return (e->threads > 0 ? e->threads : 1) * groups;
 }
+
+/* ---- checkpoints within a trial (snapshot.h) ---- */
+
+int bl_engine_can_snapshot(const bl_engine *e) { return e->backend->set_snapshots && e->backend->resume_trial; }
+
+void bl_engine_set_snapshots(bl_engine *e, uint64_t every_windows, bl_engine_snapshot_fn fn, void *user)
+{
+    if (bl_engine_can_snapshot(e))
+        e->backend->set_snapshots(e->state, every_windows, fn, user);
+}
+
+bl_status bl_engine_resume_trial(bl_engine *e, uint32_t trial, const void *blob, size_t len, bl_error *err)
+{
+    if (!bl_engine_can_snapshot(e))
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s' cannot continue a trial from a checkpoint within it",
+                       e->backend->name);
+    return e->backend->resume_trial(e->state, trial, blob, len, err);
+}

@@ -46,16 +46,24 @@ typedef struct runner {
     i32_list out;           /* (step, neuron) pairs of the trial (since the last flush) */
     bl_status status;       /* a streaming sink's failure in this trial */
     bl_error err;
+    unsigned char *snap;    /* a snapshot being handed out (snapshot.h) */
+    size_t snap_cap;
 } runner;
 
 typedef struct cpu_state {
     const bl_network *net;
+    const bl_context *ctx; /* asked to stop once per window (run_trial) */
     int threads;
     int skip_ok;
     runner *runners;
     int n_runners, parts_per_runner;
     uint64_t min_edges_per_partition; /* BL_CPU_PARTITION_MIN_EDGES, default 2^20 */
     int window_mode;                  /* BL_CPU_WINDOW: BL_WINDOW_NEVER (default), _ALWAYS or _AUTO */
+    /* Checkpoints within a trial (snapshot.h). */
+    uint64_t snap_every;
+    bl_engine_snapshot_fn snap_fn;
+    void *snap_user;
+    bl_snap_list resumes; /* trials to continue from a snapshot (bl_engine_resume_trial) */
 } cpu_state;
 
 /* ---- trials ---- */
@@ -70,6 +78,7 @@ static void runner_free(runner *r, int64_t delay)
         free(r->merged[k].all.v);
     }
     free(r->out.v);
+    free(r->snap);
     memset(r, 0, sizeof *r);
 }
 
@@ -187,33 +196,97 @@ static void run_window(const cpu_state *s, runner *r, int q, uint32_t trial, int
 #define FLUSH_PAIRS (1u << 16)
 #define STEP_REPORT 64
 
-static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_steps, bl_result *result)
+/* ---- checkpoints within a trial (snapshot.h) ---- */
+
+/* Runner r's trial after window w (its spikes merged, the unflushed pairs in
+ * r->out), handed to the snapshot callback. Called by one thread. */
+static int snapshot(const cpu_state *s, runner *r, uint32_t trial, int64_t w)
+{
+    const bl_network *net = s->net;
+    const spike_window *m = &r->merged[w & 1];
+    size_t len = bl_snap_len(net, m->all.n, r->out.n / 2);
+    if (len > r->snap_cap) {
+        unsigned char *b = realloc(r->snap, len);
+        if (!b) {
+            r->status = bl_fail(&r->err, BL_ERR_NOMEM, "cpu backend: cannot allocate a %zu-byte checkpoint", len);
+            return 0;
+        }
+        r->snap = b;
+        r->snap_cap = len;
+    }
+    uint64_t step = (uint64_t)((w + 1) * net->delay_steps);
+    bl_snap_write(r->snap, net, trial, step, m->start, &m->all, &r->out, r->parts, r->n_parts);
+    r->status = s->snap_fn(s->snap_user, trial, step, r->snap, len, &r->err);
+    return r->status == BL_OK;
+}
+
+/* Cancellation inside a trial (issue 26): the thread that called the run
+ * (runner 0's partition 0) asks the context once per window, after stepping
+ * it, and raises *cancel; every runner reads it at the window's merge, where
+ * the partitions agree on stopping, so a Ctrl-C is answered within a window.
+ * Asking costs a load and a branch when no callback is set. */
+static int run_trial(const cpu_state *s, runner *r, uint32_t trial, int64_t n_steps, bl_result *result,
+                     int asks, int *cancel)
 {
     const int64_t delay = s->net->delay_steps, windows = (n_steps + delay - 1) / delay;
     int failed = 0;
     r->out.n = 0;
     r->status = BL_OK;
-    int64_t reported = 0;
     for (int k = 0; k < 2; k++)
         memset(r->merged[k].start, 0, ((size_t)delay + 1) * sizeof(uint64_t));
+    /* A trial continued from a snapshot starts at its window (snapshot.h). */
+    const unsigned char *blob = bl_snap_list_find(&s->resumes, trial), *records = NULL;
+    int64_t w0 = 0;
+    if (blob) {
+        uint64_t step = bl_snap_step(blob);
+        spike_window *m = &r->merged[((int64_t)step / delay - 1) & 1];
+        if ((w0 = bl_snap_restore(s->net, blob, m->start, &m->all, &r->out, &records)) < 0)
+            return 0;
+    }
+    int64_t reported = w0 * delay;
 #pragma omp parallel num_threads(r->n_parts) if (r->n_parts > 1)
     {
         int q = omp_get_thread_num();
         size_t next_event = 0;
         bl_partition_reset(&r->parts[q], s->net, s->skip_ok);
-        for (int64_t w = 0; w < windows; w++) {
+        if (blob) {
+            if (!bl_partition_load(&r->parts[q], records, w0 * delay))
+                r->parts[q].failed = 1;
+            while (next_event < s->net->n_events && s->net->events[2 * next_event] < w0 * delay)
+                next_event++;
+        }
+        /* A failed load is seen at the first merge, as every failure is. */
+        for (int64_t w = w0; w < windows; w++) {
             run_window(s, r, q, trial, w, n_steps, &next_event, result);
+            if (asks && q == 0 && bl_context_cancelled(s->ctx))
+                __atomic_store_n(cancel, 1, __ATOMIC_RELAXED);
 #pragma omp barrier
 #pragma omp single
             {
                 for (int k = 0; k < r->n_parts; k++)
                     failed |= r->parts[k].failed;
+                if (!failed && w + 1 < windows && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+                    r->status = bl_fail(&r->err, BL_ERR_CANCELLED, "cancelled after %" PRId64 " of %" PRId64
+                                        " steps of trial %" PRIu32, (w + 1) * delay, n_steps, trial);
+                    failed = 1;
+                }
                 if (!failed)
                     failed |= !merge_window(r, w, (w + 1) * delay < n_steps ? delay : n_steps - w * delay, delay);
                 if (!failed && bl_result_streams(result) && r->out.n >= 2 * (uint64_t)FLUSH_PAIRS) {
                     r->status = bl_result_append_pairs(result, trial, r->out.v, r->out.n / 2, &r->err);
                     failed |= r->status != BL_OK;
                     r->out.n = 0;
+                }
+                /* A checkpoint every snap_every windows (not after the last:
+                 * the finished trial is checkpointed by the caller). Every
+                 * spike so far goes to the sink first, so that the caller's
+                 * stream holds exactly the steps before the snapshot. */
+                if (!failed && s->snap_every && (w + 1) % (int64_t)s->snap_every == 0 && w + 1 < windows) {
+                    if (bl_result_streams(result) && r->out.n) {
+                        r->status = bl_result_append_pairs(result, trial, r->out.v, r->out.n / 2, &r->err);
+                        r->out.n = 0;
+                    }
+                    failed |= r->status != BL_OK || !snapshot(s, r, trial, w);
                 }
                 if (w + 1 == windows || (w + 1) % STEP_REPORT == 0) {
                     int64_t done = (w + 1) * delay < n_steps ? (w + 1) * delay : n_steps;
@@ -257,7 +330,23 @@ static void cpu_destroy(void *v)
     for (int k = 0; k < s->n_runners; k++)
         runner_free(&s->runners[k], s->net->delay_steps);
     free(s->runners);
+    bl_snap_list_free(&s->resumes);
     free(s);
+}
+
+static void cpu_set_snapshots(void *v, uint64_t every_windows, bl_engine_snapshot_fn fn, void *user)
+{
+    cpu_state *s = v;
+    s->snap_every = fn ? every_windows : 0;
+    s->snap_fn = fn;
+    s->snap_user = user;
+}
+
+/* A blob is checked in full before it is kept (snapshot.c). */
+static bl_status cpu_resume_trial(void *v, uint32_t trial, const void *blob, size_t len, bl_error *err)
+{
+    cpu_state *s = v;
+    return bl_snap_list_add(&s->resumes, s->net, trial, blob, len, err);
 }
 
 static int cpu_set_threads(void *v, int threads)
@@ -273,6 +362,7 @@ static bl_status cpu_create(bl_context *ctx, const bl_network *net, void **out, 
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
     s->net = net;
+    s->ctx = ctx;
     s->skip_ok = bl_partition_rest_is_fixed_point(net);
     /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 (read into the context) to
      * split even small graphs. */
@@ -322,6 +412,7 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     if ((uint64_t)parts > s->net->n_neurons)
         parts = s->net->n_neurons ? (int)s->net->n_neurons : 1;
     bl_status st = ensure_runners(s, n_runners, parts, err);
+    int cancel = 0;
     /* Trials go in waves of n_runners; each wave is published in trial order. */
     for (uint32_t wave = 0; !st && wave < n_trials; wave += (uint32_t)n_runners) {
         int in_wave = (int)(n_trials - wave < (uint32_t)n_runners ? n_trials - wave : (uint32_t)n_runners);
@@ -331,7 +422,8 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
             return bl_fail(err, BL_ERR_NOMEM, "cpu backend: cannot allocate");
 #pragma omp parallel for num_threads(in_wave) schedule(static, 1) if (in_wave > 1)
         for (int t = 0; t < in_wave; t++)
-            okp[t] = run_trial(s, &s->runners[t], first_trial + wave + (uint32_t)t, (int64_t)n_steps, result);
+            okp[t] = run_trial(s, &s->runners[t], first_trial + wave + (uint32_t)t, (int64_t)n_steps, result, t == 0,
+                               &cancel);
         for (int t = 0; !st && t < in_wave; t++) {
             if (s->runners[t].status) { /* the sink failed: its message */
                 *err = s->runners[t].err;
@@ -343,8 +435,11 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
                                   first_trial + wave + (uint32_t)t);
         }
         free(heap_ok);
+        /* Snapshots handed back are used once: the wave's trials ran from them. */
+        bl_snap_list_drop(&s->resumes, first_trial + wave, (uint32_t)in_wave);
     }
     return st;
 }
 
-const bl_backend bl_backend_cpu = {"cpu", cpu_create, cpu_run, cpu_destroy, cpu_set_threads};
+const bl_backend bl_backend_cpu = {"cpu",           cpu_create,        cpu_run,         cpu_destroy,
+                                   cpu_set_threads, cpu_set_snapshots, cpu_resume_trial};

@@ -6,6 +6,7 @@
 
 #include "core/context_impl.h"
 #include "engine/network_impl.h"
+#include "engine/snapshot.h"
 
 typedef struct bl_backend {
     const char *name;
@@ -21,6 +22,10 @@ typedef struct bl_backend {
      * resolves 0 to every core); returns the number actually used. NULL:
      * single-threaded backend. Until it is called a backend uses one thread. */
     int (*set_threads)(void *state, int threads);
+    /* Optional (snapshot.h): checkpoints within a trial. NULL: the backend
+     * resumes at trial boundaries only. */
+    void (*set_snapshots)(void *state, uint64_t every_windows, bl_engine_snapshot_fn fn, void *user);
+    bl_status (*resume_trial)(void *state, uint32_t trial, const void *blob, size_t len, bl_error *err);
 } bl_backend;
 
 extern const bl_backend bl_backend_reference;

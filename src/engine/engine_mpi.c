@@ -80,6 +80,23 @@ typedef struct mpi_state {
     /* statistics (BL_MPI_STATS) */
     uint64_t windows, bytes_sent, bytes_received, spikes_local;
     double wall_compute, wall_exchange;
+    /* Cancellation inside a trial (issue 26): world rank 0 asks the context
+     * once per window and sends the answer as bit 2 of the exchange's
+     * failure flag, so its replica group stops at the same window. */
+    int cancel_asked; /* rank 0, this window: the context said stop */
+    int cancelled;    /* this group stopped for it (BL_ERR_CANCELLED) */
+    int64_t cancelled_at;
+    /* Checkpoints within a trial (snapshot.h), in a job of one replica group
+     * running one trial at a time: every rank writes its neurons into the
+     * blob, the blobs are OR-ed into rank 0's (run_bank), which hands it out. */
+    uint64_t snap_every;
+    bl_engine_snapshot_fn snap_fn;
+    void *snap_user;
+    unsigned char *snap;
+    size_t snap_cap;
+    bl_status snap_status;
+    bl_error snap_err;
+    bl_snap_list resumes;
 } mpi_state;
 
 static double wall(void) { return MPI_Wtime(); }
@@ -159,6 +176,8 @@ static void mpi_destroy(void *v)
                       s->cursor, s->state_counts, s->state_displs, s->send.v, s->recv.v};
     for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
         free(blocks[k]);
+    free(s->snap);
+    bl_snap_list_free(&s->resumes);
     free(s);
 }
 
@@ -317,14 +336,15 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
                     s->send.n += l->n;
                 }
     }
-    s->send_counts[per - 1] = failed;
+    s->send_counts[per - 1] = failed | (s->cancel_asked ? 2 : 0);
     double t0 = wall();
     uint64_t total = 0;
     if (!bl_mpi_exchange_counts(s->comm, s->size, s->send_counts, per, s->all_counts, s->recv_counts, s->displs,
                                 &total, &failed, why))
         return 0;
     if (failed) { /* every rank sees the same flags: all stop at this window */
-        *why = "a rank ran out of memory for its active neurons or spikes";
+        *why = failed & 1 ? "a rank ran out of memory for its active neurons or spikes" : "cancelled";
+        s->cancelled = !(failed & 1);
         return 0;
     }
     /* A window's ids that do not fit in memory here: this rank alone knows, so
@@ -380,6 +400,48 @@ static int exchange(mpi_state *s, int in_bank, int64_t w, int64_t steps_in_windo
     return 1;
 }
 
+/* Trial `trial` (the bank's only one) after window w, on every rank: each
+ * writes its neurons, rank 0 ORs them together and hands the blob out. The
+ * window's spikes and the pairs are the same on every rank. A failure of the
+ * hand-out is rank 0's alone: it fails the record and ends the job. */
+static int snapshot(mpi_state *s, uint32_t trial, int64_t w, const char **why)
+{
+    const bl_network *net = s->net;
+    mpi_trial *t = &s->bank[0];
+    const spike_window *m = &t->merged[w & 1];
+    size_t len = bl_snap_len(net, m->all.n, t->out.n / 2);
+    if (len > s->snap_cap) {
+        unsigned char *b = realloc(s->snap, len);
+        if (!b) {
+            *why = "out of memory for a checkpoint";
+            bl_mpi_job_abort(s->ctx, "mpi backend: out of memory for a checkpoint", NULL);
+            return 0;
+        }
+        s->snap = b;
+        s->snap_cap = len;
+    }
+    uint64_t step = (uint64_t)((w + 1) * net->delay_steps);
+    bl_snap_write(s->snap, net, trial, step, m->start, &m->all, &t->out, t->parts, t->n_parts);
+    size_t at = bl_snap_records_offset(net, m->all.n), n = (size_t)net->n_neurons * bl_partition_record_bytes(net->model->part);
+    for (size_t a = 0; a < n; a += (size_t)INT_MAX) {
+        int k = (int)(n - a < (size_t)INT_MAX ? n - a : (size_t)INT_MAX);
+        void *buf = s->snap + at + a;
+        if (MPI_Reduce(s->rank == 0 ? MPI_IN_PLACE : buf, buf, k, MPI_UNSIGNED_CHAR, MPI_BOR, 0, s->comm) !=
+            MPI_SUCCESS) {
+            *why = "MPI_Reduce of a checkpoint failed";
+            return 0;
+        }
+    }
+    if (s->world_rank == 0 && s->snap_fn) {
+        s->snap_status = s->snap_fn(s->snap_user, trial, step, s->snap, len, &s->snap_err);
+        if (s->snap_status) {
+            *why = s->snap_err.message;
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* A bank of in_bank trials, first .. first + in_bank - 1, on every rank. */
 static int run_bank(mpi_state *s, int in_bank, uint32_t first, int64_t n_steps, const char **why)
 {
@@ -396,14 +458,40 @@ static int run_bank(mpi_state *s, int in_bank, uint32_t first, int64_t n_steps, 
         }
     }
     int ok = 1;
-    for (int64_t w = 0; ok && w < windows; w++) {
+    /* A trial continued from a snapshot (one trial a bank: the bank's trials
+     * step their windows together, so they could only start together). */
+    int64_t w0 = 0;
+    const unsigned char *blob = in_bank == 1 ? bl_snap_list_find(&s->resumes, first) : NULL;
+    if (blob) {
+        mpi_trial *t = &s->bank[0];
+        const unsigned char *records = NULL;
+        spike_window *m = &t->merged[((int64_t)bl_snap_step(blob) / delay - 1) & 1];
+        if ((w0 = bl_snap_restore(s->net, blob, m->start, &m->all, &t->out, &records)) < 0) {
+            *why = "out of memory restoring a checkpoint";
+            bl_mpi_job_abort(s->ctx, "mpi backend: out of memory restoring a checkpoint", NULL);
+            return 0;
+        }
+        for (int q = 0; q < t->n_parts; q++) {
+            if (!bl_partition_load(&t->parts[q], records, w0 * delay))
+                t->parts[q].failed = 1; /* seen by every rank at the first exchange */
+            while (t->next_event[q] < s->net->n_events && s->net->events[2 * t->next_event[q]] < w0 * delay)
+                t->next_event[q]++;
+        }
+    }
+    const int snaps = s->snap_every && s->groups == 1 && in_bank == 1;
+    for (int64_t w = w0; ok && w < windows; w++) {
         double t0 = wall();
 #pragma omp parallel for num_threads(tasks) schedule(static, 1) if (tasks > 1)
         for (int k = 0; k < tasks; k++)
             run_window(s, &s->bank[k / parts], k % parts, first + (uint32_t)(k / parts), w, n_steps);
         s->wall_compute += wall() - t0;
         int64_t in_window = (w + 1) * delay < n_steps ? delay : n_steps - w * delay;
+        s->cancel_asked = s->world_rank == 0 && w + 1 < windows && bl_context_cancelled(s->ctx);
         ok = exchange(s, in_bank, w, in_window, why);
+        if (s->cancelled)
+            s->cancelled_at = (w + 1) * delay;
+        if (ok && snaps && (w + 1) % (int64_t)s->snap_every == 0 && w + 1 < windows)
+            ok = snapshot(s, first, w, why);
     }
     for (int b = 0; b < in_bank; b++)
         for (int q = 0; q < s->bank[b].n_parts; q++)
@@ -452,10 +540,20 @@ static bl_status run_group(mpi_state *s, uint32_t first_trial, uint32_t n_trials
     for (uint32_t wave = 0; !st && wave < n_trials; wave += (uint32_t)n_bank) {
         int in_bank = (int)(n_trials - wave < (uint32_t)n_bank ? n_trials - wave : (uint32_t)n_bank);
         const char *why = "failed";
-        if (!run_bank(s, in_bank, first_trial + wave, (int64_t)n_steps, &why))
+        int ran = run_bank(s, in_bank, first_trial + wave, (int64_t)n_steps, &why);
+        bl_snap_list_drop(&s->resumes, first_trial + wave, (uint32_t)in_bank); /* used once */
+        if (!ran && s->snap_status) { /* rank 0 could not save a checkpoint: its message */
+            *err = s->snap_err;
+            return s->snap_status;
+        }
+        if (!ran) {
+            if (s->cancelled) /* every rank of the group stopped at the same window */
+                return bl_fail(err, BL_ERR_CANCELLED, "cancelled after %" PRId64 " of %" PRIu64 " steps of trial %"
+                               PRIu32, s->cancelled_at, n_steps, first_trial + wave);
             return bl_fail(err, BL_ERR_NOMEM, "mpi backend (rank %d of %d): trials %" PRIu32 "..%" PRIu32 ": %s",
                            s->world_rank, s->world_size, first_trial + wave,
                            first_trial + wave + (uint32_t)in_bank - 1, why);
+        }
         for (int b = 0; !st && b < in_bank; b++)
             st = publish(s, &s->bank[b], first_trial + wave + (uint32_t)b, res, err);
     }
@@ -535,6 +633,7 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
                          bl_error *err)
 {
     mpi_state *s = v;
+    s->cancelled = 0;
     if (s->groups == 1)
         return run_group(s, first_trial, n_trials, n_steps, result, err);
     uint32_t lo = group_first(n_trials, s->group, s->groups), hi = group_first(n_trials, s->group + 1, s->groups);
@@ -542,6 +641,12 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     bl_status st = BL_OK;
     if (hi > lo && !(st = bl_result_create(s->net, first_trial + lo, hi - lo, &mine, err)))
         st = run_group(s, first_trial + lo, hi - lo, n_steps, mine, err);
+    /* Cancelled: the other groups may still be stepping; rank 0 does not
+     * wait for them in a collective, it fails the record and ends the job. */
+    if (s->cancelled) {
+        bl_result_destroy(mine);
+        return st;
+    }
     /* Every group must have succeeded before any trial is shared. */
     int bad = st != BL_OK, any_bad = 0;
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, bl_mpi_job_comm(s->ctx));
@@ -557,5 +662,26 @@ static bl_status mpi_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     return st;
 }
 
-static const bl_backend backend_mpi = {"mpi", mpi_create, mpi_run, mpi_destroy, mpi_set_threads};
+static void mpi_set_snapshots(void *v, uint64_t every_windows, bl_engine_snapshot_fn fn, void *user)
+{
+    mpi_state *s = v;
+    s->snap_every = every_windows;
+    s->snap_fn = fn;
+    s->snap_user = user;
+}
+
+/* A blob is checked in full before it is kept (snapshot.c); every rank is
+ * handed the same blob. */
+static bl_status mpi_resume_trial(void *v, uint32_t trial, const void *blob, size_t len, bl_error *err)
+{
+    mpi_state *s = v;
+    return bl_snap_list_add(&s->resumes, s->net, trial, blob, len, err);
+}
+
+/* Snapshots within a trial when the job is one replica group running one
+ * trial at a time (one thread a rank, or a trial split over the threads);
+ * otherwise it checkpoints at trial boundaries (bl_engine_can_snapshot says
+ * yes; the caller checks bl_engine_trials_at_once). */
+static const bl_backend backend_mpi = {"mpi",           mpi_create,        mpi_run,         mpi_destroy,
+                                       mpi_set_threads, mpi_set_snapshots, mpi_resume_trial};
 const bl_backend *const bl_backend_mpi_or_null = &backend_mpi;

@@ -9,6 +9,7 @@
 
 typedef struct ref_state {
     const bl_network *net;
+    const bl_context *ctx; /* asked to stop once per delay window (below) */
     void *ws; /* the kernel's working memory */
 } ref_state;
 
@@ -28,6 +29,7 @@ static bl_status ref_create(bl_context *ctx, const bl_network *net, void **out, 
     if (!s)
         return bl_fail(err, BL_ERR_NOMEM, "reference backend: cannot allocate");
     s->net = net;
+    s->ctx = ctx;
     if (!(s->ws = net->model->ref->alloc(net))) {
         ref_destroy(s);
         return bl_fail(err, BL_ERR_NOMEM, "reference backend: cannot allocate %s state for %" PRIu64 " neurons",
@@ -41,13 +43,20 @@ static bl_status ref_run(void *p, uint32_t first_trial, uint32_t n_trials, uint6
                          bl_result *result, bl_error *err)
 {
     ref_state *s = p;
-    for (uint32_t t = first_trial; t < first_trial + n_trials; t++) {
-        bl_status st = s->net->model->ref->trial(s->ws, s->net, t, n_steps, result, err);
-        if (st)
-            return st;
-        bl_result_add_steps(result, n_steps); /* the reference reports whole trials */
+    /* The kernels (src/models/) know nothing of contexts; they append every
+     * step's spikes to the result, which asks the context at the end of each
+     * delay window while this run is in flight (bl_result_poll_cancel). */
+    bl_result_poll_cancel(result, s->ctx, (uint64_t)s->net->delay_steps);
+    bl_status st = BL_OK;
+    for (uint32_t t = first_trial; !st && t < first_trial + n_trials; t++) {
+        st = s->net->model->ref->trial(s->ws, s->net, t, n_steps, result, err);
+        if (!st)
+            bl_result_add_steps(result, n_steps); /* the reference reports whole trials */
     }
-    return BL_OK;
+    bl_result_poll_cancel(result, NULL, 0);
+    return st;
 }
 
-const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy, NULL};
+/* No snapshots: the trial's state is the model kernel's own working memory
+ * (src/models/); a reference run resumes at trial boundaries. */
+const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy, NULL, NULL, NULL};

@@ -64,6 +64,12 @@ static inline int32_t bl_net_fanout_count(const bl_net_fanout *f, int64_t e)
     return f->silenced ? 0 : f->c16 ? (int32_t)f->c16[e] : f->c32[e];
 }
 
+/* The reference backend's cancellation point inside a trial: its kernels
+ * (src/models/) append every step's spikes, so while ctx is set,
+ * bl_result_append_spikes asks bl_context_cancelled after every `every`-th
+ * step (a delay window) and fails with BL_ERR_CANCELLED when told to stop.
+ * NULL ctx: never asks (the default). Single-threaded use only. */
+void bl_result_poll_cancel(bl_result *r, const bl_context *ctx, uint64_t every);
 /* Internal result writers used by backends. */
 bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step,
                                   const int32_t *neurons, size_t n, bl_error *err);

@@ -91,6 +91,19 @@ void bl_partition_settle(partition *p);
  * (BL_ASSERT_SANE, Debug builds) once per window; tests call it directly. */
 int bl_partition_sane(const partition *p, bl_error *why);
 
+/* Checkpoints within a trial (snapshot.h): the state of every neuron of
+ * the network, bl_partition_record_bytes each, laid out field-major: a byte
+ * per neuron (1: in an active slot), then each range field over all
+ * neurons, then each slot field over all neurons (zeros when resting), in
+ * field order. save writes this partition's neurons' entries; load rebuilds
+ * the partition from them as it was after step s0 - 1 (active neurons in
+ * ascending order: which slot a neuron has changes no bit, as the cpu
+ * backend's equality with the reference for any split shows); 0 when out
+ * of memory. */
+size_t bl_partition_record_bytes(const bl_part_kernel *K);
+void bl_partition_save(const partition *p, unsigned char *all);
+int bl_partition_load(partition *p, const unsigned char *all, int64_t s0);
+
 /* Scratch buffer `which` (< 3) of at least `bytes` (kept between calls;
  * NULL when out of memory, and the trial is marked failed). */
 void *bl_partition_buf(partition *p, int which, size_t bytes);

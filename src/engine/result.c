@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/context.h"
 #include "engine/network_impl.h"
 
 struct bl_result {
@@ -30,7 +31,16 @@ struct bl_result {
     double *edge_w;
     uint64_t n_edge_w;
     uint8_t *edge_w_done; /* [n_trials]: which trials wrote their row */
+    /* bl_result_poll_cancel: asked every poll_every steps while set. */
+    const bl_context *poll_ctx;
+    uint64_t poll_every;
 };
+
+void bl_result_poll_cancel(bl_result *r, const bl_context *ctx, uint64_t every)
+{
+    r->poll_ctx = ctx;
+    r->poll_every = every ? every : 1;
+}
 
 double *bl_result_edge_w_row(bl_result *r, uint32_t trial, uint64_t n_edges, bl_error *err)
 {
@@ -214,6 +224,11 @@ bl_status bl_result_append_spikes(bl_result *r, uint32_t trial, uint32_t step, c
 {
     if (trial < r->first_trial || trial - r->first_trial >= r->n_trials)
         return bl_fail(err, BL_ERR_INTERNAL, "spikes for trial %" PRIu32 " outside the result", trial);
+    /* The last step of a delay window: ask whether to stop (issue 26: a
+     * Ctrl-C is answered within a window, not at the trial's end). */
+    if (r->poll_ctx && ((uint64_t)step + 1) % r->poll_every == 0 && bl_context_cancelled(r->poll_ctx))
+        return bl_fail(err, BL_ERR_CANCELLED, "cancelled after %" PRIu64 " of %" PRIu64 " steps of trial %" PRIu32,
+                       (uint64_t)step + 1, r->n_steps, trial);
     if (r->sink) { /* streamed: counted, handed out, not kept */
         int32_t *row = bl_result_counts_row(r, trial);
         for (size_t i = 0; i < n; i++)

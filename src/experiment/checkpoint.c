@@ -16,6 +16,7 @@
 #include "core/file.h"
 #include "engine/network_impl.h"
 #include "core/json_check.h"
+#include "engine/snapshot.h"
 
 #define DIR_NAME "checkpoint"
 #define MANIFEST DIR_NAME "/checkpoint.json"
@@ -38,6 +39,22 @@ typedef struct entry {
     uint64_t data_bytes, spikes_bytes;
 } entry;
 
+/* A trial in flight, checkpointed within (bl_xp_ckpt_partial_*). */
+typedef struct partial {
+    int32_t *pend; /* (step, neuron) pairs since its last checkpoint */
+    uint64_t n_pend, cap_pend; /* int32 values */
+    uint64_t n_pairs;          /* pairs in its .pairs file, committed */
+    char chain[65];            /* chain hash of those pairs, chunk by chunk */
+    uint64_t *chunks;          /* pairs per checkpoint */
+    uint64_t n_chunks;
+    /* resume: what the checkpoint holds, verified, until it is applied */
+    int ok;
+    uint64_t step;
+    int32_t *pairs;
+    char *bin; /* the .bin file: head, chunks, probe rows, engine blob */
+    uint64_t bin_len;
+} partial;
+
 struct bl_xp_ckpt {
     bl_record *rec;
     char plan[65], backend[32];
@@ -45,9 +62,49 @@ struct bl_xp_ckpt {
     uint64_t events; /* spikes of the restored trials */
     uint32_t trials, kept, dropped;
     entry *e;
+    partial **pt; /* [trials], allocated on first use per trial (within-trial checkpoints on) */
+    uint32_t partials_kept, partials_dropped;
+    uint64_t partial_from_step; /* the step the earliest resumed trial continues from */
+    uint32_t partial_first;     /* that trial (trials: none) */
 };
 
+#define PART_MAGIC "BLPART01"
+/* checkpoint/partial-NNNN.bin: this head (body_sha256 over the head with it
+ * zeroed, then the rest), chunks uint64[n_chunks], probe v then g rows of
+ * the trial (probe_bytes in all), the engine's blob (snapshot.h).
+ * checkpoint/partial-NNNN.pairs: the trial's (step, neuron) int32 pairs from
+ * its start; its first n_pairs are the checkpoint's (a kill between the
+ * append and the .bin's rename leaves more, ignored and cut). chain: SHA-256
+ * over the previous chain's hex and each chunk's bytes, so a checkpoint
+ * names its prefix without hashing it again. */
+typedef struct part_head {
+    char magic[8];
+    uint32_t trial, reserved;
+    uint64_t step, n_pairs, n_chunks, probe_bytes, blob_len;
+    char chain[65], body_sha256[65];
+    char pad[6];
+} part_head;
+
 static bl_status unstash(bl_record *rec, bl_error *err);
+static bl_status partial_load(bl_xp_ckpt *c, uint32_t t, const bl_result *res, bl_error *err);
+static void partial_done(bl_xp_ckpt *c, uint32_t t);
+
+static void partial_names(uint32_t t, char bin[64], char pairs[64])
+{
+    snprintf(bin, 64, DIR_NAME "/partial-%04" PRIu32 ".bin", t);
+    snprintf(pairs, 64, DIR_NAME "/partial-%04" PRIu32 ".pairs", t);
+}
+
+static void partial_free(partial *p)
+{
+    if (!p)
+        return;
+    free(p->pend);
+    free(p->chunks);
+    free(p->pairs);
+    free(p->bin);
+    free(p);
+}
 
 static void trial_names(uint32_t t, char data[64], char spikes[64])
 {
@@ -327,14 +384,17 @@ static bl_status clean(bl_xp_ckpt *c, bl_error *err)
                 continue;
             int keep = 0;
             uint32_t t;
-            char tail[8];
+            char tail[8] = "";
             if (d == 0)
                 keep = !strcmp(nm, ".RESERVED") || !strcmp(nm, "run.log") || !strcmp(nm, "plan.toml") ||
                        (S_ISDIR(sb.st_mode) && (!strcmp(nm, DIR_NAME) || !strcmp(nm, "spikes")));
             else if (d == 1)
                 keep = !strcmp(nm, "checkpoint.json") ||
                        (sscanf(nm, "trial-%" SCNu32 ".%4s", &t, tail) == 2 && !strcmp(tail, "bin") &&
-                        t < c->trials && c->e[t].kept);
+                        t < c->trials && c->e[t].kept) ||
+                       (sscanf(nm, "partial-%" SCNu32 ".%5s", &t, tail) == 2 &&
+                        (!strcmp(tail, "bin") || !strcmp(tail, "pairs")) && t < c->trials && !c->e[t].kept &&
+                        c->pt && c->pt[t] && c->pt[t]->ok);
             else
                 keep = sscanf(nm, "trial-%" SCNu32 ".%3s", &t, tail) == 2 && !strcmp(tail, "h5") && t < c->trials &&
                        c->e[t].kept;
@@ -363,6 +423,11 @@ bl_status bl_xp_ckpt_restore(bl_xp_ckpt *c, bl_result *res, bl_xp_spikes *spikes
         else
             c->dropped++;
     }
+    /* Trials not finished may have a checkpoint within them (when this run
+     * checkpoints within trials: bl_xp_ckpt_partial_enable before). */
+    for (uint32_t t = 0; !st && c->pt && t < c->trials; t++)
+        if (!c->e[t].kept)
+            st = partial_load(c, t, res, err);
     return st ? st : clean(c, err);
 }
 
@@ -463,7 +528,341 @@ bl_status bl_xp_ckpt_save(bl_xp_ckpt *c, const bl_result *res, const bl_xp_spike
         if (!st)
             e->kept = 1;
     }
-    return st ? st : commit(c, err);
+    if (!st)
+        st = commit(c, err);
+    for (uint32_t t = first; !st && t < first + n && t < c->trials; t++)
+        partial_done(c, t);
+    return st;
+}
+
+/* ---- checkpoints within a trial ---- */
+
+static const char ZERO_CHAIN[65] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+static void chain_next(const char prev[65], const int32_t *pairs, uint64_t n, char out[65])
+{
+    bl_sha256 *h = bl_sha256_create();
+    if (!h) { /* cannot hash: a chain nobody matches (the trial then runs again) */
+        memset(out, 'x', 64);
+        out[64] = '\0';
+        return;
+    }
+    bl_sha256_update(h, prev, 64);
+    if (n)
+        bl_sha256_update(h, pairs, (size_t)n * 2 * sizeof *pairs);
+    bl_sha256_finish(h, out);
+}
+
+bl_status bl_xp_ckpt_partial_enable(bl_xp_ckpt *c, bl_error *err)
+{
+    if (c->pt)
+        return BL_OK;
+    c->partial_first = c->trials;
+    c->pt = calloc(c->trials ? c->trials : 1, sizeof *c->pt);
+    return c->pt ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "cannot allocate within-trial checkpoints of %" PRIu32 " trials",
+                                   c->trials);
+}
+
+static partial *partial_of(bl_xp_ckpt *c, uint32_t t)
+{
+    if (!c->pt[t] && (c->pt[t] = calloc(1, sizeof *c->pt[t])))
+        memcpy(c->pt[t]->chain, ZERO_CHAIN, sizeof ZERO_CHAIN);
+    return c->pt[t];
+}
+
+bl_status bl_xp_ckpt_partial_pend(bl_xp_ckpt *c, uint32_t t, uint32_t step, const int32_t *neurons, size_t n,
+                                  bl_error *err)
+{
+    if (!c || !c->pt || t >= c->trials || !n)
+        return BL_OK;
+    partial *p = partial_of(c, t);
+    if (!p)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the checkpoint of trial %" PRIu32, t);
+    if (p->n_pend + 2 * (uint64_t)n > p->cap_pend) {
+        uint64_t cap = p->cap_pend ? p->cap_pend : 4096;
+        while (cap < p->n_pend + 2 * (uint64_t)n)
+            cap *= 2;
+        int32_t *b = realloc(p->pend, cap * sizeof *b);
+        if (!b)
+            return bl_fail(err, BL_ERR_NOMEM, "cannot keep %" PRIu64 " spikes of trial %" PRIu32 " for its checkpoint",
+                           cap / 2, t);
+        p->pend = b;
+        p->cap_pend = cap;
+    }
+    for (size_t a = 0; a < n; a++) {
+        p->pend[p->n_pend++] = (int32_t)step;
+        p->pend[p->n_pend++] = neurons[a];
+    }
+    return BL_OK;
+}
+
+/* The pairs since the last checkpoint onto the trial's .pairs file, after
+ * its committed prefix (whatever a kill left beyond it is cut), flushed. */
+static bl_status append_pairs(bl_xp_ckpt *c, uint32_t t, partial *p, bl_error *err)
+{
+    char bin[64], pn[64], path[4096];
+    partial_names(t, bin, pn);
+    bl_status st = bl_record_path(c->rec, pn, path, sizeof path, err);
+    if (st)
+        return st;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    off_t at = (off_t)(p->n_pairs * 2 * sizeof(int32_t));
+    int ok = ftruncate(fd, at) == 0 && lseek(fd, at, SEEK_SET) == at;
+    const char *b = (const char *)p->pend;
+    size_t len = (size_t)p->n_pend * sizeof *p->pend, done = 0;
+    while (ok && done < len) {
+        ssize_t w = write(fd, b + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        done += w > 0 ? (size_t)w : 0;
+    }
+    int e = errno;
+    if (ok && fsync(fd) != 0)
+        ok = 0, e = errno;
+    close(fd);
+    return ok ? BL_OK : bl_fail(err, BL_ERR_IO, "%s: cannot write the checkpoint's spikes: %s", path, strerror(e));
+}
+
+bl_status bl_xp_ckpt_partial_save(bl_xp_ckpt *c, const bl_result *res, uint32_t t, uint64_t step, const void *blob,
+                                  size_t len, bl_error *err)
+{
+    if (!c || !c->pt || t >= c->trials)
+        return BL_OK;
+    partial *p = partial_of(c, t);
+    uint64_t *chunks = p ? realloc(p->chunks, (p->n_chunks + 1) * sizeof *chunks) : NULL;
+    if (!chunks)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the checkpoint of trial %" PRIu32, t);
+    p->chunks = chunks;
+    bl_status st = append_pairs(c, t, p, err);
+    if (st)
+        return st;
+    uint64_t added = p->n_pend / 2;
+    char chain[65];
+    chain_next(p->chain, p->pend, added, chain);
+    p->chunks[p->n_chunks] = added;
+    size_t pb = bl_result_probe_trial_bytes(res);
+    uint64_t samples;
+    size_t np;
+    const char *pv = bl_result_probe_v(res, &samples, &np), *pg = bl_result_probe_g(res);
+    uint32_t local = t - bl_result_first_trial(res);
+    part_head h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, PART_MAGIC, 8);
+    h.trial = t;
+    h.step = step;
+    h.n_pairs = p->n_pairs + added;
+    h.n_chunks = p->n_chunks + 1;
+    h.probe_bytes = 2 * (uint64_t)pb;
+    h.blob_len = len;
+    memcpy(h.chain, chain, sizeof h.chain);
+    const void *parts[5] = {&h, p->chunks, pb ? pv + (size_t)local * pb : (const char *)&h,
+                            pb ? pg + (size_t)local * pb : (const char *)&h, blob};
+    size_t lens[5] = {sizeof h, (size_t)h.n_chunks * sizeof *p->chunks, pb, pb, len};
+    bl_sha256 *hh = bl_sha256_create();
+    if (!hh)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot hash a checkpoint");
+    for (int k = 0; k < 5; k++)
+        bl_sha256_update(hh, parts[k], lens[k]);
+    bl_sha256_finish(hh, h.body_sha256);
+    char bin[64], pn[64], path[4096];
+    partial_names(t, bin, pn);
+    st = bl_record_path(c->rec, bin, path, sizeof path, err);
+    if (!st)
+        st = bl_xp_ckpt_write_atomic(path, parts, lens, 5, err);
+    if (st)
+        return st;
+    /* Committed: the pairs are the file's now. */
+    p->n_pairs = h.n_pairs;
+    p->n_chunks = h.n_chunks;
+    memcpy(p->chain, chain, sizeof chain);
+    p->n_pend = 0;
+    return BL_OK;
+}
+
+/* Resume: trial t's checkpoint within it, read once and hashed as read; the
+ * .pairs prefix re-hashed chunk by chunk. Anything that does not match
+ * leaves the trial to run from its start (p->ok stays 0). */
+static bl_status partial_load(bl_xp_ckpt *c, uint32_t t, const bl_result *res, bl_error *err)
+{
+    char bin[64], pn[64], path[4096];
+    partial_names(t, bin, pn);
+    struct stat sb;
+    bl_status st = bl_record_path(c->rec, bin, path, sizeof path, err);
+    if (st || lstat(path, &sb) != 0)
+        return st;
+    partial *p = partial_of(c, t);
+    if (!p)
+        return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the checkpoint of trial %" PRIu32, t);
+    bl_error ignored = {0};
+    char *b = NULL;
+    uint64_t len = 0;
+    c->partials_dropped++; /* until it proves whole */
+    if (bl_xp_ckpt_read_all(path, (uint64_t)sb.st_size, &b, &len, &ignored))
+        return BL_OK;
+    part_head h;
+    size_t pb = bl_result_probe_trial_bytes(res);
+    if (len < sizeof h) {
+        free(b);
+        return BL_OK;
+    }
+    memcpy(&h, b, sizeof h);
+    char want[65];
+    memcpy(want, h.body_sha256, sizeof want);
+    memset(((part_head *)b)->body_sha256, 0, sizeof h.body_sha256);
+    char got[65];
+    bl_sha256_buffer(b, (size_t)len, got);
+    int ok = !memcmp(h.magic, PART_MAGIC, 8) && h.trial == t && want[64] == '\0' && !strcmp(got, want) &&
+             h.probe_bytes == 2 * (uint64_t)pb && h.n_chunks <= len / 8 &&
+             len == sizeof h + h.n_chunks * 8 + h.probe_bytes + h.blob_len && h.chain[64] == '\0';
+    uint64_t sum = 0;
+    const uint64_t *chunks = (const uint64_t *)(b + sizeof h);
+    for (uint64_t k = 0; ok && k < h.n_chunks; k++)
+        ok = (sum += chunks[k]) <= h.n_pairs && chunks[k] <= h.n_pairs;
+    ok = ok && sum == h.n_pairs;
+    int32_t *pairs = NULL;
+    if (ok) {
+        /* The .pairs prefix: exactly n_pairs read (the file may hold more). */
+        char pp[4096];
+        int fd = -1;
+        uint64_t size = 0;
+        ok = !bl_record_path(c->rec, pn, pp, sizeof pp, &ignored) && !bl_open_regular(pp, &fd, &size, &ignored);
+        ok = ok && h.n_pairs <= size / (2 * sizeof(int32_t));
+        uint64_t bytes = ok ? h.n_pairs * 2 * sizeof(int32_t) : 0;
+        ok = ok && (pairs = malloc(bytes ? bytes : 1)) != NULL;
+        uint64_t done = 0;
+        while (ok && done < bytes) {
+            ssize_t r = read(fd, (char *)pairs + done, bytes - done);
+            if (r < 0 && errno == EINTR)
+                continue;
+            ok = r > 0;
+            done += r > 0 ? (uint64_t)r : 0;
+        }
+        if (fd >= 0)
+            close(fd);
+        char chain[65];
+        memcpy(chain, ZERO_CHAIN, sizeof chain);
+        for (uint64_t k = 0, at = 0; ok && k < h.n_chunks; at += chunks[k], k++)
+            chain_next(chain, pairs + 2 * at, chunks[k], chain);
+        ok = ok && !strcmp(chain, h.chain);
+        /* Replayed through the sink, which indexes counts and PSTH rows by
+         * neuron: each pair must be of this trial before its step, in
+         * (step, neuron) order, in the network. */
+        uint64_t nn = bl_result_n_neurons(res);
+        for (uint64_t k = 0; ok && k < h.n_pairs; k++) {
+            int32_t st_k = pairs[2 * k], ne = pairs[2 * k + 1];
+            ok = st_k >= 0 && (uint64_t)st_k < h.step && ne >= 0 && (uint64_t)ne < nn &&
+                 (k == 0 || st_k > pairs[2 * k - 2] || (st_k == pairs[2 * k - 2] && ne > pairs[2 * k - 1]));
+        }
+    }
+    if (!ok || !(p->chunks = malloc((h.n_chunks ? h.n_chunks : 1) * sizeof *p->chunks))) {
+        free(pairs);
+        free(b);
+        return BL_OK;
+    }
+    memcpy(p->chunks, chunks, h.n_chunks * sizeof *p->chunks);
+    p->n_chunks = h.n_chunks;
+    p->n_pairs = h.n_pairs;
+    memcpy(p->chain, h.chain, sizeof p->chain);
+    p->step = h.step;
+    p->pairs = pairs;
+    p->bin = b;
+    p->bin_len = len;
+    p->ok = 1;
+    c->partials_dropped--;
+    c->partials_kept++;
+    if (c->partial_first == c->trials || t < c->partial_first) {
+        c->partial_first = t;
+        c->partial_from_step = h.step;
+    }
+    return BL_OK;
+}
+
+bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng, bl_error *err)
+{
+    return bl_xp_ckpt_partial_apply_also(c, res, eng, NULL, NULL, err);
+}
+
+bl_status bl_xp_ckpt_partial_apply_also(bl_xp_ckpt *c, bl_result *res, bl_engine *eng,
+                                        bl_status (*also)(void *user, uint32_t trial, const void *blob, size_t len,
+                                                          bl_error *err),
+                                        void *user, bl_error *err)
+{
+    bl_status st = BL_OK;
+    if (c && c->pt) /* named again below: the trials the engine took */
+        c->partial_first = c->trials;
+    for (uint32_t t = 0; c && c->pt && !st && t < c->trials; t++) {
+        partial *p = c->pt[t];
+        if (!p || !p->ok)
+            continue;
+        part_head h;
+        memcpy(&h, p->bin, sizeof h);
+        const char *probe = p->bin + sizeof h + h.n_chunks * 8, *blob = probe + h.probe_bytes;
+        /* The engine checks the state first: one it refuses (another
+         * network's, or malformed) leaves the trial to run from its start. */
+        bl_error refused = {0};
+        if (bl_engine_resume_trial(eng, t, blob, (size_t)h.blob_len, &refused)) {
+            if (refused.status != BL_ERR_INVALID) {
+                *err = refused;
+                st = refused.status;
+            }
+            c->partials_kept--;
+            c->partials_dropped++;
+            p->n_pairs = 0;
+            p->n_chunks = 0;
+            memcpy(p->chain, ZERO_CHAIN, sizeof ZERO_CHAIN);
+        } else {
+            /* The spikes before the checkpoint, through the sink as they
+             * first came (the spike file, its digest, the PSTH, the counts);
+             * they are in the .pairs file already, so not pending. */
+            st = bl_result_append_pairs(res, t, p->pairs, p->n_pairs, err);
+            p->n_pend = 0;
+            if (!st && also)
+                st = also(user, t, blob, (size_t)h.blob_len, err);
+            if (c->partial_first == c->trials) {
+                c->partial_first = t;
+                c->partial_from_step = h.step;
+            }
+            if (!st && h.probe_bytes) {
+                void *v, *g;
+                bl_result_probe_rows(res, t, 0, &v, &g);
+                memcpy(v, probe, h.probe_bytes / 2);
+                memcpy(g, probe + h.probe_bytes / 2, h.probe_bytes / 2);
+            }
+        }
+        free(p->pairs);
+        free(p->bin);
+        p->pairs = NULL;
+        p->bin = NULL;
+        p->ok = 0;
+    }
+    return st;
+}
+
+uint32_t bl_xp_ckpt_partial_kept(const bl_xp_ckpt *c) { return c ? c->partials_kept : 0; }
+uint32_t bl_xp_ckpt_partial_dropped(const bl_xp_ckpt *c) { return c ? c->partials_dropped : 0; }
+uint32_t bl_xp_ckpt_partial_first(const bl_xp_ckpt *c, uint64_t *step)
+{
+    *step = c && c->pt ? c->partial_from_step : 0;
+    return c && c->pt ? c->partial_first : (c ? c->trials : 0);
+}
+
+/* A trial has ended and is checkpointed whole: its partial files go. */
+static void partial_done(bl_xp_ckpt *c, uint32_t t)
+{
+    if (!c->pt || !c->pt[t])
+        return;
+    partial_free(c->pt[t]);
+    c->pt[t] = NULL;
+    char bin[64], pn[64], path[4096];
+    bl_error ignored = {0};
+    partial_names(t, bin, pn);
+    if (!bl_record_path(c->rec, bin, path, sizeof path, &ignored))
+        unlink(path);
+    if (!bl_record_path(c->rec, pn, path, sizeof path, &ignored))
+        unlink(path);
 }
 
 /* A flat directory (the checkpoint's) and its files; the manifest first, so
@@ -556,6 +955,9 @@ void bl_xp_ckpt_destroy(bl_xp_ckpt *c)
 {
     if (!c)
         return;
+    for (uint32_t t = 0; c->pt && t < c->trials; t++)
+        partial_free(c->pt[t]);
+    free(c->pt);
     free(c->e);
     free(c);
 }

@@ -44,6 +44,34 @@ int bl_xp_ckpt_found(const bl_xp_ckpt *c);        /* resume found a checkpoint m
  * and commit the manifest. */
 bl_status bl_xp_ckpt_save(bl_xp_ckpt *c, const bl_result *res, const bl_xp_spikes *spikes, uint32_t first,
                           uint32_t n, bl_error *err);
+/* Checkpoints within a trial (docs/reliability.md, "Durable runs"): on a
+ * backend that snapshots (engine/snapshot.h), every N windows of a trial
+ * in flight its spikes so far go to checkpoint/partial-NNNN.pairs (appended,
+ * flushed) and the engine's state and the trial's probe samples to
+ * checkpoint/partial-NNNN.bin (written atomically, hashed; it names the
+ * prefix of the .pairs file by a chain hash). enable before restore, so that
+ * a resume also reads them; pend is the spike sink's copy (any thread, one
+ * trial each); save is the engine's snapshot callback's; apply hands each
+ * resumed trial's spikes to res (through its sink, as they first came), its
+ * probe samples to res and its state to eng. A trial's partial files go when
+ * the trial is saved whole. */
+bl_status bl_xp_ckpt_partial_enable(bl_xp_ckpt *c, bl_error *err);
+bl_status bl_xp_ckpt_partial_pend(bl_xp_ckpt *c, uint32_t trial, uint32_t step, const int32_t *neurons, size_t n,
+                                  bl_error *err);
+bl_status bl_xp_ckpt_partial_save(bl_xp_ckpt *c, const bl_result *res, uint32_t trial, uint64_t step,
+                                  const void *blob, size_t len, bl_error *err);
+bl_status bl_xp_ckpt_partial_apply(bl_xp_ckpt *c, bl_result *res, bl_engine *eng, bl_error *err);
+/* The same, and each state the engine took also to also(user, ...) (an MPI
+ * job's rank 0 hands it on to the other ranks). */
+bl_status bl_xp_ckpt_partial_apply_also(bl_xp_ckpt *c, bl_result *res, bl_engine *eng,
+                                        bl_status (*also)(void *user, uint32_t trial, const void *blob, size_t len,
+                                                          bl_error *err),
+                                        void *user, bl_error *err);
+uint32_t bl_xp_ckpt_partial_kept(const bl_xp_ckpt *c);    /* trials continued from within */
+uint32_t bl_xp_ckpt_partial_dropped(const bl_xp_ckpt *c); /* found but not matching: from their start */
+/* The first trial continued from within, and its step (trials: none). */
+uint32_t bl_xp_ckpt_partial_first(const bl_xp_ckpt *c, uint64_t *step);
+
 /* Before sealing, the checkpoint leaves the record for ROOT/.NAME.checkpoint
  * (a rename), so that a kill during the seal still finds it (a resume moves
  * it back); once the record is DONE it is discarded. */

@@ -19,6 +19,7 @@
 #include "brainlesslab/sonata.h"
 #include "core/context_impl.h"
 #include "core/stream.h"
+#include "engine/snapshot.h"
 #include "experiment/checkpoint.h"
 #include "experiment/xp_impl.h"
 #include "models/eq_part.h"
@@ -77,6 +78,10 @@ typedef struct run_ctx {
     bl_xp_ckpt *ckpt;           /* trial checkpoints (one process; checkpoint.h) */
     int resume;                 /* finishing a killed or FAILED record */
     uint32_t resumed_from;      /* the first trial this run ran */
+    uint64_t snap_windows;      /* checkpoints within a trial every this many windows (0: none) */
+    double snap_min_wall;       /* ... but not sooner than this many wall seconds after the trial's last */
+    double wave_t0, *snap_last; /* when the wave began; [trials]: each trial's last checkpoint (0: none) */
+    bl_snap_list shared;        /* an MPI job resuming: rank 0's states for the other ranks */
     int32_t *skip;              /* [trials + 1]: 1 for a trial taken from the checkpoint; [trials]: rank 0 failed */
     /* progress within trials: the result's step observer, throttled */
     uint32_t trials_done, trials_total;
@@ -91,7 +96,57 @@ static bl_status observe_spikes(void *user, uint32_t trial, uint32_t step, const
                                 bl_error *err)
 {
     run_ctx *x = user;
-    return x->spikes ? bl_xp_spikes_sink(x->spikes, trial, step, neurons, n, err) : BL_OK;
+    bl_status st = x->spikes ? bl_xp_spikes_sink(x->spikes, trial, step, neurons, n, err) : BL_OK;
+    /* Checkpoints within a trial keep the trial's spikes until its next one. */
+    return st ? st : bl_xp_ckpt_partial_pend(x->ckpt, trial, step, neurons, n, err);
+}
+
+/* An MPI job resuming: rank 0 keeps each state its engine took, then
+ * sends them all to the other ranks, whose engines take them too (every
+ * rank steps its neurons of the same trial from the same step). */
+static bl_status keep_shared(void *user, uint32_t trial, const void *blob, size_t len, bl_error *err)
+{
+    run_ctx *x = user;
+    return bl_snap_list_add(&x->shared, x->net, trial, blob, len, err);
+}
+
+static bl_status share_states(run_ctx *x, bl_error *err)
+{
+    uint64_t n = x->shared.n;
+    bl_status st = bl_mpi_job_bcast_bytes(x->ctx, &n, sizeof n, err);
+    for (uint64_t k = 0; !st && k < n; k++) {
+        int root = bl_mpi_job_rank(x->ctx) == 0;
+        uint64_t head[2] = {root ? x->shared.v[k].trial : 0, root ? x->shared.v[k].len : 0};
+        if ((st = bl_mpi_job_bcast_bytes(x->ctx, head, sizeof head, err)))
+            break;
+        unsigned char *b = root ? x->shared.v[k].blob : malloc(head[1] ? head[1] : 1);
+        if (!b) /* this rank alone: end the job (rank 0 fails the record) */
+            return bl_mpi_job_abort(x->ctx, "out of memory receiving a checkpoint", err);
+        st = bl_mpi_job_bcast_bytes(x->ctx, b, head[1], err);
+        if (!st && !root)
+            st = bl_engine_resume_trial(x->eng, (uint32_t)head[0], b, (size_t)head[1], err);
+        if (!root)
+            free(b);
+    }
+    bl_snap_list_free(&x->shared);
+    return st;
+}
+
+/* The engine's snapshot of a trial in flight, into the record (checkpoint.h). */
+static bl_status save_snapshot(void *user, uint32_t trial, uint64_t step, const void *blob, size_t len,
+                               bl_error *err)
+{
+    run_ctx *x = user;
+    /* The default interval is also held to a floor of wall time: what a
+     * checkpoint costs is mostly its fsyncs (about 13 ms here, whatever the
+     * network), which on a fast network every simulated second would cost
+     * 20%; a checkpoint after at least BL_CHECKPOINT_MIN_WALL_S costs < 0.2%.
+     * Where the checkpoints fall changes no bit of the run. */
+    double t = bl_xp_now(), last = x->snap_last[trial] > 0 ? x->snap_last[trial] : x->wave_t0;
+    if (x->snap_min_wall > 0 && t - last < x->snap_min_wall)
+        return BL_OK;
+    x->snap_last[trial] = t;
+    return bl_xp_ckpt_partial_save(x->ckpt, x->res, trial, step, blob, len, err);
 }
 
 static void observe_steps(void *user, uint64_t steps_done)
@@ -111,6 +166,8 @@ static void observe_steps(void *user, uint64_t steps_done)
 static void ctx_free(run_ctx *x)
 {
     bl_xp_ckpt_destroy(x->ckpt);
+    free(x->snap_last);
+    bl_snap_list_free(&x->shared);
     free(x->skip);
     bl_xp_spikes_destroy(x->spikes);
     bl_xp_log_close(&x->log);
@@ -565,16 +622,52 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
      * MPI job must run the same trials: rank 0 says which (a max-reduce of
      * its list, the last cell saying that it failed). */
     const int multi = xp->mpi_ranks > 1;
+    /* Within trials, every N windows, where the backend can (cpu; mpi when
+     * the job runs one trial at a time): the engine's state and the trial's
+     * spikes so far (checkpoint.h). Every rank computes the same N. */
+    double every_ms = opt->checkpoint_every_ms == 0 ? BL_CHECKPOINT_EVERY_MS_DEFAULT : opt->checkpoint_every_ms;
+    double window_ms = (double)bl_lif_delay_steps(bl_plan_lif_params(plan)) * bl_plan_lif_params(plan)->dt_ms;
+    if (!st && every_ms > 0 && window_ms > 0 && bl_engine_can_snapshot(x->eng) &&
+        (!multi || bl_engine_trials_at_once(x->eng) == 1)) {
+        double w = ceil(every_ms / window_ms);
+        x->snap_windows = w < 1 ? 1 : w > 1e15 ? (uint64_t)1e15 : (uint64_t)w;
+        x->snap_min_wall = opt->checkpoint_every_ms == 0 ? (double)BL_CHECKPOINT_MIN_WALL_S : 0.0;
+    }
     if (!st && xp->mpi_rank == 0) {
         st = bl_xp_ckpt_open(x->rec, bl_plan_hash(plan), trials, xp->backend, xp->threads, xp->mpi_ranks,
                              bl_plan_output_spikes(plan), x->resume, &x->ckpt, err);
+        if (!st && x->snap_windows) {
+            st = bl_xp_ckpt_partial_enable(x->ckpt, err);
+            if (!st && !(x->snap_last = calloc(trials ? trials : 1, sizeof *x->snap_last)))
+                st = bl_fail(err, BL_ERR_NOMEM, "cannot allocate the checkpoint times of %u trials", trials);
+        }
+        if (x->snap_windows)
+            bl_xp_logf(&x->log, "checkpoints: after every trial, and within a trial every %" PRIu64 " windows (%.1f ms "
+                       "of simulated time)%s", x->snap_windows, (double)x->snap_windows * window_ms,
+                       x->snap_min_wall > 0 ? ", at most one per 10 s of wall time (the default)" : "");
+        else
+            bl_xp_logf(&x->log, "checkpoints: after every trial%s", bl_engine_can_snapshot(x->eng)
+                       ? (multi && every_ms > 0 ? " (an MPI job running several trials at once checkpoints at "
+                                                  "trial boundaries only)" : " (within trials: off)")
+                       : " (this backend checkpoints at trial boundaries only)");
         if (!st && x->resume) {
             st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
             bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
                        bl_xp_ckpt_found(x->ckpt) ? "checkpoint found" : "no checkpoint", bl_xp_ckpt_kept(x->ckpt),
                        bl_xp_ckpt_dropped(x->ckpt));
+            if (!st && x->snap_windows) {
+                st = bl_xp_ckpt_partial_apply_also(x->ckpt, x->res, x->eng, multi ? keep_shared : NULL, x, err);
+                uint64_t step = 0;
+                uint32_t first = bl_xp_ckpt_partial_first(x->ckpt, &step);
+                if (bl_xp_ckpt_partial_kept(x->ckpt))
+                    bl_xp_logf(&x->log, "resumed within: %u trial(s) continue from their checkpoint (trial %u from "
+                               "step %" PRIu64 "), %u dropped", bl_xp_ckpt_partial_kept(x->ckpt), first, step,
+                               bl_xp_ckpt_partial_dropped(x->ckpt));
+            }
         }
     }
+    if (!st && x->snap_windows)
+        bl_engine_set_snapshots(x->eng, x->snap_windows, save_snapshot, x);
     if (!(x->skip = calloc((size_t)trials + 1, sizeof *x->skip))) {
         bl_status nm = bl_fail(err, BL_ERR_NOMEM, "cannot list %u trials", trials);
         return st ? st : nm;
@@ -591,6 +684,9 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         if (x->skip[trials] && xp->mpi_rank > 0)
             for (;;)
                 bl_mpi_job_allreduce_max_i32(x->ctx, x->skip, 1, &e);
+        /* Trials continued from within: rank 0's states to every rank. */
+        if (!st && x->snap_windows)
+            st = share_states(x, err);
     }
     if (st)
         return st;
@@ -616,6 +712,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         while (first + k < trials && k < wave && !x->skip[first + k])
             k++;
         x->trials_done = first;
+        x->wave_t0 = bl_xp_now();
         uint64_t events_before = bl_result_n_events(x->res);
         st = bl_engine_run(x->eng, first, k, steps, x->res, err);
         /* One process streams during the trials; an MPI job's rank 0 holds
@@ -765,6 +862,16 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     cJSON_AddNumberToObject(r, "trials_from_checkpoint", bl_xp_ckpt_kept(x->ckpt));
     cJSON_AddNumberToObject(r, "trials_dropped", bl_xp_ckpt_dropped(x->ckpt));
     cJSON_AddNumberToObject(r, "trials_run", xp->trials - bl_xp_ckpt_kept(x->ckpt));
+    /* Trials continued from a checkpoint within them: the first one and the
+     * step it continued from (its steps before that are the earlier run's). */
+    uint64_t from_step = 0;
+    uint32_t within = bl_xp_ckpt_partial_kept(x->ckpt), first = bl_xp_ckpt_partial_first(x->ckpt, &from_step);
+    cJSON_AddNumberToObject(r, "trials_continued_within", within);
+    if (within) {
+        cJSON_AddNumberToObject(r, "first_continued_trial", first);
+        cJSON_AddNumberToObject(r, "from_step", (double)from_step);
+    }
+    cJSON_AddNumberToObject(r, "within_trial_checkpoints_dropped", bl_xp_ckpt_partial_dropped(x->ckpt));
     cJSON_AddStringToObject(r, "definition", "trials 0..from_trial-1 and every trial not run by this run were taken "
                                              "from the interrupted run's checkpoint after their files were checked "
                                              "against their SHA-256 (docs/reliability.md, Durable runs)");

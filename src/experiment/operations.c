@@ -102,7 +102,8 @@ static const bl_operation rows[] = {
     /* A connectome LIF experiment; only it checks its estimate before a run
      * (an audit simulates nothing, a screen's runs are estimated one by one). */
     NETWORK_ROW("connectome", bl_pk_op_load_connectome, BL_OP_FIT_BEFORE_RUN | BL_OP_RECORD_SPIKES,
-                BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI | BL_OP_TAKES_RESUME, connectome, connectome_artifacts, NULL),
+                BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI | BL_OP_TAKES_RESUME | BL_OP_TAKES_WITHIN, connectome,
+                connectome_artifacts, NULL),
     NETWORK_ROW("audit", bl_pk_op_load_audit, BL_OP_SPEC_AUDIT, BL_OP_TAKES_BACKEND | BL_OP_TAKES_MPI, audit,
                 audit_artifacts, bl_pk_op_free_audit),
     /* Conditions run side by side in one process. */
@@ -217,6 +218,8 @@ unsigned bl_run_refused(const bl_plan *plan, const bl_experiment_options *o)
         refused |= BL_RUN_REFUSED_MPI;
     if (o->resume && !(op->takes & BL_OP_TAKES_RESUME))
         refused |= BL_RUN_REFUSED_RESUME;
+    if (o->checkpoint_every_ms != 0 && !(op->takes & BL_OP_TAKES_WITHIN))
+        refused |= BL_RUN_REFUSED_WITHIN;
     return refused;
 }
 
@@ -242,6 +245,9 @@ bl_status bl_run_plan(bl_plan *plan, const bl_experiment_options *o, bl_run **ou
         return bl_fail(err, BL_ERR_INVALID, "a %s runs in one process, not under mpirun", op->name);
     if (refused & BL_RUN_REFUSED_RESUME)
         return bl_fail(err, BL_ERR_INVALID, "resume applies to connectome and reservoir plans only");
+    if (refused & BL_RUN_REFUSED_WITHIN)
+        return bl_fail(err, BL_ERR_INVALID, "checkpoints within a trial (checkpoint_every_ms) apply to connectome "
+                       "plans only");
     if (o->blocks > 100000 || o->trials > 100000)
         return bl_fail(err, BL_ERR_INVALID, "blocks %u, trials %u: each must be in 1..100000 (0: as written)",
                        o->blocks, o->trials);

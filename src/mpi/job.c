@@ -236,6 +236,25 @@ bl_status bl_mpi_job_bcast_string(const bl_context *ctx, char *buf, size_t cap, 
     return BL_OK;
 }
 
+bl_status bl_mpi_job_bcast_bytes(const bl_context *ctx, void *buf, uint64_t len, bl_error *err)
+{
+    if (bl_mpi_job_ranks(ctx) <= 1)
+        return BL_OK;
+#ifdef BL_HAVE_MPI
+    /* In chunks: an MPI count is an int. */
+    for (uint64_t a = 0; a < len; a += (uint64_t)INT_MAX) {
+        int k = (int)(len - a < (uint64_t)INT_MAX ? len - a : (uint64_t)INT_MAX);
+        if (MPI_Bcast((char *)buf + a, k, MPI_BYTE, 0, bl_mpi_job_comm(ctx)) != MPI_SUCCESS)
+            return bl_fail(err, BL_ERR_IO, "mpi: MPI_Bcast of %d bytes failed", k);
+    }
+#else
+    (void)buf;
+    (void)len;
+    (void)err;
+#endif
+    return BL_OK;
+}
+
 bl_status bl_mpi_job_allreduce_max_i32(const bl_context *ctx, int32_t *v, uint64_t n, bl_error *err)
 {
     if (bl_mpi_job_ranks(ctx) <= 1)

@@ -25,6 +25,8 @@ void bl_mpi_job_release(bl_mpi_job_state *job);
 
 /* Rank 0's string to every rank. */
 bl_status bl_mpi_job_bcast_string(const bl_context *ctx, char *buf, size_t cap, bl_error *err);
+/* Rank 0's len bytes to every rank (len the same on every rank). */
+bl_status bl_mpi_job_bcast_bytes(const bl_context *ctx, void *buf, uint64_t len, bl_error *err);
 /* Element-wise maximum of every rank's v[0..n), in place on every rank. */
 bl_status bl_mpi_job_allreduce_max_i32(const bl_context *ctx, int32_t *v, uint64_t n, bl_error *err);
 

@@ -26,6 +26,7 @@ struct bl_experiment_options; /* experiment.h: what every run is given */
 #define BL_OP_TAKES_RESERVOIR 2u /* blocks, trials, rng, calibration */
 #define BL_OP_TAKES_MPI 4u       /* runs under mpirun (several ranks) */
 #define BL_OP_TAKES_RESUME 8u    /* run --resume: finishes a killed or FAILED record */
+#define BL_OP_TAKES_WITHIN 16u   /* checkpoint_every_ms: checkpoints within a trial */
 
 /* Flags. What the row's spec is, for the typed accessors of plan.h: */
 #define BL_OP_SPEC_NETWORK 1u   /* the connectome family: the network fields of struct bl_plan */

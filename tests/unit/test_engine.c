@@ -4,10 +4,12 @@
  * backend against the reference at several thread counts. The toy model of
  * test_engine_toy.h proves that a new row of the model table is picked up by
  * the reference and cpu backends alike. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,7 @@
 #include "brainlesslab/synth.h"
 #include "connectome/connectome_impl.h"
 #include "engine/partition.h"
+#include "engine/snapshot.h"
 #include "models/lif_phase4c_retire.h"
 #include "models/lif_shiu2024_retire.h"
 #include "models/lif_shiu2024.h"
@@ -492,6 +495,206 @@ static void reference_vs_cpu_threads(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* Cancellation inside a trial (issue 26): every backend asks the context
+ * once per delay window, so a callback that says stop at its k-th question
+ * stops a single long trial after about k windows, with BL_ERR_CANCELLED
+ * naming the step and trial; a callback that never says stop changes no
+ * bit of the result. */
+/* The mpi backend as a job of one rank (MPI's singleton start), in builds
+ * with it. Not under the sanitizers (BL_SANITIZED, scripts/test.sh): Open
+ * MPI's own allocations outlive MPI_Finalize, which LeakSanitizer would
+ * blame on this test; test_resume's mpirun pass covers the same paths. */
+static int mpi_here(void) { return bl_backend_known("mpi", NULL, 0) && !getenv("BL_SANITIZED"); }
+
+typedef struct asker {
+    int asked, stop_at;
+} asker;
+
+static int ask(void *user)
+{
+    asker *a = user;
+    return ++a->asked >= a->stop_at;
+}
+
+static void cancel_inside_a_trial(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(14);
+    int32_t pop[30];
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 19;
+    bl_lif_params p = preset("shiu2024");
+    bl_stimulus *stim;
+    bl_network *net = poisson_network(c, &p, &stim, pop, 30, 300.0, 1000.0, NULL, 0, 99);
+    const uint64_t steps = 20000, delay = (uint64_t)net->delay_steps, windows = (steps + delay - 1) / delay;
+    const struct {
+        const char *backend;
+        int threads;
+        uint32_t trials;
+    } cases[] = {{"reference", 1, 1}, {"cpu", 1, 1}, {"cpu", 2, 1}, {"cpu", 2, 2}, {"mpi", 1, 1}, {"mpi", 2, 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        if (!strcmp(cases[k].backend, "mpi") && !mpi_here())
+            continue;
+        for (int stop_at = 3; stop_at <= 1000000; stop_at += 999997) {
+            bl_context *ctx = NULL;
+            bl_engine *e = NULL;
+            bl_result *r = NULL;
+            bl_error err;
+            asker a = {0, stop_at};
+            assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+            bl_context_set_cancel(ctx, ask, &a);
+            assert_int_equal(bl_engine_create(ctx, net, cases[k].backend, &e, &err), BL_OK);
+            assert_int_equal(bl_engine_set_threads(e, cases[k].threads, &err), BL_OK);
+            assert_int_equal(bl_result_create(net, 0, cases[k].trials, &r, &err), BL_OK);
+            bl_status st = bl_engine_run(e, 0, cases[k].trials, steps, r, &err);
+            if (stop_at == 3) {
+                assert_int_equal(st, BL_ERR_CANCELLED);
+                char want[96];
+                snprintf(want, sizeof want, "cancelled after %" PRIu64 " of %" PRIu64 " steps of trial 0",
+                         3 * delay, steps);
+                if (!strstr(err.message, want))
+                    fail_msg("%s x%d: '%s' lacks '%s'", cases[k].backend, cases[k].threads, err.message, want);
+                assert_int_equal(a.asked, 3);
+            } else {
+                /* Never told to stop: asked once per window but the last, the same bits. */
+                assert_int_equal(st, BL_OK);
+                assert_true((uint64_t)a.asked >= windows - 1 && (uint64_t)a.asked <= windows * cases[k].trials);
+                bl_result *want = run(net, "reference", 1, cases[k].trials, steps);
+                assert_same(want, r);
+                bl_result_destroy(want);
+            }
+            bl_result_destroy(r);
+            bl_engine_destroy(e);
+            bl_context_destroy(ctx);
+        }
+    }
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
+/* Checkpoints within a trial (snapshot.h): the cpu backend's snapshots,
+ * taken every 7 windows of 2 trials at 1 and 2 threads (2 threads: one
+ * trial per thread, and with one trial the trial split in 2 partitions),
+ * handed back to a fresh engine at 1 or 2 threads, continue each trial to
+ * the same spikes and final state as the reference gives uninterrupted,
+ * for both models, stepping one step or one window at a time. A blob of
+ * another network, a truncated one and the reference backend are refused. */
+typedef struct snaps {
+    size_t n;
+    uint32_t trial[512];
+    uint64_t step[512];
+    unsigned char *blob[512];
+    size_t len[512];
+} snaps;
+
+static bl_status keep_snapshot(void *user, uint32_t trial, uint64_t step, const void *blob, size_t len, bl_error *err)
+{
+    snaps *k = user;
+    (void)err;
+#pragma omp critical(keep_snapshot)
+    if (k->n < 512) {
+        k->trial[k->n] = trial;
+        k->step[k->n] = step;
+        k->blob[k->n] = malloc(len);
+        memcpy(k->blob[k->n], blob, len);
+        k->len[k->n++] = len;
+    }
+    return BL_OK;
+}
+
+static const char *snap_backend = "cpu";
+
+static bl_result *run_snap(const bl_network *net, int threads, uint32_t first, uint32_t n_trials, uint64_t steps,
+                           const char *window, snaps *keep, const snaps *from, size_t which)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_context *ctx = NULL;
+    bl_error err;
+    assert_int_equal(setenv("BL_CPU_WINDOW", window, 1), 0);
+    assert_int_equal(bl_context_create(&ctx, &err), BL_OK);
+    assert_int_equal(unsetenv("BL_CPU_WINDOW"), 0);
+    assert_int_equal(bl_engine_create(ctx, net, snap_backend, &e, &err), BL_OK);
+    assert_true(bl_engine_can_snapshot(e));
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    if (keep)
+        bl_engine_set_snapshots(e, 7, keep_snapshot, keep);
+    if (from && bl_engine_resume_trial(e, from->trial[which], from->blob[which], from->len[which], &err))
+        fail_msg("resume: %s", err.message);
+    assert_int_equal(bl_result_create(net, first, n_trials, &r, &err), BL_OK);
+    if (bl_engine_run(e, first, n_trials, steps, r, &err))
+        fail_msg("cpu x%d: %s", threads, err.message);
+    bl_engine_destroy(e);
+    bl_context_destroy(ctx);
+    return r;
+}
+
+static void snapshot_resume(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(15);
+    int32_t pop[30];
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 19;
+    const char *names[] = {"shiu2024", "phase4c"};
+    const uint64_t steps = 3000;
+    for (int m = 0; m < 2; m++) {
+        bl_lif_params p = preset(names[m]);
+        bl_stimulus *stim;
+        bl_network *net = poisson_network(c, &p, &stim, pop, 30, 300.0, 250.0, NULL, 0, 99);
+        /* cpu at 1-2 threads; mpi (a job of one rank, in builds with it)
+         * one trial at a time, the only way it snapshots. */
+        for (int b = 0; b < 2; b++)
+        for (int threads = 1; threads <= (b ? 1 : 2); threads++)
+            for (uint32_t n_trials = 1; n_trials <= 2; n_trials++)
+                for (int w = 0; w < 2; w++) {
+                    snap_backend = b ? "mpi" : "cpu";
+                    if (b && !mpi_here())
+                        continue;
+                    const char *window = w ? "1" : "0";
+                    snaps k = {0};
+                    bl_result *whole = run_snap(net, threads, 0, n_trials, steps, window, &k, NULL, 0);
+                    bl_result *ref = run(net, "reference", 1, n_trials, steps);
+                    assert_same(ref, whole); /* taking snapshots changes nothing */
+                    uint64_t windows = (steps + (uint64_t)net->delay_steps - 1) / (uint64_t)net->delay_steps;
+                    assert_int_equal(k.n, n_trials * ((windows - 1) / 7));
+                    for (size_t a = 0; a < k.n; a += k.n / 3 + 1)
+                        for (int rt = 1; rt <= (b ? 1 : 2); rt++) {
+                            bl_result *want = NULL;
+                            bl_error err;
+                            assert_int_equal(bl_result_create(net, k.trial[a], 1, &want, &err), BL_OK);
+                            bl_engine *e = NULL;
+                            assert_int_equal(bl_engine_create(NULL, net, "reference", &e, &err), BL_OK);
+                            assert_int_equal(bl_engine_run(e, k.trial[a], 1, steps, want, &err), BL_OK);
+                            bl_engine_destroy(e);
+                            bl_result *got = run_snap(net, rt, k.trial[a], 1, steps, window, NULL, &k, a);
+                            assert_same(want, got);
+                            bl_result_destroy(want);
+                            bl_result_destroy(got);
+                        }
+                    /* Refusals: truncated, another trial's number, the reference backend. */
+                    bl_engine *e = NULL;
+                    bl_error err;
+                    assert_int_equal(bl_engine_create(NULL, net, snap_backend, &e, &err), BL_OK);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0] - 1, &err), BL_ERR_INVALID);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0] + 5, k.blob[0], k.len[0], &err), BL_ERR_INVALID);
+                    bl_engine_destroy(e);
+                    assert_int_equal(bl_engine_create(NULL, net, "reference", &e, &err), BL_OK);
+                    assert_false(bl_engine_can_snapshot(e));
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0], &err), BL_ERR_UNSUPPORTED);
+                    bl_engine_destroy(e);
+                    for (size_t a = 0; a < k.n; a++)
+                        free(k.blob[a]);
+                    bl_result_destroy(whole);
+                    bl_result_destroy(ref);
+                }
+        bl_network_destroy(net);
+        bl_stimulus_destroy(stim);
+    }
+    bl_connectome_destroy(c);
+}
+
 /* The partition update holds refractory slots still only when it must: when
  * the reset state (v_rst, +0) is a one-step fixed point below threshold (the
  * published parameters, v_reset = v_rest) a refractory neuron sits exactly
@@ -942,6 +1145,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shiu_spike_delay),
+        cmocka_unit_test(cancel_inside_a_trial),
+        cmocka_unit_test(snapshot_resume),
         cmocka_unit_test(shiu_refractory),
         cmocka_unit_test(shiu_silencing),
         cmocka_unit_test(phase4c_spike_delay),

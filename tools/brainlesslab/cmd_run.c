@@ -15,7 +15,7 @@
 
 static const char usage_text[] =
     "usage: brainlesslab run PLAN.toml --root DIR [--backend NAME] [--threads N] [--replicas K] [--quiet]\n"
-    "                        [--sign-key KEY.pem] [--force] [--resume RECORD]\n"
+    "                        [--sign-key KEY.pem] [--force] [--resume RECORD] [--checkpoint-every DUR]\n"
     "                        [--blocks N] [--trials N] [--rng SCHEME] [--calibration RECORD]\n"
     "Resolves PLAN, runs it and writes a new sealed record under DIR (never reusing one):\n"
     "manifest.json, checksums.sha256 (sha256sum -c), DONE or FAILED, plan.toml, run.log, and\n"
@@ -38,6 +38,10 @@ static const char usage_text[] =
     "kept, the others run; the sealed record is byte for byte an uninterrupted run's but for\n"
     "timings, run.log and the manifest's \"resumed\" section (docs/reliability.md, Durable\n"
     "runs). --root defaults to RECORD's directory.\n"
+    "--checkpoint-every DUR (connectome runs; cpu, or mpi one trial at a time): a checkpoint\n"
+    "within each trial every DUR of simulated time (e.g. 500ms, 2s; rounded up to whole delay\n"
+    "windows; default 1s, at most one per 10 s of wall time; 'off': after each trial only), so\n"
+    "that a resume continues a long trial where it was.\n"
     "Reservoir plans (profile, sweep, ablate, benchmark, calibrate; docs/reservoir.md):\n"
     "  --blocks N / --trials N  run fewer (or more) blocks / trials per block than written (recorded)\n"
     "  --rng SCHEME             run on another seed scheme than written (recorded): bl-philox-v1\n"
@@ -55,6 +59,7 @@ int bl_cmd_run(int argc, char **argv)
     const char *resume = NULL;
     const char *plan_path = NULL, *root = NULL, *backend = NULL, *sign_key = NULL, *rng = NULL, *calibration = NULL;
     int threads = -1, quiet = 0, replicas = 1, force = 0;
+    double checkpoint_ms = 0.0;
     long blocks = 0, trials = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) {
@@ -67,6 +72,20 @@ int bl_cmd_run(int argc, char **argv)
                 return 2;
             }
             sign_key = argv[++i];
+        } else if (!strcmp(argv[i], "--checkpoint-every")) {
+            /* DUR: a number of ms or s of simulated time, or "off". */
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            char *end = NULL;
+            double x = v ? strtod(v, &end) : 0.0;
+            if (v && !strcmp(v, "off")) {
+                checkpoint_ms = -1.0;
+            } else if (v && end != v && x > 0 && x <= 1e12 && (!strcmp(end, "ms") || !strcmp(end, "s"))) {
+                checkpoint_ms = !strcmp(end, "s") ? x * 1000.0 : x;
+            } else {
+                fprintf(stderr, "brainlesslab run: --checkpoint-every '%s' is not a duration such as 500ms or 2s (or "
+                        "off)\n", v ? v : "");
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--root") || !strcmp(argv[i], "--backend") || !strcmp(argv[i], "--threads") ||
                    !strcmp(argv[i], "--replicas") || !strcmp(argv[i], "--blocks") || !strcmp(argv[i], "--trials") ||
                    !strcmp(argv[i], "--rng") || !strcmp(argv[i], "--calibration") || !strcmp(argv[i], "--resume")) {
@@ -171,13 +190,15 @@ int bl_cmd_run(int argc, char **argv)
     bl_experiment_options opt = {.root = root, .backend = backend, .threads = threads, .context = NULL,
                                  .guard_signals = 1, .sign_key = sign_key, .force = force,
                                  .blocks = (uint32_t)blocks, .trials = (uint32_t)trials, .rng = rng,
-                                 .calibration = calibration, .resume = resume};
+                                 .calibration = calibration, .resume = resume, .checkpoint_every_ms = checkpoint_ms};
     unsigned refused = bl_run_refused(plan, &opt);
     if (refused) {
         if (refused & BL_RUN_REFUSED_RESERVOIR)
             fprintf(stderr, "brainlesslab run: --blocks, --trials, --rng and --calibration apply to reservoir plans only\n");
         else if (refused & BL_RUN_REFUSED_RESUME)
             fprintf(stderr, "brainlesslab run: --resume applies to connectome and reservoir plans only\n");
+        else if (refused & BL_RUN_REFUSED_WITHIN)
+            fprintf(stderr, "brainlesslab run: --checkpoint-every applies to connectome plans only\n");
         else if (refused & BL_RUN_REFUSED_BACKEND)
             fprintf(stderr, "brainlesslab run: --backend applies to connectome plans only\n");
         else
