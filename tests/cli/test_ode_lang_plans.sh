@@ -155,6 +155,43 @@ else
     fail "stiff message"
 fi
 
+# failures during the solve: a FAILED record whose message names what happened
+run_fails() { # $1 name, $2.. expected texts; the plan is $work/$1.toml
+    local name=$1
+    shift
+    if "$BL_CLI" run "$work/$name.toml" --root "$work/rec" --quiet >"$work/$name.out" 2>&1; then
+        fail "$name ran to the end"
+        return
+    fi
+    for want in "$@"; do
+        if ! grep -q -- "$want" "$work/$name.out"; then
+            cat "$work/$name.out" >&2
+            fail "$name: no '$want' in the message"
+            return
+        fi
+    done
+    if [ -e "$(ls -d "$work"/rec/"$name"-* | head -1)/FAILED" ]; then
+        ok "$name: $(head -c 240 "$work/$name.out")"
+    else
+        fail "$name: no FAILED record"
+    fi
+}
+# dx/dt = x^2 from x = 2 blows up at t = 1/2: dopri5's step collapses there
+lang_plan collapse "" "dx/dt = x**2 : 1
+dv/dt = -v : 1" | sed '/^observe/d; /^mu = /d; s/^t_end = 10.0/t_end = 2.0/; s/^method = "rk4"/method = "dopri5"/' >"$work/collapse.toml"
+run_fails collapse "step size collapsed" "at t = 0.5000"
+# the step limit on a system that is not stiff: no stiffness advice
+lang_plan steplimit 'max_steps = 5' | sed 's/^method = "rk4"/method = "dopri5"/' >"$work/steplimit.toml"
+run_fails steplimit "step limit 5 reached" "positive on 0 steps"
+if grep -q "looks stiff" "$work/steplimit.out"; then fail "steplimit: a non-stiff system called stiff"; fi
+# cvode-bdf's own step limit (CVODES's mxstep) is reported with the time reached
+lang_plan cvlimit 'max_steps = 5' | sed 's/^method = "rk4"/method = "cvode-bdf"/' >"$work/cvlimit.toml"
+run_fails cvlimit "cvode-bdf" "mxstep steps taken"
+# a fixed-step method whose state becomes non-finite: the state is named by its equation
+lang_plan blowup "" "dx/dt = x**2 : 1
+dv/dt = -v : 1" | sed '/^observe/d; /^mu = /d; s/^t_end = 10.0/t_end = 2.0/; s/^substeps = 20/substeps = 2/' >"$work/blowup.toml"
+run_fails blowup "became non-finite" "dx/dt = x\*\*2"
+
 if [ $failures -gt 0 ]; then
     echo "$failures failure(s)" >&2
     exit 1
