@@ -92,6 +92,21 @@ BL_API void bl_ode_solver_destroy(bl_ode_solver *s);
 BL_API bl_status bl_ode_solve(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
                               double *y_out, bl_error *err);
 
+/* Called with the state y at output time t[k], k = 0..n_times-1 in order; y
+ * is valid only during the call. A nonzero return stops the solve. */
+typedef int (*bl_ode_output_fn)(void *user, size_t k, double t, const double *y);
+
+/* As bl_ode_solve, but instead of writing the state history, hands the state
+ * at each output time to out as the solve passes it, so that observations can
+ * be computed as the run goes with no history kept. The steps are those of
+ * bl_ode_solve on the same grid, and the states bit for bit: the fixed-step
+ * driver and the SUNDIALS methods hand over what they would have written;
+ * dopri5 evaluates its dense output at the grid points each accepted step
+ * covers, as before (the output grid never changes its mesh). Memory beyond
+ * the method's work space: none (dopri5, fixed-step) or one state. */
+BL_API bl_status bl_ode_solve_observe(bl_ode_solver *s, const double *t, size_t n_times, const double *y0,
+                                      const double *p, bl_ode_output_fn out, void *user, bl_error *err);
+
 /* As bl_ode_solve, plus the parameter sensitivities
  * sens_out[(k*n + i)*n_params + j] = d y_i(t_k) / d p_j. Fixed-step methods:
  * the exact forward derivative of the computed trajectory (needs jac, pjac);

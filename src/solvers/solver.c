@@ -146,10 +146,24 @@ static bl_status check_blocks(const bl_ode_solver *s, int dense_jac, int sens, b
     return BL_OK;
 }
 
+bl_status bl_ode_emit(bl_ode_solver *s, double *y_out, size_t k, double t, const double *y, bl_error *err)
+{
+    const size_t n = s->sys.n_states;
+    if (!s->out_fn) {
+        memcpy(y_out + k * n, y, n * sizeof *y);
+        return BL_OK;
+    }
+    int rc = s->out_fn(s->out_user, k, t, y);
+    if (rc)
+        return bl_fail(err, BL_ERR_INVALID, "%s: the output callback stopped the solve (%d) at output %zu, t = %.17g",
+                       s->method, rc, k, t);
+    return BL_OK;
+}
+
 static bl_status solve(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
                        double *y_out, double *sens_out, bl_error *err)
 {
-    if (!s || !y_out)
+    if (!s || (!y_out && !s->out_fn))
         return bl_fail(err, BL_ERR_INVALID, "bl_ode_solve: solver or y_out is NULL");
     bl_status cb = check_blocks(s, !strcmp(s->method, "cvode-bdf") || sens_out, sens_out != NULL, err);
     if (cb)
@@ -176,6 +190,19 @@ bl_status bl_ode_solve(bl_ode_solver *s, const double *t, size_t n_times, const 
                        double *y_out, bl_error *err)
 {
     return solve(s, t, n_times, y0, p, y_out, NULL, err);
+}
+
+bl_status bl_ode_solve_observe(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
+                               bl_ode_output_fn out, void *user, bl_error *err)
+{
+    if (!s || !out)
+        return bl_fail(err, BL_ERR_INVALID, "bl_ode_solve_observe: solver or output callback is NULL");
+    s->out_fn = out;
+    s->out_user = user;
+    bl_status st = solve(s, t, n_times, y0, p, NULL, NULL, err);
+    s->out_fn = NULL;
+    s->out_user = NULL;
+    return st;
 }
 
 bl_status bl_ode_solve_sens(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,

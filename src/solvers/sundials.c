@@ -165,7 +165,8 @@ static bl_status cvode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t 
         st = fail_sd(c, "setup", flag, t[0], err);
         goto done;
     }
-    memcpy(y_out, N_VGetArrayPointer(y), n * sizeof *y_out);
+    if ((st = bl_ode_emit(s, y_out, 0, t[0], N_VGetArrayPointer(y), err)))
+        goto done;
     if (sens_out)
         memset(sens_out, 0, n * np * sizeof *sens_out);
     for (size_t k = 1; k < n_times; k++) {
@@ -175,7 +176,8 @@ static bl_status cvode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t 
             st = fail_sd(c, "CVode", flag, t[k], err);
             goto stats;
         }
-        memcpy(y_out + k * n, N_VGetArrayPointer(y), n * sizeof *y_out);
+        if ((st = bl_ode_emit(s, y_out, k, t[k], N_VGetArrayPointer(y), err)))
+            goto stats;
         if (sens_out) {
             flag = CVodeGetSens(cv, &tret, yS);
             if (flag < 0) {
@@ -219,7 +221,6 @@ static bl_status arkode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t
                               double *y_out, bl_error *err)
 {
     bl_ode_solver *s = c->s;
-    const size_t n = c->n;
     bl_status st = BL_OK;
     void *ark = ERKStepCreate(rhs_cb, t[0], y, ctx);
     if (!ark)
@@ -241,7 +242,8 @@ static bl_status arkode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t
         st = fail_sd(c, "setup", flag, t[0], err);
         goto done;
     }
-    memcpy(y_out, N_VGetArrayPointer(y), n * sizeof *y_out);
+    if ((st = bl_ode_emit(s, y_out, 0, t[0], N_VGetArrayPointer(y), err)))
+        goto done;
     for (size_t k = 1; k < n_times; k++) {
         realtype tret;
         flag = ERKStepEvolve(ark, t[k], y, &tret, ARK_NORMAL);
@@ -249,7 +251,8 @@ static bl_status arkode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t
             st = fail_sd(c, "ERKStepEvolve", flag, t[k], err);
             break;
         }
-        memcpy(y_out + k * n, N_VGetArrayPointer(y), n * sizeof *y_out);
+        if ((st = bl_ode_emit(s, y_out, k, t[k], N_VGetArrayPointer(y), err)))
+            break;
     }
     long nst = 0, netf = 0, nfe = 0;
     realtype hlast = 0;

@@ -88,6 +88,28 @@ good = (np.array_equal(Y.view(np.uint64), y.view(np.uint64)) and np.array_equal(
 sys.exit(0 if good else 1)
 EOF
 
+# The adaptive methods observe as the run goes too, on the same mesh: the observations and the steps are those of
+# the run that keeps the history, bit for bit, and no state history is held
+for m in dopri5 cvode-bdf arkode-dopri5; do
+    lang_plan "keep-$m" "" | sed "s/^method = \"rk4\"/method = \"$m\"/" >"$work/keep-$m.toml"
+    lang_plan "obs-$m" 'retain = "observations"' | sed "s/^method = \"rk4\"/method = \"$m\"/" >"$work/obs-$m.toml"
+    "$BL_CLI" run "$work/keep-$m.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run keep-$m"
+    "$BL_CLI" run "$work/obs-$m.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run obs-$m"
+    if /usr/bin/python3 - "$(ls -d "$work"/rec/keep-$m-* | head -1)" "$(ls -d "$work"/rec/obs-$m-* | head -1)" <<'EOF'; then ok "$m: observations as the run goes = from the stored history, bit for bit, same steps, no history held"; else fail "$m: streamed observations"; fi
+import json, os, sys
+import numpy as np
+dk, do = sys.argv[1], sys.argv[2]
+ok_, oo = np.load(dk + "/observations.npy"), np.load(do + "/observations.npy")
+sk, so = json.load(open(dk + "/summary.json")), json.load(open(do + "/summary.json"))
+print(f"     {sk['method']}: {so['steps_accepted']} accepted, {so['steps_rejected']} rejected; held {so['held']}")
+good = (np.array_equal(oo.view(np.uint64), ok_.view(np.uint64)) and not os.path.exists(do + "/y.npy")
+        and so["steps_accepted"] == sk["steps_accepted"] and so["steps_rejected"] == sk["steps_rejected"]
+        and so["held"]["values"] == 11 * 2 and sk["held"]["values"] == 11 * 2 + 11 * 2
+        and "no state history held" in so["held"]["how"])
+sys.exit(0 if good else 1)
+EOF
+done
+
 # hierarchical: compiled fixture, the same trajectory as the hand-written built-in
 cat >"$work/hier.toml" <<'EOF'
 format = "brainlesslab-plan"
