@@ -56,7 +56,7 @@ typedef struct bl_ode_system {
 } bl_ode_system;
 
 typedef struct bl_ode_options {
-    const char *method;  /* "euler", "rk4", "dopri5", "cvode-bdf", "arkode-dopri5" */
+    const char *method;  /* "euler", "rk4", "dopri5", "cvode-bdf", "arkode-dopri5", "arkode-rk4", "arkode-euler" */
     unsigned substeps;   /* fixed-step methods: equal steps per output interval, >= 1 */
     double rtol, atol;   /* adaptive methods (default 1e-6, 1e-9) */
     double first_step;   /* adaptive: 0 = automatic (SciPy's select_initial_step for dopri5) */
@@ -65,6 +65,11 @@ typedef struct bl_ode_options {
 } bl_ode_options;
 
 BL_API void bl_ode_options_default(bl_ode_options *opt);
+
+/* 1 when method takes substeps equal steps per output interval (euler, rk4,
+ * and ARKODE's tables of the same methods, arkode-euler and arkode-rk4), 0
+ * for the adaptive methods and unknown names. */
+BL_API int bl_ode_method_fixed_step(const char *method);
 
 /* What a solve did: the record states method, tolerances and steps. */
 typedef struct bl_ode_stats {

@@ -61,7 +61,7 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
 {
     const bl_pk_ode *s = bl_pk_spec(plan);
     const size_t n = s->n_states, np = s->n_params, nt = s->n_times, no = s->n_observe;
-    const int fixed = bl_ode_stepper_find(s->method) != NULL;
+    const int fixed = bl_ode_method_fixed_step(s->method);
     const int streaming = s->retain_observations && !s->sensitivities;
     solver_result *r = calloc(1, sizeof *r);
     double *y = streaming ? NULL : calloc(nt * n, sizeof *y);

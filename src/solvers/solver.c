@@ -13,6 +13,20 @@
 #define BL_ODE_MAX_DIM ((size_t)1 << 24)
 
 static const char *const adaptive_methods[] = {"dopri5", "cvode-bdf", "arkode-dopri5"};
+/* Fixed-step methods that are not steppers of ours: ARKODE's tables (sundials.c). */
+static const char *const arkode_fixed_methods[] = {"arkode-rk4", "arkode-euler"};
+
+int bl_ode_method_fixed_step(const char *method)
+{
+    if (!method)
+        return 0;
+    if (bl_ode_stepper_find(method))
+        return 1;
+    for (size_t i = 0; i < sizeof arkode_fixed_methods / sizeof arkode_fixed_methods[0]; i++)
+        if (!strcmp(method, arkode_fixed_methods[i]))
+            return 1;
+    return 0;
+}
 
 void bl_ode_options_default(bl_ode_options *opt)
 {
@@ -44,10 +58,11 @@ bl_status bl_ode_solver_create(const bl_ode_system *sys, const bl_ode_options *o
     int adaptive = 0;
     for (size_t i = 0; i < sizeof adaptive_methods / sizeof adaptive_methods[0]; i++)
         adaptive |= !strcmp(m, adaptive_methods[i]);
-    if (!stepper && !adaptive)
-        return bl_fail(err, BL_ERR_INVALID,
-                       "ode options: method \"%s\" is unknown (euler, rk4, dopri5, cvode-bdf, arkode-dopri5)", m);
-    if (stepper && opt->substeps == 0)
+    const int fixed = bl_ode_method_fixed_step(m);
+    if (!fixed && !adaptive)
+        return bl_fail(err, BL_ERR_INVALID, "ode options: method \"%s\" is unknown (euler, rk4, dopri5, cvode-bdf, "
+                       "arkode-dopri5, arkode-rk4, arkode-euler)", m);
+    if (fixed && opt->substeps == 0)
         return bl_fail(err, BL_ERR_INVALID, "ode options: substeps must be >= 1 for method %s", m);
     if (adaptive) {
         if (!(opt->rtol > 0 && opt->rtol < 1) || !(opt->atol > 0 && isfinite(opt->atol)))

@@ -90,7 +90,7 @@ EOF
 
 # The adaptive methods observe as the run goes too, on the same mesh: the observations and the steps are those of
 # the run that keeps the history, bit for bit, and no state history is held
-for m in dopri5 cvode-bdf arkode-dopri5; do
+for m in dopri5 cvode-bdf arkode-dopri5 arkode-rk4; do
     lang_plan "keep-$m" "" | sed "s/^method = \"rk4\"/method = \"$m\"/" >"$work/keep-$m.toml"
     lang_plan "obs-$m" 'retain = "observations"' | sed "s/^method = \"rk4\"/method = \"$m\"/" >"$work/obs-$m.toml"
     "$BL_CLI" run "$work/keep-$m.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run keep-$m"

@@ -265,6 +265,15 @@ def test_fixed():
             steps = (len(t) - 1) * sub
             check(bits_equal(r["y"], yn) and r["stats"]["accepted"] == steps,
                   f"{method} {name}: {steps} steps, {len(t)} outputs x {n} states identical to NumPy")
+            # ARKODE's ERKStep with the same tableau on the same mesh: an independent implementation. Euler is
+            # the same operations (y + (h * 1) k1); RK4's stages are ARKODE's linear combinations (another
+            # summation order), so it agrees to rounding, accumulated over the steps.
+            a, _ = ode("solve", name, n, "arkode-" + method, t, y0, p, sub=sub)
+            rel = np.max(np.abs(a["y"] - yn) / np.maximum(np.max(np.abs(yn), axis=0), 1e-300))
+            same = bits_equal(a["y"], yn)
+            check(a["stats"]["accepted"] == steps and (same if method == "euler" else rel < 1e-12),
+                  f"arkode-{method} {name}: {steps} steps, " + ("bit-identical to ours" if same else
+                  f"max {rel:.1e} of each state's scale from ours ({ulps(a['y'], yn)} ulps)"))
 
 
 # ---------------------------------------------------------------- derivatives

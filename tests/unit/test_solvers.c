@@ -303,7 +303,7 @@ static void test_adaptive_exponential(void **state)
 }
 
 /* bl_ode_solve_observe hands over the very states bl_ode_solve writes (same
- * mesh, bit for bit) for every method, and a callback that stops the solve is
+ * mesh, bit for bit) for every method (ARKODE's fixed-step tables too), and a callback that stops the solve is
  * reported with the output index and time. */
 typedef struct obs_copy {
     double *y;
@@ -330,8 +330,8 @@ static void test_solve_observe(void **state)
     double t[21], y[42], ys[42];
     for (int k = 0; k < 21; k++)
         t[k] = 0.37 * k;
-    const char *methods[] = {"euler", "rk4", "dopri5", "arkode-dopri5", "cvode-bdf"};
-    for (int m = 0; m < 5; m++) {
+    const char *methods[] = {"euler", "rk4", "dopri5", "arkode-dopri5", "cvode-bdf", "arkode-rk4", "arkode-euler"};
+    for (int m = 0; m < 7; m++) {
         bl_ode_solver *s = solver(sys, methods[m], 7, 1e-6, 1e-9);
         bl_error e = {0};
         assert_int_equal(bl_ode_solve(s, t, 21, y0, p, y, &e), BL_OK);
