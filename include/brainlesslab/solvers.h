@@ -56,7 +56,7 @@ typedef struct bl_ode_system {
 } bl_ode_system;
 
 typedef struct bl_ode_options {
-    const char *method;  /* "euler", "rk4", "dopri5", "cvode-bdf", "arkode-dopri5" */
+    const char *method;  /* "euler", "rk4", "dopri5", "cvode-bdf", "arkode-dopri5", "arkode-rk4", "arkode-euler" */
     unsigned substeps;   /* fixed-step methods: equal steps per output interval, >= 1 */
     double rtol, atol;   /* adaptive methods (default 1e-6, 1e-9) */
     double first_step;   /* adaptive: 0 = automatic (SciPy's select_initial_step for dopri5) */
@@ -65,6 +65,11 @@ typedef struct bl_ode_options {
 } bl_ode_options;
 
 BL_API void bl_ode_options_default(bl_ode_options *opt);
+
+/* 1 when method takes substeps equal steps per output interval (euler, rk4,
+ * and ARKODE's tables of the same methods, arkode-euler and arkode-rk4), 0
+ * for the adaptive methods and unknown names. */
+BL_API int bl_ode_method_fixed_step(const char *method);
 
 /* What a solve did: the record states method, tolerances and steps. */
 typedef struct bl_ode_stats {
@@ -91,6 +96,21 @@ BL_API void bl_ode_solver_destroy(bl_ode_solver *s);
  * every t[k] into y_out[k*n + i]; y_out[0..n) = y0. */
 BL_API bl_status bl_ode_solve(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
                               double *y_out, bl_error *err);
+
+/* Called with the state y at output time t[k], k = 0..n_times-1 in order; y
+ * is valid only during the call. A nonzero return stops the solve. */
+typedef int (*bl_ode_output_fn)(void *user, size_t k, double t, const double *y);
+
+/* As bl_ode_solve, but instead of writing the state history, hands the state
+ * at each output time to out as the solve passes it, so that observations can
+ * be computed as the run goes with no history kept. The steps are those of
+ * bl_ode_solve on the same grid, and the states bit for bit: the fixed-step
+ * driver and the SUNDIALS methods hand over what they would have written;
+ * dopri5 evaluates its dense output at the grid points each accepted step
+ * covers, as before (the output grid never changes its mesh). Memory beyond
+ * the method's work space: none (dopri5, fixed-step) or one state. */
+BL_API bl_status bl_ode_solve_observe(bl_ode_solver *s, const double *t, size_t n_times, const double *y0,
+                                      const double *p, bl_ode_output_fn out, void *user, bl_error *err);
 
 /* As bl_ode_solve, plus the parameter sensitivities
  * sens_out[(k*n + i)*n_params + j] = d y_i(t_k) / d p_j. Fixed-step methods:

@@ -28,40 +28,32 @@ void bl_xp_solver_destroy(void *r)
     free(r);
 }
 
-/* Observations as the run goes: fixed-step methods without sensitivities
- * solve one output interval at a time from the state reached (the fixed-step
- * driver's steps depend only on the interval and its start, so the
- * trajectory is bit for bit the whole-grid one) and keep two states; the
- * adaptive drivers write the whole grid, so there the history is held during
- * the solve and only the observations are written. */
+/* Observations as the run goes (bl_ode_solve_observe): every method hands
+ * each output time's state to the observer as the solve passes it, on the
+ * mesh of the whole-grid solve (fixed-step: the same steps; dopri5: its dense
+ * output read at the grid points its steps cover; SUNDIALS: the state it
+ * returns at each output time), so the observations are bit for bit those
+ * computed from the stored history, and no history is kept. */
+typedef struct observer {
+    bl_ode_lang *l;
+    const bl_pk_ode *s;
+    double *obs;
+} observer;
+
+static int observe_one(void *user, size_t k, double t, const double *y)
+{
+    observer *o = user;
+    if (o->s->n_observe)
+        bl_ode_lang_observe(o->l, t, y, o->s->p, o->obs + k * o->s->n_observe);
+    return 0;
+}
+
 static bl_status solve_streaming(bl_ode_solver *solver, const bl_pk_ode *s, bl_ode_lang *l, double *obs,
                                  bl_ode_stats *sum, bl_error *err)
 {
-    const size_t n = s->n_states, no = s->n_observe;
-    double *y2 = malloc(3 * n * sizeof *y2);
-    if (!y2)
-        return bl_fail(err, BL_ERR_NOMEM, "ode: out of memory for %zu states", n);
-    double *cur = y2 + 2 * n;
-    memcpy(cur, s->y0, n * sizeof *cur);
-    bl_ode_lang_observe(l, s->t[0], cur, s->p, obs);
-    bl_status st = BL_OK;
-    memset(sum, 0, sizeof *sum);
-    for (size_t k = 0; k + 1 < s->n_times && !st; k++) {
-        st = bl_ode_solve(solver, s->t + k, 2, cur, s->p, y2, err);
-        bl_ode_stats one;
-        bl_ode_solver_stats(solver, &one);
-        memcpy(sum->method, one.method, sizeof sum->method);
-        sum->steps_accepted += one.steps_accepted;
-        sum->steps_rejected += one.steps_rejected;
-        sum->rhs_evals += one.rhs_evals;
-        sum->jac_evals += one.jac_evals;
-        sum->h_last = one.h_last;
-        if (!st) {
-            memcpy(cur, y2 + n, n * sizeof *cur);
-            bl_ode_lang_observe(l, s->t[k + 1], cur, s->p, obs + (k + 1) * no);
-        }
-    }
-    free(y2);
+    observer o = {.l = l, .s = s, .obs = obs};
+    bl_status st = bl_ode_solve_observe(solver, s->t, s->n_times, s->y0, s->p, observe_one, &o, err);
+    bl_ode_solver_stats(solver, sum);
     return st;
 }
 
@@ -69,8 +61,8 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
 {
     const bl_pk_ode *s = bl_pk_spec(plan);
     const size_t n = s->n_states, np = s->n_params, nt = s->n_times, no = s->n_observe;
-    const int fixed = bl_ode_stepper_find(s->method) != NULL;
-    const int streaming = s->retain_observations && fixed && !s->sensitivities;
+    const int fixed = bl_ode_method_fixed_step(s->method);
+    const int streaming = s->retain_observations && !s->sensitivities;
     solver_result *r = calloc(1, sizeof *r);
     double *y = streaming ? NULL : calloc(nt * n, sizeof *y);
     double *S = s->sensitivities ? calloc(nt * n * (np ? np : 1), sizeof *S) : NULL;
@@ -189,9 +181,9 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         cJSON_AddNumberToObject(ret, "bytes", 8.0 * values);
         /* What the run held, beyond the solver's own work space. */
         cJSON *held = cJSON_AddObjectToObject(j, "held");
-        const double hv = (streaming ? 3.0 * (double)n : hist) + sens + ov;
-        cJSON_AddStringToObject(held, "how", streaming ? "observations computed as the run goes: one output interval "
-                                                         "at a time, two states held"
+        const double hv = (streaming ? 0.0 : hist) + sens + ov;
+        cJSON_AddStringToObject(held, "how", streaming ? "observations computed as the run goes from the state at "
+                                                         "each output time: no state history held"
                                 : no ? "the state history on the grid held during the solve, observations computed "
                                        "from it" : "the state history on the grid");
         cJSON_AddNumberToObject(held, "values", hv);

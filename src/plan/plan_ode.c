@@ -7,7 +7,7 @@
  *   [ode.parameters] k = 0.5  # its parameters (ordered by name), [ode.init] x = 1.0 (others 0),
  *   observe = { x2 = "x**2" } # observations on the grid, and retain = "observations" | "state"
  *   states = 16               # "exponential" only: its state count
- *   method = "rk4"            # euler, rk4, dopri5, cvode-bdf, arkode-dopri5
+ *   method = "rk4"            # euler, rk4, dopri5, cvode-bdf, arkode-dopri5, arkode-rk4, arkode-euler
  *   substeps = 10             # fixed-step methods: steps per output interval (default 1)
  *   rtol = 1e-6               # adaptive methods (defaults 1e-6, 1e-9, 100000)
  *   atol = 1e-9
@@ -454,7 +454,7 @@ char *bl_pk_op_render_ode(const bl_plan *plan, int pretty, int full)
     bl_cj_int(&b, o, "states", (int64_t)s->n_states);
     bl_cj_int(&b, o, "params_count", (int64_t)s->n_params);
     bl_cj_str(&b, o, "method", s->method);
-    if ((bl_ode_stepper_find(s->method) != NULL)) {
+    if (bl_ode_method_fixed_step(s->method)) {
         bl_cj_int(&b, o, "substeps", s->substeps);
     } else {
         bl_cj_num(&b, o, "rtol", s->rtol);

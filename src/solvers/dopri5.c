@@ -7,7 +7,9 @@
  * points are read from the same 4th-order dense output (its P matrix) of the
  * step that covers them, as solve_ivp(t_eval=...) does. So the accepted and
  * rejected counts match SciPy's and the values agree to rounding (SciPy sums
- * the stages with BLAS dot products, in another order).
+ * the stages with BLAS dot products, in another order). Under
+ * bl_ode_solve_observe the same values go to the callback instead of y_out:
+ * the grid only decides where the dense output is read, never the mesh.
  *
  * Stiffness: Hairer's test (DOPRI5, `hlamb`): |h lambda| estimated from the
  * last two stage derivatives; a stiff system shows many such steps before the
@@ -115,7 +117,8 @@ bl_status bl_ode_dopri5_solve(bl_ode_solver *s, const double *t, size_t n_times,
            *Q = tmp2 + n;
     bl_status st = BL_OK;
     memcpy(y, y0, n * sizeof *y);
-    memcpy(y_out, y0, n * sizeof *y);
+    if ((st = bl_ode_emit(s, y_out, 0, t[0], y0, err)))
+        goto done;
     double tc = t[0], h_abs;
     if (f(&c, tc, y, K))
         goto rhs_failed;
@@ -228,13 +231,16 @@ bl_status bl_ode_dopri5_solve(bl_ode_solver *s, const double *t, size_t n_times,
             while (next_out < n_times && t[next_out] <= t_new) {
                 const double x = (t[next_out] - tc) / h;
                 const double pw[4] = {x, x * x, x * x * x, x * x * x * x};
-                double *out = y_out + next_out * n;
+                /* Streaming (bl_ode_solve_observe): into tmp, free until the next step's stages. */
+                double *out = s->out_fn ? tmp : y_out + next_out * n;
                 for (size_t i = 0; i < n; i++) {
                     double acc = 0.0;
                     for (int q = 0; q < 4; q++)
                         acc += Q[i * 4 + q] * pw[q];
                     out[i] = h * acc + y[i];
                 }
+                if (s->out_fn && (st = bl_ode_emit(s, NULL, next_out, t[next_out], out, err)))
+                    goto done;
                 next_out++;
             }
         }

@@ -84,10 +84,9 @@ bl_status bl_ode_fixed_solve(bl_ode_solver *s, const double *t, size_t n_times, 
     double *dK = sw, *dY = sw ? dK + ns * nnp : NULL, *J = sw ? dY + nnp : NULL, *P = sw ? J + n * n : NULL,
            *S = sw ? P + nnp : NULL;
     memcpy(y, y0, n * sizeof *y);
-    memcpy(y_out, y0, n * sizeof *y);
     if (sens_out)
         memset(sens_out, 0, nnp * sizeof *sens_out);
-    bl_status st = BL_OK;
+    bl_status st = bl_ode_emit(s, y_out, 0, t[0], y0, err);
     for (size_t k = 0; k + 1 < n_times && st == BL_OK; k++) {
         const double h = (t[k + 1] - t[k]) / (double)sub;
         for (unsigned j = 0; j < sub; j++) {
@@ -113,7 +112,10 @@ bl_status bl_ode_fixed_solve(bl_ode_solver *s, const double *t, size_t n_times, 
         }
         if (st == BL_OK)
             st = check_finite(s, y, t[k + 1], err);
-        memcpy(y_out + (k + 1) * n, y, n * sizeof *y);
+        if (st == BL_OK) /* a failed step leaves y_out as it was (the callback sees only states reached) */
+            st = bl_ode_emit(s, y_out, k + 1, t[k + 1], y, err);
+        else if (!s->out_fn)
+            memcpy(y_out + (k + 1) * n, y, n * sizeof *y);
         if (sens_out)
             memcpy(sens_out + (k + 1) * nnp, S, nnp * sizeof *S);
     }

@@ -13,6 +13,20 @@
 #define BL_ODE_MAX_DIM ((size_t)1 << 24)
 
 static const char *const adaptive_methods[] = {"dopri5", "cvode-bdf", "arkode-dopri5"};
+/* Fixed-step methods that are not steppers of ours: ARKODE's tables (sundials.c). */
+static const char *const arkode_fixed_methods[] = {"arkode-rk4", "arkode-euler"};
+
+int bl_ode_method_fixed_step(const char *method)
+{
+    if (!method)
+        return 0;
+    if (bl_ode_stepper_find(method))
+        return 1;
+    for (size_t i = 0; i < sizeof arkode_fixed_methods / sizeof arkode_fixed_methods[0]; i++)
+        if (!strcmp(method, arkode_fixed_methods[i]))
+            return 1;
+    return 0;
+}
 
 void bl_ode_options_default(bl_ode_options *opt)
 {
@@ -44,10 +58,11 @@ bl_status bl_ode_solver_create(const bl_ode_system *sys, const bl_ode_options *o
     int adaptive = 0;
     for (size_t i = 0; i < sizeof adaptive_methods / sizeof adaptive_methods[0]; i++)
         adaptive |= !strcmp(m, adaptive_methods[i]);
-    if (!stepper && !adaptive)
-        return bl_fail(err, BL_ERR_INVALID,
-                       "ode options: method \"%s\" is unknown (euler, rk4, dopri5, cvode-bdf, arkode-dopri5)", m);
-    if (stepper && opt->substeps == 0)
+    const int fixed = bl_ode_method_fixed_step(m);
+    if (!fixed && !adaptive)
+        return bl_fail(err, BL_ERR_INVALID, "ode options: method \"%s\" is unknown (euler, rk4, dopri5, cvode-bdf, "
+                       "arkode-dopri5, arkode-rk4, arkode-euler)", m);
+    if (fixed && opt->substeps == 0)
         return bl_fail(err, BL_ERR_INVALID, "ode options: substeps must be >= 1 for method %s", m);
     if (adaptive) {
         if (!(opt->rtol > 0 && opt->rtol < 1) || !(opt->atol > 0 && isfinite(opt->atol)))
@@ -146,10 +161,24 @@ static bl_status check_blocks(const bl_ode_solver *s, int dense_jac, int sens, b
     return BL_OK;
 }
 
+bl_status bl_ode_emit(bl_ode_solver *s, double *y_out, size_t k, double t, const double *y, bl_error *err)
+{
+    const size_t n = s->sys.n_states;
+    if (!s->out_fn) {
+        memcpy(y_out + k * n, y, n * sizeof *y);
+        return BL_OK;
+    }
+    int rc = s->out_fn(s->out_user, k, t, y);
+    if (rc)
+        return bl_fail(err, BL_ERR_INVALID, "%s: the output callback stopped the solve (%d) at output %zu, t = %.17g",
+                       s->method, rc, k, t);
+    return BL_OK;
+}
+
 static bl_status solve(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
                        double *y_out, double *sens_out, bl_error *err)
 {
-    if (!s || !y_out)
+    if (!s || (!y_out && !s->out_fn))
         return bl_fail(err, BL_ERR_INVALID, "bl_ode_solve: solver or y_out is NULL");
     bl_status cb = check_blocks(s, !strcmp(s->method, "cvode-bdf") || sens_out, sens_out != NULL, err);
     if (cb)
@@ -176,6 +205,19 @@ bl_status bl_ode_solve(bl_ode_solver *s, const double *t, size_t n_times, const 
                        double *y_out, bl_error *err)
 {
     return solve(s, t, n_times, y0, p, y_out, NULL, err);
+}
+
+bl_status bl_ode_solve_observe(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,
+                               bl_ode_output_fn out, void *user, bl_error *err)
+{
+    if (!s || !out)
+        return bl_fail(err, BL_ERR_INVALID, "bl_ode_solve_observe: solver or output callback is NULL");
+    s->out_fn = out;
+    s->out_user = user;
+    bl_status st = solve(s, t, n_times, y0, p, NULL, NULL, err);
+    s->out_fn = NULL;
+    s->out_user = NULL;
+    return st;
 }
 
 bl_status bl_ode_solve_sens(bl_ode_solver *s, const double *t, size_t n_times, const double *y0, const double *p,

@@ -36,7 +36,14 @@ struct bl_ode_solver {
     char method[32];
     const bl_ode_stepper *stepper; /* fixed-step methods, else NULL */
     bl_ode_stats stats;
+    bl_ode_output_fn out_fn; /* bl_ode_solve_observe: the output sink (y_out is NULL then) */
+    void *out_user;
 };
+
+/* Every driver hands the state at output time t[k] over through this: into
+ * row k of y_out, or to bl_ode_solve_observe's callback. Fails, naming the
+ * time, when the callback stops the solve. */
+bl_status bl_ode_emit(bl_ode_solver *s, double *y_out, size_t k, double t, const double *y, bl_error *err);
 
 /* Grid and initial-state checks shared by every method: t strictly
  * increasing and finite, y0 finite, f(t0, y0, p) finite. */

@@ -2,7 +2,14 @@
  * Newton, optional user Jacobian, forward sensitivities) and "arkode-dopri5"
  * (ARKODE ERKStep with its Dormand-Prince 7-4-5 table: an independent
  * implementation of the method of dopri5.c, with ARKODE's own error norm and
- * step controller, so only tolerance-level agreement is expected).
+ * step controller, so only tolerance-level agreement is expected), and
+ * "arkode-rk4" / "arkode-euler": ERKStep with the classic RK4 and forward
+ * Euler tableaux given as Butcher tables, at a fixed step on the mesh of
+ * rk4.c / euler.c (substeps equal steps per output interval, one ARK_ONE_STEP
+ * call per step). They are independent implementations of the fixed-step
+ * methods: ARKODE forms the stages with its own vector operations (linear
+ * combinations, another summation order) and advances t by accumulation, so
+ * they agree with ours to rounding, not bit for bit.
  *
  * Only CVODES is linked, not CVODE: both define CVodeCreate & co., and CVODES
  * is the superset. SUNDIALS never prints: its error handler writes into the
@@ -165,7 +172,8 @@ static bl_status cvode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t 
         st = fail_sd(c, "setup", flag, t[0], err);
         goto done;
     }
-    memcpy(y_out, N_VGetArrayPointer(y), n * sizeof *y_out);
+    if ((st = bl_ode_emit(s, y_out, 0, t[0], N_VGetArrayPointer(y), err)))
+        goto done;
     if (sens_out)
         memset(sens_out, 0, n * np * sizeof *sens_out);
     for (size_t k = 1; k < n_times; k++) {
@@ -175,7 +183,8 @@ static bl_status cvode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t 
             st = fail_sd(c, "CVode", flag, t[k], err);
             goto stats;
         }
-        memcpy(y_out + k * n, N_VGetArrayPointer(y), n * sizeof *y_out);
+        if ((st = bl_ode_emit(s, y_out, k, t[k], N_VGetArrayPointer(y), err)))
+            goto stats;
         if (sens_out) {
             flag = CVodeGetSens(cv, &tret, yS);
             if (flag < 0) {
@@ -215,23 +224,43 @@ done:
     return st;
 }
 
+/* The fixed-step tableaux (rk4.c, euler.c), row-major A. */
+static realtype rk4_c[4] = {0, 0.5, 0.5, 1}, rk4_b[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+static realtype rk4_a[16] = {0, 0, 0, 0, 0.5, 0, 0, 0, 0, 0.5, 0, 0, 0, 0, 1, 0};
+static realtype euler_c[1] = {0}, euler_b[1] = {1}, euler_a[1] = {0};
+
 static bl_status arkode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t n_times, N_Vector y,
                               double *y_out, bl_error *err)
 {
     bl_ode_solver *s = c->s;
-    const size_t n = c->n;
     bl_status st = BL_OK;
+    const int rk4 = !strcmp(s->method, "arkode-rk4"), fixed = rk4 || !strcmp(s->method, "arkode-euler");
+    uint64_t fixed_steps = 0;
+    ARKodeButcherTable tab = NULL;
     void *ark = ERKStepCreate(rhs_cb, t[0], y, ctx);
     if (!ark)
-        return bl_fail(err, BL_ERR_NOMEM, "arkode-dopri5: ERKStepCreate failed");
+        return bl_fail(err, BL_ERR_NOMEM, "%s: ERKStepCreate failed", s->method);
     int flag = ERKStepSetErrHandlerFn(ark, err_cb, c);
     if (!flag)
         flag = ERKStepSetUserData(ark, c);
-    if (!flag)
-        flag = ERKStepSStolerances(ark, s->opt.rtol, s->opt.atol);
-    if (!flag)
-        flag = ERKStepSetTableNum(ark, ARKODE_DORMAND_PRINCE_7_4_5);
-    if (!flag)
+    if (fixed) {
+        tab = rk4 ? ARKodeButcherTable_Create(4, 4, 0, rk4_c, rk4_a, rk4_b, NULL)
+                  : ARKodeButcherTable_Create(1, 1, 0, euler_c, euler_a, euler_b, NULL);
+        if (!tab) {
+            st = bl_fail(err, BL_ERR_NOMEM, "%s: ARKodeButcherTable_Create failed", s->method);
+            goto done;
+        }
+        if (!flag)
+            flag = ERKStepSetFixedStep(ark, (t[1] - t[0]) / (double)s->opt.substeps);
+        if (!flag)
+            flag = ERKStepSetTable(ark, tab);
+    } else {
+        if (!flag)
+            flag = ERKStepSStolerances(ark, s->opt.rtol, s->opt.atol);
+        if (!flag)
+            flag = ERKStepSetTableNum(ark, ARKODE_DORMAND_PRINCE_7_4_5);
+    }
+    if (!flag && !fixed)
         flag = ERKStepSetMaxNumSteps(ark, (long)(s->opt.max_steps > 0x7fffffffL ? 0x7fffffffL : s->opt.max_steps));
     if (!flag && s->opt.first_step > 0)
         flag = ERKStepSetInitStep(ark, s->opt.first_step);
@@ -241,15 +270,32 @@ static bl_status arkode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t
         st = fail_sd(c, "setup", flag, t[0], err);
         goto done;
     }
-    memcpy(y_out, N_VGetArrayPointer(y), n * sizeof *y_out);
+    if ((st = bl_ode_emit(s, y_out, 0, t[0], N_VGetArrayPointer(y), err)))
+        goto done;
     for (size_t k = 1; k < n_times; k++) {
         realtype tret;
-        flag = ERKStepEvolve(ark, t[k], y, &tret, ARK_NORMAL);
+        if (fixed) {
+            /* substeps steps of h = (t[k] - t[k-1]) / substeps, each from t[k-1] + j h as in fixed.c, one
+             * ONE_STEP call each after ERKStepReset. The reset also works around SUNDIALS < 6.6's ERKStep
+             * treating every table with c[s-1] = 1 as first-same-as-last (llnl/sundials issue 311): RK4's
+             * next first stage would otherwise be its last stage's derivative, not f(t_n+1, y_n+1). */
+            const double h = (t[k] - t[k - 1]) / (double)s->opt.substeps;
+            flag = ERKStepSetFixedStep(ark, h);
+            for (unsigned j = 0; j < s->opt.substeps && flag >= 0; j++) {
+                flag = ERKStepReset(ark, t[k - 1] + (double)j * h, y);
+                if (flag >= 0)
+                    flag = ERKStepEvolve(ark, t[k], y, &tret, ARK_ONE_STEP);
+                fixed_steps++;
+            }
+        } else {
+            flag = ERKStepEvolve(ark, t[k], y, &tret, ARK_NORMAL);
+        }
         if (flag < 0) {
             st = fail_sd(c, "ERKStepEvolve", flag, t[k], err);
             break;
         }
-        memcpy(y_out + k * n, N_VGetArrayPointer(y), n * sizeof *y_out);
+        if ((st = bl_ode_emit(s, y_out, k, t[k], N_VGetArrayPointer(y), err)))
+            break;
     }
     long nst = 0, netf = 0, nfe = 0;
     realtype hlast = 0;
@@ -257,12 +303,14 @@ static bl_status arkode_solve(sd_ctx *c, SUNContext ctx, const double *t, size_t
     ERKStepGetNumErrTestFails(ark, &netf);
     ERKStepGetNumRhsEvals(ark, &nfe);
     ERKStepGetLastStep(ark, &hlast);
-    s->stats.steps_accepted = (uint64_t)nst;
+    s->stats.steps_accepted = fixed ? fixed_steps : (uint64_t)nst; /* a reset restarts ARKODE's step count */
     s->stats.steps_rejected = (uint64_t)netf;
     s->stats.rhs_evals = (uint64_t)nfe;
     s->stats.h_last = hlast;
 done:
     ERKStepFree(&ark);
+    if (tab)
+        ARKodeButcherTable_Free(tab);
     return st;
 }
 

@@ -88,6 +88,28 @@ good = (np.array_equal(Y.view(np.uint64), y.view(np.uint64)) and np.array_equal(
 sys.exit(0 if good else 1)
 EOF
 
+# The adaptive methods observe as the run goes too, on the same mesh: the observations and the steps are those of
+# the run that keeps the history, bit for bit, and no state history is held
+for m in dopri5 cvode-bdf arkode-dopri5 arkode-rk4; do
+    lang_plan "keep-$m" "" | sed "s/^method = \"rk4\"/method = \"$m\"/" >"$work/keep-$m.toml"
+    lang_plan "obs-$m" 'retain = "observations"' | sed "s/^method = \"rk4\"/method = \"$m\"/" >"$work/obs-$m.toml"
+    "$BL_CLI" run "$work/keep-$m.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run keep-$m"
+    "$BL_CLI" run "$work/obs-$m.toml" --root "$work/rec" --quiet >/dev/null 2>&1 || fail "run obs-$m"
+    if /usr/bin/python3 - "$(ls -d "$work"/rec/keep-$m-* | head -1)" "$(ls -d "$work"/rec/obs-$m-* | head -1)" <<'EOF'; then ok "$m: observations as the run goes = from the stored history, bit for bit, same steps, no history held"; else fail "$m: streamed observations"; fi
+import json, os, sys
+import numpy as np
+dk, do = sys.argv[1], sys.argv[2]
+ok_, oo = np.load(dk + "/observations.npy"), np.load(do + "/observations.npy")
+sk, so = json.load(open(dk + "/summary.json")), json.load(open(do + "/summary.json"))
+print(f"     {sk['method']}: {so['steps_accepted']} accepted, {so['steps_rejected']} rejected; held {so['held']}")
+good = (np.array_equal(oo.view(np.uint64), ok_.view(np.uint64)) and not os.path.exists(do + "/y.npy")
+        and so["steps_accepted"] == sk["steps_accepted"] and so["steps_rejected"] == sk["steps_rejected"]
+        and so["held"]["values"] == 11 * 2 and sk["held"]["values"] == 11 * 2 + 11 * 2
+        and "no state history held" in so["held"]["how"])
+sys.exit(0 if good else 1)
+EOF
+done
+
 # hierarchical: compiled fixture, the same trajectory as the hand-written built-in
 cat >"$work/hier.toml" <<'EOF'
 format = "brainlesslab-plan"
@@ -154,6 +176,43 @@ else
     cat "$work/stiff.out" >&2
     fail "stiff message"
 fi
+
+# failures during the solve: a FAILED record whose message names what happened
+run_fails() { # $1 name, $2.. expected texts; the plan is $work/$1.toml
+    local name=$1
+    shift
+    if "$BL_CLI" run "$work/$name.toml" --root "$work/rec" --quiet >"$work/$name.out" 2>&1; then
+        fail "$name ran to the end"
+        return
+    fi
+    for want in "$@"; do
+        if ! grep -q -- "$want" "$work/$name.out"; then
+            cat "$work/$name.out" >&2
+            fail "$name: no '$want' in the message"
+            return
+        fi
+    done
+    if [ -e "$(ls -d "$work"/rec/"$name"-* | head -1)/FAILED" ]; then
+        ok "$name: $(head -c 240 "$work/$name.out")"
+    else
+        fail "$name: no FAILED record"
+    fi
+}
+# dx/dt = x^2 from x = 2 blows up at t = 1/2: dopri5's step collapses there
+lang_plan collapse "" "dx/dt = x**2 : 1
+dv/dt = -v : 1" | sed '/^observe/d; /^mu = /d; s/^t_end = 10.0/t_end = 2.0/; s/^method = "rk4"/method = "dopri5"/' >"$work/collapse.toml"
+run_fails collapse "step size collapsed" "at t = 0.5000"
+# the step limit on a system that is not stiff: no stiffness advice
+lang_plan steplimit 'max_steps = 5' | sed 's/^method = "rk4"/method = "dopri5"/' >"$work/steplimit.toml"
+run_fails steplimit "step limit 5 reached" "positive on 0 steps"
+if grep -q "looks stiff" "$work/steplimit.out"; then fail "steplimit: a non-stiff system called stiff"; fi
+# cvode-bdf's own step limit (CVODES's mxstep) is reported with the time reached
+lang_plan cvlimit 'max_steps = 5' | sed 's/^method = "rk4"/method = "cvode-bdf"/' >"$work/cvlimit.toml"
+run_fails cvlimit "cvode-bdf" "mxstep steps taken"
+# a fixed-step method whose state becomes non-finite: the state is named by its equation
+lang_plan blowup "" "dx/dt = x**2 : 1
+dv/dt = -v : 1" | sed '/^observe/d; /^mu = /d; s/^t_end = 10.0/t_end = 2.0/; s/^substeps = 20/substeps = 2/' >"$work/blowup.toml"
+run_fails blowup "became non-finite" "dx/dt = x\*\*2"
 
 if [ $failures -gt 0 ]; then
     echo "$failures failure(s)" >&2

@@ -302,6 +302,66 @@ static void test_adaptive_exponential(void **state)
     bl_ode_builtin_destroy(b);
 }
 
+/* bl_ode_solve_observe hands over the very states bl_ode_solve writes (same
+ * mesh, bit for bit) for every method (ARKODE's fixed-step tables too), and a callback that stops the solve is
+ * reported with the output index and time. */
+typedef struct obs_copy {
+    double *y;
+    size_t n, calls, stop_at;
+} obs_copy;
+
+static int copy_out(void *user, size_t k, double t, const double *y)
+{
+    obs_copy *c = user;
+    (void)t;
+    if (k != c->calls)
+        return 2;
+    memcpy(c->y + k * c->n, y, c->n * sizeof *y);
+    c->calls++;
+    return k + 1 == c->stop_at ? 7 : 0;
+}
+
+static void test_solve_observe(void **state)
+{
+    (void)state;
+    bl_ode_builtin *b = builtin("vdp", 2);
+    const bl_ode_system *sys = bl_ode_builtin_system(b);
+    const double *p = bl_ode_builtin_params(b), *y0 = bl_ode_builtin_y0(b);
+    double t[21], y[42], ys[42];
+    for (int k = 0; k < 21; k++)
+        t[k] = 0.37 * k;
+    const char *methods[] = {"euler", "rk4", "dopri5", "arkode-dopri5", "cvode-bdf", "arkode-rk4", "arkode-euler"};
+    for (int m = 0; m < 7; m++) {
+        bl_ode_solver *s = solver(sys, methods[m], 7, 1e-6, 1e-9);
+        bl_error e = {0};
+        assert_int_equal(bl_ode_solve(s, t, 21, y0, p, y, &e), BL_OK);
+        bl_ode_stats a, c;
+        bl_ode_solver_stats(s, &a);
+        obs_copy oc = {.y = ys, .n = 2, .calls = 0, .stop_at = 0};
+        assert_int_equal(bl_ode_solve_observe(s, t, 21, y0, p, copy_out, &oc, &e), BL_OK);
+        bl_ode_solver_stats(s, &c);
+        assert_int_equal(oc.calls, 21);
+        assert_memory_equal(y, ys, sizeof y);
+        assert_int_equal(a.steps_accepted, c.steps_accepted);
+        assert_int_equal(a.steps_rejected, c.steps_rejected);
+        assert_int_equal(a.rhs_evals, c.rhs_evals);
+        oc.calls = 0;
+        oc.stop_at = 5;
+        assert_int_equal(bl_ode_solve_observe(s, t, 21, y0, p, copy_out, &oc, &e), BL_ERR_INVALID);
+        assert_non_null(strstr(e.message, "output callback stopped the solve (7) at output 4"));
+        assert_int_equal(oc.calls, 5);
+        /* the handle is usable again for a plain solve afterwards */
+        assert_int_equal(bl_ode_solve(s, t, 21, y0, p, ys, &e), BL_OK);
+        assert_memory_equal(y, ys, sizeof y);
+        bl_ode_solver_destroy(s);
+    }
+    bl_error e = {0};
+    bl_ode_solver *s = solver(sys, "rk4", 1, 1e-6, 1e-9);
+    assert_int_equal(bl_ode_solve_observe(s, t, 21, y0, p, NULL, NULL, &e), BL_ERR_INVALID);
+    bl_ode_solver_destroy(s);
+    bl_ode_builtin_destroy(b);
+}
+
 static void test_stiff_explicit_is_refused(void **state)
 {
     (void)state;
@@ -445,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_adjoint_vs_differences),
         cmocka_unit_test(test_hessian),
         cmocka_unit_test(test_adaptive_exponential),
+        cmocka_unit_test(test_solve_observe),
         cmocka_unit_test(test_stiff_explicit_is_refused),
         cmocka_unit_test(test_cvodes_sensitivities),
         cmocka_unit_test(test_ssa_streams),
