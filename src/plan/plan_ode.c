@@ -613,6 +613,12 @@ void bl_pk_op_estimate_ode(const bl_plan *plan, bl_plan_estimate_t *e)
     const double values = (double)s->n_times * (double)s->n_states * (1.0 + (s->sensitivities ? (double)s->n_params : 0)) +
                           (double)s->n_times * (double)s->n_observe;
     e->memory_bytes = 8.0 * values + 8.0 * (double)s->n_states * (double)s->n_states * 4;
+    if (s->gradient) { /* the adjoint keeps the state at every step; cvode-bdf the sensitivities */
+        const double steps = (double)(s->n_times - 1) * (double)(s->substeps > 0 ? s->substeps : 1) + 1.0;
+        e->memory_bytes += 8.0 * (double)s->n_states * (bl_ode_stepper_find(s->method) ? steps : (double)s->n_times *
+                                                                                                 (double)s->n_params);
+        e->disk_bytes += 8.0 * (double)(s->n_params + s->n_states) * (1.0 + (s->hessian ? (double)s->n_params : 0));
+    }
     e->disk_bytes = 8.0 * values + 4096.0;
     e->seconds_one_core = 1e-8 * values * (double)(s->substeps > 0 ? s->substeps : 1);
 }
