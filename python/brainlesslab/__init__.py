@@ -15,10 +15,11 @@ from ._core import Error
 from .connectome import Connectome, SimulationResult, preset_params, simulate
 from .ode import solve_ode
 from .record import Record, Spikes, Verification
+from .ssa import run_ssa
 
 __version__ = "0.1.0"
 __all__ = ["Connectome", "Error", "Record", "SimulationResult", "Spikes", "Verification", "backends",
-           "preset_params", "run_plan", "simulate", "solve_ode", "verify"]
+           "preset_params", "run_plan", "run_ssa", "simulate", "solve_ode", "verify"]
 
 
 def run_plan(path, root="records", backend=None, threads=-1, force=False):

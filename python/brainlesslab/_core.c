@@ -677,6 +677,9 @@ static PyMethodDef methods[] = {
      "solve_ode(equations, system, states, param_names, param_values, init_names, init_values, observe_names, "
      "observe_exprs, t, ...) -> dict of arrays (see brainlesslab.solve_ode)"},
     {"ode_plan", bl_py_ode_plan, METH_VARARGS, "ode_plan(path) -> the resolved [ode] section of a plan"},
+    {"run_ssa", (PyCFunction)(void (*)(void))bl_py_run_ssa, METH_VARARGS | METH_KEYWORDS,
+     "run_ssa(x0, change, order, rate, t, replicates, first, seed, method, tau, max_events, threads) -> dict"},
+    {"ssa_plan", bl_py_ssa_plan, METH_VARARGS, "ssa_plan(path) -> the resolved JSON of an ssa plan"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "brainlesslab._core",

@@ -35,6 +35,8 @@ PyObject *bl_py_write_parquet(PyObject *self, PyObject *args, PyObject *kwargs);
 int bl_py_record_init(PyObject *module);
 PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *bl_py_ode_plan(PyObject *self, PyObject *args);
+PyObject *bl_py_run_ssa(PyObject *self, PyObject *args, PyObject *kw); /* _core_ssa.c */
+PyObject *bl_py_ssa_plan(PyObject *self, PyObject *args);
 int bl_py_net_init(PyObject *module); /* _core_net.c: EqNet */
 
 /* _core_signal.c: signals during a run with the GIL released. mask: bit 0

@@ -74,7 +74,7 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"equations", "system", "states", "param_names", "param_values", "init_names",
                             "init_values", "observe_names", "observe_exprs", "t", "method", "substeps", "rtol",
-                            "atol", "max_steps", "params", "y0", "sensitivities", "weights", NULL};
+                            "atol", "max_steps", "params", "y0", "sensitivities", "weights", "hessian", NULL};
     const char *equations = NULL, *system = NULL, *method = "rk4";
     Py_ssize_t states = 0;
     PyObject *pn_o = Py_None, *pv_o = Py_None, *in_o = Py_None, *iv_o = Py_None, *on_o = Py_None, *oe_o = Py_None;
@@ -82,11 +82,15 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     unsigned int substeps = 1;
     double rtol = 1e-6, atol = 1e-9;
     unsigned long long max_steps = 100000;
-    int sens = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "zznOOOOOOO|sIddKOOpO", names, &equations, &system, &states, &pn_o,
+    int sens = 0, hess = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "zznOOOOOOO|sIddKOOpOp", names, &equations, &system, &states, &pn_o,
                                      &pv_o, &in_o, &iv_o, &on_o, &oe_o, &t_o, &method, &substeps, &rtol, &atol,
-                                     &max_steps, &p_o, &y0_o, &sens, &w_o))
+                                     &max_steps, &p_o, &y0_o, &sens, &w_o, &hess))
         return NULL;
+    if (hess && w_o == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "hessian=True needs gradient_weights (the objective)");
+        return NULL;
+    }
     const char **pn = NULL, **in = NULL, **on = NULL, **oe = NULL;
     size_t npn = 0, nin = 0, non = 0, noe = 0;
     PyArrayObject *pv = NULL, *iv = NULL, *ta = NULL, *pa = NULL, *ya = NULL, *wa = NULL;
@@ -142,9 +146,11 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         bl_py_raise(&err);
         goto out;
     }
-    /* One block: t, y, observations, sensitivities, gradient (p then y0), weights, value. */
+    /* One block: t, y, observations, sensitivities, gradient (p then y0, value), weights, then the
+     * Hessian and its sweep's own gradient (scratch) when asked. */
     const size_t ns = sens ? nt * n * np : 0, ng = wa ? np + n + 1 : 0, nw = wa ? nt * n : 0;
-    const size_t total = nt + nt * n + nt * no + ns + ng + nw;
+    const size_t nh = hess ? np * np + np + 1 : 0;
+    const size_t total = nt + nt * n + nt * no + ns + ng + nw + nh;
     double *block = calloc(total ? total : 1, sizeof *block);
     if (!block) {
         PyErr_NoMemory();
@@ -154,7 +160,7 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         free(block);
         goto out;
     }
-    double *T = block, *Y = T + nt, *O = Y + nt * n, *S = O + nt * no, *G = S + ns, *W = G + ng;
+    double *T = block, *Y = T + nt, *O = Y + nt * n, *S = O + nt * no, *G = S + ns, *W = G + ng, *H = W + nw;
     memcpy(T, PyArray_DATA(ta), nt * sizeof *T);
     if (wa) {
         if ((size_t)PyArray_SIZE(wa) == n) /* weights of the final state only */
@@ -173,6 +179,9 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     if (!st && wa) {
         wobj wo = {W, n};
         st = bl_ode_gradient(solver, T, nt, y0, p, weighted, &wo, G + np + n, G, G + np, &err);
+        /* w . y is linear in y: no d2g/dy2 */
+        if (!st && hess)
+            st = bl_ode_hessian(solver, T, nt, y0, p, weighted, NULL, &wo, H + np * np + np, H + np * np, H, &err);
     }
     Py_END_ALLOW_THREADS
     if (st) {
@@ -186,7 +195,8 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     if (!result)
         goto out;
     npy_intp s1[1] = {(npy_intp)nt}, s2[2] = {(npy_intp)nt, (npy_intp)n}, so2[2] = {(npy_intp)nt, (npy_intp)no},
-             s3[3] = {(npy_intp)nt, (npy_intp)n, (npy_intp)np}, sp[1] = {(npy_intp)np}, sy[1] = {(npy_intp)n};
+             s3[3] = {(npy_intp)nt, (npy_intp)n, (npy_intp)np}, sp[1] = {(npy_intp)np}, sy[1] = {(npy_intp)n},
+             sh[2] = {(npy_intp)np, (npy_intp)np};
     struct {
         const char *key;
         int nd;
@@ -195,7 +205,7 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         int want;
     } arrays[] = {{"t", 1, s1, T, 1}, {"y", 2, s2, Y, 1}, {"observations", 2, so2, O, no > 0},
                   {"sensitivities", 3, s3, S, sens}, {"gradient", 1, sp, G, wa != NULL},
-                  {"gradient_y0", 1, sy, G + np, wa != NULL}};
+                  {"gradient_y0", 1, sy, G + np, wa != NULL}, {"hessian", 2, sh, H, hess}};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         if (!arrays[k].want)
             continue;

@@ -17,7 +17,7 @@ from . import _core
 
 def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=None, init=None, observe=None,
               t=None, method="rk4", substeps=1, rtol=1e-6, atol=1e-9, max_steps=100000, params=None, y0=None,
-              sensitivities=False, gradient_weights=None):
+              sensitivities=False, gradient_weights=None, hessian=False):
     """Solve a system in the model language (equations, with parameters and init
     as dicts name -> value and observe as name -> expression) or a built-in
     (system="vdp", "exponential" with states=n, "hier-g4-s2", ...) on the grid t.
@@ -26,7 +26,9 @@ def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=No
     sensitivities=True adds "sensitivities" (times x states x params; euler,
     rk4, cvode-bdf). gradient_weights w (states, or times x states) adds the
     gradient of L = sum_k w_k . y(t_k) by the discrete adjoint ("gradient",
-    "gradient_y0", "value"; euler, rk4).
+    "gradient_y0", "value"; euler, rk4). hessian=True adds "hessian" (params x
+    params, forward over adjoint; needs gradient_weights and a system with
+    second derivatives).
 
     plan="path.toml": an `operation = "ode"` plan, loaded and resolved by the
     library (its system, grid, method, parameters, initial state,
@@ -50,7 +52,8 @@ def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=No
             np.ascontiguousarray(v["params"] if params is None else params, dtype=np.float64),
             np.ascontiguousarray(v["y0"] if y0 is None else y0, dtype=np.float64),
             bool(v["sensitivities"] or sensitivities),
-            None if gradient_weights is None else np.ascontiguousarray(gradient_weights, dtype=np.float64))
+            None if gradient_weights is None else np.ascontiguousarray(gradient_weights, dtype=np.float64),
+            bool(hessian))
     if t is None:
         raise TypeError("solve_ode needs the grid t (or a plan)")
     parameters = dict(parameters or {})
@@ -65,4 +68,5 @@ def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=No
         None if params is None else np.ascontiguousarray(params, dtype=np.float64),
         None if y0 is None else np.ascontiguousarray(y0, dtype=np.float64),
         bool(sensitivities),
-        None if gradient_weights is None else np.ascontiguousarray(gradient_weights, dtype=np.float64))
+        None if gradient_weights is None else np.ascontiguousarray(gradient_weights, dtype=np.float64),
+        bool(hessian))

@@ -57,22 +57,167 @@ static bl_status solve_streaming(bl_ode_solver *solver, const bl_pk_ode *s, bl_o
     return st;
 }
 
+/* The objective of [ode.gradient]: g(k, t_k, y) and dg/dy at output k.
+ * weights: w . y summed as Python's solve_ode sums it (acc = 0, then
+ * acc += w_i y_i in state order), with rows of zero weights at the times not
+ * counted, so the plan's gradient is the C API's and Python's bit for bit.
+ * objective: the compiled auxiliary system's last right-hand side and
+ * Jacobian row (bl_pk_ode_objective), d2g/dy2 through its second
+ * derivatives. */
+typedef struct plan_objective {
+    const bl_pk_ode *s;
+    const double *W; /* weights: n_times x n */
+    bl_ode_lang *aux;
+    double *ya, *f, *J, *zero_p, *out_y, *out_p, *e_n; /* work space of the aux system */
+} plan_objective;
+
+static int counted(const plan_objective *o, size_t k)
+{
+    return !o->s->final_only || k + 1 == o->s->n_times;
+}
+
+static int objective_g(void *u, size_t k, double t, const double *y, double *v, double *dv)
+{
+    const plan_objective *o = u;
+    const size_t n = o->s->n_states;
+    if (o->W) {
+        double acc = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            dv[i] = o->W[k * n + i];
+            acc += dv[i] * y[i];
+        }
+        *v = acc;
+        return 0;
+    }
+    if (!counted(o, k)) {
+        *v = 0.0;
+        memset(dv, 0, n * sizeof *dv);
+        return 0;
+    }
+    const bl_ode_system *sys = bl_ode_lang_system(o->aux);
+    memcpy(o->ya, y, n * sizeof *y);
+    o->ya[n] = 0.0;
+    int rc = sys->rhs(sys->user, t, o->ya, o->s->p, o->f);
+    if (!rc)
+        rc = sys->jac(sys->user, t, o->ya, o->s->p, o->J);
+    if (rc)
+        return rc;
+    *v = o->f[n];
+    memcpy(dv, o->J + n * (n + 1), n * sizeof *dv);
+    return 0;
+}
+
+static int objective_hvp(void *u, size_t k, double t, const double *y, const double *dy, double *out)
+{
+    const plan_objective *o = u;
+    const size_t n = o->s->n_states;
+    if (!counted(o, k)) {
+        memset(out, 0, n * sizeof *out);
+        return 0;
+    }
+    const bl_ode_system *sys = bl_ode_lang_system(o->aux);
+    memcpy(o->ya, y, n * sizeof *y);
+    o->ya[n] = 0.0;
+    double *dya = o->f; /* the tangent (dy, 0) */
+    memcpy(dya, dy, n * sizeof *dy);
+    dya[n] = 0.0;
+    int rc = sys->vjp_dir(sys->user, t, o->ya, o->s->p, o->e_n, dya, o->zero_p, o->out_y, o->out_p);
+    if (!rc)
+        memcpy(out, o->out_y, n * sizeof *out);
+    return rc;
+}
+
+/* value, grad_p (n_params), grad_y0 (n, fixed-step only) and hess
+ * (n_params^2, when asked) of the plan's objective. */
+static bl_status plan_gradient(bl_ode_solver *solver, const bl_pk_ode *s, const double *y, const double *S,
+                               double *value, double *grad_p, double *grad_y0, double *hess, bl_error *err)
+{
+    const size_t n = s->n_states, np = s->n_params, nt = s->n_times;
+    plan_objective o = {s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    double *W = NULL, *work = NULL;
+    bl_status st = BL_OK;
+    if (s->weights) {
+        if (!(W = calloc(nt * n, sizeof *W)))
+            return bl_fail(err, BL_ERR_NOMEM, "ode.gradient: out of memory for %zu x %zu weights", nt, n);
+        for (size_t k = s->final_only ? nt - 1 : 0; k < nt; k++)
+            memcpy(W + k * n, s->weights, n * sizeof *W);
+        o.W = W;
+    } else {
+        if ((st = bl_pk_ode_objective(s, &o.aux, err)))
+            return st;
+        const size_t m = n + 1;
+        if (!(work = calloc(3 * m + m * m + 2 * np + 1 + m, sizeof *work))) {
+            bl_ode_lang_destroy(o.aux);
+            return bl_fail(err, BL_ERR_NOMEM, "ode.gradient: out of memory for the objective");
+        }
+        o.ya = work;
+        o.f = o.ya + m;
+        o.out_y = o.f + m;
+        o.J = o.out_y + m;
+        o.zero_p = o.J + m * m;
+        o.out_p = o.zero_p + np;
+        o.e_n = o.out_p + np + 1;
+        o.e_n[n] = 1.0; /* w: the objective's row */
+    }
+    if (S) { /* cvode-bdf: dL/dp = sum_k dg_k/dy . dy(t_k)/dp, CVODES's sensitivities */
+        double *dg = malloc((n ? n : 1) * sizeof *dg);
+        if (!dg)
+            st = bl_fail(err, BL_ERR_NOMEM, "ode.gradient: out of memory");
+        *value = 0.0;
+        memset(grad_p, 0, np * sizeof *grad_p);
+        for (size_t k = 0; !st && k < nt; k++) {
+            double v;
+            if (objective_g(&o, k, s->t[k], y + k * n, &v, dg)) {
+                st = bl_fail(err, BL_ERR_INVALID, "ode.gradient: the objective failed at output %zu, t = %g", k,
+                             s->t[k]);
+                break;
+            }
+            *value += v;
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < np; j++)
+                    grad_p[j] += dg[i] * S[(k * n + i) * np + j];
+        }
+        free(dg);
+    } else {
+        st = bl_ode_gradient(solver, s->t, nt, s->y0, s->p, objective_g, &o, value, grad_p, grad_y0, err);
+        if (!st && hess) {
+            double v2, *g2 = malloc((np ? np : 1) * sizeof *g2);
+            if (!g2)
+                st = bl_fail(err, BL_ERR_NOMEM, "ode.gradient: out of memory");
+            else
+                st = bl_ode_hessian(solver, s->t, nt, s->y0, s->p, objective_g, o.aux ? objective_hvp : NULL, &o,
+                                    &v2, g2, hess, err);
+            free(g2);
+        }
+    }
+    bl_ode_lang_destroy(o.aux);
+    free(W);
+    free(work);
+    return st;
+}
+
 bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **out, bl_error *err)
 {
     const bl_pk_ode *s = bl_pk_spec(plan);
     const size_t n = s->n_states, np = s->n_params, nt = s->n_times, no = s->n_observe;
     const int fixed = bl_ode_method_fixed_step(s->method);
-    const int streaming = s->retain_observations && !s->sensitivities;
+    /* Observations as the run goes (nothing else kept) for every method; a
+     * gradient needs the trajectory. */
+    const int streaming = s->retain_observations && !s->sensitivities && !s->gradient;
+    /* cvode-bdf's gradient contracts CVODES's sensitivities: they are solved
+     * (and kept in memory) whether or not the record keeps them. */
+    const int want_sens = s->sensitivities || (s->gradient && !fixed);
     solver_result *r = calloc(1, sizeof *r);
     double *y = streaming ? NULL : calloc(nt * n, sizeof *y);
-    double *S = s->sensitivities ? calloc(nt * n * (np ? np : 1), sizeof *S) : NULL;
+    double *S = want_sens ? calloc(nt * n * (np ? np : 1), sizeof *S) : NULL;
     double *obs = no ? calloc(nt * no, sizeof *obs) : NULL;
     bl_ode_builtin *b = NULL;
     bl_ode_lang *l = NULL;
     bl_ode_solver *solver = NULL;
     bl_record *rec = NULL;
     bl_status st = BL_OK;
-    if (!r || (!streaming && !y) || (s->sensitivities && !S) || (no && !obs)) {
+    double *G = s->gradient ? calloc(2 * np + n + (s->hessian ? np * np : 0) + 1, sizeof *G) : NULL;
+    if (!r || (!streaming && !y) || (want_sens && !S) || (no && !obs) || (s->gradient && !G)) {
         st = bl_fail(err, BL_ERR_NOMEM, "ode: out of memory for %zu x %zu values", nt, n);
         goto out;
     }
@@ -93,13 +238,21 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         goto out;
     snprintf(r->dir, sizeof r->dir, "%s", bl_record_dir(rec));
     st = bl_xp_protect(rec, opt, 0, err);
-    const char *artifacts[6];
+    const char *artifacts[10];
     size_t na = 0;
     artifacts[na++] = "t.npy";
     if (!s->retain_observations)
         artifacts[na++] = "y.npy";
-    if (S)
+    if (s->sensitivities)
         artifacts[na++] = "sensitivities.npy";
+    if (s->gradient) {
+        artifacts[na++] = "gradient.npy";
+        artifacts[na++] = "objective.json";
+        if (fixed)
+            artifacts[na++] = "gradient_y0.npy";
+        if (s->hessian)
+            artifacts[na++] = "hessian.npy";
+    }
     if (no)
         artifacts[na++] = "observations.npy";
     artifacts[na++] = "summary.json";
@@ -113,7 +266,7 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         st = solve_streaming(solver, s, l, obs, &so, err);
     } else {
         if (!st)
-            st = s->sensitivities ? bl_ode_solve_sens(solver, s->t, nt, s->y0, s->p, y, S, err)
+            st = want_sens ? bl_ode_solve_sens(solver, s->t, nt, s->y0, s->p, y, S, err)
                                   : bl_ode_solve(solver, s->t, nt, s->y0, s->p, y, err);
         bl_ode_solver_stats(solver, &so);
         for (size_t k = 0; !st && l && no && k < nt; k++)
@@ -124,10 +277,51 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         st = bl_xp_write_npy(rec, "t.npy", BL_DTYPE_FLOAT64, 1, shape_t, s->t, err);
         if (!st && !s->retain_observations)
             st = bl_xp_write_npy(rec, "y.npy", BL_DTYPE_FLOAT64, 2, shape_y, y, err);
-        if (!st && S)
+        if (!st && s->sensitivities)
             st = bl_xp_write_npy(rec, "sensitivities.npy", BL_DTYPE_FLOAT64, 3, shape_s, S, err);
         if (!st && no)
             st = bl_xp_write_npy(rec, "observations.npy", BL_DTYPE_FLOAT64, 2, shape_o, obs, err);
+    }
+    if (!st && s->gradient) {
+        /* G: grad_p, grad_y0, hess, value. After the trajectory's solve:
+         * the adjoint re-solves (its forward sweep keeps every step). */
+        double *gp = G, *gy = G + np, *gh = G + np + n, *value = gh + (s->hessian ? np * np : 0);
+        st = plan_gradient(solver, s, y, fixed ? NULL : S, value, gp, fixed ? gy : NULL, s->hessian ? gh : NULL, err);
+        const uint64_t shape_p[1] = {np}, shape_y0[1] = {n}, shape_h[2] = {np, np};
+        if (!st)
+            st = bl_xp_write_npy(rec, "gradient.npy", BL_DTYPE_FLOAT64, 1, shape_p, gp, err);
+        if (!st && fixed)
+            st = bl_xp_write_npy(rec, "gradient_y0.npy", BL_DTYPE_FLOAT64, 1, shape_y0, gy, err);
+        if (!st && s->hessian)
+            st = bl_xp_write_npy(rec, "hessian.npy", BL_DTYPE_FLOAT64, 2, shape_h, gh, err);
+        if (!st) {
+            cJSON *j = cJSON_CreateObject();
+            if (s->objective) {
+                cJSON_AddStringToObject(j, "objective", s->objective);
+            } else {
+                cJSON_AddStringToObject(j, "objective", "weights . y");
+                cJSON *w = cJSON_AddArrayToObject(j, "weights");
+                for (size_t i = 0; i < n; i++)
+                    cJSON_AddItemToArray(w, cJSON_CreateNumber(s->weights[i]));
+            }
+            cJSON_AddStringToObject(j, "at", s->final_only ? "the final output time"
+                                                           : "summed over every output time");
+            cJSON_AddNumberToObject(j, "value", *value);
+            cJSON_AddStringToObject(j, "method", s->gradient_method);
+            cJSON_AddStringToObject(j, "derivative", fixed ? "the exact derivative of the computed trajectory "
+                                                             "(the discrete map), not of the ODE"
+                                                           : "CVODES's forward sensitivities at its tolerances");
+            cJSON *pn = cJSON_AddArrayToObject(j, "param_names");
+            for (size_t k = 0; k < np; k++) {
+                char d[32];
+                snprintf(d, sizeof d, "p%zu", k);
+                cJSON_AddItemToArray(pn, cJSON_CreateString(s->param_names ? s->param_names[k] : d));
+            }
+            cJSON_AddStringToObject(j, "gradient", "gradient.npy: d objective / d params, in param_names' order");
+            if (s->hessian)
+                cJSON_AddStringToObject(j, "hessian", "hessian.npy: forward over adjoint, params x params");
+            st = bl_xp_write_json(rec, "objective.json", j, err);
+        }
     }
     if (!st) {
         cJSON *j = cJSON_CreateObject();
@@ -169,7 +363,7 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
                 cJSON_AddItemToArray(names, cJSON_CreateString(s->observe_names[k]));
         }
         cJSON *ret = cJSON_AddObjectToObject(j, "retained");
-        const double hist = (double)(nt * n), sens = S ? hist * (double)np : 0.0, ov = (double)(nt * no);
+        const double hist = (double)(nt * n), sens = s->sensitivities ? hist * (double)np : 0.0, ov = (double)(nt * no);
         const double values = (s->retain_observations ? 0.0 : hist) + sens + ov;
         char what[200];
         snprintf(what, sizeof what, "%s%s%s", s->retain_observations ? "the observations at every output time"
@@ -203,6 +397,7 @@ out:
     bl_ode_lang_destroy(l);
     free(y);
     free(S);
+    free(G);
     free(obs);
     if (st) {
         free(r);

@@ -118,7 +118,8 @@ static const bl_operation rows[] = {
     {.name = "ode", .load = bl_pk_op_load_ode, .free_spec = bl_pk_op_free_ode, .render = bl_pk_op_render_ode,
      .estimate = bl_pk_op_estimate_ode, .run = bl_xp_ode_run, .record_dir = bl_xp_solver_record_dir,
      .print = bl_xp_solver_print, .destroy = bl_xp_solver_destroy, .artifacts = ode_artifacts},
-    {.name = "ssa", .load = bl_pk_op_load_ssa, .free_spec = bl_pk_op_free_ssa, .render = bl_pk_op_render_ssa,
+    /* An ssa bank splits its replicates over MPI ranks (ssa_run.c). */
+    {.name = "ssa", .takes = BL_OP_TAKES_MPI, .load = bl_pk_op_load_ssa, .free_spec = bl_pk_op_free_ssa, .render = bl_pk_op_render_ssa,
      .estimate = bl_pk_op_estimate_ssa, .run = bl_xp_ssa_run, .record_dir = bl_xp_solver_record_dir,
      .print = bl_xp_solver_print, .destroy = bl_xp_solver_destroy, .artifacts = ssa_artifacts},
     /* The flyvis connectome application (docs/solvers.md): plan_flyvis.c, flyvis_run.c. */

@@ -2,7 +2,13 @@
  * replicate on its own stream (docs/streams.md, SSA replicates), the counts
  * at the grid kept (counts.npy: replicates x times x species, events.npy),
  * and summary.json stating the method (tau-leap marked approximate), the
- * seed and stream layout, the events and what was retained. */
+ * seed and stream layout, the events and what was retained.
+ *
+ * Under mpirun the bank is split over the ranks by replicate index (rank r of
+ * R runs replicates [N r / R, N (r + 1) / R)); a replicate's stream depends
+ * only on its index, so each runs as it would alone. Rank 0 reserves the
+ * record, gathers the slices (bl_mpi_job_gather_bytes) and writes the same
+ * counts.npy and events.npy as one process would, byte for byte. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,35 +19,76 @@
 #include "core/threads.h"
 #include "experiment/solvers_run.h"
 #include "experiment/xp_impl.h"
+#include "mpi/mpi_job.h"
 #include "plan/plan_solvers.h"
 
 static const char *const ssa_artifacts[] = {"t.npy", "counts.npy", "events.npy", "summary.json", NULL};
+
+/* What each rank's slice ended with, gathered on rank 0 with the slices. */
+typedef struct slice_status {
+    int32_t status;
+    char message[sizeof(((bl_error *)0)->message)];
+} slice_status;
 
 bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **out, bl_error *err)
 {
     const bl_pk_ssa *s = bl_pk_spec(plan);
     const size_t R = (size_t)s->replicates, nt = s->n_times, ns = s->n_species;
+    bl_context *ctx = bl_context_resolve(opt->context);
+    if (!ctx)
+        return bl_fail(err, BL_ERR_NOMEM, "ssa: cannot allocate the default context");
+    bl_status st = bl_mpi_job_join(ctx, 0, err);
+    if (st)
+        return st;
+    const int rank = bl_mpi_job_rank(ctx), ranks = bl_mpi_job_ranks(ctx), multi = ranks > 1;
+    /* This rank's replicates: a split by index, so the bank is the same
+     * whatever the rank count. */
+    const size_t lo = (size_t)((uint64_t)R * (uint64_t)rank / (uint64_t)ranks);
+    const size_t hi = (size_t)((uint64_t)R * (uint64_t)(rank + 1) / (uint64_t)ranks);
+    const size_t per = nt * ns;
     solver_result *r = calloc(1, sizeof *r);
-    int64_t *counts = calloc(R * nt * ns, sizeof *counts);
-    uint64_t *events = calloc(R, sizeof *events);
+    /* Rank 0 holds the whole bank (it writes it); the others their slice. */
+    const size_t held = rank == 0 ? R : hi - lo;
+    int64_t *counts = calloc(held * per + 1, sizeof *counts);
+    uint64_t *events = calloc(held + 1, sizeof *events);
+    slice_status *all_status = rank == 0 ? calloc((size_t)ranks, sizeof *all_status) : NULL;
+    slice_status mine;
+    memset(&mine, 0, sizeof mine);
     bl_ssa_model *m = NULL;
     bl_record *rec = NULL;
-    bl_status st = BL_OK;
-    if (!r || !counts || !events) {
-        st = bl_fail(err, BL_ERR_NOMEM, "ssa: out of memory for %zu replicates x %zu times x %zu species", R, nt, ns);
+    if (!r || !counts || !events || (rank == 0 && !all_status)) {
+        st = bl_fail(err, BL_ERR_NOMEM, "ssa: out of memory for %zu replicates x %zu times x %zu species", held, nt,
+                     ns);
+        if (multi) /* the others would wait in the gather: end the job */
+            bl_mpi_job_abort(ctx, err->message, NULL);
         goto out;
     }
     const bl_ssa_system sys = {ns, s->n_reactions, s->change, s->order, s->rate, NULL, NULL};
-    if ((st = bl_ssa_model_create(&sys, &m, err)))
+    if ((st = bl_ssa_model_create(&sys, &m, err))) { /* the same on every rank: the plan checked it */
+        if (multi)
+            bl_mpi_job_abort(ctx, err->message, NULL);
         goto out;
-    if ((st = bl_xp_reserve(plan, opt->root, &rec, err)))
-        goto out;
-    snprintf(r->dir, sizeof r->dir, "%s", bl_record_dir(rec));
-    st = bl_xp_protect(rec, opt, 0, err);
-    if (!st)
-        st = bl_record_bind(rec, bl_plan_hash(plan), ssa_artifacts, 4, err);
-    if (!st)
-        st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
+    }
+    if (rank == 0) {
+        st = bl_xp_reserve(plan, opt->root, &rec, err);
+        if (!st) {
+            snprintf(r->dir, sizeof r->dir, "%s", bl_record_dir(rec));
+            st = bl_xp_protect(rec, opt, 0, err);
+            if (!st)
+                st = bl_record_bind(rec, bl_plan_hash(plan), ssa_artifacts, 4, err);
+            if (!st)
+                st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
+        }
+        if (st && multi) { /* no record to fail (or one left FAILED by the abort's signal): end the job */
+            if (rec)
+                st = bl_xp_end(rec, NULL, st, err);
+            bl_mpi_job_abort(ctx, err->message, NULL);
+        }
+        if (st && !rec)
+            goto out;
+    }
+    if (multi && (st = bl_mpi_job_bcast_string(ctx, r->dir, sizeof r->dir, err)))
+        bl_mpi_job_abort(ctx, err->message, NULL);
     bl_ssa_options o;
     bl_ssa_options_default(&o);
     o.method = s->method;
@@ -49,8 +96,39 @@ bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **
     o.seed = s->seed;
     o.max_events = (uint64_t)s->max_events;
     o.threads = bl_xp_threads(opt, 0);
-    if (!st)
-        st = bl_ssa_run(m, &o, s->x0, s->t, nt, 0, R, counts, events, err);
+    bl_error e = {0};
+    if (!st) {
+        /* Rank 0's slice goes straight into its place in the bank. */
+        int64_t *c0 = rank == 0 ? counts + lo * per : counts;
+        uint64_t *e0 = rank == 0 ? events + lo : events;
+        mine.status = (int32_t)bl_ssa_run(m, &o, s->x0, s->t, nt, lo, hi - lo, c0, e0, &e);
+        if (mine.status)
+            snprintf(mine.message, sizeof mine.message, "%s", e.message);
+        if (multi) {
+            /* Every rank takes part in every gather, failed or not. */
+            bl_status g = bl_mpi_job_gather_bytes(ctx, &mine, (uint64_t)rank * sizeof mine,
+                                                  (uint64_t)(rank + 1) * sizeof mine, all_status,
+                                                  (uint64_t)ranks * sizeof mine, &e);
+            if (!g)
+                g = bl_mpi_job_gather_bytes(ctx, c0, lo * per * sizeof *counts, hi * per * sizeof *counts, counts,
+                                            R * per * sizeof *counts, &e);
+            if (!g)
+                g = bl_mpi_job_gather_bytes(ctx, e0, lo * sizeof *events, hi * sizeof *events, events,
+                                            R * sizeof *events, &e);
+            if (g)
+                bl_mpi_job_abort(ctx, e.message, NULL);
+        } else if (rank == 0) {
+            all_status[0] = mine;
+        }
+        if (rank > 0) { /* rank 0 speaks for the job */
+            st = mine.status ? bl_fail(err, (bl_status)mine.status, "%s", mine.message) : BL_OK;
+            goto out;
+        }
+        /* The lowest failing replicate: the first failing rank's (the slices are in index order). */
+        for (int k = 0; k < ranks && !st; k++)
+            if (all_status[k].status)
+                st = bl_fail(err, (bl_status)all_status[k].status, "%s", all_status[k].message);
+    }
     if (!st) {
         const uint64_t shape_t[1] = {nt}, shape_c[3] = {R, nt, ns}, shape_e[1] = {R};
         st = bl_xp_write_npy(rec, "t.npy", BL_DTYPE_FLOAT64, 1, shape_t, s->t, err);
@@ -79,6 +157,9 @@ bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **
                                                    "replicate, 0x55A1, event hi)");
         cJSON_AddNumberToObject(j, tau ? "leaps" : "events", (double)total);
         cJSON_AddNumberToObject(j, "threads", (double)bl_threads_resolve(o.threads));
+        cJSON_AddNumberToObject(j, "ranks", (double)ranks);
+        cJSON_AddStringToObject(j, "split", "by replicate index: rank r of R runs replicates [N r / R, N (r + 1) / R), "
+                                            "gathered on rank 0");
         cJSON *ret = cJSON_AddObjectToObject(j, "retained");
         cJSON_AddStringToObject(ret, "what", "every replicate's counts at every output time");
         cJSON_AddNumberToObject(ret, "values", (double)(R * nt * ns));
@@ -93,6 +174,7 @@ out:
     bl_ssa_model_destroy(m);
     free(counts);
     free(events);
+    free(all_status);
     if (st) {
         free(r);
         return st;

@@ -30,6 +30,13 @@ bl_status bl_mpi_job_bcast_bytes(const bl_context *ctx, void *buf, uint64_t len,
 /* Element-wise maximum of every rank's v[0..n), in place on every rank. */
 bl_status bl_mpi_job_allreduce_max_i32(const bl_context *ctx, int32_t *v, uint64_t n, bl_error *err);
 
+/* Rank 0 collects a result split over the ranks (gather.c): every rank
+ * holds bytes [begin, end) of it in `mine`; on return rank 0's `all`
+ * (all_bytes long; only rank 0's is used) holds every rank's slice at its
+ * offset. Every rank of the job must call it. */
+bl_status bl_mpi_job_gather_bytes(const bl_context *ctx, const void *mine, uint64_t begin, uint64_t end, void *all,
+                                  uint64_t all_bytes, bl_error *err);
+
 /* The watchdog (watchdog.c). SIGTERM / SIGINT / SIGHUP (mpirun stops the
  * survivors with SIGTERM when a rank dies or calls MPI_Abort) run
  * on_signal(arg, signo) on a dedicated thread under the watchdog lock; then

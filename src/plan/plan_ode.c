@@ -16,6 +16,9 @@
  *   y0 = [2.0, 0.0]           # default: its reference initial state
  *   t = [0.0, 0.5, 1.0]       # the output grid, or t_end = 10.0 with outputs = 21
  *   sensitivities = false     # d y / d params at the grid (euler, rk4, cvode-bdf)
+ *   [ode.gradient]            # d L / d params of L = sum over the output times (at = "every") or at
+ *   objective = "(x - 1)**2"  # the last (at = "final") of an expression of t and the states (language
+ *   weights = [1.0, 0.0]      # systems), or of weights . y; hessian = true: forward over adjoint
  *
  * The resolved plan writes every value (grid, parameters, state), so the
  * hash changes with each. */
@@ -138,6 +141,8 @@ void bl_pk_op_free_ode(bl_plan *plan)
     free(s->state_names);
     free(s->observe_names);
     free(s->observe_exprs);
+    free(s->objective);
+    free(s->weights);
     free(s);
 }
 
@@ -151,6 +156,111 @@ bl_status bl_pk_ode_system(const bl_pk_ode *s, bl_ode_builtin **b, bl_ode_lang *
                               s->n_observe, (const char *const *)s->observe_names,
                               (const char *const *)s->observe_exprs};
     return bl_ode_lang_compile(&src, l, err);
+}
+
+bl_status bl_pk_ode_objective(const bl_pk_ode *s, bl_ode_lang **aux, bl_error *err)
+{
+    *aux = NULL;
+    if (!s->equations || !s->objective)
+        return bl_fail(err, BL_ERR_INVALID, "ode.gradient.objective: only for a system in the model language");
+    const size_t len = strlen(s->equations) + strlen(s->objective) + 64;
+    char *text = malloc(len);
+    if (!text)
+        return bl_fail(err, BL_ERR_NOMEM, "ode.gradient.objective: out of memory");
+    snprintf(text, len, "%s\ndL_objective/dt = (%s) : 1\n", s->equations, s->objective);
+    bl_ode_lang_source src = {text, s->n_params, (const char *const *)s->param_names, s->p, 0, NULL, NULL, 0, NULL, NULL};
+    bl_ode_lang *l = NULL;
+    bl_error e = {0};
+    bl_status st = bl_ode_lang_compile(&src, &l, &e);
+    free(text);
+    if (st)
+        return bl_fail(err, st, "the objective \"%.200s\": %s", s->objective, e.message);
+    bl_ode_lang *plain = NULL;
+    if ((st = bl_ode_lang_compile(&(bl_ode_lang_source){s->equations, s->n_params,
+                                                        (const char *const *)s->param_names, s->p, 0, NULL, NULL,
+                                                        0, NULL, NULL},
+                                  &plain, &e))) {
+        bl_ode_lang_destroy(l);
+        return bl_fail(err, st, "ode.gradient.objective: %s", e.message);
+    }
+    /* The objective's own row of d f / d p is the difference of the nonzero
+     * counts: a structural zero for every parameter, or it reads one. */
+    const size_t extra = bl_ode_lang_pjac_nnz(l) - bl_ode_lang_pjac_nnz(plain);
+    bl_ode_lang_destroy(plain);
+    if (bl_ode_lang_n_states(l) != s->n_states + 1 || extra) {
+        bl_ode_lang_destroy(l);
+        return bl_fail(err, BL_ERR_INVALID,
+                       "the objective \"%.200s\": %s", s->objective,
+                       extra ? "reads a parameter: an objective is an expression of t and the states only"
+                             : "must not name the objective's own state L_objective");
+    }
+    *aux = l;
+    return BL_OK;
+}
+
+/* [ode.gradient]: objective = "expression" (language systems) or weights =
+ * [...] (one per state), at = "every" | "final", hessian = false. The
+ * method decides how: the discrete adjoint for euler and rk4 (exact for the
+ * computed trajectory), CVODES's forward sensitivities for cvode-bdf (no
+ * Hessian); the adaptive explicit methods have no derivatives. */
+static bl_status load_gradient(const bl_pk_ctx *ctx, const bl_toml_node *ode, bl_pk_ode *s, const bl_ode_system *sys)
+{
+    static const char *const keys[] = {"objective", "weights", "at", "hessian", NULL};
+    const bl_toml_node *g = NULL;
+    const char *objective = NULL, *at = "every";
+    bl_status st;
+    if ((st = bl_pk_table(ctx, ode, "ode", "gradient", 0, &g)) || !g)
+        return st;
+    s->gradient = 1;
+    size_t nw = 0;
+    if ((st = bl_pk_check_keys(ctx, g, "ode.gradient", keys)) ||
+        (st = bl_pk_string(ctx, g, "ode.gradient", "objective", 0, &objective, NULL)) ||
+        (st = bl_pk_numbers(ctx, g, "ode.gradient", "weights", 0, MAX_VALUES, &s->weights, &nw)) ||
+        (st = bl_pk_string(ctx, g, "ode.gradient", "at", 0, &at, NULL)) ||
+        (st = bl_pk_bool(ctx, g, "ode.gradient", "hessian", 0, &s->hessian, NULL)))
+        return st;
+    if (!objective == !s->weights)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, g, "ode.gradient",
+                          "give either objective = \"expression\" or weights = [...], one of them");
+    if (strcmp(at, "every") && strcmp(at, "final"))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "at"), "ode.gradient.at",
+                          "must be \"every\" (the sum over the output times) or \"final\" (the last), not \"%.40s\"",
+                          at);
+    s->final_only = !strcmp(at, "final");
+    if (s->weights && nw != s->n_states)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "weights"), "ode.gradient.weights",
+                          "system %s has %zu states, not %zu", s->system, s->n_states, nw);
+    const int fixed = bl_ode_stepper_find(s->method) != NULL;
+    if (!fixed && strcmp(s->method, "cvode-bdf"))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, g, "ode.gradient",
+                          "method %s has no derivatives (euler and rk4: the discrete adjoint; cvode-bdf: CVODES)",
+                          s->method);
+    snprintf(s->gradient_method, sizeof s->gradient_method, "%s",
+             fixed ? "discrete adjoint" : "cvodes forward sensitivities");
+    if (s->hessian && !fixed)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "hessian"), "ode.gradient.hessian",
+                          "the Hessian (forward over adjoint) is for euler and rk4, not %s", s->method);
+    if (s->hessian && s->n_params > 64)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "hessian"), "ode.gradient.hessian",
+                          "is for small parameter counts (at most 64; system %s has %zu)", s->system, s->n_params);
+    if (s->hessian && !sys->vjp_dir)
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "hessian"), "ode.gradient.hessian",
+                          "system %s has no second derivatives", s->system);
+    if (objective) {
+        if (!(s->objective = bl_pk_strdup(objective)))
+            return bl_fail(ctx->err, BL_ERR_NOMEM, "%s: out of memory", ctx->file);
+        bl_ode_lang *aux = NULL;
+        bl_error e = {0};
+        if (bl_pk_ode_objective(s, &aux, &e))
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "objective"), "ode.gradient.objective", "%s",
+                              e.message);
+        const int second = bl_ode_lang_system(aux)->vjp_dir != NULL;
+        bl_ode_lang_destroy(aux);
+        if (s->hessian && !second)
+            return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(g, "objective"), "ode.gradient.objective",
+                              "its second derivatives outgrow the expression budget: no Hessian");
+    }
+    return BL_OK;
 }
 
 /* A table of name = value pairs (numbers, or strings when strings is set),
@@ -311,7 +421,7 @@ bl_status bl_pk_op_load_ode(const bl_operation *op, const bl_pk_ctx *ctx, const 
     static const char *const keys[] = {"system", "states", "method", "substeps", "rtol", "atol", "max_steps",
                                        "params", "y0", "t", "t_end", "outputs", "sensitivities", "equations",
                                        "parameters", "init", "observe", "retain", "groups", "stages", "coupling",
-                                       NULL};
+                                       "gradient", NULL};
     bl_pk_ode *s = calloc(1, sizeof *s);
     if (!s)
         return bl_fail(ctx->err, BL_ERR_NOMEM, "%s: out of memory for [ode]", ctx->file);
@@ -417,6 +527,8 @@ bl_status bl_pk_op_load_ode(const bl_operation *op, const bl_pk_ctx *ctx, const 
     if (!st && s->sensitivities && !(bl_ode_stepper_find(s->method) != NULL) && strcmp(s->method, "cvode-bdf"))
         st = bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(ode, "sensitivities"), "ode.sensitivities",
                         "method %s has no sensitivities (euler, rk4, cvode-bdf)", s->method);
+    if (!st)
+        st = load_gradient(ctx, ode, s, sys);
     if (!st && s->n_times > MAX_VALUES / s->n_states)
         st = bl_pk_fail(ctx, BL_ERR_INVALID, ode, "ode.t", "%zu output times x %zu states is too many", s->n_times,
                         s->n_states);
@@ -479,6 +591,16 @@ char *bl_pk_op_render_ode(const bl_plan *plan, int pretty, int full)
             bl_cj_str(&b, ob, s->observe_names[k], s->observe_exprs[k]);
         bl_cj_str(&b, o, "retain", s->retain_observations ? "observations" : "state");
     }
+    if (s->gradient) { /* only when asked: plans without it hash as before */
+        cJSON *g = bl_cj_obj(&b, o, "gradient");
+        if (s->objective)
+            bl_cj_str(&b, g, "objective", s->objective);
+        else
+            numbers(&b, g, "weights", s->weights, s->n_states);
+        bl_cj_str(&b, g, "at", s->final_only ? "final" : "every");
+        bl_cj_bool(&b, g, "hessian", s->hessian);
+        bl_cj_str(&b, g, "method", s->gradient_method);
+    }
     numbers(&b, o, "params", s->p, s->n_params);
     numbers(&b, o, "y0", s->y0, s->n_states);
     numbers(&b, o, "t", s->t, s->n_times);
@@ -491,6 +613,12 @@ void bl_pk_op_estimate_ode(const bl_plan *plan, bl_plan_estimate_t *e)
     const double values = (double)s->n_times * (double)s->n_states * (1.0 + (s->sensitivities ? (double)s->n_params : 0)) +
                           (double)s->n_times * (double)s->n_observe;
     e->memory_bytes = 8.0 * values + 8.0 * (double)s->n_states * (double)s->n_states * 4;
+    if (s->gradient) { /* the adjoint keeps the state at every step; cvode-bdf the sensitivities */
+        const double steps = (double)(s->n_times - 1) * (double)(s->substeps > 0 ? s->substeps : 1) + 1.0;
+        e->memory_bytes += 8.0 * (double)s->n_states * (bl_ode_stepper_find(s->method) ? steps : (double)s->n_times *
+                                                                                                 (double)s->n_params);
+        e->disk_bytes += 8.0 * (double)(s->n_params + s->n_states) * (1.0 + (s->hessian ? (double)s->n_params : 0));
+    }
     e->disk_bytes = 8.0 * values + 4096.0;
     e->seconds_one_core = 1e-8 * values * (double)(s->substeps > 0 ? s->substeps : 1);
 }

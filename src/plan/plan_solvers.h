@@ -29,6 +29,14 @@ typedef struct bl_pk_ode {
     int retain_observations; /* retain = "observations": no state history in the record */
     int64_t groups, stages;  /* system = "hierarchical" */
     int coupled;
+    /* [ode.gradient]: the gradient (and Hessian) of a scalar objective
+     * L = sum over the chosen output times of g(t_k, y(t_k)), where g is
+     * `objective` (an expression of t and the states; language systems) or
+     * w . y for `weights` (n_states values). */
+    int gradient, hessian, final_only; /* final_only: at = "final" (else every output time) */
+    char *objective;                   /* NULL: weights */
+    double *weights;                   /* n_states, or NULL */
+    char gradient_method[40];          /* "discrete adjoint" or "cvodes forward sensitivities" */
 } bl_pk_ode;
 
 typedef struct bl_pk_ssa {
@@ -50,6 +58,13 @@ void bl_pk_op_estimate_ode(const bl_plan *plan, bl_plan_estimate_t *out);
 
 /* The plan's system: a built-in (*b) or compiled from the language (*l). */
 bl_status bl_pk_ode_system(const bl_pk_ode *s, bl_ode_builtin **b, bl_ode_lang **l, bl_error *err);
+
+/* The objective of [ode.gradient] `objective = "..."`: the plan's equations
+ * with one more line `dL_objective/dt = (objective) : 1`, compiled, so that
+ * the compiler's symbolic derivatives give dg/dy (the Jacobian's last row)
+ * and d2g/dy2 (its second derivatives). State n_states of *aux is the
+ * objective's; it must read no parameter (refused). */
+bl_status bl_pk_ode_objective(const bl_pk_ode *s, bl_ode_lang **aux, bl_error *err);
 
 bl_status bl_pk_op_load_ssa(const bl_operation *op, const bl_pk_ctx *ctx, const bl_toml_node *root,
                             const char *plan_dir, bl_plan *plan);

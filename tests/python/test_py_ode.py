@@ -3,6 +3,7 @@ from Python, arrays back without a copy (views whose base is the capsule that
 owns the C block), equal to the CLI's record of the same plan and to a NumPy
 loop, gradients against the analytic ones, errors as brainlesslab.Error."""
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -74,6 +75,34 @@ class SolveOdeTest(TempDirCase):
         self.assertTrue(np.array_equal(np.load(os.path.join(d, "observations.npy")), q["observations"]))
         self.assertEqual(q["param_names"], ["mu"])
         self.assertEqual(q["gradient"].shape, (1,))
+
+    def test_gradient_plan_equals_python(self):
+        # [ode.gradient] with weights: the record's gradient.npy, gradient_y0.npy
+        # and hessian.npy are solve_ode's (the same bl_ode_gradient / bl_ode_hessian)
+        # bit for bit, for the final time and for the sum over every output time.
+        eqs = "dx/dt = v : 1\ndv/dt = mu * (1 - x**2) * v - x * w : 1"
+        for at in ("final", "every"):
+            plan = os.path.join(self.tmp, f"g{at}.toml")
+            with open(plan, "w") as fh:
+                fh.write('format = "brainlesslab-plan"\nformat_version = 4\nid = "py-grad"\noperation = "ode"\n'
+                         f'[ode]\nequations = """\n{eqs}\n"""\nmethod = "rk4"\nsubsteps = 10\nt_end = 3.0\n'
+                         'outputs = 7\n[ode.parameters]\nmu = 0.8\nw = 1.2\n[ode.init]\nx = 2.0\n'
+                         f'[ode.gradient]\nweights = [1.5, -0.5]\nat = "{at}"\nhessian = true\n')
+            root = os.path.join(self.tmp, at)
+            subprocess.run([CLI, "run", plan, "--root", root, "--quiet"], check=True, capture_output=True)
+            d = glob.glob(os.path.join(root, "py-grad-*"))[0]
+            w = np.array([1.5, -0.5]) if at == "final" else np.tile([1.5, -0.5], (7, 1))
+            r = bl.solve_ode(plan=plan, gradient_weights=w, hessian=True)
+            for name, key in (("gradient.npy", "gradient"), ("gradient_y0.npy", "gradient_y0"),
+                              ("hessian.npy", "hessian")):
+                self.assertTrue(np.array_equal(np.load(os.path.join(d, name)).view(np.uint64),
+                                               r[key].view(np.uint64)), (at, name))
+            self.assertEqual(r["hessian"].shape, (2, 2))
+            self.assertIs(r["hessian"].base, r["y"].base)  # one block, no copy
+            with open(os.path.join(d, "objective.json")) as fh:
+                self.assertEqual(json.load(fh)["value"], r["value"])
+        with self.assertRaises(ValueError):
+            bl.solve_ode(plan=plan, hessian=True)  # no objective
 
     def test_hierarchical_and_builtin_plans(self):
         for system in ('system = "hierarchical"\ngroups = 4\nstages = 2\ncoupling = "coupled"',
