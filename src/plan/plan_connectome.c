@@ -27,6 +27,7 @@
 #include "brainlesslab/hash.h"
 #include "core/file.h"
 #include "models/eq_part.h"
+#include "models/eq_edges.h"
 #include "models/eq_row.h"
 #include "models/model_table.h"
 #include "plan/plan_cjson.h"
@@ -645,6 +646,21 @@ static void publish(bl_pk_population *p)
     p->view.neurons = p->neurons;
 }
 
+/* A model from equations that reads the connectome's weights.npy or
+ * delays.npy: the columns are checked here, when the plan loads the
+ * connectome (src/models/eq_edges.c), so `check` refuses what the run would
+ * and a run stops before it makes a record. */
+static bl_status check_eq_columns(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    if (!plan->eq)
+        return BL_OK;
+    bl_error e = {0};
+    if (eq_edges_check_connectome(plan->connectome, plan->eq, &e))
+        return bl_pk_fail(ctx, e.status, bl_toml_table_get(bl_toml_table_get(root, "connectome"), "path"),
+                          "connectome.path", "%s", e.message);
+    return BL_OK;
+}
+
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
                                      const char *plan_dir, bl_plan *plan, int screen)
 {
@@ -655,8 +671,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
         (st = read_populations(ctx, root, "silence", 0, plan, &sil)) ||
         (st = unique_names(ctx, plan, stim, sil)) ||
-        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)) ||
-        (st = resolve_outputs(ctx, root, plan)))
+        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = check_eq_columns(ctx, root, plan)) ||
+        (st = bl_pk_resolve_named(ctx, root, plan)) || (st = resolve_outputs(ctx, root, plan)))
         return st;
     /* The resolved neurons are listed in the plan, hence in the record's
      * manifest: their total is bounded so that every sealed record stays
