@@ -128,6 +128,23 @@ dcpu, out = run(plan("col_cpu", c, LIF.format(tau="", pn='[model.per_neuron]\nta
 check("column: cpu backend at 2 threads == reference", dcpu is not None and vcol is not None and
       final_v(dcpu)[0].tobytes() == vcol.tobytes(), out[-300:] if dcpu is None else "")
 
+# ... and under mpirun with 2 ranks (each rank's share of the neurons starts from the column)
+import shutil
+if shutil.which("mpirun"):
+    p = plan("col_mpi", c, LIF.format(tau="", pn='[model.per_neuron]\ntau = { column = "tau_ms", unit = "ms" }'),
+             backend="mpi")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl="self,vader",
+               OMP_WAIT_POLICY="passive")
+    root = os.path.join(work, "rec_col_mpi")
+    r = subprocess.run(["timeout", "300", "mpirun", "-np", "2", cli, "run", p, "--root", root, "--quiet"],
+                       capture_output=True, text=True, env=env)
+    dm = glob.glob(os.path.join(root, "*/"))
+    check("column: mpi backend, 2 ranks == reference", r.returncode == 0 and len(dm) == 1 and vcol is not None
+          and final_v(dm[0])[0].tobytes() == vcol.tobytes(), (r.stdout + r.stderr)[-300:] if r.returncode else "")
+else:
+    print("skip mpi: no mpirun")
+
 # 2. drawn: v itself a per-neuron parameter, so final_v is the draws
 DRAW = """[model]
 method = "euler"
