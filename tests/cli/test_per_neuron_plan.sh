@@ -213,6 +213,18 @@ refused("negative_sd", c, LIF.format(tau="", pn='[model.per_neuron]\ntau = { nor
 refused("unknown_key", c, LIF.format(tau="", pn='[model.per_neuron]\ntau = { colum = "tau_ms" }'),
         "model.per_neuron.tau", "unknown key 'colum'")
 
+# model run (independent neurons, no connectome) refuses per_neuron and names --init; model check reads it
+mf = os.path.join(work, "pn_model.toml")
+open(mf, "w").write(LIF.format(tau="", pn='[model.per_neuron]\ntau = { column = "tau_ms", unit = "ms" }'))
+r = subprocess.run([cli, "model", "run", mf, "--duration", "1", "--dt", "0.1", "--out", os.path.join(work, "mr")],
+                   capture_output=True, text=True)
+check("model run refuses [model.per_neuron], pointing to --init", r.returncode != 0 and "--init" in r.stderr
+      and "per_neuron" in r.stderr, (r.stdout + r.stderr).strip()[-200:])
+open(mf, "w").write(LIF.format(tau="", pn='[model.per_neuron]\ntau = { column = "tau_ms", unit = "mV" }'))
+r = subprocess.run([cli, "model", "check", mf], capture_output=True, text=True)
+check("model check refuses a per_neuron unit of the wrong dimension", r.returncode != 0 and
+      "model.per_neuron.tau.unit" in r.stderr, (r.stdout + r.stderr).strip()[-200:])
+
 # 4. the resolved plan records the table: another column, another hash
 def plan_hash(p):
     r = subprocess.run([cli, "check", p], capture_output=True, text=True)
