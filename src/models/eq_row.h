@@ -29,6 +29,8 @@ int64_t bl_eq_row_refractory_steps(const bl_eq_model *m);
  * neuron: a missing column, a value that is not a finite number. */
 struct bl_connectome;
 bl_status bl_eq_row_per_neuron(bl_eq_model *m, const struct bl_connectome *c, uint64_t seed, bl_error *err);
+/* 1 when [model.per_neuron] sets the variable `var`. */
+int bl_eq_row_per_neuron_sets(const bl_eq_model *m, const char *var);
 /* Entry k's drawn value for a neuron (normal or uniform), as above. */
 double bl_eq_row_per_neuron_draw(const bl_eq_model *m, uint32_t k, uint64_t seed, uint32_t neuron);
 

@@ -213,6 +213,29 @@ refused("negative_sd", c, LIF.format(tau="", pn='[model.per_neuron]\ntau = { nor
 refused("unknown_key", c, LIF.format(tau="", pn='[model.per_neuron]\ntau = { colum = "tau_ms" }'),
         "model.per_neuron.tau", "unknown key 'colum'")
 
+CUR = """[model]
+method = "euler"
+equations = \"\"\"
+dv/dt = (E - v) / tau + I_inj / C : volt
+I_inj : amp
+\"\"\"
+threshold = "v > vt"
+delay = "0.1 ms"
+[model.parameters]
+E = "-60 mV"
+vt = "0 mV"
+tau = "10 ms"
+C = "200 pF"
+[model.per_neuron]
+I_inj = { uniform = ["0 nA", "1 nA"] }
+[[stimulus]]
+name = "drive"
+neurons = [0, 1]
+current = "dc"
+amplitude = "0.5 nA"
+"""
+refused("current_on_per_neuron", c, CUR, "stimulus[0].variable", "'I_inj' is set by [model.per_neuron]")
+
 # model run (independent neurons, no connectome) refuses per_neuron and names --init; model check reads it
 mf = os.path.join(work, "pn_model.toml")
 open(mf, "w").write(LIF.format(tau="", pn='[model.per_neuron]\ntau = { column = "tau_ms", unit = "ms" }'))

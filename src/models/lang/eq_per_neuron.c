@@ -241,3 +241,13 @@ bl_status bl_eq_row_per_neuron(bl_eq_model *m, const bl_connectome *c, uint64_t 
     m->pn_n = n;
     return BL_OK;
 }
+
+int bl_eq_row_per_neuron_sets(const bl_eq_model *m, const char *var)
+{
+    if (!m || !var)
+        return 0;
+    for (uint32_t k = 0; k < m->n_pn; k++)
+        if (!strcmp(m->pn[k].name, var))
+            return 1;
+    return 0;
+}
