@@ -101,6 +101,10 @@ BL_API const char *bl_eq_model_var_unit(const bl_eq_model *m, size_t i);
 BL_API double bl_eq_model_dt(const bl_eq_model *m);
 /* Does the update read xi (noise drawn from the caller)? */
 BL_API int bl_eq_model_uses_noise(const bl_eq_model *m);
+/* Warnings about the model that do not stop it (an explicit method unstable
+ * at this dt for a linear decay: docs/models.md "Methods"), one per line;
+ * NULL when none. `model check` prints them, a connectome run logs them. */
+BL_API const char *bl_eq_model_warnings(const bl_eq_model *m);
 /* The compiled blocks as text (instructions and constants, with the bits of
  * each constant in hex): what `brainlesslab model check` prints. Caller frees. */
 BL_API char *bl_eq_model_describe(const bl_eq_model *m);

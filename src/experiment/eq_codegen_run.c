@@ -29,6 +29,8 @@ bl_status bl_xp_eq_codegen(const bl_plan *plan, bl_record *rec, bl_xp_log *log, 
         return st;
     if (log)
         bl_xp_logf(log, "model from equations: %s", bl_eq_model_exec_note(m));
+    if (log && bl_eq_model_warnings(m))
+        bl_xp_logf(log, "model from equations: warning: %s", bl_eq_model_warnings(m));
     const char *src = bl_eq_model_generated_source(m);
     if (!src || !rec)
         return BL_OK;

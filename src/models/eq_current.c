@@ -36,9 +36,16 @@ bl_status bl_eq_current_check(const bl_eq_model *m, const bl_current_in *current
 {
     for (size_t k = 0; k < n_currents; k++) {
         int is_param = 0;
-        if (var_slot(m, currents[k].variable, &is_param) < 0 || !is_param)
+        int slot = var_slot(m, currents[k].variable, &is_param);
+        if (slot < 0 || !is_param)
             return bl_fail(err, BL_ERR_INVALID, "current %zu sets '%.64s', which the model does not declare as a "
                            "per-neuron parameter (a line '%.64s : amp' in its equations)", k, currents[k].variable,
+                           currents[k].variable);
+        /* A current sets its variable every step: per-neuron values would be
+         * overwritten at the first step without a word. */
+        if (m->pn_of[slot])
+            return bl_fail(err, BL_ERR_INVALID, "current %zu sets '%.64s', which [model.per_neuron] also sets: a "
+                           "current replaces the value at every step (declare another variable for it)", k,
                            currents[k].variable);
     }
     return BL_OK;

@@ -22,6 +22,59 @@ void eq_edges_destroy(eq_edges *x)
     free(x);
 }
 
+/* The connectome's columns a model reads: weights.npy when the weight
+ * expression reads `weight`; delays.npy for delay = "connectome", each
+ * rounded to steps as Brian2's queue does (into delay[] when not NULL) with
+ * the smallest and largest. Called by the plan (so `check` refuses what the
+ * run would) and again when the network is made. */
+static bl_status columns(const bl_connectome *c, const bl_eq_model *m, int32_t *delay, int64_t *dmin, int64_t *dmax,
+                         bl_error *err)
+{
+    const uint64_t E = bl_connectome_n_stored_edges(c), N = bl_connectome_n_neurons(c);
+    int32_t sw = eq_sym_find(m, "weight");
+    if (m->has_weight && sw >= 0 && m->syms[sw].kind == S_EXTERN && !bl_connectome_edge_weights(c))
+        return bl_fail(err, BL_ERR_INVALID, "model 'equations': the weight expression reads `weight`, but the "
+                       "connectome has no weights.npy (docs/connectome-format.md)");
+    if (!m->delay_per_edge)
+        return BL_OK;
+    const double *d = bl_connectome_edge_delays_ms(c);
+    if (!d)
+        return bl_fail(err, BL_ERR_INVALID, "model 'equations': delay = \"connectome\", but the connectome has no "
+                       "delays.npy (docs/connectome-format.md)");
+    for (uint64_t e = 0; e < E; e++) {
+        /* Brian2 2.5.1's spike queue (cspikequeue.cpp, which its numpy
+         * runtime uses whenever the compiled extension is there, and C++
+         * standalone too): (int)(delay / dt + 0.5), delay in seconds (the
+         * column's milliseconds times 0.001, as `d*ms`): a tie rounds up.
+         * (Its pure-Python fallback queue, np.round, would round a tie to
+         * even; the oracle runs the compiled one.) */
+        double q = (d[e] * 0.001) / m->dt + 0.5;
+        double steps = q < 1e300 ? floor(q) : q;
+        if (!(steps >= 1))
+            return bl_fail(err, BL_ERR_INVALID, "model 'equations': edge %" PRIu64 " (delays.npy): delay %.17g ms is "
+                           "%g steps of %g ms after rounding; the smallest delay is one step", e, d[e], steps,
+                           m->dt * 1000.0);
+        if (steps > 1e7 || (steps + 1) * (double)(N ? N : 1) > (double)EQ_RING_MAX_ENTRIES)
+            return bl_fail(err, BL_ERR_INVALID, "model 'equations': edge %" PRIu64 " (delays.npy): delay %.17g ms is "
+                           "%g steps: too long for a ring of %" PRIu64 " neurons", e, d[e], steps, N);
+        if (delay)
+            delay[e] = (int32_t)steps;
+        if (e == 0 || steps < (double)*dmin)
+            *dmin = (int64_t)steps;
+        if (e == 0 || steps > (double)*dmax)
+            *dmax = (int64_t)steps;
+    }
+    if (E == 0)
+        *dmin = *dmax = 1;
+    return BL_OK;
+}
+
+bl_status eq_edges_check_connectome(const bl_connectome *c, const bl_eq_model *m, bl_error *err)
+{
+    int64_t dmin = 1, dmax = 1;
+    return columns(c, m, NULL, &dmin, &dmax, err);
+}
+
 bl_status eq_edges_create(const bl_network *net, const bl_eq_model *m, eq_edges **out, bl_error *err)
 {
     *out = NULL;
@@ -34,44 +87,10 @@ bl_status eq_edges_create(const bl_network *net, const bl_eq_model *m, eq_edges 
     x->dmin = x->dmax = net->delay_steps;
     x->wcol = bl_connectome_edge_weights(net->connectome);
     bl_status st = BL_OK;
-    int32_t sw = eq_sym_find(m, "weight");
-    if (m->has_weight && sw >= 0 && m->syms[sw].kind == S_EXTERN && !x->wcol)
-        st = bl_fail(err, BL_ERR_INVALID, "model 'equations': the weight expression reads `weight`, but the connectome "
-                     "has no weights.npy (docs/connectome-format.md)");
-    if (!st && m->delay_per_edge) {
-        const double *d = bl_connectome_edge_delays_ms(net->connectome);
-        if (!d)
-            st = bl_fail(err, BL_ERR_INVALID, "model 'equations': delay = \"connectome\", but the connectome has no "
-                         "delays.npy (docs/connectome-format.md)");
-        else if (!(x->delay = malloc((E ? E : 1) * sizeof *x->delay)))
-            st = bl_fail(err, BL_ERR_NOMEM, "model 'equations': out of memory for %" PRIu64 " delays", E);
-        for (uint64_t e = 0; !st && e < E; e++) {
-            /* Brian2 2.5.1's spike queue (cspikequeue.cpp, which its numpy
-             * runtime uses whenever the compiled extension is there, and C++
-             * standalone too): (int)(delay / dt + 0.5), delay in seconds (the
-             * column's milliseconds times 0.001, as `d*ms`): a tie rounds up.
-             * (Its pure-Python fallback queue, np.round, would round a tie to
-             * even; the oracle runs the compiled one.) */
-            double q = (d[e] * 0.001) / m->dt + 0.5;
-            double steps = q < 1e300 ? floor(q) : q;
-            if (!(steps >= 1))
-                st = bl_fail(err, BL_ERR_INVALID, "model 'equations': edge %" PRIu64 " (delays.npy): delay %.17g ms is "
-                             "%g steps of %g ms after rounding; the smallest delay is one step", e, d[e], steps,
-                             m->dt * 1000.0);
-            else if (steps > 1e7 || (steps + 1) * (double)(N ? N : 1) > (double)EQ_RING_MAX_ENTRIES)
-                st = bl_fail(err, BL_ERR_INVALID, "model 'equations': edge %" PRIu64 " (delays.npy): delay %.17g ms is "
-                             "%g steps: too long for a ring of %" PRIu64 " neurons", e, d[e], steps, N);
-            else {
-                x->delay[e] = (int32_t)steps;
-                if (e == 0 || steps < (double)x->dmin)
-                    x->dmin = (int64_t)steps;
-                if (e == 0 || steps > (double)x->dmax)
-                    x->dmax = (int64_t)steps;
-            }
-        }
-        if (!st && E == 0)
-            x->dmin = x->dmax = 1;
-    }
+    if (m->delay_per_edge && !(x->delay = malloc((E ? E : 1) * sizeof *x->delay)))
+        st = bl_fail(err, BL_ERR_NOMEM, "model 'equations': out of memory for %" PRIu64 " delays", E);
+    if (!st)
+        st = columns(net->connectome, m, x->delay, &x->dmin, &x->dmax, err);
     if (!st && m->has_syn) {
         x->val = malloc((size_t)m->syn.n * (E ? E : 1) * sizeof *x->val);
         x->lastupdate = malloc((E ? E : 1) * sizeof *x->lastupdate);

@@ -28,6 +28,11 @@ typedef struct eq_edges {
  * index. A model that reads `weight` needs the connectome's weights.npy. */
 bl_status eq_edges_create(const bl_network *net, const bl_eq_model *m, eq_edges **out, bl_error *err);
 void eq_edges_destroy(eq_edges *x);
+/* The same checks of the connectome's columns (weights.npy when read,
+ * delays.npy for delay = "connectome") without building anything: the plan
+ * makes them when it loads the connectome, so `check` refuses such a plan
+ * and a run stops before it makes a record. */
+bl_status eq_edges_check_connectome(const bl_connectome *c, const bl_eq_model *m, bl_error *err);
 
 /* A trial's starting per-edge values: w from the weight expression of the
  * edge's count, sign and weight, the other variables from their starting

@@ -254,7 +254,7 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
         wt[c + WCOUNT] = edge_weight(m, r, c, &ctx);
     for (uint64_t q = 0; q < n; q++)
         for (uint32_t k = 0; k < m->n_vars; k++)
-            x[q * m->n_vars + k] = m->var_init[k];
+            x[q * m->n_vars + k] = eq_var_start(m, k, (uint64_t)p->lo + q);
     for (int32_t i = p->lo; i < p->hi && !p->failed; i++)
         bl_part_wake(p, &bl_eq_part_kernel, i);
     (void)net;

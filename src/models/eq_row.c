@@ -191,7 +191,7 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
     for (uint32_t k = 0; k < s->nv; k++)
         for (uint64_t i = 0; i < n; i++)
-            s->state[(size_t)k * n + i] = m->var_init[k];
+            s->state[(size_t)k * n + i] = eq_var_start(m, k, i);
     for (uint64_t i = 0; i < n; i++)
         s->last_spike[i] = INT64_MIN / 2;
     memset(s->ring_n, 0, slots * sizeof *s->ring_n);

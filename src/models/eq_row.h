@@ -22,6 +22,18 @@ void bl_eq_row_set_edge_delays(bl_eq_model *m, int on);
 /* The refractory period in steps (Brian2's timestep()), -1 when none. */
 int64_t bl_eq_row_refractory_steps(const bl_eq_model *m);
 
+/* [model.per_neuron] (src/models/lang/eq_per_neuron.c): each entry's value
+ * for every neuron of connectome c, from its neurons.csv column or drawn with
+ * the plan seed (counter (0, neuron, 0xD0000000 | k, 0xFFFFFFFF), k the
+ * entry's index: the same in every trial). Refused naming the key, and the
+ * neuron: a missing column, a value that is not a finite number. */
+struct bl_connectome;
+bl_status bl_eq_row_per_neuron(bl_eq_model *m, const struct bl_connectome *c, uint64_t seed, bl_error *err);
+/* 1 when [model.per_neuron] sets the variable `var`. */
+int bl_eq_row_per_neuron_sets(const bl_eq_model *m, const char *var);
+/* Entry k's drawn value for a neuron (normal or uniform), as above. */
+double bl_eq_row_per_neuron_draw(const bl_eq_model *m, uint32_t k, uint64_t seed, uint32_t neuron);
+
 /* A [model] table of TOML (a model file's, or a plan's) compiled for a step
  * of dt_s seconds; set_* add or override parameters. rest_init: a state
  * variable X that [model.init] does not set starts at parameter X_0 when

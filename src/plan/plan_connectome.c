@@ -27,6 +27,7 @@
 #include "brainlesslab/hash.h"
 #include "core/file.h"
 #include "models/eq_part.h"
+#include "models/eq_edges.h"
 #include "models/eq_row.h"
 #include "models/model_table.h"
 #include "plan/plan_cjson.h"
@@ -42,7 +43,7 @@ static const char *const model_keys[] = {"preset", "parameters", NULL};
 /* A model written in the model language (docs/models.md), in place of a preset. */
 static const char *const eq_model_keys[] = {"equations", "method", "threshold", "reset", "refractory", "on_pre",
                                             "on_input", "weight", "delay", "parameters", "init", "synapses",
-                                            "on_pre_exc", "on_pre_inh", "on_post", "refractory_input", NULL};
+                                            "on_pre_exc", "on_pre_inh", "on_post", "refractory_input", "per_neuron", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
                                           "top_responders", "psth", "probes", NULL};
@@ -55,6 +56,28 @@ static const char *const silence_keys[] = {"name", "neurons", "ids", "select", "
 
 /* The [model] table as the resolved plan records it (so that the plan hash
  * covers the model's text): its strings as written, numbers as numbers. */
+/* A scalar (string or number) into object t, or into array t when key is NULL. */
+static void eq_record_scalar(bl_cj *b, cJSON *t, const char *key, const bl_toml_node *v)
+{
+    const char *str;
+    size_t len;
+    double x;
+    cJSON *item = NULL;
+    if (bl_toml_get_string(v, &str, &len)) {
+        if (key)
+            bl_cj_str(b, t, key, str);
+        else
+            item = bl_cj_check(b, cJSON_CreateString(str));
+    } else if (bl_toml_get_double(v, &x)) {
+        if (key)
+            bl_cj_num(b, t, key, x);
+        else
+            item = bl_cj_check(b, cJSON_CreateNumber(x));
+    }
+    if (item)
+        cJSON_AddItemToArray(t, item);
+}
+
 static char *eq_record(const bl_toml_node *model)
 {
     bl_cj b = {1};
@@ -68,11 +91,27 @@ static char *eq_record(const bl_toml_node *model)
             for (size_t k = 0; t && k < bl_toml_table_size(v); k++) {
                 const char *pk = bl_toml_table_key(v, k, &len);
                 const bl_toml_node *pv = bl_toml_table_value(v, k);
-                double x;
-                if (bl_toml_get_string(pv, &str, &len))
-                    bl_cj_str(&b, t, pk, str);
-                else if (bl_toml_get_double(pv, &x))
-                    bl_cj_num(&b, t, pk, x);
+                if (bl_toml_type_of(pv) != BL_TOML_TABLE) {
+                    eq_record_scalar(&b, t, pk, pv);
+                    continue;
+                }
+                /* [model.per_neuron]: name = { column = ..., unit = ... } or
+                 * { normal = [mean, sd] } (values as written) */
+                cJSON *e = bl_cj_obj(&b, t, pk);
+                for (size_t q = 0; e && q < bl_toml_table_size(pv); q++) {
+                    const char *ek = bl_toml_table_key(pv, q, &len);
+                    const bl_toml_node *ev = bl_toml_table_value(pv, q);
+                    if (bl_toml_type_of(ev) != BL_TOML_ARRAY) {
+                        eq_record_scalar(&b, e, ek, ev);
+                        continue;
+                    }
+                    cJSON *a = bl_cj_check(&b, cJSON_CreateArray());
+                    if (!a)
+                        break;
+                    cJSON_AddItemToObject(e, ek, a);
+                    for (size_t r = 0; r < bl_toml_array_size(ev); r++)
+                        eq_record_scalar(&b, a, NULL, bl_toml_array_at(ev, r));
+                }
             }
         } else if (bl_toml_get_string(v, &str, &len)) {
             bl_cj_str(&b, root, key, str);
@@ -645,6 +684,25 @@ static void publish(bl_pk_population *p)
     p->view.neurons = p->neurons;
 }
 
+/* A model from equations that reads the connectome's weights.npy,
+ * delays.npy or neurons.csv columns: the columns are checked here, when the plan loads the
+ * connectome (src/models/eq_edges.c), so `check` refuses what the run would
+ * and a run stops before it makes a record. */
+static bl_status check_eq_columns(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_plan *plan)
+{
+    if (!plan->eq)
+        return BL_OK;
+    bl_error e = {0};
+    const bl_toml_node *where = bl_toml_table_get(bl_toml_table_get(root, "connectome"), "path");
+    if (eq_edges_check_connectome(plan->connectome, plan->eq, &e))
+        return bl_pk_fail(ctx, e.status, where, "connectome.path", "%s", e.message);
+    /* [model.per_neuron]: a value per neuron from a neurons.csv column or
+     * drawn with the plan's seed (src/models/lang/eq_per_neuron.c). */
+    if (bl_eq_row_per_neuron(plan->eq, plan->connectome, plan->seed, &e))
+        return bl_pk_fail(ctx, e.status, where, "connectome.path", "%s", e.message);
+    return BL_OK;
+}
+
 bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *root,
                                      const char *plan_dir, bl_plan *plan, int screen)
 {
@@ -655,8 +713,8 @@ bl_status bl_pk_load_connectome_plan(const bl_pk_ctx *ctx, const bl_toml_node *r
         (st = read_populations(ctx, root, "stimulus", 1, plan, &stim)) ||
         (st = read_populations(ctx, root, "silence", 0, plan, &sil)) ||
         (st = unique_names(ctx, plan, stim, sil)) ||
-        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = bl_pk_resolve_named(ctx, root, plan)) ||
-        (st = resolve_outputs(ctx, root, plan)))
+        (st = bl_pk_load_connectome_dir(ctx, root, plan_dir, plan)) || (st = check_eq_columns(ctx, root, plan)) ||
+        (st = bl_pk_resolve_named(ctx, root, plan)) || (st = resolve_outputs(ctx, root, plan)))
         return st;
     /* The resolved neurons are listed in the plan, hence in the record's
      * manifest: their total is bounded so that every sealed record stays

@@ -161,6 +161,12 @@ bl_status bl_pk_read_current(const bl_pk_ctx *ctx, const bl_toml_node *node, con
         }
     }
     bl_pk_join(path, sizeof path, where, "variable", 8);
+    /* A current sets its variable at every step: a [model.per_neuron]
+     * value of it would be overwritten without a word. */
+    if (bl_eq_row_per_neuron_sets(plan->eq, var))
+        return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(node, "variable") ? bl_toml_table_get(node, "variable")
+                          : node, path, "'%.64s' is set by [model.per_neuron]; a current replaces its value at every "
+                          "step (declare another variable for the current)", var);
     if (!(pop->current_variable = bl_pk_strdup(var)))
         return bl_fail(ctx->err, BL_ERR_NOMEM, "cannot copy a name");
     /* The window, in whole steps (llround, as a Poisson window's). */

@@ -87,6 +87,22 @@ def refused(name, c, extra, *needles):
     print(f"{'ok' if ok else 'FAIL':4} refused: {name}: " + (out.strip().splitlines()[-1] if out.strip() else "(no output)"))
     fails += not ok
 
+def refused_at_check(name, c, extra, *needles):
+    """The connectome's columns are checked when the plan loads it: `check`
+    refuses, and `run` stops before it makes a record (no FAILED directory)."""
+    global fails
+    plan = os.path.join(work, name + "_check.toml")
+    open(plan, "w").write(HEAD.format(id=name, conn=c, sched=os.path.join(work, "sched.npy")) + MODEL.format(extra=extra))
+    r = subprocess.run([cli, "check", plan], capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    root = os.path.join(work, "rec_check_" + name)
+    r2 = subprocess.run([cli, "run", plan, "--root", root], capture_output=True, text=True)
+    left = glob.glob(os.path.join(root, "*"))
+    ok = r.returncode != 0 and all(n in out for n in needles) and r2.returncode != 0 and not left
+    print(f"{'ok' if ok else 'FAIL':4} refused by check: {name}: " + (out.strip().splitlines()[-1] if out.strip() else "(no output)")
+          + ("" if not left else f" (run left {left})"))
+    fails += not ok
+
 plain = conn("plain", [0, 0, 1], [1, 2, 3], [1, 1, -1])
 withw = conn("withw", [0, 0, 1], [1, 2, 3], [1, 1, -1], weights=[0.5, 1.5, -2.0])
 short = conn("short", [0, 0, 1], [1, 2, 3], [1, 1, -1], delays=[1.0, 0.04, 0.2])
@@ -109,6 +125,12 @@ refused("delay_negative", bad_d, 'on_pre = "g += w"\nweight = "count * mV"\ndela
 refused("weight_float32", f32, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"', "weights.npy")
 refused("weight_length", longw, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"', "weights.npy",
         "n_edges is 3")
+refused_at_check("delay_below_step", short, 'on_pre = "g += w"\nweight = "count * mV"\ndelay = "connectome"',
+                 "connectome.path", "edge 1", "delays.npy", "smallest delay is one step")
+refused_at_check("no_delay_column", plain, 'on_pre = "g += w"\nweight = "count * mV"\ndelay = "connectome"',
+                 "no delays.npy")
+refused_at_check("no_weight_column", plain, 'on_pre = "g += w"\nweight = "weight * mV"\ndelay = "0.1 ms"',
+                 "no weights.npy")
 refused("event_driven_form", plain,
         'synapses = """\nw : volt\ndapre/dt = -apre/tau + 1/tau : 1 (event-driven)\n"""\non_pre = "g += w"\n'
         'weight = "count * mV"\ndelay = "0.1 ms"', "synapses line 2", "pure decays")

@@ -91,7 +91,8 @@ for h in "${harnesses[@]}"; do
                   "$root"/src/models/lang/eq_linear.c "$root"/src/models/lang/eq_lower.c
                   "$root"/src/models/lang/eq_vm.c "$root"/src/models/lang/eq_model.c
                   "$root"/src/models/lang/eq_pop.c "$root"/src/models/lang/eq_brian2.c
-                  "$root"/src/models/lang/eq_syn.c "$root"/src/models/lang/eq_cgen.c "${core[@]}" "$root/src/core/json_check.c") extra=(-I"$root/src")
+                  "$root"/src/models/lang/eq_syn.c "$root"/src/models/lang/eq_cgen.c
+                  "$root"/src/models/lang/eq_diff.c "$root"/src/models/lang/eq_stiff.c "${core[@]}" "$root/src/core/json_check.c") extra=(-I"$root/src")
            libs=(-lcjson -lcrypto -ldl -lm) ;;
     *) echo "run_fuzz.sh: unknown harness '$h' (npy, csv, parquet, thrift, arrow, flatbuf, select, eqlang, plan, connectome," \
             "verify, bundle)" >&2; exit 2 ;;

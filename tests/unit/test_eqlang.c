@@ -251,6 +251,64 @@ static void bad_models_named_errors(void **state)
     }
 }
 
+/* An explicit method unstable at this dt for a linear decay is warned
+ * about, never refused (docs/models.md "Methods"): the rate comes from the
+ * compiled graph (d f / d x), the bound is the method's (2 for euler and
+ * rk2, 2.785 for rk4); linear and exponential_euler are never warned about;
+ * a rate that reads a per-neuron parameter or the state is not judged. */
+static void unstable_method_warned(void **state)
+{
+    (void)state;
+    typedef struct {
+        const char *equations, *method, *tau;
+        const char *want[3]; /* NULL: no warning */
+    } st_case;
+    const st_case cases[] = {
+        /* dt 0.1 ms, tau 0.04 ms: dt/tau = 2.5 */
+        {"dv/dt = (v_0 - v) / tau : volt\n", "euler", "0.04 ms", {"equations line 1", "'dv/dt = (v_0 - v) / tau : volt'", "method euler is unstable"}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", "rk2", "0.04 ms", {"-25000 1/s", "2.5", "beyond the 2 "}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", "rk4", "0.04 ms", {NULL, NULL, NULL}}, /* 2.5 < 2.785 */
+        {"dv/dt = (v_0 - v) / tau : volt\n", "rk4", "0.03 ms", {"method rk4", "beyond the 2.785", NULL}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", "euler", "10 ms", {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", "linear", "0.04 ms", {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", "exponential_euler", "0.04 ms", {NULL, NULL, NULL}},
+        /* the second equation, through a subexpression */
+        {"dv/dt = (v_0 - v) / (10*tau) : volt\nr = 1/tau : Hz\ndg/dt = -g*r : volt\n", "euler", "0.04 ms",
+         {"equations line 3", "'dg/dt = -g*r : volt'", NULL}},
+        /* a per-neuron time constant or a nonlinear rate is not judged */
+        {"dv/dt = (v_0 - v) / tau_n : volt\ntau_n : second\n", "euler", "0.04 ms", {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v) * (v - v_0) / (tau*mV) : volt\n", "euler", "0.04 ms", {NULL, NULL, NULL}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *names[2] = {"v_0", "tau"};
+        const char *values[2] = {"-52 mV", cases[c].tau};
+        bl_eq_source s;
+        memset(&s, 0, sizeof s);
+        s.equations = cases[c].equations;
+        s.method = cases[c].method;
+        s.n_params = 2;
+        s.param_names = names;
+        s.param_values = values;
+        bl_eq_model *m = NULL;
+        bl_error err = {0};
+        if (bl_eq_model_compile(&s, 1e-4, &m, &err))
+            fail_msg("case %zu should compile (a warning is no refusal): %s", c, err.message);
+        const char *w = bl_eq_model_warnings(m);
+        if (!cases[c].want[0] && w)
+            fail_msg("case %zu: unexpected warning '%s'", c, w);
+        if (cases[c].want[0] && !w)
+            fail_msg("case %zu: no warning", c);
+        for (int k = 0; k < 3 && w; k++)
+            if (cases[c].want[k] && !strstr(w, cases[c].want[k]))
+                fail_msg("case %zu: '%s' lacks '%s'", c, w, cases[c].want[k]);
+        char *d = bl_eq_model_describe(m);
+        assert_non_null(d);
+        assert_int_equal(w != NULL, strstr(d, "\nwarning: ") != NULL); /* model check prints it */
+        free(d);
+        bl_eq_model_destroy(m);
+    }
+}
+
 /* Bounds: too deep, too long a name, too long a text, too many nodes. */
 static void bounds_refuse(void **state)
 {
@@ -465,6 +523,7 @@ int main(void)
         cmocka_unit_test(shiu_spike_reset_refractory),
         cmocka_unit_test(units_are_brian2_arithmetic),
         cmocka_unit_test(bad_models_named_errors),
+        cmocka_unit_test(unstable_method_warned),
         cmocka_unit_test(bounds_refuse),
         cmocka_unit_test(methods_textbook),
         cmocka_unit_test(noise_hook),

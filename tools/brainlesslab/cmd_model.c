@@ -205,6 +205,9 @@ static int run(opts *o, bl_eq_model *m)
     }
     if (bl_eq_model_codegen(m, o->exec, &err) || bl_eq_pop_create(m, n, &p, &err))
         return fail(o, m, p, &err);
+    /* a warning (an explicit method unstable at this dt) does not stop the run */
+    if (bl_eq_model_warnings(m))
+        fprintf(stderr, "brainlesslab model run: warning: %s\n", bl_eq_model_warnings(m));
     for (size_t k = 0; k < o->n_init; k++) {
         double *x = bl_eq_pop_var(p, o->init_names[k]);
         bl_npy_array a;

@@ -172,6 +172,23 @@ bl_status eq_syn_parse(const char *text, eq_syn *syn, char *decl, size_t cap, bl
  * on_post touch per-edge variables. */
 bl_status eq_syn_finish(bl_eq_model *m, bl_error *err);
 
+/* A per-neuron parameter set neuron by neuron ([model.per_neuron],
+ * eq_per_neuron.c): from a neurons.csv column times a unit (a = the unit's
+ * value), or drawn: normal (a mean, b sd) or uniform (a lo, b hi). */
+enum { EQ_PN_COLUMN = 1, EQ_PN_NORMAL, EQ_PN_UNIFORM };
+typedef struct eq_pn {
+    int32_t slot;
+    uint8_t kind;
+    char name[BL_EQ_MAX_IDENT + 1];
+    char column[128];
+    double a, b;
+} eq_pn;
+
+struct bl_toml_node;
+/* [model.per_neuron] of a model's TOML table: names, keys, units and
+ * dimensions checked; values are made later (bl_eq_row_per_neuron). */
+bl_status eq_per_neuron_read(bl_eq_model *m, const struct bl_toml_node *t, const char *path, bl_error *err);
+
 struct bl_eq_model {
     eq_node *nodes;
     uint32_t n_nodes, cap_nodes;
@@ -210,6 +227,16 @@ struct bl_eq_model {
                        const struct eq_vm_ctx *ctx); /* eq_update_range's fast path, NULL: none */
     void (*threshold_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
                           uint8_t *fire); /* eq_threshold_range's fast path, NULL: none */
+    /* [model.per_neuron] (eq_per_neuron.c): n_pn entries; pn_of[slot] is
+     * 1 + the entry of a var slot (0: none); pn_val [n_pn][pn_n] the values
+     * once a connectome plan made them (pn_n = 0 before). */
+    eq_pn *pn;
+    uint32_t n_pn;
+    int16_t pn_of[BL_EQ_MAX_VARS];
+    double *pn_val;
+    uint64_t pn_n;
+    /* Warnings of eq_stiffness (eq_stiff.c), lines joined by '\n'; "" none. */
+    char warnings[1024];
     /* An ODE system (eq_ode.c) rather than a neuron model: time is
      * dimensionless (dx/dt has x's dimension), only t is built in (no units,
      * dt, xi, i), and the parameters are n_oparams run-time registers after
@@ -399,5 +426,17 @@ int32_t eq_expand(bl_eq_model *m, int32_t n, bl_error *err);
 int32_t eq_subst(bl_eq_model *m, int32_t n, const int32_t *map, bl_error *err);
 /* A tree as fully parenthesised text (cut at size). */
 void eq_render(const bl_eq_model *m, int32_t n, char *buf, size_t size);
+
+/* After compiling: warn (m->warnings) about an explicit method unstable at
+ * this dt for a linear decay of the model (eq_stiff.c). */
+void eq_stiffness(bl_eq_model *m);
+
+/* The starting value of var slot k for neuron i: its [model.per_neuron]
+ * value when it has one, else the common one ([model.init] or 0). */
+static inline double eq_var_start(const bl_eq_model *m, uint32_t k, uint64_t i)
+{
+    int j = m->pn_of[k];
+    return j && i < m->pn_n ? m->pn_val[(size_t)(j - 1) * m->pn_n + i] : m->var_init[k];
+}
 
 #endif

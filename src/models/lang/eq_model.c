@@ -402,6 +402,7 @@ bl_status bl_eq_model_compile(const bl_eq_source *src, double dt_s, bl_eq_model 
         bl_eq_model_destroy(m);
         return st;
     }
+    eq_stiffness(m);
     *out = m;
     return BL_OK;
 }
@@ -421,6 +422,8 @@ void bl_eq_model_destroy(bl_eq_model *m)
     for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
         eq_prog_free(ps[k]);
     eq_jit_free(m->jit);
+    free(m->pn);
+    free(m->pn_val);
     free(m);
 }
 
@@ -546,6 +549,8 @@ char *bl_eq_model_describe(const bl_eq_model *m)
     }
     sb_printf(&b, "\norder: %s", m->order_brian2 ? "Brian2 2.5.1's code generation (SymPy's canonical form, then its collection)"
                                                 : "the method's text");
+    if (m->warnings[0])
+        sb_printf(&b, "\nwarning: %s", m->warnings);
     sb_printf(&b, "\nrefractory: ");
     if (m->ref_steps >= 0)
         sb_printf(&b, "%lld steps\n", (long long)m->ref_steps);

@@ -32,6 +32,10 @@ bl_status bl_eq_pop_create(const bl_eq_model *m, uint32_t n, bl_eq_pop **out, bl
     *out = NULL;
     if (!n || n > (1u << 28))
         return bl_fail(err, BL_ERR_INVALID, "population: %u neurons (1 to 2^28)", n);
+    if (m->n_pn && m->pn_n < n)
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "population: [model.per_neuron] '%s' takes its values from a "
+                       "connectome plan (a neurons.csv column, or draws with the plan's seed); here, leave it out and give "
+                       "per-neuron values with --init NAME=FILE.npy", m->pn[0].name);
     bl_eq_pop *p = calloc(1, sizeof *p);
     if (!p)
         return bl_fail(err, BL_ERR_NOMEM, "population: out of memory");

@@ -97,6 +97,8 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
         size_t len;
         const char *key = bl_toml_table_key(model, j, &len);
         const bl_toml_node *v = bl_toml_table_value(model, j);
+        if (!strcmp(key, "per_neuron"))
+            continue; /* read after compiling (eq_per_neuron.c) */
         if (!strcmp(key, "parameters") || !strcmp(key, "init")) {
             if (bl_toml_type_of(v) != BL_TOML_TABLE) {
                 st = bl_fail(err, BL_ERR_INVALID, "%s:%u: model.%s must be a table", path, bl_toml_line(v), key);
@@ -111,7 +113,7 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
             st = bl_fail(err, BL_ERR_INVALID,
                          "%s:%u: model: unknown key '%.64s' (equations, method, threshold, reset, refractory, "
                          "on_pre, on_pre_exc, on_pre_inh, on_post, on_input, weight, delay, synapses, "
-                         "refractory_input, parameters, init)",
+                         "refractory_input, parameters, init, per_neuron)",
                          path, bl_toml_line(v), key);
             goto done;
         }
@@ -206,6 +208,11 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
         for (size_t j = 0; j < added; j++)
             free(own[j]);
         free(own);
+    }
+    if (!st && (st = eq_per_neuron_read(*out, bl_toml_table_get(model, "per_neuron"), path, err))) {
+        bl_eq_model_destroy(*out);
+        *out = NULL;
+        goto done; /* the message names the path already */
     }
     if (st)
         bl_fail_context(err, "%s", path);
