@@ -1,17 +1,21 @@
 /* Method 'linear' (Brian2's exact integration of a linear system): the
  * propagator written as the closed form Brian2 2.5.1's SymPy pipeline
  * prints, so that the constants come out with the same bits. Solved so far
- * (every variable's equation is (c0 - x + c*y)/tau with c0, c, tau free of
- * the state, c0, c*y optional):
+ * (every variable's equation is (c0 - x + c1*y1 + c2*y2 + ...)/tau with c0,
+ * the c's and tau free of the state, c0 and the inputs optional):
  *   x decays alone      x' = E*x                 or (c0 - c0*E) + E*x,  E = exp((-dt)/tau)
- *   v driven by a y     y' = E_y*y, y a pure decay (-y/tau):
- *                       v' = [(c0 - c0*E_v) +] ((L*y) + (E_v*v))
- * with L as Brian2 prints it, which depends on the (unless refractory)
- * flags (SymPy simplifies the two cases differently; both from Brian2's
- * generated code for these equations):
- *   flagged     ((( cT / (t_v - tau)) * ((-exp(dt/t_v)) + exp(dt/tau))) * E_v) * E_y
- *   not flagged (((( cT * ((-exp(dt/t_v)) + exp(dt/tau))) * E_v) * E_y) / (t_v - tau)
- * where cT is tau, or c*tau when y enters as c*y. Other linear systems are
+ *   v driven by y_j     y_j' = E_j*y_j, each y_j a pure decay (-y_j/tau_j):
+ *                       v' = [(c0 - c0*E_v) +] (((L_1*y_1) + (L_2*y_2) ...) + (E_v*v))
+ * with each L as Brian2 prints it, which depends on the (unless refractory)
+ * flags (SymPy simplifies the two cases differently) and on SymPy's order
+ * of the two time constants a, b (by name: a sorts first):
+ *   flagged     ((( cT / (a - b)) * ((-exp(dt/a)) + exp(dt/b))) * E_a) * E_b
+ *   not flagged (((( cT * ((-exp(dt/a)) + exp(dt/b))) * E_a) * E_b) / (a - b)
+ * where cT is tau_j, or c_j*tau_j when y_j enters as c_j*y_j; the inputs'
+ * terms sorted by their time constants' names (all from Brian2's generated
+ * code: the shiu2024 form, and the CUBA form under several namings). With
+ * one input whose time constants are not both named parameters, a is v's
+ * (the shiu2024 form). Other linear systems are
  * refused with a message that names the equation (use exponential_euler). */
 #include <stdio.h>
 #include <string.h>
@@ -19,8 +23,11 @@
 #include "models/lang/eq_impl.h"
 
 
+#define MAX_INPUTS 8
 typedef struct decay {
-    int32_t tau, c0, y, c; /* y: coupled state symbol, -1 none; c: its coefficient, -1 for 1 */
+    int32_t tau, c0;
+    int ny;                                /* decaying inputs */
+    int32_t y[MAX_INPUTS], c[MAX_INPUTS]; /* their state symbols; coefficients, -1 for 1 */
 } decay;
 
 static const unsigned varying = (1u << S_STATE) | (1u << S_PARAM_N) | (1u << S_T) | (1u << S_XI) | (1u << S_NR) |
@@ -50,34 +57,47 @@ static int is_state(const bl_eq_model *m, int32_t n)
 static int match(const bl_eq_model *m, int32_t f, int32_t self, decay *d)
 {
     const eq_node *x = &m->nodes[f];
-    d->tau = d->c0 = d->y = d->c = -1;
+    d->tau = d->c0 = -1;
+    d->ny = 0;
     if (x->kind != N_DIV || eq_reads(m, x->b, varying, -1))
         return 0;
     d->tau = x->b;
-    int32_t node[8];
-    int sg[8], k = 0, seen_self = 0;
-    if (!terms(m, x->a, 1, node, sg, &k, 8))
+    int32_t node[16];
+    int sg[16], k = 0, seen_self = 0;
+    if (!terms(m, x->a, 1, node, sg, &k, 16))
         return 0;
     for (int j = 0; j < k; j++) {
         const eq_node *t = &m->nodes[node[j]];
         if (t->kind == N_SYM && t->sym == self) {
             if (sg[j] != -1 || seen_self++)
                 return 0;
-        } else if (is_state(m, node[j]) && sg[j] == 1 && d->y < 0) {
-            d->y = t->sym;
-        } else if (t->kind == N_MUL && sg[j] == 1 && d->y < 0 &&
+        } else if (is_state(m, node[j]) && sg[j] == 1 && d->ny < MAX_INPUTS) {
+            d->c[d->ny] = -1;
+            d->y[d->ny++] = t->sym;
+        } else if (t->kind == N_MUL && sg[j] == 1 && d->ny < MAX_INPUTS &&
                    ((is_state(m, t->b) && !eq_reads(m, t->a, varying, -1)) ||
                     (is_state(m, t->a) && !eq_reads(m, t->b, varying, -1)))) {
             int yb = is_state(m, t->b);
-            d->y = m->nodes[yb ? t->b : t->a].sym;
-            d->c = yb ? t->a : t->b;
+            d->y[d->ny] = m->nodes[yb ? t->b : t->a].sym;
+            d->c[d->ny++] = yb ? t->a : t->b;
         } else if (sg[j] == 1 && d->c0 < 0 && !eq_reads(m, node[j], varying, -1)) {
             d->c0 = node[j];
         } else {
             return 0;
         }
     }
-    return seen_self == 1 && d->y != self;
+    for (int j = 0; j < d->ny; j++)
+        for (int l = 0; l < j; l++)
+            if (d->y[j] == self || d->y[l] == d->y[j])
+                return 0;
+    return seen_self == 1 && !(d->ny == 1 && d->y[0] == self);
+}
+
+/* The name of a time constant that is a scalar parameter, else NULL. */
+static const char *tau_name(const bl_eq_model *m, int32_t tau)
+{
+    const eq_node *x = &m->nodes[tau];
+    return x->kind == N_SYM && m->syms[x->sym].kind == S_CONST ? m->syms[x->sym].name : NULL;
 }
 
 static bl_status refuse(bl_eq_model *m, int32_t sym, const char *why, bl_error *err)
@@ -85,8 +105,8 @@ static bl_status refuse(bl_eq_model *m, int32_t sym, const char *why, bl_error *
     eq_sym *y = &m->syms[sym];
     char msg[320];
     snprintf(msg, sizeof msg,
-             "method linear: %s (solved: decays (c0 - x)/tau and one variable driven by a decaying one, "
-             "(c0 - v + c*y)/t with dy/dt = -y/tau; use exponential_euler for others):",
+             "method linear: %s (solved: decays (c0 - x)/tau and a variable driven by decaying ones, "
+             "(c0 - v + c*y + ...)/t with dy/dt = -y/tau; use exponential_euler for others):",
              why);
     return eq_fail_at(m, B_EQUATIONS, y->lo, y->hi, err, BL_ERR_UNSUPPORTED, msg);
 }
@@ -124,15 +144,51 @@ bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
         /* E = exp((-dt)/tau) */
         int32_t E = eq_call(m, F_EXP, eq_bin(m, N_DIV, eq_bin(m, N_NEG, dt, -1, err), v->tau, err), err);
         int32_t e = eq_bin(m, N_MUL, E, x, err);
-        if (v->y >= 0) {
-            int32_t ys = m->syms[v->y].slot;
+        /* The inputs' terms, in the order SymPy prints their sum (read from
+         * Brian2 2.5.1's generated code for the CUBA form under several
+         * namings): by the name of the input's time constant; v's own term
+         * E_v*v last. With one input whose time constants are not both
+         * named parameters, the shiu2024 form (v's tau first). */
+        int order[MAX_INPUTS];
+        for (int j = 0; j < v->ny; j++)
+            order[j] = j;
+        if (v->ny > 1) {
+            for (int j = 0; j < v->ny; j++) {
+                const char *nj = tau_name(m, d[m->syms[v->y[j]].slot].tau);
+                if (!nj || !tau_name(m, v->tau))
+                    return refuse(m, sym, "with several inputs, every time constant must be a parameter", err);
+                if (!strcmp(nj, tau_name(m, v->tau)))
+                    return refuse(m, sym, "an input has the variable's own time constant", err);
+                for (int l = 0; l < j; l++)
+                    if (!strcmp(nj, tau_name(m, d[m->syms[v->y[l]].slot].tau)))
+                        return refuse(m, sym, "two inputs share a time constant (SymPy would sum them first)",
+                                      err);
+            }
+            for (int j = 1; j < v->ny; j++)
+                for (int l = j; l > 0 && strcmp(tau_name(m, d[m->syms[v->y[order[l]]].slot].tau),
+                                                 tau_name(m, d[m->syms[v->y[order[l - 1]]].slot].tau)) < 0;
+                     l--) {
+                    int tmp = order[l];
+                    order[l] = order[l - 1];
+                    order[l - 1] = tmp;
+                }
+        }
+        int32_t sum = -1;
+        for (int q = 0; q < v->ny; q++) {
+            int j = order[q];
+            int32_t ys = m->syms[v->y[j]].slot;
             decay *w = &d[ys];
-            if (w->y >= 0 || w->c0 >= 0)
+            if (w->ny > 0 || w->c0 >= 0)
                 return refuse(m, sym, "the variable it is driven by is not a pure decay -y/tau", err);
-            if (m->syms[v->y].unless_refractory != m->syms[sym].unless_refractory)
+            if (m->syms[v->y[j]].unless_refractory != m->syms[sym].unless_refractory)
                 return refuse(m, sym, "the two variables differ in (unless refractory)", err);
-            /* t_v - tau must not vanish: the closed form divides by it. */
-            int32_t gap = eq_bin(m, N_SUB, v->tau, w->tau, err);
+            /* a and b: the two time constants in SymPy's order (by name when
+             * both are named parameters; else v's first, the shiu2024 form) */
+            const char *name_v = tau_name(m, v->tau), *name_y = tau_name(m, w->tau);
+            int y_first = name_v && name_y && strcmp(name_y, name_v) < 0;
+            int32_t ta = y_first ? w->tau : v->tau, tb = y_first ? v->tau : w->tau;
+            /* a - b must not vanish: the closed form divides by it. */
+            int32_t gap = eq_bin(m, N_SUB, ta, tb, err);
             if (gap < 0)
                 return err->status;
             if (eq_is_const(m, gap)) {
@@ -146,16 +202,20 @@ bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
                                       "(t_v - tau) is 0 in the propagator of");
             }
             int32_t Ey = eq_call(m, F_EXP, eq_bin(m, N_DIV, eq_bin(m, N_NEG, dt, -1, err), w->tau, err), err);
-            int32_t cT = v->c >= 0 ? eq_bin(m, N_MUL, v->c, w->tau, err) : w->tau;
-            int32_t diff = eq_bin(m, N_ADD, eq_bin(m, N_NEG, eq_call(m, F_EXP, eq_bin(m, N_DIV, dt, v->tau, err), err), -1, err),
-                                  eq_call(m, F_EXP, eq_bin(m, N_DIV, dt, w->tau, err), err), err);
+            int32_t Ea = y_first ? Ey : E, Eb = y_first ? E : Ey;
+            int32_t cT = v->c[j] >= 0 ? eq_bin(m, N_MUL, v->c[j], w->tau, err) : w->tau;
+            int32_t diff = eq_bin(m, N_ADD, eq_bin(m, N_NEG, eq_call(m, F_EXP, eq_bin(m, N_DIV, dt, ta, err), err), -1, err),
+                                  eq_call(m, F_EXP, eq_bin(m, N_DIV, dt, tb, err), err), err);
             int32_t L;
             if (m->syms[sym].unless_refractory)
-                L = eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_DIV, cT, gap, err), diff, err), E, err), Ey, err);
+                L = eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_DIV, cT, gap, err), diff, err), Ea, err), Eb, err);
             else
-                L = eq_bin(m, N_DIV, eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_MUL, cT, diff, err), E, err), Ey, err), gap, err);
-            e = eq_bin(m, N_ADD, eq_bin(m, N_MUL, L, eq_symref(m, v->y, err), err), e, err);
+                L = eq_bin(m, N_DIV, eq_bin(m, N_MUL, eq_bin(m, N_MUL, eq_bin(m, N_MUL, cT, diff, err), Ea, err), Eb, err), gap, err);
+            int32_t term = eq_bin(m, N_MUL, L, eq_symref(m, v->y[j], err), err);
+            sum = sum < 0 ? term : eq_bin(m, N_ADD, sum, term, err);
         }
+        if (sum >= 0)
+            e = eq_bin(m, N_ADD, sum, e, err);
         if (v->c0 >= 0)
             e = eq_bin(m, N_ADD, eq_bin(m, N_SUB, v->c0, eq_bin(m, N_MUL, v->c0, E, err), err), e, err);
         if (e < 0)
