@@ -133,6 +133,16 @@ def rng(seed):
 
 
 MODELS = [
+    # heun (Brian2's stochastic Heun) on deterministic models: Brian2 generates
+    # euler's statement for them (the support statements are dead code)
+    dict(name="lif_dc_heun", method="heun", eqs=LIFDC_EQS, params=LIF_PARAMS, threshold="v > v_th",
+         reset="v = v_rst; g = 0*mV", refractory="t_rfc", ms=60,
+         init={"v": -0.052 + 0.006 * rng(16).random(N), "g": 0.01 * rng(16).random(N),
+               "E": 0.004 + 0.02 * rng(16).random(N)}),
+    dict(name="adex_heun", method="heun", eqs=ADEX_EQS, params=ADEX_PARAMS, threshold="v > Vcut",
+         reset="v = Vr; w += b", refractory=None, ms=60,
+         init={"v": -0.0706 + 0.02 * rng(17).random(N), "w": 1e-10 * rng(17).random(N),
+               "I": 0.5e-9 + 0.5e-9 * rng(17).random(N)}),
     dict(name="cuba_linear", method="linear", eqs=CUBA_LIN_EQS, params=CUBA_LIN_PARAMS, threshold="v > Vt",
          reset="v = Vr", refractory="5*ms", ms=60,
          init={"v": -0.06 + 0.01 * rng(14).random(N), "ge": 0.03 * rng(14).random(N),
@@ -197,7 +207,8 @@ MODELS = [
 BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler": 0,
               "izhikevich_euler": 0, "coba_euler": 0, "coba_rk2": 0, "cuba_euler": 0,
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
-              "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0}
+              "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0,
+              "lif_dc_heun": 0, "adex_heun": 0}
 
 
 def toml_str(s):

@@ -219,6 +219,13 @@ static void bad_models_named_errors(void **state)
          {"equations line 1", "linear in its own variable", NULL}},
         {"dv/dt = (v_0 - v) / tau + 2*mV*xi/sqrt(tau) : volt\n", NULL, NULL, "rk4", NULL, NULL,
          {"equations line 1", "only by method euler", NULL}},
+        {"dv/dt = (v_0 - v) / tau + 2*mV*xi/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL,
+         {"method heun", "noise (xi)", "use euler"}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", NULL, NULL, "heun", NULL, NULL, {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v + ga + gb) / tau : volt\ndga/dt = -ga/v_2 : volt\ndgb/dt = -gb/v_2 : volt\n", NULL,
+         NULL, "linear", "v_2", "5 ms", {"equations line 1", "share a time constant", NULL}},
+        {"dv/dt = (v_0 - v + ga + gb) / tau : volt\ndga/dt = -ga/v_2 : volt\ndgb/dt = -gb/(3*ms) : volt\n", NULL,
+         NULL, "linear", "v_2", "5 ms", {"equations line 1", "must be a parameter", NULL}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *names[3] = {"v_0", "tau", cases[c].pname ? cases[c].pname : "v_2"};

@@ -1528,7 +1528,8 @@ static int32_t temp_sym(bl_eq_model *m, const char *name, int32_t slot, bl_error
 static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
 {
     yc *c = b->y;
-    int euler = !strcmp(m->method, "euler"), rk2 = !strcmp(m->method, "rk2"),
+    /* heun without noise is euler's statement (eq_method.c) */
+    int euler = !strcmp(m->method, "euler") || !strcmp(m->method, "heun"), rk2 = !strcmp(m->method, "rk2"),
         expo = !strcmp(m->method, "exponential_euler");
     uint32_t nv = m->n_vars;
     int32_t t_sym = eq_sym_find(m, "t"), dt_sym = eq_sym_find(m, "dt"), nr_sym = eq_sym_find(m, "not_refractory");
@@ -1747,7 +1748,7 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
 
 bl_status eq_brian2_apply(bl_eq_model *m, eq_update *u_out, bl_error *err)
 {
-    if (strcmp(m->method, "euler") && strcmp(m->method, "rk2") && strcmp(m->method, "rk4") &&
+    if (strcmp(m->method, "euler") && strcmp(m->method, "heun") && strcmp(m->method, "rk2") && strcmp(m->method, "rk4") &&
         strcmp(m->method, "exponential_euler"))
         return BL_ERR_UNSUPPORTED;
     yc c;

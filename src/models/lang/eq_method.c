@@ -278,11 +278,25 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
     m->work = 1u << 20;
     if (!strcmp(meth, "linear") || !strcmp(meth, "exact"))
         return eq_linear_apply(m, u, err);
-    int euler = !strcmp(meth, "euler"), rk2 = !strcmp(meth, "rk2"), rk4 = !strcmp(meth, "rk4"),
+    /* heun: Brian2 2.5.1's stochastic Heun (stateupdaters/explicit.py):
+     *   x_support = x + g(x,t)*dW; g_support = g(x_support, t+dt);
+     *   x_new = x + dt*f(x,t) + .5*dW*(g(x,t) + g_support)
+     * Without noise g is 0, the support statements are dead and x_new is
+     * euler's x + dt*f(x,t), the same statement (Brian2 generates the same
+     * update; oracle.test_eqlang_brian2 compares heun models with Brian2's
+     * heun). With noise the statement differs from euler's in its operations
+     * (0.5*xi*(g + g_support)): not emulated yet, so refused. */
+    int heun = !strcmp(meth, "heun");
+    int euler = !strcmp(meth, "euler") || heun, rk2 = !strcmp(meth, "rk2"), rk4 = !strcmp(meth, "rk4"),
         expo = !strcmp(meth, "exponential_euler");
     if (!euler && !rk2 && !rk4 && !expo)
         return bl_fail(err, BL_ERR_INVALID,
-                       "method: '%s' is not one of linear, euler, rk2, rk4, exponential_euler", meth);
+                       "method: '%s' is not one of linear, euler, heun, rk2, rk4, exponential_euler", meth);
+    for (uint32_t j = 0; heun && j < m->n_syms; j++)
+        if (m->syms[j].kind == S_XI)
+            return bl_fail(err, BL_ERR_UNSUPPORTED,
+                           "method heun: noise (%s) is not supported with heun yet (its stochastic statement "
+                           "0.5*xi*(g + g_support) is not emulated); use euler", m->syms[j].name);
     int32_t t_sym = builtin(m, "t", S_T, err), dt_sym = builtin(m, "dt", S_DT, err),
             nr_sym = builtin(m, "not_refractory", S_NR, err);
     if (t_sym < 0 || dt_sym < 0 || nr_sym < 0)
