@@ -12,8 +12,8 @@ parameters are SI values computed as pyNN.brian2 computes them
 
 Differences from pyNN.brian2, on purpose (docs/pynn.md):
 - IF_curr_exp and IF_curr_alpha: Brian2 integrates them exactly (its
-  'exact' method); the model language's linear method does not cover several
-  inputs with per-neuron parameters yet, so they run with euler.
+  'exact' method); the model language's linear method solves several inputs
+  only with scalar time constants, not per-neuron ones, so they run with euler.
 - IF_curr_alpha: pyNN.brian2 lets the inhibitory current decay with
   tau_syn_E (a slip in its equations); here it decays with tau_syn_I.
 - Izhikevich: a synaptic event adds w (mV) to v (pyNN.brian2 cannot connect
