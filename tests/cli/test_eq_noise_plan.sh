@@ -102,6 +102,17 @@ if command -v mpirun >/dev/null && "$BL_CLI" run "$work/mpi.toml" --root "$work/
 else
     echo "skipped: mpi (no mpirun or no mpi backend)"
 fi
+# heun (Brian2's stochastic Heun) draws the same stream on every backend too.
+plan reference "3 mV" | sed 's/^method = "euler"/method = "heun"/' >"$work/heun_ref.toml"
+plan cpu "3 mV" | sed 's/^method = "euler"/method = "heun"/' >"$work/heun_cpu.toml"
+"$BL_CLI" run "$work/heun_ref.toml" --root "$work/heun_ref" --quiet >"$work/o" 2>&1 || { cat "$work/o"; fail "heun reference"; }
+BL_CPU_PARTITION_MIN_EDGES=1 "$BL_CLI" run "$work/heun_cpu.toml" --root "$work/heun_cpu" --threads 2 --quiet >"$work/o" 2>&1 ||
+    { cat "$work/o"; fail "heun cpu"; }
+for f in counts.npy final_v.npy final_g.npy; do
+    cmp -s "$work"/heun_ref/*/$f "$work"/heun_cpu/*/$f || fail "heun: $f differs between reference and cpu"
+done
+! cmp -s "$work"/heun_ref/*/final_v.npy "$ref/final_v.npy" || fail "heun gives euler's final v"
+echo "identical: heun, reference and cpu at 2 threads"
 # The noise is there: sigma = 0 gives other spikes (and final states).
 plan reference "0 mV" >"$work/quiet.toml"
 "$BL_CLI" run "$work/quiet.toml" --root "$work/quiet" --quiet >"$work/o" 2>&1 || { cat "$work/o"; fail "sigma 0 run"; }

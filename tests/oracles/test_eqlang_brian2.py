@@ -101,6 +101,10 @@ dgi/dt = -gi/taui : siemens
 NOISY_EQS = """
 dv/dt = (v_0 - v)/tau + sigma*xi/sqrt(tau) : volt (unless refractory)
 """
+NOISY2_EQS = """
+dv/dt = (v_0 - v + g)/tau + sigma*xi_1/sqrt(tau) : volt
+dg/dt = -g/taug + s2*xi_1*taug**-0.5 : volt
+"""
 CUBA_EQS = """
 dv/dt = (ge + gi - (v + 49*mV))/(20*ms) : volt (unless refractory)
 dge/dt = -ge/(5*ms) : volt
@@ -139,6 +143,15 @@ MODELS = [
          reset="v = v_rst; g = 0*mV", refractory="t_rfc", ms=60,
          init={"v": -0.052 + 0.006 * rng(16).random(N), "g": 0.01 * rng(16).random(N),
                "E": 0.004 + 0.02 * rng(16).random(N)}),
+    dict(name="noisy_lif_heun", method="heun", eqs=NOISY_EQS,
+         params={"v_0": "-50*mV", "tau": "10*ms", "sigma": "6*mV", "v_th": "-45*mV", "v_rst": "-60*mV"},
+         threshold="v > v_th", reset="v = v_rst", refractory="2*ms", ms=60, noise_seed=8765,
+         init={"v": -0.06 + 0.01 * rng(18).random(N)}),
+    dict(name="noisy_two_heun", method="heun", eqs=NOISY2_EQS,
+         params={"v_0": "-50*mV", "tau": "10*ms", "taug": "5*ms", "sigma": "4*mV", "s2": "2*mV",
+                 "v_th": "-45*mV", "v_rst": "-60*mV"},
+         threshold="v > v_th", reset="v = v_rst", refractory=None, ms=60, noise_seed=97,
+         init={"v": -0.06 + 0.01 * rng(19).random(N), "g": 0.004 * rng(19).random(N)}),
     dict(name="adex_heun", method="heun", eqs=ADEX_EQS, params=ADEX_PARAMS, threshold="v > Vcut",
          reset="v = Vr; w += b", refractory=None, ms=60,
          init={"v": -0.0706 + 0.02 * rng(17).random(N), "w": 1e-10 * rng(17).random(N),
@@ -208,7 +221,7 @@ BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler":
               "izhikevich_euler": 0, "coba_euler": 0, "coba_rk2": 0, "cuba_euler": 0,
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
               "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0,
-              "lif_dc_heun": 0, "adex_heun": 0}
+              "lif_dc_heun": 0, "adex_heun": 0, "noisy_lif_heun": 0, "noisy_two_heun": 0}
 
 
 def toml_str(s):
