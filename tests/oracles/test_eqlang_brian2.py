@@ -128,6 +128,19 @@ dxb/dt = -xb/ty : volt
 """
 CUBA_LIN2_PARAMS = {"El": "-49*mV", "at": "20*ms", "tz": "5*ms", "ty": "10*ms", "Vt": "-50*mV", "Vr": "-60*mV"}
 
+# one input scaled by a parameter (R*I, a current through a resistance),
+# taus that sort v's first (tm < ts) and, in the second, after (zm > ts)
+CURR_LIN_EQS = """
+dv/dt = (El - v + R*I)/tm : volt (unless refractory)
+dI/dt = -I/ts : amp (unless refractory)
+"""
+CURR_LIN_PARAMS = {"El": "-49*mV", "tm": "20*ms", "ts": "5*ms", "R": "100*Mohm", "Vt": "-50*mV", "Vr": "-60*mV"}
+CURR_LIN2_EQS = """
+dv/dt = (El - v + R*I)/zm : volt
+dI/dt = -I/ts : amp
+"""
+CURR_LIN2_PARAMS = {"El": "-49*mV", "zm": "20*ms", "ts": "5*ms", "R": "100*Mohm", "Vt": "-50*mV", "Vr": "-60*mV"}
+
 N = 16
 
 
@@ -160,6 +173,12 @@ MODELS = [
          reset="v = Vr", refractory="5*ms", ms=60,
          init={"v": -0.06 + 0.01 * rng(14).random(N), "ge": 0.03 * rng(14).random(N),
                "gi": -0.01 * rng(14).random(N)}),
+    dict(name="curr_linear", method="linear", eqs=CURR_LIN_EQS, params=CURR_LIN_PARAMS, threshold="v > Vt",
+         reset="v = Vr", refractory="2*ms", ms=60,
+         init={"v": -0.06 + 0.01 * rng(20).random(N), "I": 2e-10 * rng(20).random(N)}),
+    dict(name="curr_linear_names", method="linear", eqs=CURR_LIN2_EQS, params=CURR_LIN2_PARAMS,
+         threshold="v > Vt", reset="v = Vr", refractory=None, ms=60,
+         init={"v": -0.06 + 0.01 * rng(21).random(N), "I": 2e-10 * rng(21).random(N)}),
     dict(name="cuba_linear_names", method="linear", eqs=CUBA_LIN2_EQS, params=CUBA_LIN2_PARAMS,
          threshold="v > Vt", reset="v = Vr", refractory=None, ms=60,
          init={"v": -0.06 + 0.01 * rng(15).random(N), "xa": 0.015 * rng(15).random(N),
@@ -221,7 +240,8 @@ BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler":
               "izhikevich_euler": 0, "coba_euler": 0, "coba_rk2": 0, "cuba_euler": 0,
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
               "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0,
-              "lif_dc_heun": 0, "adex_heun": 0, "noisy_lif_heun": 0, "noisy_two_heun": 0}
+              "lif_dc_heun": 0, "adex_heun": 0, "noisy_lif_heun": 0, "noisy_two_heun": 0,
+              "curr_linear": 0, "curr_linear_names": 0}
 
 
 def toml_str(s):
