@@ -141,6 +141,24 @@ dI/dt = -I/ts : amp
 """
 CURR_LIN2_PARAMS = {"El": "-49*mV", "zm": "20*ms", "ts": "5*ms", "R": "100*Mohm", "Vt": "-50*mV", "Vr": "-60*mV"}
 
+# PyNN's IF_curr_exp as pyNN.brian2 and our PyNN backend write it: every
+# parameter per neuron (the propagator Brian2 prints unhoisted).
+PYNN_CURR_EQS = """
+dv/dt = (v_rest-v)/tau_m + (i_syn + i_offset + i_inj)/c_m : volt (unless refractory)
+tau_m : second
+c_m : farad
+v_rest : volt
+i_offset : amp
+i_inj : amp
+v_thresh : volt
+v_reset : volt
+die/dt = -ie/tau_syn_e : amp
+dii/dt = -ii/tau_syn_i : amp
+i_syn = ie + ii : amp
+tau_syn_e : second
+tau_syn_i : second
+"""
+
 N = 16
 
 
@@ -179,6 +197,14 @@ MODELS = [
     dict(name="curr_linear_names", method="linear", eqs=CURR_LIN2_EQS, params=CURR_LIN2_PARAMS,
          threshold="v > Vt", reset="v = Vr", refractory=None, ms=60,
          init={"v": -0.06 + 0.01 * rng(21).random(N), "I": 2e-10 * rng(21).random(N)}),
+    dict(name="pynn_if_curr_exp_linear", method="linear", eqs=PYNN_CURR_EQS, params={},
+         threshold="v > v_thresh", reset="v = v_reset", refractory="2*ms", ms=60,
+         init={"v": -0.065 + 0.01 * rng(22).random(N), "ie": 1e-9 * rng(22).random(N),
+               "ii": -0.5e-9 * rng(22).random(N), "tau_m": 0.015 + 0.01 * rng(23).random(N),
+               "c_m": 0.8e-9 + 0.4e-9 * rng(23).random(N), "v_rest": -0.065 + 0.002 * rng(23).random(N),
+               "i_offset": 0.5e-9 + 0.6e-9 * rng(24).random(N), "i_inj": 0.2e-9 * rng(24).random(N),
+               "v_thresh": np.full(N, -0.05), "v_reset": np.full(N, -0.065),
+               "tau_syn_e": 0.004 + 0.002 * rng(25).random(N), "tau_syn_i": 0.008 + 0.004 * rng(25).random(N)}),
     dict(name="cuba_linear_names", method="linear", eqs=CUBA_LIN2_EQS, params=CUBA_LIN2_PARAMS,
          threshold="v > Vt", reset="v = Vr", refractory=None, ms=60,
          init={"v": -0.06 + 0.01 * rng(15).random(N), "xa": 0.015 * rng(15).random(N),
@@ -241,7 +267,7 @@ BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler":
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
               "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0,
               "lif_dc_heun": 0, "adex_heun": 0, "noisy_lif_heun": 0, "noisy_two_heun": 0,
-              "curr_linear": 0, "curr_linear_names": 0}
+              "curr_linear": 0, "curr_linear_names": 0, "pynn_if_curr_exp_linear": 0}
 
 
 def toml_str(s):

@@ -26,6 +26,8 @@
 #define MAX_INPUTS 8
 typedef struct decay {
     int32_t tau, c0;
+    int pn_tau;                            /* tau reads a per-neuron parameter */
+    int pynn_curr;                         /* v of PyNN's IF_curr_exp (match_pynn_curr) */
     int ny;                                /* decaying inputs */
     int32_t y[MAX_INPUTS], c[MAX_INPUTS]; /* their state symbols; coefficients, -1 for 1 */
 } decay;
@@ -59,9 +61,13 @@ static int match(const bl_eq_model *m, int32_t f, int32_t self, decay *d)
     const eq_node *x = &m->nodes[f];
     d->tau = d->c0 = -1;
     d->ny = 0;
-    if (x->kind != N_DIV || eq_reads(m, x->b, varying, -1))
+    d->pn_tau = 0;
+    if (x->kind != N_DIV || eq_reads(m, x->b, varying & ~(1u << S_PARAM_N), -1))
         return 0;
     d->tau = x->b;
+    /* a per-neuron time constant: only a pure decay x*exp((-dt)/tau), which
+     * Brian2 prints the same way (checked after the terms) */
+    d->pn_tau = eq_reads(m, x->b, 1u << S_PARAM_N, -1);
     int32_t node[16];
     int sg[16], k = 0, seen_self = 0;
     if (!terms(m, x->a, 1, node, sg, &k, 16))
@@ -90,7 +96,80 @@ static int match(const bl_eq_model *m, int32_t f, int32_t self, decay *d)
         for (int l = 0; l < j; l++)
             if (d->y[j] == self || d->y[l] == d->y[j])
                 return 0;
+    if (d->pn_tau && (d->ny || d->c0 >= 0))
+        return 0;
     return seen_self == 1 && !(d->ny == 1 && d->y[0] == self);
+}
+
+/* PyNN's IF_curr_exp as pyNN.brian2 and our PyNN backend write it, every
+ * parameter per neuron (src/python pynn/standardmodels.py):
+ *   dv/dt = (v_rest-v)/tau_m + (i_syn + i_offset + i_inj)/c_m  (unless refractory)
+ *   die/dt = -ie/tau_syn_e; dii/dt = -ii/tau_syn_i; i_syn = ie + ii
+ * Brian2 2.5.1 prints its propagator unhoisted, in an order that SymPy's
+ * sort gives for these names (read from its generated code; not derived
+ * for other names, so only these are recognised):
+ *   K   = ((-c_m)*v_rest) - ((i_inj*tau_m) + (i_offset*tau_m))
+ *   T_y = (((((y*tau_m)*tau_y)*((-exp(dt/tau_y)) + exp(dt/tau_m)))*E_y)*E_m)
+ *         / (c_m*((-tau_m) + tau_y))            for (y, tau_y) = (ie, tau_syn_e), (ii, tau_syn_i)
+ *   v'  = ((((v*E_m) + T_ie) + T_ii) + ((K*E_m)/c_m)) - (K/c_m)
+ * with E_x = exp((-dt)/tau_x). */
+static int is_named(const bl_eq_model *m, int32_t n, const char *name, int kind)
+{
+    const eq_node *x = &m->nodes[n];
+    return x->kind == N_SYM && m->syms[x->sym].kind == kind && !strcmp(m->syms[x->sym].name, name);
+}
+
+static int match_pynn_curr(const bl_eq_model *m, int32_t f, int32_t self)
+{
+    const eq_node *x = &m->nodes[f];
+    if (strcmp(m->syms[self].name, "v") || x->kind != N_ADD)
+        return 0;
+    const eq_node *a = &m->nodes[x->a], *b = &m->nodes[x->b];
+    if (a->kind != N_DIV || b->kind != N_DIV || !is_named(m, a->b, "tau_m", S_PARAM_N) ||
+        !is_named(m, b->b, "c_m", S_PARAM_N))
+        return 0;
+    const eq_node *num = &m->nodes[a->a];
+    if (num->kind != N_SUB || !is_named(m, num->a, "v_rest", S_PARAM_N) || !is_named(m, num->b, "v", S_STATE))
+        return 0;
+    int32_t node[8];
+    int sg[8], k = 0;
+    if (!terms(m, b->a, 1, node, sg, &k, 8) || k != 4)
+        return 0;
+    static const char *const want[4] = {"ie", "ii", "i_offset", "i_inj"};
+    static const int kinds[4] = {S_STATE, S_STATE, S_PARAM_N, S_PARAM_N};
+    for (int j = 0; j < 4; j++)
+        if (sg[j] != 1 || !is_named(m, node[j], want[j], kinds[j]))
+            return 0;
+    return 1;
+}
+
+static int32_t pynn_curr_update(bl_eq_model *m, int32_t dt, const decay *d, bl_error *err)
+{
+    int32_t v = eq_sym_find(m, "v"), v_rest = eq_sym_find(m, "v_rest"), tau_m = eq_sym_find(m, "tau_m"),
+            c_m = eq_sym_find(m, "c_m"), i_inj = eq_sym_find(m, "i_inj"), i_offset = eq_sym_find(m, "i_offset");
+#define R(s) eq_symref(m, (s), err)
+#define B(k, a, b) eq_bin(m, (k), (a), (b), err)
+#define EXPM(tau) eq_call(m, F_EXP, B(N_DIV, B(N_NEG, dt, -1), (tau)), err)
+    int32_t K = B(N_SUB, B(N_MUL, B(N_NEG, R(c_m), -1), R(v_rest)),
+                  B(N_ADD, B(N_MUL, R(i_inj), R(tau_m)), B(N_MUL, R(i_offset), R(tau_m))));
+    int32_t e = B(N_MUL, R(v), EXPM(R(tau_m)));
+    static const char *const in[2] = {"ie", "ii"};
+    for (int j = 0; j < 2; j++) {
+        int32_t y = eq_sym_find(m, in[j]);
+        int32_t ty = d[m->syms[y].slot].tau;
+        int32_t diff = B(N_ADD, B(N_NEG, eq_call(m, F_EXP, B(N_DIV, dt, ty), err), -1),
+                         eq_call(m, F_EXP, B(N_DIV, dt, R(tau_m)), err));
+        int32_t p = B(N_MUL, B(N_MUL, R(y), R(tau_m)), ty);
+        p = B(N_MUL, B(N_MUL, B(N_MUL, p, diff), EXPM(ty)), EXPM(R(tau_m)));
+        int32_t T = B(N_DIV, p, B(N_MUL, R(c_m), B(N_ADD, B(N_NEG, R(tau_m), -1), ty)));
+        e = B(N_ADD, e, T);
+    }
+    e = B(N_ADD, e, B(N_DIV, B(N_MUL, K, EXPM(R(tau_m))), R(c_m)));
+    e = B(N_SUB, e, B(N_DIV, K, R(c_m)));
+#undef R
+#undef B
+#undef EXPM
+    return e;
 }
 
 /* The name of a time constant that is a scalar parameter, else NULL. */
@@ -131,8 +210,14 @@ bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
             return err->status;
         if (eq_reads(m, f, (1u << S_T) | (1u << S_XI), -1))
             return refuse(m, sym, "the equation depends on t or xi", err);
-        if (!match(m, f, sym, &d[s]))
-            return refuse(m, sym, "not of a solved form", err);
+        d[s].pynn_curr = 0;
+        if (!match(m, f, sym, &d[s])) {
+            if (!match_pynn_curr(m, f, sym))
+                return refuse(m, sym, "not of a solved form", err);
+            d[s].pynn_curr = 1;
+            d[s].ny = 0;
+            d[s].c0 = -1;
+        }
     }
     int32_t dt = eq_symref(m, dt_sym, err);
     for (uint32_t s = 0; s < nv; s++) {
@@ -144,6 +229,20 @@ bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
         /* E = exp((-dt)/tau) */
         int32_t E = eq_call(m, F_EXP, eq_bin(m, N_DIV, eq_bin(m, N_NEG, dt, -1, err), v->tau, err), err);
         int32_t e = eq_bin(m, N_MUL, E, x, err);
+        if (v->pynn_curr) {
+            /* its inputs must be the pure decays PyNN writes (-y/tau_syn_*) */
+            static const char *const in[2] = {"ie", "ii"}, *const taus[2] = {"tau_syn_e", "tau_syn_i"};
+            for (int j = 0; j < 2; j++) {
+                const decay *w = &d[m->syms[eq_sym_find(m, in[j])].slot];
+                if (w->ny || w->c0 >= 0 || m->syms[eq_sym_find(m, in[j])].unless_refractory ||
+                    !is_named(m, w->tau, taus[j], S_PARAM_N))
+                    return refuse(m, sym, "not of a solved form", err);
+            }
+            if ((e = pynn_curr_update(m, dt, d, err)) < 0)
+                return err->status ? err->status : BL_ERR_INVALID;
+            u->new_expr[s] = e;
+            continue;
+        }
         /* The inputs' terms, in the order SymPy prints their sum (read from
          * Brian2 2.5.1's generated code for the CUBA form under several
          * namings): by the name of the input's time constant; v's own term
@@ -180,6 +279,9 @@ bl_status eq_linear_apply(bl_eq_model *m, eq_update *u, bl_error *err)
             decay *w = &d[ys];
             if (w->ny > 0 || w->c0 >= 0)
                 return refuse(m, sym, "the variable it is driven by is not a pure decay -y/tau", err);
+            if (w->pn_tau)
+                return refuse(m, sym, "an input's time constant is per neuron (Brian2 prints that propagator "
+                              "otherwise)", err);
             if (m->syms[v->y[j]].unless_refractory != m->syms[sym].unless_refractory)
                 return refuse(m, sym, "the two variables differ in (unless refractory)", err);
             /* a and b: the two time constants in SymPy's order (by name when
