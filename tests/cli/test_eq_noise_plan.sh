@@ -112,7 +112,12 @@ for f in counts.npy final_v.npy final_g.npy; do
     cmp -s "$work"/heun_ref/*/$f "$work"/heun_cpu/*/$f || fail "heun: $f differs between reference and cpu"
 done
 ! cmp -s "$work"/heun_ref/*/final_v.npy "$ref/final_v.npy" || fail "heun gives euler's final v"
-echo "identical: heun, reference and cpu at 2 threads"
+BL_EQ_JIT=0 "$BL_CLI" run "$work/heun_ref.toml" --root "$work/heun_interp" --quiet >"$work/o" 2>&1 ||
+    { cat "$work/o"; fail "heun interpreter"; }
+for f in counts.npy final_v.npy final_g.npy; do
+    cmp -s "$work"/heun_ref/*/$f "$work"/heun_interp/*/$f || fail "heun: $f differs between generated C and the interpreter"
+done
+echo "identical: heun, reference (generated C and interpreter) and cpu at 2 threads"
 # The noise is there: sigma = 0 gives other spikes (and final states).
 plan reference "0 mV" >"$work/quiet.toml"
 "$BL_CLI" run "$work/quiet.toml" --root "$work/quiet" --quiet >"$work/o" 2>&1 || { cat "$work/o"; fail "sigma 0 run"; }
