@@ -10,7 +10,7 @@
  *   threshold  "v > v_th"          reset, on_*  "v = v_rst; g += w"
  *   parameters "-52 mV", "5 nS", 250 (numbers and SI-prefixed units; the
  *              value is computed as Brian2 computes it: -52 * 0.001)
- *   methods    linear, euler, rk2, rk4, exponential_euler
+ *   methods    linear, euler, heun, rk2, rk4, exponential_euler
  *
  * Every failure names the block, its line, the equation and the term at
  * fault (unknown variable, dimension mismatch, division by a parameter that

@@ -64,7 +64,7 @@ bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *b
     if (!strcmp(name, "auto") && bl_connectome_parts(net->connectome) > 1)
         name = "mpi"; /* the only backend that runs a part (below) */
     /* A model the partition kernel cannot run (no kernel, or an equation
-     * model using what the "equations" row's kernel lacks, such as noise), or
+     * model using what the "equations" row's kernel lacks, such as on_post), or
      * injected currents (only the reference kernel applies them so far,
      * src/models/eq_current.c; a partition kernel would silently leave them
      * out): auto and cpu run it on the reference backend, and the run log

@@ -51,16 +51,39 @@ bl_status bl_eq_current_check(const bl_eq_model *m, const bl_current_in *current
     return BL_OK;
 }
 
-double bl_eq_current_normal(uint64_t seed, uint32_t k, uint32_t trial, uint32_t neuron, uint64_t step)
+/* Box-Muller on the four words of one block: two uniforms in [0, 1) of 53
+ * bits each; 1 - u1 is in (0, 1], so the logarithm is finite. */
+static double block_normal(const uint32_t w[4])
 {
-    uint32_t w[4];
-    bl_stream_block(seed, (uint32_t)step, neuron, NOISE_STREAM | k, trial, w);
-    /* Two uniforms in [0, 1) of 53 bits each; 1 - u1 is in (0, 1], so the
-     * logarithm is finite. */
     double u1 = (double)((((uint64_t)w[0] << 32) | w[1]) >> 11) * 0x1p-53;
     double u2 = (double)((((uint64_t)w[2] << 32) | w[3]) >> 11) * 0x1p-53;
     double r = sqrt(-2.0 * log(1.0 - u1));
     return r * cos(6.283185307179586 * u2);
+}
+
+double bl_eq_current_normal(uint64_t seed, uint32_t k, uint32_t trial, uint32_t neuron, uint64_t step)
+{
+    uint32_t w[4];
+    bl_stream_block(seed, (uint32_t)step, neuron, NOISE_STREAM | k, trial, w);
+    return block_normal(w);
+}
+
+/* The model's own noise (xi) is another counter word: 0xE0000000 | k, k the
+ * xi index (below 256), above every current's 0xC0000000 | k (a plan cannot
+ * hold 2^29 currents) and every Poisson population's index. */
+#define XI_STREAM UINT32_C(0xE0000000)
+
+double bl_eq_xi_normal(uint64_t seed, uint32_t k, uint32_t trial, uint32_t neuron, uint64_t step)
+{
+    uint32_t w[4];
+    bl_stream_block(seed, (uint32_t)step, neuron, XI_STREAM | k, trial, w);
+    return block_normal(w);
+}
+
+double bl_eq_xi_draw(void *user, uint32_t neuron, uint64_t step, uint32_t k)
+{
+    const bl_eq_xi_stream *x = user;
+    return bl_eq_xi_normal(x->seed, k, x->trial, neuron, step);
 }
 
 /* The value of a current at a step for a neuron, or 0 when it is off. */

@@ -28,4 +28,20 @@ void bl_eq_current_apply(const bl_network *net, const bl_eq_model *m, uint32_t t
  * (docs/streams.md). */
 double bl_eq_current_normal(uint64_t seed, uint32_t k, uint32_t trial, uint32_t neuron, uint64_t step);
 
+/* The model's noise: the standard normal xi_k of (trial, neuron, step) in a
+ * connectome run, Philox4x32-10 keyed by the run's seed at counter (step,
+ * neuron, 0xE0000000 | k, trial), Box-Muller as above (docs/streams.md). The
+ * equations scale it (euler: dt**0.5 * xi, as Brian2). */
+double bl_eq_xi_normal(uint64_t seed, uint32_t k, uint32_t trial, uint32_t neuron, uint64_t step);
+
+/* The normal stream of an eq_vm_ctx (bl_eq_normal_fn) for one trial of a
+ * run: user points to a bl_eq_xi_stream. Every kernel (reference, partition,
+ * generated C) draws through it, so a draw depends on (seed, trial, neuron,
+ * step, k) alone. */
+typedef struct bl_eq_xi_stream {
+    uint64_t seed;
+    uint32_t trial;
+} bl_eq_xi_stream;
+double bl_eq_xi_draw(void *user, uint32_t neuron, uint64_t step, uint32_t k);
+
 #endif

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "engine/kernel.h"
+#include "models/eq_current.h"
 #include "models/eq_part.h"
 #include "models/eq_row.h"
 #include "models/lang/eq_impl.h"
@@ -80,7 +81,6 @@ int bl_eq_part_supports(const bl_eq_model *m, const char **why)
      * one that read state, t or i would mean nothing (and this kernel's
      * table of weights by count, below, would not be the reference's). */
     const char *no = !m               ? "no compiled model"
-                     : m->uses_noise  ? "its cpu/mpi kernel does not run noise (xi) yet"
                      : m->has_on_post ? "its cpu/mpi kernel does not run on_post yet"
                      : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN)
                          ? "its weight expression reads more than count, sign and parameters"
@@ -269,8 +269,11 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     spikers->n = 0;
     if (step == 0 && !start_trial(net, p, m))
         return;
+    /* xi: the reference's stream (eq_row.c), so every draw is the same at any
+     * partition; a noisy model never retires, so every neuron draws each step */
+    bl_eq_xi_stream xs = {net->seed, trial};
     eq_step s = {m, p, m->n_vars, var_slot(m, "v"), var_slot(m, "g"), p->buf[BUF_STATE], p->buf[BUF_REGS],
-                 {NULL, NULL, 0, (uint64_t)step}};
+                 {m->uses_noise ? bl_eq_xi_draw : NULL, &xs, 0, (uint64_t)step}};
     int64_t *ready = p->rng[F_READY];
     const double *wt = p->buf[BUF_WEIGHTS];
     s.r[R_T] = (double)step * m->dt;

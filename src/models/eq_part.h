@@ -15,7 +15,7 @@ extern const bl_part_kernel bl_eq_part_kernel;
 
 /* Can the partition kernel run this model (cpu and mpi backends)? 1, or 0
  * with *why (when not NULL) saying what it lacks ("its cpu/mpi kernel does
- * not run noise (xi) yet"): such a model runs on the reference backend only.
+ * not run on_post yet"): such a model runs on the reference backend only.
  * A model-language feature the kernel does not implement must be refused
  * here, so that it falls back instead of running wrong. */
 int bl_eq_part_supports(const struct bl_eq_model *m, const char **why);

@@ -188,7 +188,9 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
     const uint64_t n = s->n, slots = s->slots;
     const int sv = var_slot(m, "v"), sg = var_slot(m, "g");
     double *v = s->state + (size_t)sv * n, *g = sg >= 0 ? s->state + (size_t)sg * n : s->zeros;
-    eq_vm_ctx ctx = {NULL, NULL, 0, 0};
+    /* xi: the trial's normal stream, keyed by (seed, trial, neuron, step, k) */
+    bl_eq_xi_stream xs = {net->seed, trial};
+    eq_vm_ctx ctx = {m->uses_noise ? bl_eq_xi_draw : NULL, &xs, 0, 0};
     for (uint32_t k = 0; k < s->nv; k++)
         for (uint64_t i = 0; i < n; i++)
             s->state[(size_t)k * n + i] = eq_var_start(m, k, i);
@@ -349,8 +351,6 @@ bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err)
                        "equations declare no variable 'v'");
     if (!m->has_threshold)
         return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': a connectome model needs a threshold");
-    if (m->uses_noise)
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': noise (xi) is not supported in connectome runs yet");
     if (m->has_on_post && !m->has_syn)
         return bl_fail(err, BL_ERR_UNSUPPORTED, "model 'equations': on_post changes per-edge variables: declare them "
                        "in `synapses` (docs/models.md \"Synapses\")");
@@ -378,7 +378,8 @@ int64_t bl_eq_row_refractory_steps(const bl_eq_model *m) { return m->ref_steps; 
 
 static bl_status validate(const bl_lif_params *p, bl_error *err) { return bl_eq_row_check(p->equations, err); }
 
-/* Retirement by rule (eq_part.c): allowed unless the model reads t or noise. */
+/* Retirement by rule (eq_part.c): allowed unless the model reads t or noise
+ * (a noisy model steps every neuron every step: each draws its own xi). */
 static int rest_is_fixed_point(const bl_network *net) { return bl_eq_part_may_retire(M_of(net)); }
 
 static int part_supports(const bl_network *net, const char **why) { return bl_eq_part_supports(M_of(net), why); }

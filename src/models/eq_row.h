@@ -8,7 +8,7 @@
 extern const bl_model bl_model_equations;
 
 /* Can the connectome engine run this compiled model? (a variable v, a
- * threshold; no noise, no on_post yet) */
+ * threshold; on_post only with per-edge variables) */
 bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
 /* Does the model use what only the reference kernel implements (docs/models.md
  * "Synapses": per-edge variables, on_post, on_pre chosen by sign, per-edge

@@ -347,8 +347,8 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
                           "\"%s\" is not a backend name ([A-Za-z0-9._-]+)", b);
     }
     /* A model from equations runs on the reference, cpu and mpi backends
-     * (src/models/eq_part.c); one the partition kernel cannot run (noise,
-     * on_post) on the reference backend only, auto and cpu falling back to
+     * (src/models/eq_part.c); one the partition kernel cannot run (on_post,
+     * the synapse features) on the reference backend only, auto and cpu falling back to
      * it: refuse what cannot run it before anything is reserved. */
     const char *why = NULL;
     if (plan->eq && strcmp(backend, "reference") && strcmp(backend, "auto") && strcmp(backend, "cpu") &&

@@ -7,9 +7,12 @@
             identical sums (Brian2 runs them in the order of their names)
   stdp      spike-pair additive STDP: bit-identical weights after the run,
             identical spikes, bit-identical v and gsyn_exc
-  curr      IF_curr_exp, which Brian2 integrates exactly and we with euler:
-            the same number of spikes per neuron, each spike within 0.5 ms
-            (measured: 0.1 ms); the largest v difference is printed
+  curr      IF_curr_exp, integrated exactly on both sides (Brian2's 'exact',
+            our 'linear' with its propagator as Brian2 prints it): identical
+            spike trains and bit-identical v at every step
+  curr_alpha (BL_PYNN_LONG=1) IF_curr_alpha, exact there and euler here:
+            the same number of spikes per neuron, each spike within 0.5 ms;
+            the largest v difference is printed
   poisson   different random streams (Brian2's rand() and our Philox
             counter stream): the Poisson sources' count within 5 sigma of
             rate * duration * n on both sides, and each population's spike
@@ -164,9 +167,9 @@ def main():
             runner = hook + "import runpy, sys\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
             run([sys.executable, "-c", runner, va, backend, "--out", os.path.join(out[backend], "va_coba.npz")])
         load = lambda backend, case: np.load(os.path.join(out[backend], case + ".npz"))
-        for case in ("order", "cond", "hh", "stdp"):
+        for case in ("order", "cond", "hh", "stdp", "curr"):
             compare_identical(case, load("brian2", case), load("brainlesslab", case))
-        for case in [c for c in cases if c.startswith("curr")]:
+        for case in [c for c in cases if c.startswith("curr_")]:
             compare_deviation(case, load("brian2", case), load("brainlesslab", case))
         compare_counts("poisson", load("brian2", "poisson"), load("brainlesslab", "poisson"),
                        {"drive": 200 * 30.0 * 0.5})

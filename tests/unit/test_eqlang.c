@@ -218,7 +218,23 @@ static void bad_models_named_errors(void **state)
         {"dv/dt = v*v/(tau*mV) : volt\n", NULL, NULL, "exponential_euler", NULL, NULL,
          {"equations line 1", "linear in its own variable", NULL}},
         {"dv/dt = (v_0 - v) / tau + 2*mV*xi/sqrt(tau) : volt\n", NULL, NULL, "rk4", NULL, NULL,
-         {"equations line 1", "only by method euler", NULL}},
+         {"equations line 1", "only by methods euler and heun", NULL}},
+        {"dv/dt = (v_0 - v) / tau + 2*mV*xi/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL, {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v) / tau + v*xi/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL,
+         {"method heun", "only additive", "use euler"}},
+        {"dv/dt = (v_0 - v + g) / tau : volt\ndg/dt = -g/tau_g : volt\ntau_g : second\n", NULL, NULL, "linear",
+         NULL, NULL, {"equations line 1", "per neuron", NULL}},
+        {"dg/dt = -g/tau_g : volt\ntau_g : second\ndv/dt = (v_0 - v) / tau : volt\n", NULL, NULL, "linear", NULL,
+         NULL, {NULL, NULL, NULL}},
+        {"dv/dt = (v_r - v)/tau_m + (ie + ii + i_offset + i_inj)/c_m : volt\ndie/dt = -ie/tau_syn_e : amp\n"
+         "dii/dt = -ii/tau_syn_i : amp\nv_r : volt\ntau_m : second\nc_m : farad\ni_offset : amp\ni_inj : amp\n"
+         "tau_syn_e : second\ntau_syn_i : second\n",
+         NULL, NULL, "linear", NULL, NULL, {"equations line 1", "not of a solved form", NULL}},
+        {"dv/dt = (v_0 - v) / tau : volt\n", NULL, NULL, "heun", NULL, NULL, {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v + ga + gb) / tau : volt\ndga/dt = -ga/v_2 : volt\ndgb/dt = -gb/v_2 : volt\n", NULL,
+         NULL, "linear", "v_2", "5 ms", {"equations line 1", "share a time constant", NULL}},
+        {"dv/dt = (v_0 - v + ga + gb) / tau : volt\ndga/dt = -ga/v_2 : volt\ndgb/dt = -gb/(3*ms) : volt\n", NULL,
+         NULL, "linear", "v_2", "5 ms", {"equations line 1", "must be a parameter", NULL}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *names[3] = {"v_0", "tau", cases[c].pname ? cases[c].pname : "v_2"};

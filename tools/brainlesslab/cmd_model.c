@@ -25,7 +25,7 @@ static const char usage_text[] =
     "       brainlesslab model run FILE.toml --duration MS --out DIR [--dt MS] [--n N]\n"
     "                  [--set NAME=QUANTITY]... [--init NAME=FILE.npy]... [--input-every STEPS]\n"
     "                  [--noise FILE.npy] [--exec auto|interp|jit]\n"
-    "FILE.toml holds a [model] table: method (linear, euler, rk2, rk4, exponential_euler),\n"
+    "FILE.toml holds a [model] table: method (linear, euler, heun, rk2, rk4, exponential_euler),\n"
     "equations (Brian2 syntax: dv/dt = ... : volt (unless refractory), x = ... : unit, p : unit),\n"
     "threshold, reset, refractory, on_pre, on_pre_exc, on_pre_inh, on_post, synapses, on_input,\n"
     "weight, [model.parameters]\n"

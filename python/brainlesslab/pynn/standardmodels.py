@@ -11,9 +11,9 @@ parameters are SI values computed as pyNN.brian2 computes them
 (value * 0.001 for mV and ms, * 1e-9 for nA and nF, * 1e-6 for uS).
 
 Differences from pyNN.brian2, on purpose (docs/pynn.md):
-- IF_curr_exp and IF_curr_alpha: Brian2 integrates them exactly (its
-  'exact' method); the model language's linear method does not cover several
-  inputs with per-neuron parameters yet, so they run with euler.
+- IF_curr_alpha: Brian2 integrates it exactly (its 'exact' method); the
+  model language's linear method does not solve the alpha synapse, so it
+  runs with euler. IF_curr_exp runs with linear, bit-identical to Brian2.
 - IF_curr_alpha: pyNN.brian2 lets the inhibitory current decay with
   tau_syn_E (a slip in its equations); here it decays with tau_syn_I.
 - Izhikevich: a synaptic event adds w (mV) to v (pyNN.brian2 cannot connect

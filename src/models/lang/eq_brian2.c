@@ -1528,7 +1528,8 @@ static int32_t temp_sym(bl_eq_model *m, const char *name, int32_t slot, bl_error
 static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
 {
     yc *c = b->y;
-    int euler = !strcmp(m->method, "euler"), rk2 = !strcmp(m->method, "rk2"),
+    /* heun without noise is euler's statement (eq_method.c) */
+    int euler = !strcmp(m->method, "euler") || !strcmp(m->method, "heun"), rk2 = !strcmp(m->method, "rk2"),
         expo = !strcmp(m->method, "exponential_euler");
     uint32_t nv = m->n_vars;
     int32_t t_sym = eq_sym_find(m, "t"), dt_sym = eq_sym_find(m, "dt"), nr_sym = eq_sym_find(m, "not_refractory");
@@ -1539,7 +1540,8 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
     /* room for the temporaries the stages add (4 per variable) */
     uint32_t map_cap = m->n_syms + 4 * BL_EQ_MAX_VARS + 8;
     int32_t *map = malloc(map_cap * sizeof *map);
-    int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS], xi_sym = -1;
+    int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS], gA[BL_EQ_MAX_VARS], xi_sym = -1;
+    const int heun = !strcmp(m->method, "heun");
     if (!map)
         return bl_fail(err, BL_ERR_NOMEM, "model: out of memory");
     for (uint32_t s = 0; s < m->n_syms; s++)
@@ -1553,7 +1555,7 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
     /* f per state variable: "int(not_refractory)*(f)" when flagged, subexpressions
      * substituted, printed and parsed again; euler's noise terms apart. */
     for (uint32_t s = 0; s < nv; s++) {
-        f[s] = g[s] = -1;
+        f[s] = g[s] = gA[s] = -1;
         u->new_expr[s] = -1;
         eq_sym *y = &m->syms[m->var_sym[s]];
         if (y->kind != S_STATE)
@@ -1586,7 +1588,8 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
                 break;
             }
             fy = roundtrip(b, B);
-            g[s] = ymul(c, roundtrip(b, A), ysym(c, xi_sym));
+            gA[s] = roundtrip(b, A);
+            g[s] = ymul(c, gA[s], ysym(c, xi_sym));
         }
         f[s] = fy;
     }
@@ -1644,6 +1647,53 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
             u->tmp_expr[u->n_tmp++] = k;
         }
     }
+    /* heun with noise (Brian2 2.5.1, stateupdaters/explicit.py):
+     *   x_support = x + g(x,t)*dW; g_support = g(x_support, t+dt);
+     *   x_new = x + dt*f(x,t) + .5*dW*(g(x,t) + g_support)
+     * Only additive noise (g free of the state and t): g_support is then g
+     * itself, computed into the temporary __g_support_<x>_<xi> as Brian2
+     * does (flagged: where(not_refractory, g, 0)); x_support is dead code
+     * in Brian2's update and is not computed. The stochastic part enters
+     * distributed, .5*xi*g + .5*xi*g_support, .5 a float (Brian2's printed
+     * update: `0.5*(__g_support_v_xi*xi) + dt*(...) + _lio*xi + v`). */
+    int32_t gsup[BL_EQ_MAX_VARS];
+    for (uint32_t s = 0; s < nv && !c->bad; s++) {
+        gsup[s] = -1;
+        if (!heun || gA[s] < 0)
+            continue;
+        for (uint32_t r = 0; r < nv; r++)
+            if (sym_in(c, gA[s], m->var_sym[r]))
+                c->bad = 1; /* multiplicative noise: not emulated */
+        if (sym_in(c, gA[s], t_sym))
+            c->bad = 1;
+        if (c->bad)
+            break;
+        char name[BL_EQ_MAX_IDENT + 1];
+        snprintf(name, sizeof name, "__g_support_%.40s_%.10s", m->syms[m->var_sym[s]].name, m->syms[xi_sym].name);
+        int32_t ts = temp_sym(m, name, (int32_t)s, err);
+        if (ts < 0) {
+            free(map);
+            return err->status ? err->status : BL_ERR_UNSUPPORTED;
+        }
+        int32_t k = codegen(b, gA[s], m->syms[m->var_sym[s]].unless_refractory);
+        if (k < 0)
+            break;
+        if (m->syms[m->var_sym[s]].unless_refractory) {
+            int32_t z = mknum(b, 0.0, 0), sel = mk(b, N_SEL, mksym(b, nr_sym), k);
+            if (sel < 0 || eq_node_set_c(m, sel, z, err) < 0) {
+                c->bad = 1;
+                break;
+            }
+            k = sel;
+        }
+        if (u->n_tmp >= sizeof u->tmp_sym / sizeof u->tmp_sym[0]) {
+            c->bad = 1;
+            break;
+        }
+        u->tmp_sym[u->n_tmp] = ts;
+        u->tmp_expr[u->n_tmp++] = k;
+        gsup[s] = ts;
+    }
     /* the new values */
     for (uint32_t s = 0; s < nv && !c->bad; s++) {
         if (f[s] < 0)
@@ -1652,8 +1702,12 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
         int flagged = m->syms[m->var_sym[s]].unless_refractory;
         if (euler) {
             e = yadd(c, x, ymul(c, dt, f[s]));
-            if (g[s] >= 0)
+            if (g[s] >= 0 && heun) {
+                int32_t hx = ymul(c, yflt(c, 0.5), ysym(c, xi_sym));
+                e = yadd(c, e, yadd(c, ymul(c, hx, gA[s]), ymul(c, hx, ysym(c, gsup[s]))));
+            } else if (g[s] >= 0) {
                 e = yadd(c, e, g[s]);
+            }
         } else if (expo) {
             /* _BA_x = B/A; _x = (x + _BA_x)*exp(A*dt) - _BA_x (x + dt*B without A, x*exp(A*dt) without B) */
             int32_t A, B;
@@ -1747,7 +1801,7 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
 
 bl_status eq_brian2_apply(bl_eq_model *m, eq_update *u_out, bl_error *err)
 {
-    if (strcmp(m->method, "euler") && strcmp(m->method, "rk2") && strcmp(m->method, "rk4") &&
+    if (strcmp(m->method, "euler") && strcmp(m->method, "heun") && strcmp(m->method, "rk2") && strcmp(m->method, "rk4") &&
         strcmp(m->method, "exponential_euler"))
         return BL_ERR_UNSUPPORTED;
     yc c;

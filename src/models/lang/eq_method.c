@@ -278,11 +278,22 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
     m->work = 1u << 20;
     if (!strcmp(meth, "linear") || !strcmp(meth, "exact"))
         return eq_linear_apply(m, u, err);
-    int euler = !strcmp(meth, "euler"), rk2 = !strcmp(meth, "rk2"), rk4 = !strcmp(meth, "rk4"),
+    /* heun: Brian2 2.5.1's stochastic Heun (stateupdaters/explicit.py):
+     *   x_support = x + g(x,t)*dW; g_support = g(x_support, t+dt);
+     *   x_new = x + dt*f(x,t) + .5*dW*(g(x,t) + g_support)
+     * Without noise g is 0, the support statements are dead and x_new is
+     * euler's x + dt*f(x,t), the same statement (Brian2 generates the same
+     * update; oracle.test_eqlang_brian2 compares heun models with Brian2's
+     * heun). With noise the statement differs from euler's in its operations
+     * (0.5*xi*(g + g_support)): eq_brian2.c builds it for additive noise;
+     * anything else is refused below. */
+    int heun = !strcmp(meth, "heun");
+    int euler = !strcmp(meth, "euler") || heun, rk2 = !strcmp(meth, "rk2"), rk4 = !strcmp(meth, "rk4"),
         expo = !strcmp(meth, "exponential_euler");
     if (!euler && !rk2 && !rk4 && !expo)
         return bl_fail(err, BL_ERR_INVALID,
-                       "method: '%s' is not one of linear, euler, rk2, rk4, exponential_euler", meth);
+                       "method: '%s' is not one of linear, euler, heun, rk2, rk4, exponential_euler", meth);
+
     int32_t t_sym = builtin(m, "t", S_T, err), dt_sym = builtin(m, "dt", S_DT, err),
             nr_sym = builtin(m, "not_refractory", S_NR, err);
     if (t_sym < 0 || dt_sym < 0 || nr_sym < 0)
@@ -293,6 +304,14 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
         if (st != BL_ERR_UNSUPPORTED)
             return st;
     }
+    /* heun with noise exists only in Brian2's order (eq_brian2.c: additive
+     * noise, one source); the text-order fallback below would run euler's
+     * noise statement under heun's name. */
+    for (uint32_t j = 0; heun && j < m->n_syms; j++)
+        if (m->syms[j].kind == S_XI)
+            return bl_fail(err, BL_ERR_UNSUPPORTED,
+                           "method heun: noise (%s) is supported only additive (its coefficient free of the "
+                           "state and t) and from one source; use euler", m->syms[j].name);
     /* f per state variable (slot), subexpressions inlined, 0 while refractory
      * when flagged; the noise coefficient g (euler only). */
     int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS], f_raw[BL_EQ_MAX_VARS];
@@ -310,7 +329,7 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
         if (eq_reads(m, e, 1u << S_XI, -1)) {
             if (!euler)
                 return eq_fail_at(m, B_EQUATIONS, y->lo, y->hi, err, BL_ERR_INVALID,
-                                  "noise (xi) is integrated only by method euler:");
+                                  "noise (xi) is integrated only by methods euler and heun:");
             int32_t xi = -1;
             for (uint32_t j = 0; j < m->n_syms && xi < 0; j++) {
                 int32_t A, B;

@@ -394,7 +394,7 @@ bl_status bl_eq_model_compile(const bl_eq_source *src, double dt_s, bl_eq_model 
     const char *meth = src->method ? src->method : "euler";
     if (strlen(meth) >= sizeof m->method) {
         bl_eq_model_destroy(m);
-        return bl_fail(err, BL_ERR_INVALID, "method: '%.40s' is not one of linear, euler, rk2, rk4, exponential_euler", meth);
+        return bl_fail(err, BL_ERR_INVALID, "method: '%.40s' is not one of linear, euler, heun, rk2, rk4, exponential_euler", meth);
     }
     snprintf(m->method, sizeof m->method, "%s", meth);
     bl_status st = compile(m, src, err);
