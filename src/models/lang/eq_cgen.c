@@ -218,7 +218,8 @@ static int expr(const bl_eq_model *m, const temps *T, const eq_insn *c, char *ou
 /* One block as `void bl_eq_<name>(double *restrict r, const eq_vm_ctx *ctx)`.
  * A temporary read before it is written (lowering never makes one) would be
  * the caller's register: it is read from r, as the interpreter would. */
-static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq_prog *p)
+static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq_prog *p, const uint32_t *out,
+                       size_t n_out)
 {
     uint32_t n_temp = 0;
     for (uint32_t k = 0; k < p->n_code; k++)
@@ -251,6 +252,10 @@ static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq
     }
     if (is_temp(p->result) && p->result - EQ_TBASE < n_temp && written[p->result - EQ_TBASE])
         sb_printf(b, "    r[%" PRIu32 "] = x%" PRIu32 ";\n", p->result, p->result - EQ_TBASE);
+    /* a list of many results (eq_lower_many): each result the caller reads */
+    for (size_t k = 0; k < n_out; k++)
+        if (is_temp(out[k]) && out[k] - EQ_TBASE < n_temp && written[out[k] - EQ_TBASE])
+            sb_printf(b, "    r[%" PRIu32 "] = x%" PRIu32 ";\n", out[k], out[k] - EQ_TBASE);
     sb_printf(b, "}\n");
     free(written);
 }
@@ -361,7 +366,9 @@ char *eq_cgen_source(const bl_eq_model *m)
                   "    return d;\n}\n",
               CGEN_VERSION);
     for (size_t k = 0; k < N_BLOCKS; k++)
-        emit_block(m, &b, blocks[k].name, block_of(m, k));
+        emit_block(m, &b, blocks[k].name, block_of(m, k), NULL, 0);
+    for (size_t k = 0; k < m->n_extra; k++)
+        emit_block(m, &b, m->extra[k].name, m->extra[k].prog, m->extra[k].out, m->extra[k].n_out);
     emit_soa(m, &b, &m->update, 0);
     if (m->has_threshold)
         emit_soa(m, &b, &m->threshold, 1);
@@ -628,8 +635,20 @@ static int bind(bl_eq_model *m, void *h)
             return 0;
         memcpy(&fns[k], &f, sizeof f); /* an object pointer to a function pointer, as POSIX allows */
     }
+    for (size_t k = 0; k < m->n_extra; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "bl_eq_%s", m->extra[k].name);
+        if (!dlsym(h, name))
+            return 0;
+    }
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = fns[k];
+    for (size_t k = 0; k < m->n_extra; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "bl_eq_%s", m->extra[k].name);
+        void *f = dlsym(h, name);
+        memcpy(&m->extra[k].prog->fn, &f, sizeof f);
+    }
     /* the range loops: absent when the block reads what a range loop has not */
     void *f = dlsym(h, "bl_eq_update_soa");
     m->update_soa = NULL;
@@ -646,6 +665,8 @@ static void unbind(bl_eq_model *m)
 {
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = NULL;
+    for (size_t k = 0; k < m->n_extra; k++)
+        m->extra[k].prog->fn = NULL;
     m->update_soa = NULL;
     m->threshold_soa = NULL;
 }

@@ -137,6 +137,16 @@ typedef struct eq_prog {
     eq_block_fn fn;  /* generated code for this block, NULL: interpret */
 } eq_prog;
 
+/* An instruction list compiled beside the model's blocks (bl_eq_model.extra):
+ * its function is named bl_eq_<name> and writes back to r the registers in
+ * out (the many results of an eq_lower_many list: a system's f, J entries). */
+typedef struct eq_extra_prog {
+    const char *name;
+    eq_prog *prog;
+    const uint32_t *out;
+    size_t n_out;
+} eq_extra_prog;
+
 #define EQ_MAX_CONSTS 4096u
 #define EQ_SYM_UNKNOWN 255
 
@@ -210,6 +220,11 @@ struct bl_eq_model {
                        const struct eq_vm_ctx *ctx); /* eq_update_range's fast path, NULL: none */
     void (*threshold_soa)(uint64_t lo, uint64_t hi, double *const *vars, const uint8_t *nr, double t,
                           uint8_t *fire); /* eq_threshold_range's fast path, NULL: none */
+    /* More instruction lists compiled with the blocks (an ODE system's RHS,
+     * Jacobians and observations, eq_ode.c), owned by their caller: each
+     * becomes bl_eq_<name>, run through eq_exec like a block. */
+    const struct eq_extra_prog *extra;
+    size_t n_extra;
     /* An ODE system (eq_ode.c) rather than a neuron model: time is
      * dimensionless (dx/dt has x's dimension), only t is built in (no units,
      * dt, xi, i), and the parameters are n_oparams run-time registers after

@@ -36,6 +36,8 @@ struct bl_ode_lang {
     uint32_t *j_row, *j_col, *j_reg, *p_row, *p_col, *p_reg;
     int32_t *j_node, *p_node;
     h_entry *h;
+    uint32_t *h_reg; /* h[k].reg, as the generated second-derivative function's outputs */
+    eq_extra_prog extra[5]; /* the lists above as generated C (bl_ode_lang_codegen) */
     double *regs;
 };
 
@@ -80,7 +82,7 @@ static int rhs_cb(void *u, double t, const double *y, const double *p, double *f
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->pf, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pf, o->regs, &(eq_vm_ctx){0});
     for (size_t i = 0; i < o->n; i++)
         f[i] = o->regs[o->f_reg[i]];
     return 0;
@@ -90,7 +92,7 @@ static int jac_cb(void *u, double t, const double *y, const double *p, double *J
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->pj, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pj, o->regs, &(eq_vm_ctx){0});
     memset(J, 0, o->n * o->n * sizeof *J);
     for (size_t k = 0; k < o->nj; k++)
         J[(size_t)o->j_row[k] * o->n + o->j_col[k]] = o->regs[o->j_reg[k]];
@@ -101,7 +103,7 @@ static int pjac_cb(void *u, double t, const double *y, const double *p, double *
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->pp, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pp, o->regs, &(eq_vm_ctx){0});
     memset(P, 0, o->n * o->np * sizeof *P);
     for (size_t k = 0; k < o->npj; k++)
         P[(size_t)o->p_row[k] * o->np + o->p_col[k]] = o->regs[o->p_reg[k]];
@@ -114,7 +116,7 @@ static int vjp_dir_cb(void *u, double t, const double *y, const double *p, const
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->ph, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->ph, o->regs, &(eq_vm_ctx){0});
     memset(out_y, 0, o->n * sizeof *out_y);
     if (o->np)
         memset(out_p, 0, o->np * sizeof *out_p);
@@ -463,9 +465,39 @@ void bl_ode_lang_destroy(bl_ode_lang *o)
     free(o->p_reg);
     free(o->p_node);
     free(o->h);
+    free(o->h_reg);
     free(o->regs);
     free(o);
 }
+
+/* The five instruction lists as one generated C object through the neuron
+ * models' machinery (eq_cgen.c: one statement per instruction in list order,
+ * the flags that forbid contraction and reassociation, the SHA-256 keyed
+ * cache): every callback then runs the generated function through eq_exec,
+ * with the interpreter's bits. */
+bl_status bl_ode_lang_codegen(bl_ode_lang *o, bl_eq_exec how, bl_error *err)
+{
+    bl_eq_model *m = o->m;
+    if (!o->h_reg && !(o->h_reg = malloc((o->nh + 1) * sizeof *o->h_reg)))
+        return bl_fail(err, BL_ERR_NOMEM, "ode system: out of memory");
+    for (size_t k = 0; k < o->nh; k++)
+        o->h_reg[k] = o->h[k].reg;
+    size_t n = 0;
+    o->extra[n++] = (eq_extra_prog){"ode_rhs", &o->pf, o->f_reg, o->n};
+    o->extra[n++] = (eq_extra_prog){"ode_jac", &o->pj, o->j_reg, o->nj};
+    o->extra[n++] = (eq_extra_prog){"ode_pjac", &o->pp, o->p_reg, o->npj};
+    o->extra[n++] = (eq_extra_prog){"ode_observe", &o->pobs, o->obs_reg, o->nobs};
+    if (o->sys.vjp_dir)
+        o->extra[n++] = (eq_extra_prog){"ode_second", &o->ph, o->h_reg, o->nh};
+    m->extra = o->extra;
+    m->n_extra = n;
+    return bl_eq_model_codegen(m, how, err);
+}
+
+int bl_ode_lang_compiled(const bl_ode_lang *o) { return bl_eq_model_compiled(o->m); }
+const char *bl_ode_lang_exec_note(const bl_ode_lang *o) { return bl_eq_model_exec_note(o->m); }
+char *bl_ode_lang_codegen_json(const bl_ode_lang *o) { return bl_eq_model_codegen_json(o->m); }
+const char *bl_ode_lang_generated_source(const bl_ode_lang *o) { return bl_eq_model_generated_source(o->m); }
 
 const bl_ode_system *bl_ode_lang_system(const bl_ode_lang *o) { return &o->sys; }
 size_t bl_ode_lang_n_states(const bl_ode_lang *o) { return o->n; }
@@ -490,7 +522,7 @@ void bl_ode_lang_observe(bl_ode_lang *o, double t, const double *y, const double
     if (!o->nobs)
         return;
     load(o, t, y, p);
-    eq_vm_run(&o->pobs, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pobs, o->regs, &(eq_vm_ctx){0});
     for (size_t k = 0; k < o->nobs; k++)
         obs[k] = o->regs[o->obs_reg[k]];
 }
