@@ -5,7 +5,8 @@
  * the generated functions, must give the same bits for the RHS, the
  * Jacobian, the parameter Jacobian, the second derivatives (vjp_dir) and an
  * observation at random states and parameters, and the same RK4 trajectory
- * and discrete-adjoint gradient. Skips without a C compiler. */
+ * and discrete-adjoint gradient, whose sparse vector-Jacobian products
+ * (sys.vjp) give the dense products' bits. Skips without a C compiler. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,8 +125,20 @@ static void fixture(unsigned G, unsigned S, int coupled)
     assert_int_equal(bl_ode_gradient(vb, tg, NT, y0, p0, sum_final, nk, &lb, fb, NULL, &err), BL_OK);
     same(&la, &lb, 1, "objective");
     same(fa, fb, np, "adjoint gradient");
+    /* The sparse vector-Jacobian products (sys.vjp) against the dense jac
+     * and pjac products the adjoint forms without them: the same bits. */
+    bl_ode_system dense = *sb;
+    assert_non_null(sb->vjp);
+    dense.vjp = NULL;
+    bl_ode_solver *vd = NULL;
+    assert_int_equal(bl_ode_solver_create(&dense, &o, &vd, &err), BL_OK);
+    double ld = 0;
+    assert_int_equal(bl_ode_gradient(vd, tg, NT, y0, p0, sum_final, nk, &ld, fa, NULL, &err), BL_OK);
+    same(&ld, &lb, 1, "objective (dense adjoint)");
+    same(fa, fb, np, "adjoint gradient: dense jac/pjac vs sparse vjp");
+    bl_ode_solver_destroy(vd);
     print_message("g%u-s%u %s: %zu states, %zu parameters: rhs, jacobian, parameter jacobian, second derivatives, "
-                  "observation, rk4 and adjoint bit-identical (%s)\n",
+                  "observation, rk4 and adjoint (sparse and dense) bit-identical (%s)\n",
                   G, S, coupled ? "coupled" : "independent", n, np, bl_ode_lang_exec_note(b));
     bl_ode_solver_destroy(va), bl_ode_solver_destroy(vb);
     free(ya), free(yb), free(y), free(p), free(w), free(dy), free(dp), free(fa), free(fb), free(ja), free(jb);

@@ -36,6 +36,7 @@ struct bl_ode_lang {
     uint32_t *j_row, *j_col, *j_reg, *p_row, *p_col, *p_reg;
     int32_t *j_node, *p_node;
     h_entry *h;
+    uint32_t *j_ord, *p_ord; /* the J and P entries in row order (vjp_cb) */
     uint32_t *h_reg; /* h[k].reg, as the generated second-derivative function's outputs */
     eq_extra_prog extra[5]; /* the lists above as generated C (bl_ode_lang_codegen) */
     double *regs;
@@ -108,6 +109,52 @@ static int pjac_cb(void *u, double t, const double *y, const double *p, double *
     for (size_t k = 0; k < o->npj; k++)
         P[(size_t)o->p_row[k] * o->np + o->p_col[k]] = o->regs[o->p_reg[k]];
     return 0;
+}
+
+/* out_y = w^T J, out_p += w^T P over the structural nonzeros, row by row
+ * in increasing row with w_i = 0 skipped, each term J_ij * w_i: the dense
+ * adjoint's operations in its order (solvers.h, bl_ode_vjp_fn). */
+static int vjp_cb(void *u, double t, const double *y, const double *p, const double *w, double *out_y, double *out_p)
+{
+    bl_ode_lang *o = u;
+    load(o, t, y, p);
+    eq_exec(&o->pj, o->regs, &(eq_vm_ctx){0});
+    memset(out_y, 0, o->n * sizeof *out_y);
+    for (size_t k = 0; k < o->nj; k++) {
+        const uint32_t e = o->j_ord[k];
+        const double wr = w[o->j_row[e]];
+        if (wr != 0.0)
+            out_y[o->j_col[e]] += o->regs[o->j_reg[e]] * wr;
+    }
+    if (o->np) {
+        eq_exec(&o->pp, o->regs, &(eq_vm_ctx){0});
+        for (size_t k = 0; k < o->npj; k++) {
+            const uint32_t e = o->p_ord[k];
+            const double wr = w[o->p_row[e]];
+            if (wr != 0.0)
+                out_p[o->p_col[e]] += o->regs[o->p_reg[e]] * wr;
+        }
+    }
+    return 0;
+}
+
+/* The entries' indices sorted by row, stably (counting sort). */
+static uint32_t *row_order(const uint32_t *row, size_t cnt, size_t n)
+{
+    uint32_t *ord = malloc((cnt + 1) * sizeof *ord);
+    size_t *start = calloc(n + 1, sizeof *start);
+    if (!ord || !start) {
+        free(ord), free(start);
+        return NULL;
+    }
+    for (size_t k = 0; k < cnt; k++)
+        start[row[k] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        start[i + 1] += start[i];
+    for (size_t k = 0; k < cnt; k++)
+        ord[start[row[k]]++] = (uint32_t)k;
+    free(start);
+    return ord;
 }
 
 /* out_y[j] = sum_i w_i D J_ij[dy, dp], out_p[k] = sum_i w_i D P_ik[dy, dp]. */
@@ -408,6 +455,9 @@ static bl_status build(bl_ode_lang *o, const bl_ode_lang_source *src, bl_error *
     o->sys.jac = jac_cb;
     o->sys.pjac = pjac_cb;
     o->sys.user = o;
+    if (!(o->j_ord = row_order(o->j_row, o->nj, o->n)) || !(o->p_ord = row_order(o->p_row, o->npj, o->n)))
+        return bl_fail(err, BL_ERR_NOMEM, "ode system: out of memory");
+    o->sys.vjp = vjp_cb;
     return BL_OK;
 }
 
@@ -466,6 +516,8 @@ void bl_ode_lang_destroy(bl_ode_lang *o)
     free(o->p_node);
     free(o->h);
     free(o->h_reg);
+    free(o->j_ord);
+    free(o->p_ord);
     free(o->regs);
     free(o);
 }
