@@ -36,7 +36,7 @@ struct bl_ode_lang {
     uint32_t *j_row, *j_col, *j_reg, *p_row, *p_col, *p_reg;
     int32_t *j_node, *p_node;
     h_entry *h;
-    uint32_t *j_ord, *p_ord; /* the J and P entries in row order (vjp_cb) */
+    uint32_t *jo_row, *jo_col, *jo_reg, *po_row, *po_col, *po_reg; /* the J and P entries in row order (vjp_cb) */
     uint32_t *h_reg; /* h[k].reg, as the generated second-derivative function's outputs */
     eq_extra_prog extra[5]; /* the lists above as generated C (bl_ode_lang_codegen) */
     double *regs;
@@ -121,40 +121,44 @@ static int vjp_cb(void *u, double t, const double *y, const double *p, const dou
     eq_exec(&o->pj, o->regs, &(eq_vm_ctx){0});
     memset(out_y, 0, o->n * sizeof *out_y);
     for (size_t k = 0; k < o->nj; k++) {
-        const uint32_t e = o->j_ord[k];
-        const double wr = w[o->j_row[e]];
+        const double wr = w[o->jo_row[k]];
         if (wr != 0.0)
-            out_y[o->j_col[e]] += o->regs[o->j_reg[e]] * wr;
+            out_y[o->jo_col[k]] += o->regs[o->jo_reg[k]] * wr;
     }
     if (o->np) {
         eq_exec(&o->pp, o->regs, &(eq_vm_ctx){0});
         for (size_t k = 0; k < o->npj; k++) {
-            const uint32_t e = o->p_ord[k];
-            const double wr = w[o->p_row[e]];
+            const double wr = w[o->po_row[k]];
             if (wr != 0.0)
-                out_p[o->p_col[e]] += o->regs[o->p_reg[e]] * wr;
+                out_p[o->po_col[k]] += o->regs[o->po_reg[k]] * wr;
         }
     }
     return 0;
 }
 
-/* The entries' indices sorted by row, stably (counting sort). */
-static uint32_t *row_order(const uint32_t *row, size_t cnt, size_t n)
+/* The entries (row, col, reg) sorted by row, stably (counting sort), into
+ * new arrays: 0 when out of memory. */
+static int row_order(const uint32_t *row, const uint32_t *col, const uint32_t *reg, size_t cnt, size_t n,
+                     uint32_t **o_row, uint32_t **o_col, uint32_t **o_reg)
 {
-    uint32_t *ord = malloc((cnt + 1) * sizeof *ord);
+    *o_row = malloc((cnt + 1) * sizeof **o_row);
+    *o_col = malloc((cnt + 1) * sizeof **o_col);
+    *o_reg = malloc((cnt + 1) * sizeof **o_reg);
     size_t *start = calloc(n + 1, sizeof *start);
-    if (!ord || !start) {
-        free(ord), free(start);
-        return NULL;
+    if (!*o_row || !*o_col || !*o_reg || !start) {
+        free(start);
+        return 0;
     }
     for (size_t k = 0; k < cnt; k++)
         start[row[k] + 1]++;
     for (size_t i = 0; i < n; i++)
         start[i + 1] += start[i];
-    for (size_t k = 0; k < cnt; k++)
-        ord[start[row[k]]++] = (uint32_t)k;
+    for (size_t k = 0; k < cnt; k++) {
+        const size_t at = start[row[k]]++;
+        (*o_row)[at] = row[k], (*o_col)[at] = col[k], (*o_reg)[at] = reg[k];
+    }
     free(start);
-    return ord;
+    return 1;
 }
 
 /* out_y[j] = sum_i w_i D J_ij[dy, dp], out_p[k] = sum_i w_i D P_ik[dy, dp]. */
@@ -455,7 +459,8 @@ static bl_status build(bl_ode_lang *o, const bl_ode_lang_source *src, bl_error *
     o->sys.jac = jac_cb;
     o->sys.pjac = pjac_cb;
     o->sys.user = o;
-    if (!(o->j_ord = row_order(o->j_row, o->nj, o->n)) || !(o->p_ord = row_order(o->p_row, o->npj, o->n)))
+    if (!row_order(o->j_row, o->j_col, o->j_reg, o->nj, o->n, &o->jo_row, &o->jo_col, &o->jo_reg) ||
+        !row_order(o->p_row, o->p_col, o->p_reg, o->npj, o->n, &o->po_row, &o->po_col, &o->po_reg))
         return bl_fail(err, BL_ERR_NOMEM, "ode system: out of memory");
     o->sys.vjp = vjp_cb;
     return BL_OK;
@@ -516,8 +521,8 @@ void bl_ode_lang_destroy(bl_ode_lang *o)
     free(o->p_node);
     free(o->h);
     free(o->h_reg);
-    free(o->j_ord);
-    free(o->p_ord);
+    free(o->jo_row), free(o->jo_col), free(o->jo_reg);
+    free(o->po_row), free(o->po_col), free(o->po_reg);
     free(o->regs);
     free(o);
 }
