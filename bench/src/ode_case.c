@@ -79,12 +79,21 @@ static cJSON *read_json(const char *dir, const char *name)
     return j;
 }
 
-/* One worker: ours (peer == 0) or the NumPy peer, into dir; its timing.json. */
+/* The peers: NumPy for every family (the one the targets are stated
+ * against), and PyTorch eager autograd beside it for the gradient (optional:
+ * without python3-torch it is reported unavailable and the family still
+ * completes). */
+static const struct {
+    const char *label, *script;
+} peer_defs[2] = {{"numpy", "ode_numpy.py"}, {"torch-autograd", "ode_torch.py"}};
+static int n_peers(const bl_bench_ode_def *d) { return d->kind == 1 ? 2 : 1; }
+
+/* One worker: ours (peer == 0) or peer number peer - 1, into dir; its timing.json. */
 static cJSON *worker(bl_bench_ctx *ctx, const bl_bench_ode_def *d, const char *cas, int peer, int warm,
                      const char *dir, char *why, size_t why_len, bl_bench_proc *p)
 {
     char script[4300], reps[16], log[4500];
-    snprintf(script, sizeof script, "%s/bench/peers/ode_numpy.py", ctx->source_dir);
+    snprintf(script, sizeof script, "%s/bench/peers/%s", ctx->source_dir, peer_defs[peer ? peer - 1 : 0].script);
     snprintf(reps, sizeof reps, "%d", warm);
     snprintf(log, sizeof log, "%s.log", dir);
     bl_error err = {0};
@@ -231,7 +240,7 @@ void bl_bench_ode_run(bl_bench_ctx *ctx, const bl_bench_ode_def *d, cJSON *wj)
     cJSON_AddStringToObject(wj, "kind", d->kind == 0 ? "ode-rhs" : d->kind == 1 ? "ode-rk4-grad" : "ssa-bank");
     cJSON *executed = cJSON_AddArrayToObject(wj, "cases_executed");
     cJSON *cj_all = cJSON_AddArrayToObject(wj, "cases");
-    const int reps = ctx->o->repetitions;
+    const int reps = ctx->o->repetitions, npeer = n_peers(d), nside = 1 + npeer;
     int all_ok = 1, any = 0;
     bl_bench_tablef(ctx, "%s: %s\n", d->id, d->title);
     for (int c = 0; c < 4 && d->cases[c]; c++) {
@@ -240,13 +249,13 @@ void bl_bench_ode_run(bl_bench_ctx *ctx, const bl_bench_ode_def *d, cJSON *wj)
         cJSON *cj = cJSON_CreateObject();
         cJSON_AddItemToArray(cj_all, cj);
         cJSON_AddStringToObject(cj, "case", cas);
-        char base[4400], qo[4500], qp[4500], dir[4600], why[1400];
+        char base[4400], qdir[3][4500], dir[4600], why[1400];
         snprintf(base, sizeof base, "%s/%s/%s", ctx->runs_dir, d->id, cas);
-        snprintf(qo, sizeof qo, "%s/qual-ours", base);
-        snprintf(qp, sizeof qp, "%s/qual-numpy", base);
+        for (int k = 0; k < nside; k++)
+            snprintf(qdir[k], sizeof qdir[k], "%s/qual-%s", base, k ? peer_defs[k - 1].label : "ours");
         bl_error err = {0};
         bl_bench_proc p;
-        cJSON *to = bl_bench_mkdirs(base, &err) ? NULL : worker(ctx, d, cas, 0, 0, qo, why, sizeof why, &p);
+        cJSON *to = bl_bench_mkdirs(base, &err) ? NULL : worker(ctx, d, cas, 0, 0, qdir[0], why, sizeof why, &p);
         if (!to) {
             cJSON_AddStringToObject(cj, "status", "unavailable");
             cJSON_AddStringToObject(cj, "reason", err.message[0] ? err.message : why);
@@ -254,74 +263,103 @@ void bl_bench_ode_run(bl_bench_ctx *ctx, const bl_bench_ode_def *d, cJSON *wj)
             all_ok = 0;
             continue;
         }
-        cJSON *tp = worker(ctx, d, cas, 1, 0, qp, why, sizeof why, &p);
-        cJSON *q = cJSON_AddObjectToObject(cj, "qualification");
-        int qualified = 0;
-        if (!tp) {
-            cJSON_AddStringToObject(q, "status", "peer unavailable");
-            cJSON_AddStringToObject(q, "reason", why);
-        } else {
-            qualified = qualify(d, qo, qp, q);
-            cJSON_AddItemToObject(q, "peer_implementation",
-                                  cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tp, "implementation"), 1));
+        /* Qualification of every peer against ours; the first (NumPy) is
+         * the case's "qualification", the others under "peers". */
+        int qualified[3] = {1, 0, 0};
+        cJSON *peers = cJSON_AddObjectToObject(cj, "peers");
+        for (int k = 1; k < nside; k++) {
+            cJSON *tp = worker(ctx, d, cas, k, 0, qdir[k], why, sizeof why, &p);
+            cJSON *pj = cJSON_AddObjectToObject(peers, peer_defs[k - 1].label);
+            cJSON *q = cJSON_AddObjectToObject(pj, "qualification");
+            if (!tp) {
+                cJSON_AddStringToObject(q, "status", "peer unavailable");
+                cJSON_AddStringToObject(q, "reason", why);
+            } else {
+                qualified[k] = qualify(d, qdir[0], qdir[k], q);
+                cJSON_AddItemToObject(q, "peer_implementation",
+                                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(tp, "implementation"), 1));
+            }
+            if (k == 1)
+                cJSON_AddItemToObject(cj, "qualification", cJSON_Duplicate(q, 1));
+            cJSON_Delete(tp);
         }
         cJSON_AddItemToObject(cj, "codegen", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(to, "codegen"), 1));
         cJSON_AddNumberToObject(cj, "ours_compile_s", num(to, "compile_s"));
-        cJSON_Delete(tp);
-        double *ow = calloc((size_t)reps, sizeof *ow), *pw = calloc((size_t)reps, sizeof *pw),
-               *of = calloc((size_t)reps, sizeof *of), *pf = calloc((size_t)reps, sizeof *pf),
-               *oc = calloc((size_t)reps, sizeof *oc), *pc = calloc((size_t)reps, sizeof *pc),
-               *cs = calloc((size_t)reps, sizeof *cs);
-        size_t no = 0, np = 0;
+        /* per side: warm wall, warm CPU, cold; compile (ours) */
+        double *w[3], *wc[3], *fs[3], *cs = calloc((size_t)reps, sizeof *cs);
+        size_t nw[3] = {0, 0, 0};
+        int mem = cs != NULL;
+        for (int k = 0; k < 3; k++) {
+            w[k] = calloc((size_t)reps, sizeof *w[k]);
+            wc[k] = calloc((size_t)reps, sizeof *wc[k]);
+            fs[k] = calloc((size_t)reps, sizeof *fs[k]);
+            mem &= w[k] && wc[k] && fs[k];
+        }
         double events = num(to, "events");
         cJSON *samples = cJSON_AddArrayToObject(cj, "samples");
-        for (int r = 0; r < reps && ow && pw && of && pf && oc && pc && cs; r++) {
-            for (int side = 0; side < 2; side++) {
-                const int peer = (r % 2) ? !side : side;
-                if (peer && !qualified)
+        /* fresh processes, the order rotated each repetition (ours first, then the peer first, ...) */
+        for (int r = 0; r < reps && mem; r++) {
+            for (int j = 0; j < nside; j++) {
+                const int side = (j + r) % nside;
+                if (!qualified[side])
                     continue;
-                snprintf(dir, sizeof dir, "%s/rep%d-%s", base, r, peer ? "numpy" : "ours");
-                cJSON *t = worker(ctx, d, cas, peer, d->warm_calls, dir, why, sizeof why, &p);
-                cJSON *s = cJSON_CreateObject();
-                cJSON_AddStringToObject(s, "case", peer ? "numpy" : "bl-c");
-                cJSON_AddNumberToObject(s, "repetition", r);
+                snprintf(dir, sizeof dir, "%s/rep%d-%s", base, r, side ? peer_defs[side - 1].label : "ours");
+                cJSON *t = worker(ctx, d, cas, side, d->warm_calls, dir, why, sizeof why, &p);
+                cJSON *sj = cJSON_CreateObject();
+                cJSON_AddStringToObject(sj, "case", side ? peer_defs[side - 1].label : "bl-c");
+                cJSON_AddNumberToObject(sj, "repetition", r);
                 if (!t) {
-                    cJSON_AddStringToObject(s, "failed", why);
+                    cJSON_AddStringToObject(sj, "failed", why);
                 } else {
-                    const double wm = warm_median(t, "warm_s"), wc = warm_median(t, "warm_cpu_s"), fs = num(t, "first_s");
-                    cJSON_AddNumberToObject(s, "first_s", fs);
-                    cJSON_AddNumberToObject(s, "compile_s", num(t, "compile_s"));
-                    cJSON_AddNumberToObject(s, "batch", num(t, "batch"));
-                    cJSON_AddItemToObject(s, "warm_s", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "warm_s"), 1));
-                    cJSON_AddItemToObject(s, "warm_cpu_s",
+                    cJSON_AddNumberToObject(sj, "first_s", num(t, "first_s"));
+                    cJSON_AddNumberToObject(sj, "compile_s", num(t, "compile_s"));
+                    cJSON_AddNumberToObject(sj, "batch", num(t, "batch"));
+                    cJSON_AddItemToObject(sj, "warm_s", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "warm_s"), 1));
+                    cJSON_AddItemToObject(sj, "warm_cpu_s",
                                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "warm_cpu_s"), 1));
                     if (d->kind == 2)
-                        cJSON_AddNumberToObject(s, "events", num(t, "events"));
-                    cJSON_AddNumberToObject(s, "process_wall_s", p.wall_s);
-                    cJSON_AddNumberToObject(s, "peak_rss_bytes", (double)p.peak_rss_bytes);
-                    if (peer) {
-                        pw[np] = wm, pc[np] = wc, pf[np++] = fs;
-                    } else {
-                        cs[no] = num(t, "compile_s");
-                        ow[no] = wm, oc[no] = wc, of[no++] = fs;
-                    }
+                        cJSON_AddNumberToObject(sj, "events", num(t, "events"));
+                    cJSON_AddNumberToObject(sj, "process_wall_s", p.wall_s);
+                    cJSON_AddNumberToObject(sj, "peak_rss_bytes", (double)p.peak_rss_bytes);
+                    if (!side)
+                        cs[nw[0]] = num(t, "compile_s");
+                    w[side][nw[side]] = warm_median(t, "warm_s");
+                    wc[side][nw[side]] = warm_median(t, "warm_cpu_s");
+                    fs[side][nw[side]++] = num(t, "first_s");
                     cJSON_Delete(t);
                 }
-                cJSON_AddItemToArray(samples, s);
+                cJSON_AddItemToArray(samples, sj);
                 if (!ctx->o->keep_outputs)
                     bl_bench_rmtree(dir, &err);
             }
         }
-        const double mo = bl_bench_median(ow, no), mp = bl_bench_median(pw, np);
-        const double co = bl_bench_median(oc, no), cp = bl_bench_median(pc, np);
-        const double ratio = mp / mo, cpu_ratio = cp / co;
-        cJSON_AddItemToObject(cj, "ours_warm_s", bl_bench_stat_json(ow, no));
-        cJSON_AddItemToObject(cj, "peer_warm_s", bl_bench_stat_json(pw, np));
-        cJSON_AddItemToObject(cj, "ours_cold_s", bl_bench_stat_json(of, no));
-        cJSON_AddItemToObject(cj, "peer_cold_s", bl_bench_stat_json(pf, np));
+        const size_t no = nw[0], np = nw[1];
+        const double mo = bl_bench_median(w[0], no), co = bl_bench_median(wc[0], no);
+        cJSON_AddItemToObject(cj, "ours_warm_s", bl_bench_stat_json(w[0], no));
+        cJSON_AddItemToObject(cj, "ours_cold_s", bl_bench_stat_json(fs[0], no));
+        cJSON_AddItemToObject(cj, "ours_warm_cpu_s", bl_bench_stat_json(wc[0], no));
         cJSON_AddItemToObject(cj, "ours_compile_s_all", bl_bench_stat_json(cs, no));
-        cJSON_AddItemToObject(cj, "ours_warm_cpu_s", bl_bench_stat_json(oc, no));
-        cJSON_AddItemToObject(cj, "peer_warm_cpu_s", bl_bench_stat_json(pc, np));
+        double ratio = NAN, cpu_ratio = NAN, mp = NAN, cp = NAN;
+        char others[300] = "";
+        for (int k = 1; k < nside; k++) {
+            const double m = bl_bench_median(w[k], nw[k]), cm = bl_bench_median(wc[k], nw[k]);
+            cJSON *pj = cJSON_GetObjectItemCaseSensitive(peers, peer_defs[k - 1].label);
+            cJSON_AddItemToObject(pj, "warm_s", bl_bench_stat_json(w[k], nw[k]));
+            cJSON_AddItemToObject(pj, "cold_s", bl_bench_stat_json(fs[k], nw[k]));
+            cJSON_AddItemToObject(pj, "warm_cpu_s", bl_bench_stat_json(wc[k], nw[k]));
+            cJSON_AddNumberToObject(pj, "ratio_peer_over_ours", no && nw[k] ? m / mo : NAN);
+            cJSON_AddNumberToObject(pj, "cpu_ratio_peer_over_ours", no && nw[k] ? cm / co : NAN);
+            if (k == 1) {
+                mp = m, cp = cm, ratio = m / mo, cpu_ratio = cm / co;
+                cJSON_AddItemToObject(cj, "peer_warm_s", bl_bench_stat_json(w[k], nw[k]));
+                cJSON_AddItemToObject(cj, "peer_cold_s", bl_bench_stat_json(fs[k], nw[k]));
+                cJSON_AddItemToObject(cj, "peer_warm_cpu_s", bl_bench_stat_json(wc[k], nw[k]));
+            } else {
+                const size_t len = strlen(others);
+                snprintf(others + len, sizeof others - len, "; %s %s: CPU %.3g s, %.1fx",
+                         peer_defs[k - 1].label, qualified[k] ? "qualified" : "not qualified/unavailable", cm, cm / co);
+            }
+        }
         cJSON_AddNumberToObject(cj, "ratio_peer_over_ours", no && np ? ratio : NAN);
         cJSON_AddNumberToObject(cj, "cpu_ratio_peer_over_ours", no && np ? cpu_ratio : NAN);
         char target[200] = "";
@@ -358,13 +396,15 @@ void bl_bench_ode_run(bl_bench_ctx *ctx, const bl_bench_ode_def *d, cJSON *wj)
         }
         cJSON_AddStringToObject(cj, "status", no ? "completed" : "failed");
         bl_bench_tablef(ctx, "    %s: qualification %s; ours warm %.3g s (CPU %.3g s, %zu processes), NumPy %.3g s (CPU %.3g s, "
-                        "%zu): %.1fx wall, %.1fx CPU; compile %.3g s apart; %s\n",
-                        cas, qualified ? "passed" : "NOT passed", mo, co, no, mp, cp, np, ratio, cpu_ratio,
+                        "%zu): %.1fx wall, %.1fx CPU%s; compile %.3g s apart; %s\n",
+                        cas, qualified[1] ? "passed" : "NOT passed", mo, co, no, mp, cp, np, ratio, cpu_ratio, others,
                         bl_bench_median(cs, no), target);
-        all_ok &= no > 0 && qualified;
+        all_ok &= no > 0 && qualified[1];
         any |= no > 0;
         cJSON_Delete(to);
-        free(ow), free(pw), free(of), free(pf), free(oc), free(pc), free(cs);
+        for (int k = 0; k < 3; k++)
+            free(w[k]), free(wc[k]), free(fs[k]);
+        free(cs);
     }
     bl_bench_tablef(ctx, "\n");
     cJSON_AddStringToObject(wj, "status", all_ok ? "completed" : any ? "partial" : "failed");
