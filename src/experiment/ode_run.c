@@ -121,6 +121,19 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         st = bl_record_bind(rec, bl_plan_hash(plan), artifacts, na, err);
     if (!st)
         st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
+    /* the source of what ran, beside its provenance (summary model_codegen), as connectome records keep it */
+    const char *gen = l ? bl_ode_lang_generated_source(l) : NULL;
+    if (!st && gen) {
+        char path[4096];
+        if (!(st = bl_record_path(rec, "model/generated.c", path, sizeof path, err))) {
+            FILE *f = fopen(path, "w");
+            int ok = f && fputs(gen, f) >= 0;
+            if (f && fclose(f))
+                ok = 0;
+            if (!ok)
+                st = bl_fail(err, BL_ERR_IO, "%s: cannot write", path);
+        }
+    }
     bl_ode_stats so;
     if (!st && streaming) {
         st = solve_streaming(solver, s, l, obs, &so, err);
