@@ -170,6 +170,9 @@ static void provenance(void **state)
         assert_non_null(strstr(j, "\"cache_key\""));
         free(j);
         assert_non_null(strstr(bl_ode_lang_generated_source(o), "void bl_eq_ode_rhs("));
+        /* the direct functions the callbacks then call (the fixture's lists read only y, p and t) */
+        assert_non_null(strstr(bl_ode_lang_generated_source(o), "void bl_eq_ode_rhs_direct("));
+        assert_non_null(strstr(bl_ode_lang_generated_source(o), "void bl_eq_ode_vjp_direct("));
     }
     bl_ode_lang_destroy(o);
     bl_ode_lang_fixture_free(&src);

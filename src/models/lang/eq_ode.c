@@ -39,6 +39,7 @@ struct bl_ode_lang {
     uint32_t *jo_row, *jo_col, *jo_reg, *po_row, *po_col, *po_reg; /* the J and P entries in row order (vjp_cb) */
     uint32_t *h_reg; /* h[k].reg, as the generated second-derivative function's outputs */
     eq_extra_prog extra[5]; /* the lists above as generated C (bl_ode_lang_codegen) */
+    eq_ode_direct direct;   /* the RHS and the products as direct generated functions, when made */
     double *regs;
 };
 
@@ -82,6 +83,10 @@ static void load(bl_ode_lang *o, double t, const double *y, const double *p)
 static int rhs_cb(void *u, double t, const double *y, const double *p, double *f)
 {
     bl_ode_lang *o = u;
+    if (o->direct.rhs_fn) { /* the same statements, reading y and p in place */
+        o->direct.rhs_fn(y, p, t, f);
+        return 0;
+    }
     load(o, t, y, p);
     eq_exec(&o->pf, o->regs, &(eq_vm_ctx){0});
     for (size_t i = 0; i < o->n; i++)
@@ -117,6 +122,10 @@ static int pjac_cb(void *u, double t, const double *y, const double *p, double *
 static int vjp_cb(void *u, double t, const double *y, const double *p, const double *w, double *out_y, double *out_p)
 {
     bl_ode_lang *o = u;
+    if (o->direct.vjp_fn) { /* the same statements and products, unrolled */
+        o->direct.vjp_fn(y, p, t, w, out_y, out_p);
+        return 0;
+    }
     load(o, t, y, p);
     eq_exec(&o->pj, o->regs, &(eq_vm_ctx){0});
     memset(out_y, 0, o->n * sizeof *out_y);
@@ -548,6 +557,9 @@ bl_status bl_ode_lang_codegen(bl_ode_lang *o, bl_eq_exec how, bl_error *err)
         o->extra[n++] = (eq_extra_prog){"ode_second", &o->ph, o->h_reg, o->nh};
     m->extra = o->extra;
     m->n_extra = n;
+    o->direct = (eq_ode_direct){&o->pf, &o->pj, &o->pp, o->f_reg, o->n, o->jo_row, o->jo_col, o->jo_reg,
+                                o->po_row, o->po_col, o->po_reg, o->nj, o->npj, NULL, NULL};
+    m->ode_direct = &o->direct;
     return bl_eq_model_codegen(m, how, err);
 }
 
