@@ -129,8 +129,9 @@ static bl_status prepare(job *j, const char *family, const char *cas, bl_error *
     }
     if (!strcmp(family, "ode-rk4-grad")) {
         unsigned n;
-        if (sscanf(cas, "n%u", &n) != 1 || n < 1 || n > 4096)
-            return bl_fail(err, BL_ERR_INVALID, "--case %s: expected nN (N states, 1..4096)", cas);
+        if (sscanf(cas, "n%u", &n) != 1 || n < 1 || n > BL_EQ_MAX_VARS)
+            return bl_fail(err, BL_ERR_INVALID, "--case %s: expected nN (N states, 1..%u: the model language's limit)", cas,
+                           BL_EQ_MAX_VARS);
         /* dy_i/dt = -k_i y_i, k_i = 0.5 + i/n, y_i(0) = 1 + i/n: the protocol's exponential system */
         size_t cap = (size_t)n * 40 + 16;
         char *eqs = malloc(cap), **pn = calloc(n, sizeof *pn), **in = calloc(n, sizeof *in);
