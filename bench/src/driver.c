@@ -22,6 +22,7 @@
 
 #include "bench_case.h"
 #include "flyvis_case.h"
+#include "ode_case.h"
 #include "import_case.h"
 #include "reservoir_sweep.h"
 #include "brainlesslab/engine.h"
@@ -504,10 +505,11 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_res_def *rd = d ? NULL : bl_bench_res_find(id, o->quick);
         const bl_bench_import_def *imp = d || rd ? NULL : bl_bench_import_find(id, o->quick);
         const bl_bench_flyvis_def *fv = d || rd || imp ? NULL : bl_bench_flyvis_find(id, o->quick);
-        if (!d && !rd && !imp && !fv)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, %s, %s, flyvis-grad)",
-                           id, bl_bench_res_ids(), bl_bench_import_ids());
-        const char *canon = d ? d->id : rd ? rd->id : imp ? imp->id : fv->id;
+        const bl_bench_ode_def *od = d || rd || imp || fv ? NULL : bl_bench_ode_find(id, o->quick);
+        if (!d && !rd && !imp && !fv && !od)
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, %s, %s, flyvis-grad, "
+                           "ode-rhs, ode-rk4-grad, ssa-bank)", id, bl_bench_res_ids(), bl_bench_import_ids());
+        const char *canon = d ? d->id : rd ? rd->id : imp ? imp->id : fv ? fv->id : od->id;
         for (int i = 0; i < n_ids; i++)
             if (!strcmp(ids[i], canon))
                 return bl_fail(err, BL_ERR_INVALID, "--workloads: '%s' listed twice", id);
@@ -622,20 +624,23 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_res_def *rd = w ? NULL : bl_bench_res_find(ids[i], o->quick);
         const bl_bench_import_def *imp = w || rd ? NULL : bl_bench_import_find(ids[i], o->quick);
         const bl_bench_flyvis_def *fv = w || rd || imp ? NULL : bl_bench_flyvis_find(ids[i], o->quick);
+        const bl_bench_ode_def *od = w || rd || imp || fv ? NULL : bl_bench_ode_find(ids[i], o->quick);
         cJSON *wj = cJSON_CreateObject();
         cJSON_AddItemToArray(wls, wj);
         cJSON_AddStringToObject(wj, "id", ids[i]);
-        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp ? imp->title : fv->title);
-        cJSON_AddStringToObject(wj, "definition",
-                                w ? w->definition : rd ? rd->definition : imp ? imp->definition : fv->definition);
+        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp ? imp->title : fv ? fv->title : od->title);
+        cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd ? rd->definition : imp ? imp->definition
+                                                  : fv ? fv->definition : od->definition);
         if (w)
             run_workload(&ctx, w, wj);
         else if (rd)
             bl_bench_res_run(&ctx, rd, wj);
         else if (imp)
             bl_bench_import_run(&ctx, imp, wj);
-        else
+        else if (fv)
             bl_bench_flyvis_run(&ctx, fv, wj);
+        else
+            bl_bench_ode_run(&ctx, od, wj);
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
     if (!st) {

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "brainlesslab/eqmodel.h"
 #include "brainlesslab/error.h"
 #include "brainlesslab/export.h"
 #include "brainlesslab/solvers.h"
@@ -49,6 +50,21 @@ typedef struct bl_ode_lang bl_ode_lang;
  * observation that is a condition). */
 BL_API bl_status bl_ode_lang_compile(const bl_ode_lang_source *src, bl_ode_lang **out, bl_error *err);
 BL_API void bl_ode_lang_destroy(bl_ode_lang *o);
+
+/* Generated C (docs/solvers.md, "Generated C for ODE systems"): the RHS,
+ * Jacobian, parameter-Jacobian, observation and second-derivative programs
+ * written out as C, compiled by the system compiler, cached by SHA-256 and
+ * loaded, as the neuron models' (bl_eq_model_codegen: same cache, flags,
+ * BL_EQ_JIT=0 and BL_EQ_EXEC_* semantics). Every callback of the system then
+ * runs the generated functions; the results are the interpreter's bits.
+ * Without a call the interpreter runs. */
+BL_API bl_status bl_ode_lang_codegen(bl_ode_lang *o, bl_eq_exec how, bl_error *err);
+BL_API int bl_ode_lang_compiled(const bl_ode_lang *o);
+BL_API const char *bl_ode_lang_exec_note(const bl_ode_lang *o);
+/* The provenance as JSON (exec, compiler, flags, source_sha256, cache,
+ * compile_ms...: what a record keeps as model_codegen). Caller frees. */
+BL_API char *bl_ode_lang_codegen_json(const bl_ode_lang *o);
+BL_API const char *bl_ode_lang_generated_source(const bl_ode_lang *o);
 
 /* The system (rhs, jac, pjac, vjp_dir); its user pointer is the handle. */
 BL_API const bl_ode_system *bl_ode_lang_system(const bl_ode_lang *o);

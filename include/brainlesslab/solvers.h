@@ -45,6 +45,16 @@ typedef int (*bl_ode_pjac_fn)(void *user, double t, const double *y, const doubl
 typedef int (*bl_ode_vjp_dir_fn)(void *user, double t, const double *y, const double *p, const double *w,
                                  const double *dy, const double *dp, double *out_y, double *out_p);
 
+/* Optional, for the adjoint: the vector-Jacobian products with w,
+ *   out_y[j] = sum_i w_i J_ij (written),   out_p[k] += sum_i w_i P_ik (added),
+ * each sum over the rows i with w_i != 0 in increasing i, every term w_i J_ij
+ * computed as J_ij * w_i: the dense products' operations in the dense
+ * products' order, so the same bits from the structural nonzeros alone (a
+ * term dropped is an exact zero, which changes no sum that starts at +0).
+ * NULL: the adjoint forms the dense n x n jac and n x n_params pjac. */
+typedef int (*bl_ode_vjp_fn)(void *user, double t, const double *y, const double *p, const double *w, double *out_y,
+                             double *out_p);
+
 typedef struct bl_ode_system {
     size_t n_states;
     size_t n_params;
@@ -53,6 +63,7 @@ typedef struct bl_ode_system {
     bl_ode_pjac_fn pjac; /* NULL: as jac */
     void *user;
     bl_ode_vjp_dir_fn vjp_dir; /* NULL: no Hessians */
+    bl_ode_vjp_fn vjp;         /* NULL: dense jac and pjac in the adjoint */
 } bl_ode_system;
 
 typedef struct bl_ode_options {

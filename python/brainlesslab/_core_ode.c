@@ -115,6 +115,9 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         bl_ode_lang_source src = {equations, npn, pn, pv ? PyArray_DATA(pv) : NULL, nin, in,
                                   iv ? PyArray_DATA(iv) : NULL, non, on, oe};
         st = bl_ode_lang_compile(&src, &l, &err);
+        /* generated C as a plan's run has it (BL_EQ_JIT=0: the interpreter; same bits) */
+        if (!st)
+            st = bl_ode_lang_codegen(l, BL_EQ_EXEC_AUTO, &err);
     } else if (system) {
         st = bl_ode_builtin_create(system, (size_t)states, &b, &err);
     } else {

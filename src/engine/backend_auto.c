@@ -18,17 +18,21 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* memcmp of n bytes; n = 0 is equal whatever the pointers (a result with no
+ * events may hold NULL arrays, and memcmp(NULL, ...) is undefined even for 0). */
+static int same_bytes(const void *p, const void *q, size_t n) { return n == 0 || !memcmp(p, q, n); }
+
 static int same_result(const bl_result *a, const bl_result *b)
 {
     uint64_t ne = bl_result_n_events(a), cells = bl_result_n_trials(a) * bl_result_n_neurons(a);
     size_t sz = bl_dtype_size(bl_result_state_dtype(a));
     return ne == bl_result_n_events(b) &&
-           !memcmp(bl_result_event_trials(a), bl_result_event_trials(b), ne * sizeof(int32_t)) &&
-           !memcmp(bl_result_event_steps(a), bl_result_event_steps(b), ne * sizeof(int32_t)) &&
-           !memcmp(bl_result_event_neurons(a), bl_result_event_neurons(b), ne * sizeof(int32_t)) &&
-           !memcmp(bl_result_counts(a), bl_result_counts(b), cells * sizeof(int32_t)) &&
-           !memcmp(bl_result_final_v(a), bl_result_final_v(b), cells * sz) &&
-           !memcmp(bl_result_final_g(a), bl_result_final_g(b), cells * sz);
+           same_bytes(bl_result_event_trials(a), bl_result_event_trials(b), ne * sizeof(int32_t)) &&
+           same_bytes(bl_result_event_steps(a), bl_result_event_steps(b), ne * sizeof(int32_t)) &&
+           same_bytes(bl_result_event_neurons(a), bl_result_event_neurons(b), ne * sizeof(int32_t)) &&
+           same_bytes(bl_result_counts(a), bl_result_counts(b), cells * sizeof(int32_t)) &&
+           same_bytes(bl_result_final_v(a), bl_result_final_v(b), cells * sz) &&
+           same_bytes(bl_result_final_g(a), bl_result_final_g(b), cells * sz);
 }
 
 bl_status bl_backend_auto_choose(bl_context *ctx, const bl_network *target, int threads, const char **chosen,

@@ -231,6 +231,11 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
     if ((st = bl_pk_ode_system(s, &b, &l, err)) ||
         (st = bl_ode_solver_create(l ? bl_ode_lang_system(l) : bl_ode_builtin_system(b), &o, &solver, err)))
         goto out;
+    /* Generated C for a language system (eq_cgen.c), compiled or loaded from
+     * the cache before the solve; BL_EQ_JIT=0 keeps the interpreter. Same
+     * bits either way: the record says which ran (model_codegen). */
+    if (l && (st = bl_ode_lang_codegen(l, BL_EQ_EXEC_AUTO, err)))
+        goto out;
     /* A language system's non-finite start is named by its equation, before any record. */
     if (l && (st = bl_ode_lang_check_finite(l, s->t[0], s->y0, s->p, err)))
         goto out;
@@ -261,6 +266,19 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         st = bl_record_bind(rec, bl_plan_hash(plan), artifacts, na, err);
     if (!st)
         st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
+    /* the source of what ran, beside its provenance (summary model_codegen), as connectome records keep it */
+    const char *gen = l ? bl_ode_lang_generated_source(l) : NULL;
+    if (!st && gen) {
+        char path[4096];
+        if (!(st = bl_record_path(rec, "model/generated.c", path, sizeof path, err))) {
+            FILE *f = fopen(path, "w");
+            int ok = f && fputs(gen, f) >= 0;
+            if (f && fclose(f))
+                ok = 0;
+            if (!ok)
+                st = bl_fail(err, BL_ERR_IO, "%s: cannot write", path);
+        }
+    }
     bl_ode_stats so;
     if (!st && streaming) {
         st = solve_streaming(solver, s, l, obs, &so, err);
@@ -356,6 +374,11 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
             cJSON_AddNumberToObject(g, "param_jacobian_instructions", (double)gs.pjac);
             cJSON_AddNumberToObject(g, "second_derivative_instructions", (double)gs.second);
             cJSON_AddNumberToObject(g, "observation_instructions", (double)gs.observe);
+            char *cg = bl_ode_lang_codegen_json(l);
+            cJSON *cgj = cg ? cJSON_Parse(cg) : NULL;
+            free(cg);
+            if (cgj)
+                cJSON_AddItemToObject(j, "model_codegen", cgj);
         }
         if (no) {
             cJSON *names = cJSON_AddArrayToObject(j, "observations");

@@ -95,6 +95,16 @@ bl_status bl_ode_fixed_gradient(bl_ode_solver *s, const double *t, size_t n_time
                     kbar[r] = h * acc;
                 }
                 const double ti = tj + m->c[i] * h;
+                double *Yb = Ybar + i * n;
+                if (s->sys.vjp) { /* the structural nonzeros only: the same bits (solvers.h, bl_ode_vjp_fn) */
+                    if ((rc = s->sys.vjp(s->sys.user, ti, Y + i * n, p, kbar, Yb, grad_p)) != 0) {
+                        st = bl_fail(err, BL_ERR_INVALID, "%s: the Jacobian failed (%d) in the step from t = %.17g",
+                                     s->method, rc, tj);
+                        goto done;
+                    }
+                    s->stats.jac_evals++;
+                    continue;
+                }
                 if ((rc = s->sys.jac(s->sys.user, ti, Y + i * n, p, J)) != 0 ||
                     (np && (rc = s->sys.pjac(s->sys.user, ti, Y + i * n, p, P)) != 0)) {
                     st = bl_fail(err, BL_ERR_INVALID, "%s: the Jacobian failed (%d) in the step from t = %.17g",
@@ -102,7 +112,6 @@ bl_status bl_ode_fixed_gradient(bl_ode_solver *s, const double *t, size_t n_time
                     goto done;
                 }
                 s->stats.jac_evals++;
-                double *Yb = Ybar + i * n;
                 memset(Yb, 0, n * sizeof *Yb);
                 for (size_t r = 0; r < n; r++) {
                     const double kr = kbar[r];

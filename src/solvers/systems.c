@@ -238,7 +238,7 @@ bl_status bl_ode_builtin_create(const char *name, size_t n_hint, bl_ode_builtin 
             st = bl_fail(err, BL_ERR_INVALID, "ode builtin exponential: n %zu is not in 1..%u", n_hint, 1u << 20);
             goto fail;
         }
-        b->sys = (bl_ode_system){n_hint, n_hint, exp_rhs, exp_jac, exp_pjac, b, exp_vjp_dir};
+        b->sys = (bl_ode_system){n_hint, n_hint, exp_rhs, exp_jac, exp_pjac, b, exp_vjp_dir, NULL};
         if ((st = alloc_ref(b, err)))
             goto fail;
         for (size_t i = 0; i < n_hint; i++) {
@@ -246,13 +246,13 @@ bl_status bl_ode_builtin_create(const char *name, size_t n_hint, bl_ode_builtin 
             b->y0[i] = 1.0 + 0.125 * (double)(i % 8);
         }
     } else if (!strcmp(name, "vdp")) {
-        b->sys = (bl_ode_system){2, 1, vdp_rhs, vdp_jac, vdp_pjac, b, vdp_vjp_dir};
+        b->sys = (bl_ode_system){2, 1, vdp_rhs, vdp_jac, vdp_pjac, b, vdp_vjp_dir, NULL};
         if ((st = alloc_ref(b, err)))
             goto fail;
         b->p0[0] = 1.0;
         b->y0[0] = 2.0;
     } else if (!strcmp(name, "robertson")) {
-        b->sys = (bl_ode_system){3, 3, rob_rhs, rob_jac, rob_pjac, b, NULL};
+        b->sys = (bl_ode_system){3, 3, rob_rhs, rob_jac, rob_pjac, b, NULL, NULL};
         if ((st = alloc_ref(b, err)))
             goto fail;
         b->p0[0] = 0.04, b->p0[1] = 3e7, b->p0[2] = 1e4;
@@ -260,7 +260,7 @@ bl_status bl_ode_builtin_create(const char *name, size_t n_hint, bl_ode_builtin 
     } else if (sscanf(name, "hier-g%u-s%u%15s", &G, &S, tail) >= 2 && G >= 1 && G <= 4096 && S >= 1 && S <= 4096 &&
                (!tail[0] || !strcmp(tail, "-coupled"))) {
         b->G = G, b->S = S, b->coupled = tail[0] != 0;
-        b->sys = (bl_ode_system){(size_t)G * S, (size_t)G * S + G, hier_rhs, hier_jac, hier_pjac, b, hier_vjp_dir};
+        b->sys = (bl_ode_system){(size_t)G * S, (size_t)G * S + G, hier_rhs, hier_jac, hier_pjac, b, hier_vjp_dir, NULL};
         if ((st = alloc_ref(b, err)))
             goto fail;
         b->W = calloc((size_t)G * G, sizeof *b->W);

@@ -82,7 +82,7 @@ static int nan_rhs(void *u, double t, const double *y, const double *p, double *
 static void test_bad_start(void **state)
 {
     (void)state;
-    bl_ode_system sys = {1, 0, nan_rhs, NULL, NULL, NULL, NULL};
+    bl_ode_system sys = {1, 0, nan_rhs, NULL, NULL, NULL, NULL, NULL};
     bl_error e = {0};
     const double t[3] = {0, 1, 0.5}, y0[1] = {1.0};
     double y[3];

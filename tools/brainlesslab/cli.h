@@ -21,6 +21,7 @@ int bl_cmd_run(int argc, char **argv);
 int bl_cmd_model(int argc, char **argv);
 /* brainlesslab flyvis bench-case: the flyvis benchmark worker (cmd_flyvis.c). */
 int bl_cmd_flyvis(int argc, char **argv);
+int bl_cmd_ode(int argc, char **argv);
 
 /* Print "brainlesslab <command>: <message>" on stderr, one line; returns 1. */
 int bl_cli_report(const char *command, const bl_error *err);

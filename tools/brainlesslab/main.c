@@ -33,6 +33,7 @@ static const command commands[] = {
     {"reservoir", bl_cmd_reservoir, "reservoir nodes: construct, replay a bundle with explicit tapes, bench cases"},
     {"simulate", bl_cmd_simulate, "run a connectome LIF model (low-level; arrays out)"},
     {"model", bl_cmd_model, "models written as equations: list and show the shipped ones, check (compile, print), run (N neurons, generated C or the interpreter)"},
+    {"ode", bl_cmd_ode, "ODE systems and SSA banks: bench-case (one timed worker of the bench's ODE/SSA families)"},
     {"flyvis", bl_cmd_flyvis, "the flyvis connectome application: bench-case (one timed benchmark worker)"},
 };
 

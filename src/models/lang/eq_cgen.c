@@ -136,6 +136,7 @@ typedef struct temps {
     const uint8_t *written; /* per temporary: already assigned in this block */
     uint32_t n;
     int soa; /* the update over a range of neurons: state k is v<k>[i], t, i and not_refractory are arguments */
+    int direct; /* an ODE direct function: state k is y[k], parameter k is p[k], t an argument */
 } temps;
 
 static void operand(const bl_eq_model *m, const temps *T, uint32_t r, char *buf, size_t size)
@@ -151,6 +152,12 @@ static void operand(const bl_eq_model *m, const temps *T, uint32_t r, char *buf,
         }
     } else if (is_temp(r) && r - EQ_TBASE < T->n && T->written[r - EQ_TBASE]) {
         snprintf(buf, size, "x%" PRIu32, r - EQ_TBASE);
+    } else if (T->direct && r >= EQ_VBASE && r < EQ_VBASE + m->n_vars) {
+        snprintf(buf, size, "y[%" PRIu32 "]", r - EQ_VBASE);
+    } else if (T->direct && is_temp(r) && r - EQ_TBASE < m->n_oparams) {
+        snprintf(buf, size, "p[%" PRIu32 "]", r - EQ_TBASE);
+    } else if (T->direct && r == R_T) {
+        snprintf(buf, size, "t");
     } else if (T->soa && r >= EQ_VBASE && r < EQ_VBASE + m->n_vars) {
         snprintf(buf, size, "v%" PRIu32 "[i]", r - EQ_VBASE);
     } else if (T->soa && r == R_T) {
@@ -218,7 +225,8 @@ static int expr(const bl_eq_model *m, const temps *T, const eq_insn *c, char *ou
 /* One block as `void bl_eq_<name>(double *restrict r, const eq_vm_ctx *ctx)`.
  * A temporary read before it is written (lowering never makes one) would be
  * the caller's register: it is read from r, as the interpreter would. */
-static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq_prog *p)
+static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq_prog *p, const uint32_t *out,
+                       size_t n_out)
 {
     uint32_t n_temp = 0;
     for (uint32_t k = 0; k < p->n_code; k++)
@@ -231,7 +239,7 @@ static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq
     }
     sb_printf(b, "\nvoid bl_eq_%s(double *restrict r, const eq_vm_ctx *ctx)\n{\n    (void)ctx;\n", name);
     char rhs[512];
-    const temps T = {written, n_temp, 0};
+    const temps T = {written, n_temp, 0, 0};
     for (uint32_t k = 0; k < p->n_code; k++) {
         const eq_insn *c = &p->code[k];
         if (!expr(m, &T, c, rhs, sizeof rhs)) {
@@ -251,6 +259,10 @@ static void emit_block(const bl_eq_model *m, sbuf *b, const char *name, const eq
     }
     if (is_temp(p->result) && p->result - EQ_TBASE < n_temp && written[p->result - EQ_TBASE])
         sb_printf(b, "    r[%" PRIu32 "] = x%" PRIu32 ";\n", p->result, p->result - EQ_TBASE);
+    /* a list of many results (eq_lower_many): each result the caller reads */
+    for (size_t k = 0; k < n_out; k++)
+        if (is_temp(out[k]) && out[k] - EQ_TBASE < n_temp && written[out[k] - EQ_TBASE])
+            sb_printf(b, "    r[%" PRIu32 "] = x%" PRIu32 ";\n", out[k], out[k] - EQ_TBASE);
     sb_printf(b, "}\n");
     free(written);
 }
@@ -314,7 +326,7 @@ static void emit_soa(const bl_eq_model *m, sbuf *b, const eq_prog *p, int thresh
         sb_printf(b, "    double *restrict v%" PRIu32 " = vars[%" PRIu32 "];\n", v, v);
     sb_printf(b, "    for (uint64_t i = lo; i < hi; i++) {\n");
     char rhs[512];
-    const temps T = {written, n_temp, 1};
+    const temps T = {written, n_temp, 1, 0};
     for (uint32_t k = 0; k < p->n_code; k++) {
         const eq_insn *c = &p->code[k];
         if (!expr(m, &T, c, rhs, sizeof rhs)) {
@@ -335,6 +347,116 @@ static void emit_soa(const bl_eq_model *m, sbuf *b, const eq_prog *p, int thresh
         sb_printf(b, "        fire[i] = %s != 0;\n", res);
     }
     sb_printf(b, "    }\n}\n");
+    free(written);
+}
+
+/* Can a list run as a direct function? It must read only constants,
+ * temporaries it wrote, the state, the parameters and t, and write only
+ * temporaries (each once). Results likewise. */
+static int direct_ok(const bl_eq_model *m, const eq_prog *p, const uint32_t *out, size_t n_out, uint8_t *written,
+                     uint32_t n_temp)
+{
+    memset(written, 0, n_temp ? n_temp : 1);
+    const uint32_t np = m->n_oparams;
+#define READ_OK(r)                                                                                                    \
+    ((r) == R_T || ((r) >= EQ_VBASE && (r) < EQ_VBASE + m->n_vars) ||                                                \
+     ((r) >= EQ_CBASE && (r) < EQ_CBASE + m->n_consts) ||                                                            \
+     (is_temp(r) && ((r) - EQ_TBASE < np || ((r) - EQ_TBASE < n_temp && written[(r) - EQ_TBASE]))))
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        if (c->op == O_XI)
+            return 0;
+        const uint32_t rs[3] = {c->a, c->b, c->c};
+        for (int j = 0; j < 3; j++)
+            if (!READ_OK(rs[j]))
+                return 0;
+        if (!is_temp(c->dst) || c->dst - EQ_TBASE < np || c->dst - EQ_TBASE >= n_temp || written[c->dst - EQ_TBASE])
+            return 0;
+        written[c->dst - EQ_TBASE] = 1;
+    }
+    for (size_t k = 0; k < n_out; k++)
+        if (!READ_OK(out[k]))
+            return 0;
+#undef READ_OK
+    return 1;
+}
+
+/* One list's statements in a direct function (its own scope: the lists
+ * number their temporaries independently). */
+static void emit_direct_body(const bl_eq_model *m, sbuf *b, const eq_prog *p, uint8_t *written, uint32_t n_temp)
+{
+    memset(written, 0, n_temp ? n_temp : 1);
+    const temps T = {written, n_temp, 0, 1};
+    char rhs[512];
+    for (uint32_t k = 0; k < p->n_code; k++) {
+        const eq_insn *c = &p->code[k];
+        if (!expr(m, &T, c, rhs, sizeof rhs)) {
+            sb_printf(b, "#error unknown operation %d\n", c->op);
+            continue;
+        }
+        sb_printf(b, "        const double x%" PRIu32 " = %s;\n", c->dst - EQ_TBASE, rhs);
+        written[c->dst - EQ_TBASE] = 1;
+    }
+}
+
+static uint32_t temps_of(const eq_prog *p)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p->n_code; k++)
+        if (is_temp(p->code[k].dst) && p->code[k].dst - EQ_TBASE + 1 > n)
+            n = p->code[k].dst - EQ_TBASE + 1;
+    return n;
+}
+
+/* bl_eq_ode_rhs_direct and bl_eq_ode_vjp_direct (eq_ode_direct), when the
+ * lists allow them. The products: out_y zeroed, then per row-sorted entry
+ * `if (w[row] != 0) out_y[col] += J * w[row]`, as vjp_cb computes them. */
+static void emit_ode_direct(const bl_eq_model *m, sbuf *b, const eq_ode_direct *d)
+{
+    uint32_t n_temp = temps_of(d->rhs);
+    const uint32_t nj = temps_of(d->jac), npj = temps_of(d->pjac);
+    n_temp = n_temp > nj ? n_temp : nj;
+    n_temp = n_temp > npj ? n_temp : npj;
+    n_temp = n_temp > m->n_oparams ? n_temp : m->n_oparams;
+    uint8_t *written = calloc(n_temp ? n_temp : 1, 1);
+    if (!written) {
+        b->oom = 1;
+        return;
+    }
+    char o[64];
+    if (direct_ok(m, d->rhs, d->f_reg, d->n, written, n_temp)) {
+        sb_printf(b, "\nvoid bl_eq_ode_rhs_direct(const double *restrict y, const double *restrict p, double t,\n"
+                     "                          double *restrict f)\n{\n    (void)y, (void)p, (void)t;\n    {\n");
+        emit_direct_body(m, b, d->rhs, written, n_temp);
+        const temps T = {written, n_temp, 0, 1};
+        for (size_t k = 0; k < d->n; k++) {
+            operand(m, &T, d->f_reg[k], o, sizeof o);
+            sb_printf(b, "        f[%zu] = %s;\n", k, o);
+        }
+        sb_printf(b, "    }\n}\n");
+    }
+    if (direct_ok(m, d->jac, d->jreg, d->nj, written, n_temp) &&
+        direct_ok(m, d->pjac, d->preg, d->npj, written, n_temp)) {
+        sb_printf(b, "\nvoid bl_eq_ode_vjp_direct(const double *restrict y, const double *restrict p, double t,\n"
+                     "                          const double *restrict w, double *restrict out_y, double *restrict out_p)\n"
+                     "{\n    (void)y, (void)p, (void)t, (void)out_p;\n    {\n");
+        emit_direct_body(m, b, d->jac, written, n_temp);
+        const temps T = {written, n_temp, 0, 1};
+        sb_printf(b, "        for (int k = 0; k < %zu; k++)\n            out_y[k] = 0.0;\n", d->n);
+        for (size_t k = 0; k < d->nj; k++) {
+            operand(m, &T, d->jreg[k], o, sizeof o);
+            sb_printf(b, "        if (w[%" PRIu32 "] != 0.0)\n            out_y[%" PRIu32 "] += %s * w[%" PRIu32 "];\n",
+                      d->jrow[k], d->jcol[k], o, d->jrow[k]);
+        }
+        sb_printf(b, "    }\n    {\n");
+        emit_direct_body(m, b, d->pjac, written, n_temp);
+        for (size_t k = 0; k < d->npj; k++) {
+            operand(m, &T, d->preg[k], o, sizeof o);
+            sb_printf(b, "        if (w[%" PRIu32 "] != 0.0)\n            out_p[%" PRIu32 "] += %s * w[%" PRIu32 "];\n",
+                      d->prow[k], d->pcol[k], o, d->prow[k]);
+        }
+        sb_printf(b, "    }\n}\n");
+    }
     free(written);
 }
 
@@ -361,7 +483,11 @@ char *eq_cgen_source(const bl_eq_model *m)
                   "    return d;\n}\n",
               CGEN_VERSION);
     for (size_t k = 0; k < N_BLOCKS; k++)
-        emit_block(m, &b, blocks[k].name, block_of(m, k));
+        emit_block(m, &b, blocks[k].name, block_of(m, k), NULL, 0);
+    for (size_t k = 0; k < m->n_extra; k++)
+        emit_block(m, &b, m->extra[k].name, m->extra[k].prog, m->extra[k].out, m->extra[k].n_out);
+    if (m->ode_direct)
+        emit_ode_direct(m, &b, m->ode_direct);
     emit_soa(m, &b, &m->update, 0);
     if (m->has_threshold)
         emit_soa(m, &b, &m->threshold, 1);
@@ -628,8 +754,26 @@ static int bind(bl_eq_model *m, void *h)
             return 0;
         memcpy(&fns[k], &f, sizeof f); /* an object pointer to a function pointer, as POSIX allows */
     }
+    for (size_t k = 0; k < m->n_extra; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "bl_eq_%s", m->extra[k].name);
+        if (!dlsym(h, name))
+            return 0;
+    }
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = fns[k];
+    for (size_t k = 0; k < m->n_extra; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "bl_eq_%s", m->extra[k].name);
+        void *f = dlsym(h, name);
+        memcpy(&m->extra[k].prog->fn, &f, sizeof f);
+    }
+    if (m->ode_direct) { /* absent when the lists read what a direct function has not */
+        void *f = dlsym(h, "bl_eq_ode_rhs_direct");
+        memcpy(&m->ode_direct->rhs_fn, &f, sizeof f);
+        f = dlsym(h, "bl_eq_ode_vjp_direct");
+        memcpy(&m->ode_direct->vjp_fn, &f, sizeof f);
+    }
     /* the range loops: absent when the block reads what a range loop has not */
     void *f = dlsym(h, "bl_eq_update_soa");
     m->update_soa = NULL;
@@ -646,6 +790,10 @@ static void unbind(bl_eq_model *m)
 {
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = NULL;
+    for (size_t k = 0; k < m->n_extra; k++)
+        m->extra[k].prog->fn = NULL;
+    if (m->ode_direct)
+        m->ode_direct->rhs_fn = NULL, m->ode_direct->vjp_fn = NULL;
     m->update_soa = NULL;
     m->threshold_soa = NULL;
 }

@@ -137,6 +137,33 @@ typedef struct eq_prog {
     eq_block_fn fn;  /* generated code for this block, NULL: interpret */
 } eq_prog;
 
+/* An instruction list compiled beside the model's blocks (bl_eq_model.extra):
+ * its function is named bl_eq_<name> and writes back to r the registers in
+ * out (the many results of an eq_lower_many list: a system's f, J entries). */
+typedef struct eq_extra_prog {
+    const char *name;
+    eq_prog *prog;
+    const uint32_t *out;
+    size_t n_out;
+} eq_extra_prog;
+
+/* An ODE system's RHS and vector-Jacobian products as direct functions
+ * (eq_cgen.c): the same statements as the lists' generated functions, with
+ * the state read from y, the parameters from p and t as an argument (no
+ * register file to fill and read back), the RHS written to f, and the
+ * products scattered row by row as the interpreter's callback does (eq_ode.c,
+ * vjp_cb). Generated only when the lists read nothing else; bound after
+ * codegen, NULL otherwise. */
+typedef struct eq_ode_direct {
+    const eq_prog *rhs, *jac, *pjac;
+    const uint32_t *f_reg;
+    size_t n;
+    const uint32_t *jrow, *jcol, *jreg, *prow, *pcol, *preg; /* row-sorted entries */
+    size_t nj, npj;
+    void (*rhs_fn)(const double *y, const double *p, double t, double *f);
+    void (*vjp_fn)(const double *y, const double *p, double t, const double *w, double *out_y, double *out_p);
+} eq_ode_direct;
+
 #define EQ_MAX_CONSTS 4096u
 #define EQ_SYM_UNKNOWN 255
 
@@ -237,6 +264,12 @@ struct bl_eq_model {
     uint64_t pn_n;
     /* Warnings of eq_stiffness (eq_stiff.c), lines joined by '\n'; "" none. */
     char warnings[1024];
+    /* More instruction lists compiled with the blocks (an ODE system's RHS,
+     * Jacobians and observations, eq_ode.c), owned by their caller: each
+     * becomes bl_eq_<name>, run through eq_exec like a block. */
+    const struct eq_extra_prog *extra;
+    size_t n_extra;
+    struct eq_ode_direct *ode_direct; /* an ODE system's direct functions (eq_ode.c), NULL: none */
     /* An ODE system (eq_ode.c) rather than a neuron model: time is
      * dimensionless (dx/dt has x's dimension), only t is built in (no units,
      * dt, xi, i), and the parameters are n_oparams run-time registers after

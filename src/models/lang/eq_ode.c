@@ -36,6 +36,10 @@ struct bl_ode_lang {
     uint32_t *j_row, *j_col, *j_reg, *p_row, *p_col, *p_reg;
     int32_t *j_node, *p_node;
     h_entry *h;
+    uint32_t *jo_row, *jo_col, *jo_reg, *po_row, *po_col, *po_reg; /* the J and P entries in row order (vjp_cb) */
+    uint32_t *h_reg; /* h[k].reg, as the generated second-derivative function's outputs */
+    eq_extra_prog extra[5]; /* the lists above as generated C (bl_ode_lang_codegen) */
+    eq_ode_direct direct;   /* the RHS and the products as direct generated functions, when made */
     double *regs;
 };
 
@@ -79,8 +83,12 @@ static void load(bl_ode_lang *o, double t, const double *y, const double *p)
 static int rhs_cb(void *u, double t, const double *y, const double *p, double *f)
 {
     bl_ode_lang *o = u;
+    if (o->direct.rhs_fn) { /* the same statements, reading y and p in place */
+        o->direct.rhs_fn(y, p, t, f);
+        return 0;
+    }
     load(o, t, y, p);
-    eq_vm_run(&o->pf, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pf, o->regs, &(eq_vm_ctx){0});
     for (size_t i = 0; i < o->n; i++)
         f[i] = o->regs[o->f_reg[i]];
     return 0;
@@ -90,7 +98,7 @@ static int jac_cb(void *u, double t, const double *y, const double *p, double *J
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->pj, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pj, o->regs, &(eq_vm_ctx){0});
     memset(J, 0, o->n * o->n * sizeof *J);
     for (size_t k = 0; k < o->nj; k++)
         J[(size_t)o->j_row[k] * o->n + o->j_col[k]] = o->regs[o->j_reg[k]];
@@ -101,11 +109,65 @@ static int pjac_cb(void *u, double t, const double *y, const double *p, double *
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->pp, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pp, o->regs, &(eq_vm_ctx){0});
     memset(P, 0, o->n * o->np * sizeof *P);
     for (size_t k = 0; k < o->npj; k++)
         P[(size_t)o->p_row[k] * o->np + o->p_col[k]] = o->regs[o->p_reg[k]];
     return 0;
+}
+
+/* out_y = w^T J, out_p += w^T P over the structural nonzeros, row by row
+ * in increasing row with w_i = 0 skipped, each term J_ij * w_i: the dense
+ * adjoint's operations in its order (solvers.h, bl_ode_vjp_fn). */
+static int vjp_cb(void *u, double t, const double *y, const double *p, const double *w, double *out_y, double *out_p)
+{
+    bl_ode_lang *o = u;
+    if (o->direct.vjp_fn) { /* the same statements and products, unrolled */
+        o->direct.vjp_fn(y, p, t, w, out_y, out_p);
+        return 0;
+    }
+    load(o, t, y, p);
+    eq_exec(&o->pj, o->regs, &(eq_vm_ctx){0});
+    memset(out_y, 0, o->n * sizeof *out_y);
+    for (size_t k = 0; k < o->nj; k++) {
+        const double wr = w[o->jo_row[k]];
+        if (wr != 0.0)
+            out_y[o->jo_col[k]] += o->regs[o->jo_reg[k]] * wr;
+    }
+    if (o->np) {
+        eq_exec(&o->pp, o->regs, &(eq_vm_ctx){0});
+        for (size_t k = 0; k < o->npj; k++) {
+            const double wr = w[o->po_row[k]];
+            if (wr != 0.0)
+                out_p[o->po_col[k]] += o->regs[o->po_reg[k]] * wr;
+        }
+    }
+    return 0;
+}
+
+/* The entries (row, col, reg) sorted by row, stably (counting sort), into
+ * new arrays: 0 when out of memory. */
+static int row_order(const uint32_t *row, const uint32_t *col, const uint32_t *reg, size_t cnt, size_t n,
+                     uint32_t **o_row, uint32_t **o_col, uint32_t **o_reg)
+{
+    *o_row = malloc((cnt + 1) * sizeof **o_row);
+    *o_col = malloc((cnt + 1) * sizeof **o_col);
+    *o_reg = malloc((cnt + 1) * sizeof **o_reg);
+    size_t *start = calloc(n + 1, sizeof *start);
+    if (!*o_row || !*o_col || !*o_reg || !start) {
+        free(start);
+        return 0;
+    }
+    for (size_t k = 0; k < cnt; k++)
+        start[row[k] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        start[i + 1] += start[i];
+    for (size_t k = 0; k < cnt; k++) {
+        const size_t at = start[row[k]]++;
+        (*o_row)[at] = row[k], (*o_col)[at] = col[k], (*o_reg)[at] = reg[k];
+    }
+    free(start);
+    return 1;
 }
 
 /* out_y[j] = sum_i w_i D J_ij[dy, dp], out_p[k] = sum_i w_i D P_ik[dy, dp]. */
@@ -114,7 +176,7 @@ static int vjp_dir_cb(void *u, double t, const double *y, const double *p, const
 {
     bl_ode_lang *o = u;
     load(o, t, y, p);
-    eq_vm_run(&o->ph, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->ph, o->regs, &(eq_vm_ctx){0});
     memset(out_y, 0, o->n * sizeof *out_y);
     if (o->np)
         memset(out_p, 0, o->np * sizeof *out_p);
@@ -406,6 +468,10 @@ static bl_status build(bl_ode_lang *o, const bl_ode_lang_source *src, bl_error *
     o->sys.jac = jac_cb;
     o->sys.pjac = pjac_cb;
     o->sys.user = o;
+    if (!row_order(o->j_row, o->j_col, o->j_reg, o->nj, o->n, &o->jo_row, &o->jo_col, &o->jo_reg) ||
+        !row_order(o->p_row, o->p_col, o->p_reg, o->npj, o->n, &o->po_row, &o->po_col, &o->po_reg))
+        return bl_fail(err, BL_ERR_NOMEM, "ode system: out of memory");
+    o->sys.vjp = vjp_cb;
     return BL_OK;
 }
 
@@ -463,9 +529,44 @@ void bl_ode_lang_destroy(bl_ode_lang *o)
     free(o->p_reg);
     free(o->p_node);
     free(o->h);
+    free(o->h_reg);
+    free(o->jo_row), free(o->jo_col), free(o->jo_reg);
+    free(o->po_row), free(o->po_col), free(o->po_reg);
     free(o->regs);
     free(o);
 }
+
+/* The five instruction lists as one generated C object through the neuron
+ * models' machinery (eq_cgen.c: one statement per instruction in list order,
+ * the flags that forbid contraction and reassociation, the SHA-256 keyed
+ * cache): every callback then runs the generated function through eq_exec,
+ * with the interpreter's bits. */
+bl_status bl_ode_lang_codegen(bl_ode_lang *o, bl_eq_exec how, bl_error *err)
+{
+    bl_eq_model *m = o->m;
+    if (!o->h_reg && !(o->h_reg = malloc((o->nh + 1) * sizeof *o->h_reg)))
+        return bl_fail(err, BL_ERR_NOMEM, "ode system: out of memory");
+    for (size_t k = 0; k < o->nh; k++)
+        o->h_reg[k] = o->h[k].reg;
+    size_t n = 0;
+    o->extra[n++] = (eq_extra_prog){"ode_rhs", &o->pf, o->f_reg, o->n};
+    o->extra[n++] = (eq_extra_prog){"ode_jac", &o->pj, o->j_reg, o->nj};
+    o->extra[n++] = (eq_extra_prog){"ode_pjac", &o->pp, o->p_reg, o->npj};
+    o->extra[n++] = (eq_extra_prog){"ode_observe", &o->pobs, o->obs_reg, o->nobs};
+    if (o->sys.vjp_dir)
+        o->extra[n++] = (eq_extra_prog){"ode_second", &o->ph, o->h_reg, o->nh};
+    m->extra = o->extra;
+    m->n_extra = n;
+    o->direct = (eq_ode_direct){&o->pf, &o->pj, &o->pp, o->f_reg, o->n, o->jo_row, o->jo_col, o->jo_reg,
+                                o->po_row, o->po_col, o->po_reg, o->nj, o->npj, NULL, NULL};
+    m->ode_direct = &o->direct;
+    return bl_eq_model_codegen(m, how, err);
+}
+
+int bl_ode_lang_compiled(const bl_ode_lang *o) { return bl_eq_model_compiled(o->m); }
+const char *bl_ode_lang_exec_note(const bl_ode_lang *o) { return bl_eq_model_exec_note(o->m); }
+char *bl_ode_lang_codegen_json(const bl_ode_lang *o) { return bl_eq_model_codegen_json(o->m); }
+const char *bl_ode_lang_generated_source(const bl_ode_lang *o) { return bl_eq_model_generated_source(o->m); }
 
 const bl_ode_system *bl_ode_lang_system(const bl_ode_lang *o) { return &o->sys; }
 size_t bl_ode_lang_n_states(const bl_ode_lang *o) { return o->n; }
@@ -490,7 +591,7 @@ void bl_ode_lang_observe(bl_ode_lang *o, double t, const double *y, const double
     if (!o->nobs)
         return;
     load(o, t, y, p);
-    eq_vm_run(&o->pobs, o->regs, &(eq_vm_ctx){0});
+    eq_exec(&o->pobs, o->regs, &(eq_vm_ctx){0});
     for (size_t k = 0; k < o->nobs; k++)
         obs[k] = o->regs[o->obs_reg[k]];
 }
