@@ -48,7 +48,12 @@
 enum { F_V, F_G, F_READY };
 enum { BUF_STATE = 0, BUF_REGS = 1, BUF_WEIGHTS = 2 };
 /* Weights of signed counts in [-WCOUNT, WCOUNT] are computed once per trial
- * (the weight is a function of count and sign alone: bl_eq_part_supports). */
+ * when the weight is a function of count and sign alone. One that reads the
+ * connectome's float `weight` column is computed once per trial for every
+ * owned edge instead (the reference's eq_edges_weight, edge by edge):
+ * BUF_WEIGHTS then holds, after the table, the first index of each source's
+ * owned edges (N + 1 int64) and the owned edges' weights, in source order,
+ * each source's owned edges in CSR order. */
 #define WCOUNT 255
 
 static _Atomic uint64_t skipped_total;
@@ -71,27 +76,32 @@ static inline void eq_part_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx
 
 /* Does the program read a register below the constants other than those
  * listed (the state, t, i, not_refractory, the externals)? */
-static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2);
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2, uint32_t ok3);
+
+/* Does the weight expression read the connectome's float weight column? */
+static int reads_weight_column(const bl_eq_model *m);
 
 int bl_eq_part_supports(const bl_eq_model *m, const char **why)
 {
-    /* A weight is a function of the edge's count and sign: the reference
-     * evaluates it with whatever neuron was loaded last in its registers, so
-     * one that read state, t or i would mean nothing (and this kernel's
-     * table of weights by count, below, would not be the reference's). */
+    /* A weight is a function of the edge's count, sign and weight column: the
+     * reference evaluates it with whatever neuron was loaded last in its
+     * registers, so one that read state, t or i would mean nothing (and this
+     * kernel's table of weights by count, or its per-edge weights, below,
+     * would not be the reference's). */
     const char *no = !m               ? "no compiled model"
                      : m->uses_noise  ? "its cpu/mpi kernel does not run noise (xi) yet"
                      : m->has_on_post ? "its cpu/mpi kernel does not run on_post yet"
-                     : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN)
-                         ? "its weight expression reads more than count, sign and parameters"
-                         : NULL;
-    /* The synapse features (per-edge variables, on_post, on_pre by sign,
-     * per-edge delays, the weight column, delivery into refractory targets)
-     * change the reference's delivery loop; this kernel does not mirror them,
-     * so it must not run them (it would, e.g., read 0 for `weight`). */
-    if (!no && m && bl_eq_row_reference_only(m, NULL))
-        no = "its cpu/mpi kernel does not run the synapse features (per-edge variables, on_post, on_pre_exc/inh, "
-             "per-edge delays, the weight column, refractory_input) yet";
+                     : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN, R_EWEIGHT)
+                         ? "its weight expression reads more than count, sign, weight and parameters"
+                     /* Per-edge variables and per-edge delays change the
+                      * reference's delivery loop (edge state loaded and
+                      * stored around each event; a ring of several delays):
+                      * this kernel does not mirror them, so it must not run
+                      * them. on_pre by sign, the weight column and delivery
+                      * into refractory targets it mirrors (part_step, 3). */
+                     : m->has_syn        ? "its cpu/mpi kernel does not run per-edge variables (synapses) yet"
+                     : m->delay_per_edge ? "its cpu/mpi kernel does not run per-edge delays yet"
+                                         : NULL;
     if (why)
         *why = no;
     return no == NULL;
@@ -110,19 +120,26 @@ static int operands(int op)
     }
 }
 
-static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2)
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2, uint32_t ok3)
 {
     for (uint32_t k = 0; k < p->n_code; k++) {
         const eq_insn *c = &p->code[k];
         const uint32_t in[3] = {c->a, c->b, c->c};
         for (int j = 0; j < operands(c->op); j++)
-            if (in[j] < EQ_CBASE && in[j] != ok1 && in[j] != ok2)
+            if (in[j] < EQ_CBASE && in[j] != ok1 && in[j] != ok2 && in[j] != ok3)
                 return 1;
         if (c->op == O_XI)
             return 1;
     }
     /* a block that is one register (weight = "count", or a state variable) */
-    return p->result < EQ_CBASE && p->result != ok1 && p->result != ok2;
+    return p->result < EQ_CBASE && p->result != ok1 && p->result != ok2 && p->result != ok3;
+}
+
+static int reads_weight_column(const bl_eq_model *m)
+{
+    /* reads_other_than with R_EWEIGHT left out of the allowed registers */
+    return m->has_weight && !reads_other_than(&m->weight, R_COUNT, R_SIGN, R_EWEIGHT) &&
+           reads_other_than(&m->weight, R_COUNT, R_SIGN, R_COUNT);
 }
 
 /* Does the program read t, or draw noise? expr: it is an expression (the
@@ -145,6 +162,18 @@ int bl_eq_part_may_retire(const bl_eq_model *m)
         return 0;
     return m && !m->uses_noise && !reads_time_or_noise(&m->update, 0) &&
            !reads_time_or_noise(&m->threshold, 1);
+}
+
+int bl_eq_part_supports_net(const bl_network *net, const bl_eq_model *m, const char **why)
+{
+    if (!bl_eq_part_supports(m, why))
+        return 0;
+    if (reads_weight_column(m) && !bl_connectome_edge_weights(net->connectome)) {
+        if (why)
+            *why = "its weight expression reads `weight` and the connectome has no weights.npy";
+        return 0;
+    }
+    return 1;
 }
 
 static void part_initial(const bl_network *net, int f, void *value)
@@ -228,36 +257,67 @@ static inline void spike(partition *p, i32_list *spikers, int32_t a, int32_t i, 
 
 /* The weight of an edge of signed count c: the reference's edge_weight
  * (eq_row.c), on the registers R_COUNT and R_SIGN. */
-static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, const eq_vm_ctx *ctx)
+static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, double column, const eq_vm_ctx *ctx)
 {
     if (!m->has_weight)
         return (double)c;
     r[R_COUNT] = c < 0 ? -(double)c : (double)c;
     r[R_SIGN] = c < 0 ? -1.0 : c > 0 ? 1.0 : 0.0;
+    r[R_EWEIGHT] = column;
     eq_part_run(&m->weight, r, ctx);
     return r[m->weight.result];
 }
 
+/* The per-edge weights of BUF_WEIGHTS (WCOUNT, above): first[src] .. first[src + 1]. */
+static inline int64_t *edge_first(double *wt) { return (int64_t *)(wt + 2 * WCOUNT + 1); }
+static inline double *edge_w(double *wt, uint64_t n_neurons) { return wt + 2 * WCOUNT + 1 + n_neurons + 1; }
+
 /* The first step of a trial: every owned neuron at the initial state, awake. */
 static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m)
 {
-    uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1;
+    uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1, N = net->n_neurons;
+    const int per_edge = reads_weight_column(m);
+    const double *col = per_edge ? bl_connectome_edge_weights(net->connectome) : NULL;
+    if (per_edge && !col) { /* bl_eq_part_supports_net refuses this */
+        p->failed = 1;
+        return 0;
+    }
+    uint64_t owned = 0;
+    for (uint64_t src = 0; per_edge && src < N; src++) {
+        int64_t e0, e1;
+        bl_owned_edges(net, p, (int32_t)src, &e0, &e1);
+        owned += (uint64_t)(e1 - e0);
+    }
     double *x = bl_partition_buf(p, BUF_STATE, (size_t)(n ? n : 1) * nv * sizeof *x);
     double *r = bl_partition_buf(p, BUF_REGS, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
-    double *wt = bl_partition_buf(p, BUF_WEIGHTS, (2 * WCOUNT + 1) * sizeof *wt);
+    double *wt = bl_partition_buf(p, BUF_WEIGHTS,
+                                  (2 * WCOUNT + 1 + (per_edge ? N + 1 + owned : 0)) * sizeof *wt);
     if (!x || !r || !wt)
         return 0;
     memset(r, 0, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
     memcpy(r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
     for (int32_t c = -WCOUNT; c <= WCOUNT; c++)
-        wt[c + WCOUNT] = edge_weight(m, r, c, &ctx);
+        wt[c + WCOUNT] = edge_weight(m, r, c, 0.0, &ctx);
+    if (per_edge) {
+        int64_t *first = edge_first(wt);
+        double *w = edge_w(wt, N);
+        uint64_t q = 0;
+        for (uint64_t src = 0; src < N; src++) {
+            int64_t e0, e1;
+            bl_owned_edges(net, p, (int32_t)src, &e0, &e1);
+            first[src] = (int64_t)q;
+            const bl_net_fanout f = bl_net_fanout_of(net, (int32_t)src);
+            for (int64_t e = e0; e < e1; e++)
+                w[q++] = edge_weight(m, r, bl_net_fanout_count(&f, e), col[e], &ctx);
+        }
+        first[N] = (int64_t)q;
+    }
     for (uint64_t q = 0; q < n; q++)
         for (uint32_t k = 0; k < m->n_vars; k++)
             x[q * m->n_vars + k] = m->var_init[k];
     for (int32_t i = p->lo; i < p->hi && !p->failed; i++)
         bl_part_wake(p, &bl_eq_part_kernel, i);
-    (void)net;
     return !p->failed;
 }
 
@@ -318,19 +378,37 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
             spike(p, spikers, wake(p, i), i, step, rfc);
     }
     /* 3. synapses: sources ascending, each source's owned edges in CSR
-     *    order, into targets not refractory */
-    if (m->has_on_pre)
+     *    order, into targets not refractory (unless refractory_input =
+     *    "deliver": then into every target, its not_refractory in the
+     *    block), the statements chosen by the edge's sign when the model has
+     *    on_pre_exc / on_pre_inh (count 0 reaches nobody), w the weight of
+     *    the edge's count and sign, or the edge's own weight: the
+     *    reference's eq_trial 3, for this partition's targets. */
+    const int by_sign = m->has_on_pre_exc || m->has_on_pre_inh, per_edge = reads_weight_column(m);
+    const int64_t *first = per_edge ? edge_first(p->buf[BUF_WEIGHTS]) : NULL;
+    const double *ew = per_edge ? edge_w(p->buf[BUF_WEIGHTS], net->n_neurons) : NULL;
+    if (m->has_on_pre || by_sign)
         for (uint64_t k = 0; k < n_arrivals; k++) {
             int64_t e0, e1;
             bl_owned_edges(net, p, arrivals[k], &e0, &e1);
             const bl_net_fanout f = bl_net_fanout_of(net, arrivals[k]);
+            const int64_t w0 = per_edge ? first[arrivals[k]] - e0 : 0;
             for (int64_t e = e0; e < e1; e++) {
                 int32_t post = net->targets[e];
-                if (step < ready[post - lo])
+                const int nr = step >= ready[post - lo];
+                if (!nr && !m->deliver_refractory)
                     continue;
                 int32_t c = bl_net_fanout_count(&f, e);
-                double w = c >= -WCOUNT && c <= WCOUNT ? wt[c + WCOUNT] : edge_weight(m, s.r, c, &s.ctx);
-                run_block(&s, &m->on_pre, post, wake(p, post), 1.0, w);
+                const eq_prog *prog = &m->on_pre;
+                if (by_sign) {
+                    if (!(c > 0 ? m->has_on_pre_exc : c < 0 ? m->has_on_pre_inh : 0))
+                        continue;
+                    prog = c > 0 ? &m->on_pre_exc : &m->on_pre_inh;
+                }
+                double w = per_edge                      ? ew[w0 + e]
+                           : c >= -WCOUNT && c <= WCOUNT ? wt[c + WCOUNT]
+                                                         : edge_weight(m, s.r, c, 0.0, &s.ctx);
+                run_block(&s, prog, post, wake(p, post), nr ? 1.0 : 0.0, w);
             }
         }
     /* 4. Poisson input, then explicit events */
