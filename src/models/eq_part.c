@@ -17,9 +17,13 @@
  * ranks). Resting neurons are skipped only where skipping is the identity
  * (below, and docs/retirement.md "Retirement for equation models").
  *
- * State. A neuron's nv state variables live in one range array of the
- * partition (scratch buffer 0: nv doubles per owned neuron, contiguous per
- * neuron), its register file in scratch buffer 1. The partition's fields are
+ * State. Structure of arrays: state variable k of neuron i is x[k * hi + i]
+ * (scratch buffer 0; indexed by the global neuron id, so that the generated
+ * range loops of eq_impl.h, eq_update_range / eq_threshold_range, address
+ * it as the reference's arrays; entries below lo are unused), followed by
+ * room to keep the active neurons' state before the update (the retirement
+ * test). Scratch buffer 1 holds the register file, then not_refractory and
+ * the fire mask of every owned neuron (bytes, indexed by id as well). The partition's fields are
  * v and g (the final state and the probes read them; g is +0 for a model
  * without g) and ready, the first step the neuron is not refractory (Brian2's
  * not_refractory = step - lastspike >= rfc, with a spiker not refractory =
@@ -33,7 +37,22 @@
  * so every later step without input leaves it at S, provided the update and
  * the threshold read neither t nor noise (bl_eq_part_may_retire). It wakes,
  * with S, when an input or a forced spike reaches it. The first step of a
- * trial runs every neuron (the initial state need not be a fixed point). */
+ * trial runs every neuron (the initial state need not be a fixed point).
+ *
+ * Vectorised. Steps 1-2 run in one of two ways, with the same bits:
+ * - over the whole owned range, when at least half the neurons are awake
+ *   (or retirement is off): the generated range loops (bl_eq_update_soa,
+ *   then bl_eq_threshold_soa into a fire mask; GCC vectorises them at -O3
+ *   as it does lif_shiu2024.c's loops), then a pass over the awake slots
+ *   for the threshold rule, the spikes and the retirement test. Updating a
+ *   resting neuron too is exact: its state is a fixed point of the update
+ *   (not refractory, no t, no noise: the retirement rule above), and its
+ *   threshold is false, so the range pass leaves it bit for bit as it was;
+ * - else per awake slot through the register file (eq_exec), as before:
+ *   with few neurons awake (the larva under sparse input) touching only
+ *   them is cheaper than any loop over the range.
+ * A model without generated code (no compiler) runs the range path through
+ * eq_exec per neuron (eq_update_range's fallback): the same bits again. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,20 +216,25 @@ typedef struct eq_step {
     partition *p;
     uint32_t nv;
     int sv, sg;
-    double *x;       /* the state array: nv per owned neuron */
+    double *x;       /* the state arrays: variable k of neuron i at x[k * hi + i] */
     double *r;       /* the register file */
     eq_vm_ctx ctx;
 } eq_step;
+
+/* Scratch layout (above): the register file's length, and where the byte
+ * arrays start after it. */
+static inline size_t n_regs_of(const bl_eq_model *m) { return m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE; }
 
 /* Neuron i (slot a) into the registers, with its not_refractory flag and w.
  * (Locals with restrict: the register stores cannot move s's fields.) */
 static inline void load(const eq_step *s, int32_t i, double nr, double w)
 {
     const uint32_t nv = s->nv;
-    const double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    const size_t stride = (size_t)s->p->hi;
+    const double *restrict x = s->x + i;
     double *restrict r = s->r;
     for (uint32_t k = 0; k < nv; k++)
-        r[EQ_VBASE + k] = x[k];
+        r[EQ_VBASE + k] = x[k * stride];
     r[R_I] = (double)i;
     r[R_NR] = nr;
     r[R_W] = w;
@@ -220,12 +244,13 @@ static inline void load(const eq_step *s, int32_t i, double nr, double w)
 static inline void store(const eq_step *s, int32_t i, int32_t a)
 {
     const uint32_t nv = s->nv;
-    double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    const size_t stride = (size_t)s->p->hi;
+    double *restrict x = s->x + i;
     const double *restrict r = s->r;
     for (uint32_t k = 0; k < nv; k++)
-        x[k] = r[EQ_VBASE + k];
-    ((double *)s->p->act[F_V])[a] = x[s->sv];
-    ((double *)s->p->act[F_G])[a] = s->sg >= 0 ? x[s->sg] : 0.0;
+        x[k * stride] = r[EQ_VBASE + k];
+    ((double *)s->p->act[F_V])[a] = x[(size_t)s->sv * stride];
+    ((double *)s->p->act[F_G])[a] = s->sg >= 0 ? x[(size_t)s->sg * stride] : 0.0;
 }
 
 /* A statement block on neuron i (awake in slot a): the reference's run_block. */
@@ -288,13 +313,14 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
         bl_owned_edges(net, p, (int32_t)src, &e0, &e1);
         owned += (uint64_t)(e1 - e0);
     }
-    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(n ? n : 1) * nv * sizeof *x);
-    double *r = bl_partition_buf(p, BUF_REGS, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
+    uint64_t H = (uint64_t)p->hi;
+    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(nv * H + nv * (n ? n : 1)) * sizeof *x);
+    double *r = bl_partition_buf(p, BUF_REGS, n_regs_of(m) * sizeof *r + 2 * (size_t)(H ? H : 1));
     double *wt = bl_partition_buf(p, BUF_WEIGHTS,
                                   (2 * WCOUNT + 1 + (per_edge ? N + 1 + owned : 0)) * sizeof *wt);
     if (!x || !r || !wt)
         return 0;
-    memset(r, 0, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
+    memset(r, 0, n_regs_of(m) * sizeof *r);
     memcpy(r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
     for (int32_t c = -WCOUNT; c <= WCOUNT; c++)
@@ -313,9 +339,9 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
         }
         first[N] = (int64_t)q;
     }
-    for (uint64_t q = 0; q < n; q++)
-        for (uint32_t k = 0; k < m->n_vars; k++)
-            x[q * m->n_vars + k] = m->var_init[k];
+    for (uint32_t k = 0; k < m->n_vars; k++)
+        for (int32_t i = p->lo; i < p->hi; i++)
+            x[(size_t)k * H + (size_t)i] = m->var_init[k];
     for (int32_t i = p->lo; i < p->hi && !p->failed; i++)
         bl_part_wake(p, &bl_eq_part_kernel, i);
     return !p->failed;
@@ -340,25 +366,57 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     /* 1-2. the update of every awake neuron, then its threshold when it is
      *      not refractory. act_flag: may it rest after this step? */
     int64_t *aready = p->act[F_READY];
-    for (uint64_t a = 0; a < p->n_active; a++) {
-        const int32_t i = p->act_neuron[a];
-        const int nr = step >= aready[a];
-        const double *x = s.x + (size_t)(i - lo) * s.nv;
-        load(&s, i, nr, 0.0);
-        s.ctx.neuron = (uint32_t)i;
-        eq_part_run(&m->update, s.r, &s.ctx);
-        int same = nr;
-        for (uint32_t k = 0; k < s.nv && same; k++)
-            same = bl_bits64(s.r[EQ_VBASE + k]) == bl_bits64(x[k]);
-        store(&s, i, (int32_t)a);
-        p->act_flag[a] = (uint8_t)same;
-        if (!nr)
-            continue;
-        /* the reference's threshold pass: the neuron's state, not_refractory = 1 */
-        s.r[R_NR] = 1;
-        eq_part_run(&m->threshold, s.r, &s.ctx);
-        if (s.r[m->threshold.result] != 0)
-            spike(p, spikers, (int32_t)a, i, step, rfc);
+    const uint64_t n_owned = (uint64_t)(hi - lo);
+    if (p->n_active * 2 >= n_owned && n_owned) {
+        /* the range path (the comment at the top) */
+        const size_t H = (size_t)hi;
+        uint8_t *nr = (uint8_t *)(s.r + n_regs_of(m)), *fire = nr + H;
+        double *vars[BL_EQ_MAX_VARS];
+        for (uint32_t k = 0; k < s.nv; k++)
+            vars[k] = s.x + k * H;
+        for (int32_t i = lo; i < hi; i++)
+            nr[i] = step >= ready[i - lo];
+        /* the awake neurons' state before, for the retirement test */
+        double *old = s.x + s.nv * H;
+        if (skip_ok)
+            for (uint64_t a = 0; a < p->n_active; a++)
+                for (uint32_t k = 0; k < s.nv; k++)
+                    old[a * s.nv + k] = vars[k][p->act_neuron[a]];
+        eq_update_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx);
+        eq_threshold_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx, fire);
+        s.r[R_T] = (double)step * m->dt; /* the fallbacks leave t there; kept for the blocks below */
+        double *av = p->act[F_V], *ag = p->act[F_G];
+        for (uint64_t a = 0; a < p->n_active; a++) {
+            const int32_t i = p->act_neuron[a];
+            av[a] = vars[s.sv][i];
+            ag[a] = s.sg >= 0 ? vars[s.sg][i] : 0.0;
+            int same = nr[i] && skip_ok;
+            for (uint32_t k = 0; k < s.nv && same; k++)
+                same = bl_bits64(vars[k][i]) == bl_bits64(old[a * s.nv + k]);
+            p->act_flag[a] = (uint8_t)same;
+            if (nr[i] && fire[i])
+                spike(p, spikers, (int32_t)a, i, step, rfc);
+        }
+    } else {
+        for (uint64_t a = 0; a < p->n_active; a++) {
+            const int32_t i = p->act_neuron[a];
+            const int nr = step >= aready[a];
+            load(&s, i, nr, 0.0);
+            s.ctx.neuron = (uint32_t)i;
+            eq_part_run(&m->update, s.r, &s.ctx);
+            int same = nr;
+            for (uint32_t k = 0; k < s.nv && same; k++)
+                same = bl_bits64(s.r[EQ_VBASE + k]) == bl_bits64(s.x[(size_t)k * (size_t)hi + (size_t)i]);
+            store(&s, i, (int32_t)a);
+            p->act_flag[a] = (uint8_t)same;
+            if (!nr)
+                continue;
+            /* the reference's threshold pass: the neuron's state, not_refractory = 1 */
+            s.r[R_NR] = 1;
+            eq_part_run(&m->threshold, s.r, &s.ctx);
+            if (s.r[m->threshold.result] != 0)
+                spike(p, spikers, (int32_t)a, i, step, rfc);
+        }
     }
     /* 2b. forced spikes (docs/forcing.md), as in the reference trial */
     for (size_t q = 0; q < net->n_populations; q++) {

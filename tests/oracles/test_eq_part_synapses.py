@@ -20,7 +20,8 @@ connectome generator (the small Vogels-Abbott CUBA network: 400 neurons, 2 %,
             (no weights.npy: so also under mpirun -np 2).
 
 Each runs 2 trials on the reference backend, then on cpu at 1, 2 and 4
-threads (trials split into partitions) with retirement on and off, and on
+threads (trials split into partitions) with retirement on and off, at 2
+threads through the interpreter (BL_EQ_JIT=0), and on
 the mpi backend (one process; 2 ranks where the connectome has no weights.npy,
 which a rank's part does not load): counts, spikes, final v and g must be
 byte-identical. Skips (77) without h5py (the generator's module needs
@@ -182,6 +183,13 @@ def case(work, name, model, weights_of):
             if e:
                 errors.append(e)
         done.append(f"cpu{threads}")
+    # the interpreter in place of generated C (BL_EQ_JIT=0): the range path's
+    # per-neuron fallback of eq_update_range, the same bits
+    rec = run(work, f"{name}_cpu2_interp", conn, model, "cpu", {"BL_EQ_JIT": "0"}, 2)
+    e = same(ref, rec, "cpu 2 threads, interpreter")
+    if e:
+        errors.append(e)
+    done.append("cpu2 interpreted")
     # A rank of an MPI job loads only its part of the connectome, and edge
     # columns (weights.npy) are read for a whole connectome only: with the
     # column the mpi backend runs as one process, and 2 ranks are refused
