@@ -21,10 +21,10 @@
  * (scratch buffer 0; indexed by the global neuron id, so that the generated
  * range loops of eq_impl.h, eq_update_range / eq_threshold_range, address
  * it as the reference's arrays; entries below lo are unused), followed by
- * room to keep the active neurons' state before the update (the retirement
- * test). Scratch buffer 1 holds the register file, then not_refractory and
- * the fire mask of every owned neuron (bytes, indexed by id as well). The partition's fields are
- * v and g (the final state and the probes read them; g is +0 for a model
+ * room for the owned neurons' state before the update and its bit
+ * differences (the retirement test). Scratch buffer 1 holds the register
+ * file, then not_refractory and the fire mask of every owned neuron (bytes,
+ * indexed by id as well). The partition's fields are v and g (the final state and the probes read them; g is +0 for a model
  * without g) and ready, the first step the neuron is not refractory (Brian2's
  * not_refractory = step - lastspike >= rfc, with a spiker not refractory =
  * False for the rest of its step: ready = last + max(rfc, 1), as shiu2024's
@@ -314,7 +314,7 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
         owned += (uint64_t)(e1 - e0);
     }
     uint64_t H = (uint64_t)p->hi;
-    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(nv * H + nv * (n ? n : 1)) * sizeof *x);
+    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(nv * H + (nv + 1) * (n ? n : 1)) * sizeof *x);
     double *r = bl_partition_buf(p, BUF_REGS, n_regs_of(m) * sizeof *r + 2 * (size_t)(H ? H : 1));
     double *wt = bl_partition_buf(p, BUF_WEIGHTS,
                                   (2 * WCOUNT + 1 + (per_edge ? N + 1 + owned : 0)) * sizeof *wt);
@@ -386,14 +386,21 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         eq_update_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx);
         eq_threshold_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx, fire);
         s.r[R_T] = (double)step * m->dt; /* the fallbacks leave t there; kept for the blocks below */
-        /* nr becomes "may rest": not refractory and every state bit unchanged */
-        if (skip_ok)
+        /* nr becomes "may rest": not refractory and every state bit
+         * unchanged (the bits' differences or-ed per neuron: 64-bit
+         * operations only, which GCC vectorises) */
+        if (skip_ok) {
+            uint64_t *restrict diff = (uint64_t *)(old + (size_t)s.nv * n_owned);
+            memset(diff, 0, n_owned * sizeof *diff);
             for (uint32_t k = 0; k < s.nv; k++) {
                 const double *restrict now = vars[k] + lo, *restrict was = old + (size_t)k * n_owned;
-                uint8_t *restrict keep = nr + lo;
                 for (uint64_t q = 0; q < n_owned; q++)
-                    keep[q] &= (uint8_t)(bl_bits64(now[q]) == bl_bits64(was[q]));
+                    diff[q] |= bl_bits64(now[q]) ^ bl_bits64(was[q]);
             }
+            uint8_t *restrict keep = nr + lo;
+            for (uint64_t q = 0; q < n_owned; q++)
+                keep[q] = (uint8_t)(keep[q] & (diff[q] == 0));
+        }
         double *av = p->act[F_V], *ag = p->act[F_G];
         const double *xv = vars[s.sv], *xg = s.sg >= 0 ? vars[s.sg] : NULL;
         for (uint64_t a = 0; a < p->n_active; a++) {
