@@ -352,6 +352,12 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
  * 4, 8, 16 and "always" 0.34 (a vectorised pass over every neuron is
  * cheaper than a call per awake one down to a small fraction awake). */
 #define RANGE_DIV 8
+/* On the range path the retirement test (a copy of the state and a
+ * comparison of every bit) runs every REST_EVERY steps only; between them
+ * no neuron rests. Exact either way: resting is allowed only on a step whose
+ * test passed, and a neuron kept awake is stepped as the reference steps
+ * it. A neuron that could rest does so at most REST_EVERY - 1 steps later. */
+#define REST_EVERY 8
 
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
@@ -373,6 +379,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
      *      not refractory. act_flag: may it rest after this step? */
     int64_t *aready = p->act[F_READY];
     const uint64_t n_owned = (uint64_t)(hi - lo);
+    int rest_test = skip_ok; /* may a neuron rest after this step? (REST_EVERY) */
     if (p->n_active * RANGE_DIV >= n_owned && n_owned) {
         /* the range path (the comment at the top) */
         const size_t H = (size_t)hi;
@@ -386,7 +393,8 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
          * contiguous copy and a vectorisable compare, cheaper than
          * gathering the awake slots) */
         double *old = s.x + s.nv * H;
-        if (skip_ok)
+        rest_test = skip_ok && step % REST_EVERY == 0;
+        if (rest_test)
             for (uint32_t k = 0; k < s.nv; k++)
                 memcpy(old + (size_t)k * n_owned, vars[k] + lo, n_owned * sizeof *old);
         eq_update_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx);
@@ -395,7 +403,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         /* nr becomes "may rest": not refractory and every state bit
          * unchanged (the bits' differences or-ed per neuron: 64-bit
          * operations only, which GCC vectorises) */
-        if (skip_ok) {
+        if (rest_test) {
             uint64_t *restrict diff = (uint64_t *)(old + (size_t)s.nv * n_owned);
             memset(diff, 0, n_owned * sizeof *diff);
             for (uint32_t k = 0; k < s.nv; k++) {
@@ -414,7 +422,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
             av[a] = xv[i];
             ag[a] = xg ? xg[i] : 0.0;
             const int not_refractory = step >= aready[a];
-            p->act_flag[a] = (uint8_t)(skip_ok && nr[i]);
+            p->act_flag[a] = (uint8_t)(rest_test && nr[i]);
             if (not_refractory && fire[i])
                 spike(p, spikers, (int32_t)a, i, step, rfc);
         }
@@ -519,7 +527,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         for (uint64_t k = 0; k < spikers->n; k++)
             run_block(&s, &m->reset, spikers->v[k], p->slot_of[spikers->v[k] - lo], 0.0, 0.0);
     /* Retirement: descending, so that the slot moved into a hole was scanned. */
-    if (skip_ok)
+    if (rest_test)
         for (uint64_t a = p->n_active; a-- > 0;)
             if (p->act_flag[a])
                 bl_part_rest(p, &bl_eq_part_kernel, (int32_t)a);
