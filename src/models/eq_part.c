@@ -17,10 +17,14 @@
  * ranks). Resting neurons are skipped only where skipping is the identity
  * (below, and docs/retirement.md "Retirement for equation models").
  *
- * State. A neuron's nv state variables live in one range array of the
- * partition (scratch buffer 0: nv doubles per owned neuron, contiguous per
- * neuron), its register file in scratch buffer 1. The partition's fields are
- * v and g (the final state and the probes read them; g is +0 for a model
+ * State. Structure of arrays: state variable k of neuron i is x[k * hi + i]
+ * (scratch buffer 0; indexed by the global neuron id, so that the generated
+ * range loops of eq_impl.h, eq_update_range / eq_threshold_range, address
+ * it as the reference's arrays; entries below lo are unused), followed by
+ * room for the owned neurons' state before the update and its bit
+ * differences (the retirement test). Scratch buffer 1 holds the register
+ * file, then not_refractory and the fire mask of every owned neuron (bytes,
+ * indexed by id as well). The partition's fields are v and g (the final state and the probes read them; g is +0 for a model
  * without g) and ready, the first step the neuron is not refractory (Brian2's
  * not_refractory = step - lastspike >= rfc, with a spiker not refractory =
  * False for the rest of its step: ready = last + max(rfc, 1), as shiu2024's
@@ -33,7 +37,22 @@
  * so every later step without input leaves it at S, provided the update and
  * the threshold read neither t nor noise (bl_eq_part_may_retire). It wakes,
  * with S, when an input or a forced spike reaches it. The first step of a
- * trial runs every neuron (the initial state need not be a fixed point). */
+ * trial runs every neuron (the initial state need not be a fixed point).
+ *
+ * Vectorised. Steps 1-2 run in one of two ways, with the same bits:
+ * - over the whole owned range, when at least 1/RANGE_DIV of them are awake
+ *   (or retirement is off): the generated range loops (bl_eq_update_soa,
+ *   then bl_eq_threshold_soa into a fire mask; GCC vectorises them at -O3
+ *   as it does lif_shiu2024.c's loops), then a pass over the awake slots
+ *   for the threshold rule, the spikes and the retirement test. Updating a
+ *   resting neuron too is exact: its state is a fixed point of the update
+ *   (not refractory, no t, no noise: the retirement rule above), and its
+ *   threshold is false, so the range pass leaves it bit for bit as it was;
+ * - else per awake slot through the register file (eq_exec), as before:
+ *   with few neurons awake (the larva under sparse input) touching only
+ *   them is cheaper than any loop over the range.
+ * A model without generated code (no compiler) runs the range path through
+ * eq_exec per neuron (eq_update_range's fallback): the same bits again. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +68,12 @@
 enum { F_V, F_G, F_READY };
 enum { BUF_STATE = 0, BUF_REGS = 1, BUF_WEIGHTS = 2 };
 /* Weights of signed counts in [-WCOUNT, WCOUNT] are computed once per trial
- * (the weight is a function of count and sign alone: bl_eq_part_supports). */
+ * when the weight is a function of count and sign alone. One that reads the
+ * connectome's float `weight` column is computed once per trial for every
+ * owned edge instead (the reference's eq_edges_weight, edge by edge):
+ * BUF_WEIGHTS then holds, after the table, the first index of each source's
+ * owned edges (N + 1 int64) and the owned edges' weights, in source order,
+ * each source's owned edges in CSR order. */
 #define WCOUNT 255
 
 static _Atomic uint64_t skipped_total;
@@ -72,26 +96,31 @@ static inline void eq_part_run(const eq_prog *p, double *r, const eq_vm_ctx *ctx
 
 /* Does the program read a register below the constants other than those
  * listed (the state, t, i, not_refractory, the externals)? */
-static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2);
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2, uint32_t ok3);
+
+/* Does the weight expression read the connectome's float weight column? */
+static int reads_weight_column(const bl_eq_model *m);
 
 int bl_eq_part_supports(const bl_eq_model *m, const char **why)
 {
-    /* A weight is a function of the edge's count and sign: the reference
-     * evaluates it with whatever neuron was loaded last in its registers, so
-     * one that read state, t or i would mean nothing (and this kernel's
-     * table of weights by count, below, would not be the reference's). */
+    /* A weight is a function of the edge's count, sign and weight column: the
+     * reference evaluates it with whatever neuron was loaded last in its
+     * registers, so one that read state, t or i would mean nothing (and this
+     * kernel's table of weights by count, or its per-edge weights, below,
+     * would not be the reference's). */
     const char *no = !m               ? "no compiled model"
                      : m->has_on_post ? "its cpu/mpi kernel does not run on_post yet"
-                     : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN)
-                         ? "its weight expression reads more than count, sign and parameters"
-                         : NULL;
-    /* The synapse features (per-edge variables, on_post, on_pre by sign,
-     * per-edge delays, the weight column, delivery into refractory targets)
-     * change the reference's delivery loop; this kernel does not mirror them,
-     * so it must not run them (it would, e.g., read 0 for `weight`). */
-    if (!no && m && bl_eq_row_reference_only(m, NULL))
-        no = "its cpu/mpi kernel does not run the synapse features (per-edge variables, on_post, on_pre_exc/inh, "
-             "per-edge delays, the weight column, refractory_input) yet";
+                     : m->has_weight && reads_other_than(&m->weight, R_COUNT, R_SIGN, R_EWEIGHT)
+                         ? "its weight expression reads more than count, sign, weight and parameters"
+                     /* Per-edge variables and per-edge delays change the
+                      * reference's delivery loop (edge state loaded and
+                      * stored around each event; a ring of several delays):
+                      * this kernel does not mirror them, so it must not run
+                      * them. on_pre by sign, the weight column and delivery
+                      * into refractory targets it mirrors (part_step, 3). */
+                     : m->has_syn        ? "its cpu/mpi kernel does not run per-edge variables (synapses) yet"
+                     : m->delay_per_edge ? "its cpu/mpi kernel does not run per-edge delays yet"
+                                         : NULL;
     if (why)
         *why = no;
     return no == NULL;
@@ -110,19 +139,26 @@ static int operands(int op)
     }
 }
 
-static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2)
+static int reads_other_than(const eq_prog *p, uint32_t ok1, uint32_t ok2, uint32_t ok3)
 {
     for (uint32_t k = 0; k < p->n_code; k++) {
         const eq_insn *c = &p->code[k];
         const uint32_t in[3] = {c->a, c->b, c->c};
         for (int j = 0; j < operands(c->op); j++)
-            if (in[j] < EQ_CBASE && in[j] != ok1 && in[j] != ok2)
+            if (in[j] < EQ_CBASE && in[j] != ok1 && in[j] != ok2 && in[j] != ok3)
                 return 1;
         if (c->op == O_XI)
             return 1;
     }
     /* a block that is one register (weight = "count", or a state variable) */
-    return p->result < EQ_CBASE && p->result != ok1 && p->result != ok2;
+    return p->result < EQ_CBASE && p->result != ok1 && p->result != ok2 && p->result != ok3;
+}
+
+static int reads_weight_column(const bl_eq_model *m)
+{
+    /* reads_other_than with R_EWEIGHT left out of the allowed registers */
+    return m->has_weight && !reads_other_than(&m->weight, R_COUNT, R_SIGN, R_EWEIGHT) &&
+           reads_other_than(&m->weight, R_COUNT, R_SIGN, R_COUNT);
 }
 
 /* Does the program read t, or draw noise? expr: it is an expression (the
@@ -147,6 +183,18 @@ int bl_eq_part_may_retire(const bl_eq_model *m)
            !reads_time_or_noise(&m->threshold, 1);
 }
 
+int bl_eq_part_supports_net(const bl_network *net, const bl_eq_model *m, const char **why)
+{
+    if (!bl_eq_part_supports(m, why))
+        return 0;
+    if (reads_weight_column(m) && !bl_connectome_edge_weights(net->connectome)) {
+        if (why)
+            *why = "its weight expression reads `weight` and the connectome has no weights.npy";
+        return 0;
+    }
+    return 1;
+}
+
 static void part_initial(const bl_network *net, int f, void *value)
 {
     const bl_eq_model *m = M_of(net);
@@ -168,20 +216,25 @@ typedef struct eq_step {
     partition *p;
     uint32_t nv;
     int sv, sg;
-    double *x;       /* the state array: nv per owned neuron */
+    double *x;       /* the state arrays: variable k of neuron i at x[k * hi + i] */
     double *r;       /* the register file */
     eq_vm_ctx ctx;
 } eq_step;
+
+/* Scratch layout (above): the register file's length, and where the byte
+ * arrays start after it. */
+static inline size_t n_regs_of(const bl_eq_model *m) { return m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE; }
 
 /* Neuron i (slot a) into the registers, with its not_refractory flag and w.
  * (Locals with restrict: the register stores cannot move s's fields.) */
 static inline void load(const eq_step *s, int32_t i, double nr, double w)
 {
     const uint32_t nv = s->nv;
-    const double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    const size_t stride = (size_t)s->p->hi;
+    const double *restrict x = s->x + i;
     double *restrict r = s->r;
     for (uint32_t k = 0; k < nv; k++)
-        r[EQ_VBASE + k] = x[k];
+        r[EQ_VBASE + k] = x[k * stride];
     r[R_I] = (double)i;
     r[R_NR] = nr;
     r[R_W] = w;
@@ -191,12 +244,13 @@ static inline void load(const eq_step *s, int32_t i, double nr, double w)
 static inline void store(const eq_step *s, int32_t i, int32_t a)
 {
     const uint32_t nv = s->nv;
-    double *restrict x = s->x + (size_t)(i - s->p->lo) * nv;
+    const size_t stride = (size_t)s->p->hi;
+    double *restrict x = s->x + i;
     const double *restrict r = s->r;
     for (uint32_t k = 0; k < nv; k++)
-        x[k] = r[EQ_VBASE + k];
-    ((double *)s->p->act[F_V])[a] = x[s->sv];
-    ((double *)s->p->act[F_G])[a] = s->sg >= 0 ? x[s->sg] : 0.0;
+        x[k * stride] = r[EQ_VBASE + k];
+    ((double *)s->p->act[F_V])[a] = x[(size_t)s->sv * stride];
+    ((double *)s->p->act[F_G])[a] = s->sg >= 0 ? x[(size_t)s->sg * stride] : 0.0;
 }
 
 /* A statement block on neuron i (awake in slot a): the reference's run_block. */
@@ -228,38 +282,82 @@ static inline void spike(partition *p, i32_list *spikers, int32_t a, int32_t i, 
 
 /* The weight of an edge of signed count c: the reference's edge_weight
  * (eq_row.c), on the registers R_COUNT and R_SIGN. */
-static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, const eq_vm_ctx *ctx)
+static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, double column, const eq_vm_ctx *ctx)
 {
     if (!m->has_weight)
         return (double)c;
     r[R_COUNT] = c < 0 ? -(double)c : (double)c;
     r[R_SIGN] = c < 0 ? -1.0 : c > 0 ? 1.0 : 0.0;
+    r[R_EWEIGHT] = column;
     eq_part_run(&m->weight, r, ctx);
     return r[m->weight.result];
 }
 
+/* The per-edge weights of BUF_WEIGHTS (WCOUNT, above): first[src] .. first[src + 1]. */
+static inline int64_t *edge_first(double *wt) { return (int64_t *)(wt + 2 * WCOUNT + 1); }
+static inline double *edge_w(double *wt, uint64_t n_neurons) { return wt + 2 * WCOUNT + 1 + n_neurons + 1; }
+
 /* The first step of a trial: every owned neuron at the initial state, awake. */
 static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m)
 {
-    uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1;
-    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(n ? n : 1) * nv * sizeof *x);
-    double *r = bl_partition_buf(p, BUF_REGS, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
-    double *wt = bl_partition_buf(p, BUF_WEIGHTS, (2 * WCOUNT + 1) * sizeof *wt);
+    uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1, N = net->n_neurons;
+    const int per_edge = reads_weight_column(m);
+    const double *col = per_edge ? bl_connectome_edge_weights(net->connectome) : NULL;
+    if (per_edge && !col) { /* bl_eq_part_supports_net refuses this */
+        p->failed = 1;
+        return 0;
+    }
+    uint64_t owned = 0;
+    for (uint64_t src = 0; per_edge && src < N; src++) {
+        int64_t e0, e1;
+        bl_owned_edges(net, p, (int32_t)src, &e0, &e1);
+        owned += (uint64_t)(e1 - e0);
+    }
+    uint64_t H = (uint64_t)p->hi;
+    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(nv * H + (nv + 1) * (n ? n : 1)) * sizeof *x);
+    double *r = bl_partition_buf(p, BUF_REGS, n_regs_of(m) * sizeof *r + 2 * (size_t)(H ? H : 1));
+    double *wt = bl_partition_buf(p, BUF_WEIGHTS,
+                                  (2 * WCOUNT + 1 + (per_edge ? N + 1 + owned : 0)) * sizeof *wt);
     if (!x || !r || !wt)
         return 0;
-    memset(r, 0, (size_t)(m->n_regs > EQ_TBASE ? m->n_regs : EQ_TBASE) * sizeof *r);
+    memset(r, 0, n_regs_of(m) * sizeof *r);
     memcpy(r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
     for (int32_t c = -WCOUNT; c <= WCOUNT; c++)
-        wt[c + WCOUNT] = edge_weight(m, r, c, &ctx);
-    for (uint64_t q = 0; q < n; q++)
-        for (uint32_t k = 0; k < m->n_vars; k++)
-            x[q * m->n_vars + k] = eq_var_start(m, k, (uint64_t)p->lo + q);
+        wt[c + WCOUNT] = edge_weight(m, r, c, 0.0, &ctx);
+    if (per_edge) {
+        int64_t *first = edge_first(wt);
+        double *w = edge_w(wt, N);
+        uint64_t q = 0;
+        for (uint64_t src = 0; src < N; src++) {
+            int64_t e0, e1;
+            bl_owned_edges(net, p, (int32_t)src, &e0, &e1);
+            first[src] = (int64_t)q;
+            const bl_net_fanout f = bl_net_fanout_of(net, (int32_t)src);
+            for (int64_t e = e0; e < e1; e++)
+                w[q++] = edge_weight(m, r, bl_net_fanout_count(&f, e), col[e], &ctx);
+        }
+        first[N] = (int64_t)q;
+    }
+    for (uint32_t k = 0; k < m->n_vars; k++)
+        for (int32_t i = p->lo; i < p->hi; i++)
+            x[(size_t)k * H + (size_t)i] = eq_var_start(m, k, (uint64_t)i);
     for (int32_t i = p->lo; i < p->hi && !p->failed; i++)
         bl_part_wake(p, &bl_eq_part_kernel, i);
-    (void)net;
     return !p->failed;
 }
+
+/* The range path when at least 1/RANGE_DIV of the owned neurons are awake:
+ * on the larva (issue-23 block, 3 x 1 s, one thread) 2 cost 0.54 CPU s,
+ * 4, 8, 16 and "always" 0.34 (a vectorised pass over every neuron is
+ * cheaper than a call per awake one down to a small fraction awake). */
+#define RANGE_DIV 8
+/* On the range path the retirement test (a copy of the state and a
+ * comparison of every bit) runs every REST_EVERY steps only; between them
+ * no neuron rests. Exact either way: resting is allowed only on a step whose
+ * test passed, and a neuron kept awake is stepped as the reference steps
+ * it. A neuron that could rest does so at most REST_EVERY - 1 steps later. */
+#define REST_EVERY 8
 
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)
@@ -283,25 +381,74 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     /* 1-2. the update of every awake neuron, then its threshold when it is
      *      not refractory. act_flag: may it rest after this step? */
     int64_t *aready = p->act[F_READY];
-    for (uint64_t a = 0; a < p->n_active; a++) {
-        const int32_t i = p->act_neuron[a];
-        const int nr = step >= aready[a];
-        const double *x = s.x + (size_t)(i - lo) * s.nv;
-        load(&s, i, nr, 0.0);
-        s.ctx.neuron = (uint32_t)i;
-        eq_part_run(&m->update, s.r, &s.ctx);
-        int same = nr;
-        for (uint32_t k = 0; k < s.nv && same; k++)
-            same = bl_bits64(s.r[EQ_VBASE + k]) == bl_bits64(x[k]);
-        store(&s, i, (int32_t)a);
-        p->act_flag[a] = (uint8_t)same;
-        if (!nr)
-            continue;
-        /* the reference's threshold pass: the neuron's state, not_refractory = 1 */
-        s.r[R_NR] = 1;
-        eq_part_run(&m->threshold, s.r, &s.ctx);
-        if (s.r[m->threshold.result] != 0)
-            spike(p, spikers, (int32_t)a, i, step, rfc);
+    const uint64_t n_owned = (uint64_t)(hi - lo);
+    int rest_test = skip_ok; /* may a neuron rest after this step? (REST_EVERY) */
+    if (p->n_active * RANGE_DIV >= n_owned && n_owned) {
+        /* the range path (the comment at the top) */
+        const size_t H = (size_t)hi;
+        uint8_t *nr = (uint8_t *)(s.r + n_regs_of(m)), *fire = nr + H;
+        double *vars[BL_EQ_MAX_VARS];
+        for (uint32_t k = 0; k < s.nv; k++)
+            vars[k] = s.x + k * H;
+        for (int32_t i = lo; i < hi; i++)
+            nr[i] = step >= ready[i - lo];
+        /* the state before, for the retirement test: whole arrays (a
+         * contiguous copy and a vectorisable compare, cheaper than
+         * gathering the awake slots) */
+        double *old = s.x + s.nv * H;
+        rest_test = skip_ok && step % REST_EVERY == 0;
+        if (rest_test)
+            for (uint32_t k = 0; k < s.nv; k++)
+                memcpy(old + (size_t)k * n_owned, vars[k] + lo, n_owned * sizeof *old);
+        eq_update_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx);
+        eq_threshold_range(m, (uint64_t)lo, (uint64_t)hi, vars, nr, s.r[R_T], s.r, &s.ctx, fire);
+        s.r[R_T] = (double)step * m->dt; /* the fallbacks leave t there; kept for the blocks below */
+        /* nr becomes "may rest": not refractory and every state bit
+         * unchanged (the bits' differences or-ed per neuron: 64-bit
+         * operations only, which GCC vectorises) */
+        if (rest_test) {
+            uint64_t *restrict diff = (uint64_t *)(old + (size_t)s.nv * n_owned);
+            memset(diff, 0, n_owned * sizeof *diff);
+            for (uint32_t k = 0; k < s.nv; k++) {
+                const double *restrict now = vars[k] + lo, *restrict was = old + (size_t)k * n_owned;
+                for (uint64_t q = 0; q < n_owned; q++)
+                    diff[q] |= bl_bits64(now[q]) ^ bl_bits64(was[q]);
+            }
+            uint8_t *restrict keep = nr + lo;
+            for (uint64_t q = 0; q < n_owned; q++)
+                keep[q] = (uint8_t)(keep[q] & (diff[q] == 0));
+        }
+        double *av = p->act[F_V], *ag = p->act[F_G];
+        const double *xv = vars[s.sv], *xg = s.sg >= 0 ? vars[s.sg] : NULL;
+        for (uint64_t a = 0; a < p->n_active; a++) {
+            const int32_t i = p->act_neuron[a];
+            av[a] = xv[i];
+            ag[a] = xg ? xg[i] : 0.0;
+            const int not_refractory = step >= aready[a];
+            p->act_flag[a] = (uint8_t)(rest_test && nr[i]);
+            if (not_refractory && fire[i])
+                spike(p, spikers, (int32_t)a, i, step, rfc);
+        }
+    } else {
+        for (uint64_t a = 0; a < p->n_active; a++) {
+            const int32_t i = p->act_neuron[a];
+            const int nr = step >= aready[a];
+            load(&s, i, nr, 0.0);
+            s.ctx.neuron = (uint32_t)i;
+            eq_part_run(&m->update, s.r, &s.ctx);
+            int same = nr;
+            for (uint32_t k = 0; k < s.nv && same; k++)
+                same = bl_bits64(s.r[EQ_VBASE + k]) == bl_bits64(s.x[(size_t)k * (size_t)hi + (size_t)i]);
+            store(&s, i, (int32_t)a);
+            p->act_flag[a] = (uint8_t)same;
+            if (!nr)
+                continue;
+            /* the reference's threshold pass: the neuron's state, not_refractory = 1 */
+            s.r[R_NR] = 1;
+            eq_part_run(&m->threshold, s.r, &s.ctx);
+            if (s.r[m->threshold.result] != 0)
+                spike(p, spikers, (int32_t)a, i, step, rfc);
+        }
     }
     /* 2b. forced spikes (docs/forcing.md), as in the reference trial */
     for (size_t q = 0; q < net->n_populations; q++) {
@@ -321,19 +468,37 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
             spike(p, spikers, wake(p, i), i, step, rfc);
     }
     /* 3. synapses: sources ascending, each source's owned edges in CSR
-     *    order, into targets not refractory */
-    if (m->has_on_pre)
+     *    order, into targets not refractory (unless refractory_input =
+     *    "deliver": then into every target, its not_refractory in the
+     *    block), the statements chosen by the edge's sign when the model has
+     *    on_pre_exc / on_pre_inh (count 0 reaches nobody), w the weight of
+     *    the edge's count and sign, or the edge's own weight: the
+     *    reference's eq_trial 3, for this partition's targets. */
+    const int by_sign = m->has_on_pre_exc || m->has_on_pre_inh, per_edge = reads_weight_column(m);
+    const int64_t *first = per_edge ? edge_first(p->buf[BUF_WEIGHTS]) : NULL;
+    const double *ew = per_edge ? edge_w(p->buf[BUF_WEIGHTS], net->n_neurons) : NULL;
+    if (m->has_on_pre || by_sign)
         for (uint64_t k = 0; k < n_arrivals; k++) {
             int64_t e0, e1;
             bl_owned_edges(net, p, arrivals[k], &e0, &e1);
             const bl_net_fanout f = bl_net_fanout_of(net, arrivals[k]);
+            const int64_t w0 = per_edge ? first[arrivals[k]] - e0 : 0;
             for (int64_t e = e0; e < e1; e++) {
                 int32_t post = net->targets[e];
-                if (step < ready[post - lo])
+                const int nr = step >= ready[post - lo];
+                if (!nr && !m->deliver_refractory)
                     continue;
                 int32_t c = bl_net_fanout_count(&f, e);
-                double w = c >= -WCOUNT && c <= WCOUNT ? wt[c + WCOUNT] : edge_weight(m, s.r, c, &s.ctx);
-                run_block(&s, &m->on_pre, post, wake(p, post), 1.0, w);
+                const eq_prog *prog = &m->on_pre;
+                if (by_sign) {
+                    if (!(c > 0 ? m->has_on_pre_exc : c < 0 ? m->has_on_pre_inh : 0))
+                        continue;
+                    prog = c > 0 ? &m->on_pre_exc : &m->on_pre_inh;
+                }
+                double w = per_edge                      ? ew[w0 + e]
+                           : c >= -WCOUNT && c <= WCOUNT ? wt[c + WCOUNT]
+                                                         : edge_weight(m, s.r, c, 0.0, &s.ctx);
+                run_block(&s, prog, post, wake(p, post), nr ? 1.0 : 0.0, w);
             }
         }
     /* 4. Poisson input, then explicit events */
@@ -365,7 +530,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         for (uint64_t k = 0; k < spikers->n; k++)
             run_block(&s, &m->reset, spikers->v[k], p->slot_of[spikers->v[k] - lo], 0.0, 0.0);
     /* Retirement: descending, so that the slot moved into a hole was scanned. */
-    if (skip_ok)
+    if (rest_test)
         for (uint64_t a = p->n_active; a-- > 0;)
             if (p->act_flag[a])
                 bl_part_rest(p, &bl_eq_part_kernel, (int32_t)a);

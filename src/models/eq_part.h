@@ -19,6 +19,10 @@ extern const bl_part_kernel bl_eq_part_kernel;
  * A model-language feature the kernel does not implement must be refused
  * here, so that it falls back instead of running wrong. */
 int bl_eq_part_supports(const struct bl_eq_model *m, const char **why);
+/* The same for a model on a network: also 0 when the weight expression reads
+ * the connectome's `weight` column and the connectome has none (the
+ * reference backend then names the missing weights.npy). */
+int bl_eq_part_supports_net(const bl_network *net, const struct bl_eq_model *m, const char **why);
 
 /* May a neuron of this model retire (docs/retirement.md, "Retirement for
  * equation models")? 0 when its update or threshold reads t or draws noise,

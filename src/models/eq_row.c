@@ -361,14 +361,12 @@ void bl_eq_row_set_edge_delays(bl_eq_model *m, int on) { m->delay_per_edge = on;
 
 int bl_eq_row_reference_only(const bl_eq_model *m, const char **why)
 {
-    int32_t sw = eq_sym_find(m, "weight");
-    const char *w = m->has_syn                                                    ? "per-edge variables (synapses)"
-                    : m->has_on_post                                              ? "on_post"
-                    : m->has_on_pre_exc || m->has_on_pre_inh                      ? "on_pre_exc / on_pre_inh"
-                    : m->delay_per_edge                                           ? "per-edge delays"
-                    : m->has_weight && sw >= 0 && m->syms[sw].kind == S_EXTERN    ? "the connectome's weight column"
-                    : m->deliver_refractory                                       ? "refractory_input = \"deliver\""
-                                                                                  : NULL;
+    /* on_pre_exc / on_pre_inh, the weight column and refractory_input =
+     * "deliver" run on the partition kernel too (eq_part.c, part_step 3). */
+    const char *w = m->has_syn          ? "per-edge variables (synapses)"
+                    : m->has_on_post    ? "on_post"
+                    : m->delay_per_edge ? "per-edge delays"
+                                        : NULL;
     if (why)
         *why = w;
     return w != NULL;
@@ -382,7 +380,7 @@ static bl_status validate(const bl_lif_params *p, bl_error *err) { return bl_eq_
  * (a noisy model steps every neuron every step: each draws its own xi). */
 static int rest_is_fixed_point(const bl_network *net) { return bl_eq_part_may_retire(M_of(net)); }
 
-static int part_supports(const bl_network *net, const char **why) { return bl_eq_part_supports(M_of(net), why); }
+static int part_supports(const bl_network *net, const char **why) { return bl_eq_part_supports_net(net, M_of(net), why); }
 
 const bl_model bl_model_equations = {
     .name = "equations",

@@ -11,8 +11,7 @@ extern const bl_model bl_model_equations;
  * threshold; on_post only with per-edge variables) */
 bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
 /* Does the model use what only the reference kernel implements (docs/models.md
- * "Synapses": per-edge variables, on_post, on_pre chosen by sign, per-edge
- * delays, the connectome's weight column, refractory_input = "deliver")? A
+ * "Synapses": per-edge variables, on_post, per-edge delays)? A
  * partition kernel for equation models must leave these to the reference
  * backend. *why (when not NULL) names the first such feature. */
 int bl_eq_row_reference_only(const bl_eq_model *m, const char **why);

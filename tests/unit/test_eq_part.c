@@ -507,6 +507,49 @@ static void unsupported_named(void **unused)
     bl_eq_model_destroy(m);
 }
 
+/* The synapse features the partition kernel mirrors (on_pre chosen by sign,
+ * the weight column; tests/oracles/test_eq_part_synapses.py runs them
+ * against the reference) are supported; per-edge delays are not. A weight
+ * that reads the column on a connectome without weights.npy leaves cpu to
+ * the reference backend, which then names the missing file. */
+static void synapse_features(void **state)
+{
+    (void)state;
+    bl_eq_source s = shiu_source("dv/dt = (v_0 - v + g - h) / t_mbr : volt (unless refractory)\n"
+                                 "dg/dt = -g / tau : volt\n"
+                                 "dh/dt = -h / tau : volt\n");
+    s.method = "euler";
+    s.on_pre = NULL;
+    s.on_pre_exc = "g += w";
+    s.on_pre_inh = "h += w";
+    s.weight = "weight * w_syn";
+    bl_eq_model *m = compile(&s);
+    const char *why = "unset";
+    assert_true(bl_eq_part_supports(m, &why));
+    assert_null(why);
+    assert_false(bl_eq_row_reference_only(m, NULL));
+    bl_lif_params p = params_of(m, 1.8);
+    bl_connectome *c = synth(50, 5, 2);
+    stim_spec st = {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0};
+    bl_stimulus *stim;
+    bl_network *net = network(c, &p, &st, &stim);
+    assert_false(bl_eq_part_supports_net(net, m, &why));
+    assert_non_null(strstr(why, "weights.npy"));
+    bl_engine *e = NULL;
+    bl_error err;
+    assert_int_equal(bl_engine_create(NULL, net, "cpu", &e, &err), BL_OK);
+    assert_string_equal(bl_engine_backend(e), "reference");
+    bl_engine_destroy(e);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+    bl_eq_row_set_edge_delays(m, 1);
+    assert_false(bl_eq_part_supports(m, &why));
+    assert_non_null(strstr(why, "per-edge delays"));
+    assert_true(bl_eq_row_reference_only(m, &why));
+    bl_eq_model_destroy(m);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -524,6 +567,7 @@ int main(void)
         cmocka_unit_test(mpi_single_process),
         cmocka_unit_test(refractory_hold_is_not_rest),
         cmocka_unit_test(unsupported_named),
+        cmocka_unit_test(synapse_features),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -468,6 +468,9 @@ static const struct {
     {"reset", offsetof(bl_eq_model, reset)},       {"on_pre", offsetof(bl_eq_model, on_pre)},
     {"on_post", offsetof(bl_eq_model, on_post)},   {"on_input", offsetof(bl_eq_model, on_input)},
     {"weight", offsetof(bl_eq_model, weight)},
+    /* on_pre chosen by the edge's sign: one call per delivered edge, so
+     * interpreting them would cost a COBA network most of its delivery */
+    {"on_pre_exc", offsetof(bl_eq_model, on_pre_exc)}, {"on_pre_inh", offsetof(bl_eq_model, on_pre_inh)},
 };
 #define N_BLOCKS (sizeof blocks / sizeof blocks[0])
 
