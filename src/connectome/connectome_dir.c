@@ -602,7 +602,8 @@ bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, con
             continue;
         if (c->parts != 1)
             return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: files.%s: edge columns are read for a whole connectome "
-                           "only, not for a part (equation models run on the reference backend)", mpath, names[k]);
+                           "only, not for a part (a model that reads them runs under mpi as one process, or on cpu)",
+                           mpath, names[k]);
         bl_src_digest want, got;
         bl_status st = expected_file(files, mpath, names[k], &want, err);
         if (st)

@@ -23,15 +23,10 @@ import warnings
 # glibc 0x1.f5dc99badec5bp-1), so Brian2's numpy target then rounds differently
 # from Brian2's C++ targets and from us. Brian2 runs here with that dispatch off
 # (NumPy then calls libm, as on any machine without AVX-512F).
-_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL"
-if os.environ.get("BL_EQ_NUMPY_SIMD") != "1" and "NPY_DISABLE_CPU_FEATURES" not in os.environ:
-    try:
-        has = "avx512f" in open("/proc/cpuinfo").read()
-    except OSError:
-        has = False
-    if has:
-        os.environ["NPY_DISABLE_CPU_FEATURES"] = _AVX512
-        os.execv(sys.executable, [sys.executable] + sys.argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libm_numpy  # noqa: E402  (before NumPy: it may run this process again)
+
+libm_numpy.reexec_with_libm()
 
 import numpy as np
 
