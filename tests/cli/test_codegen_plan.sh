@@ -39,29 +39,10 @@ spikes = true
 counts = true
 state = true
 propagation = false
-[model]
-method = "linear"
-equations = """
-dv/dt = (v_0 - v + g) / t_mbr : volt (unless refractory)
-dg/dt = -g / tau : volt (unless refractory)
-"""
-threshold = "v > v_th"
-reset = "v = v_rst; g = 0*mV"
-refractory = "t_rfc"
-on_pre = "g += w"
-weight = "count * sign * w_syn"
-delay = "1.8 ms"
-on_input = "v += f_poi * w_syn"
-[model.parameters]
-v_0 = "-52 mV"
-v_rst = "-52 mV"
-v_th = "-45 mV"
-t_mbr = "20 ms"
-tau = "5 ms"
-t_rfc = "2.2 ms"
-w_syn = "0.275 mV"
-f_poi = 250
 T
+# The model: the shipped shiu2024 text, the issue-23 block (test_equation_plan
+# proves it gives the preset's bytes), written into the plan inline.
+cat "$root/models/shiu2024.toml" >>"$work/eq.toml"
 
 "$BL_CLI" run "$work/eq.toml" --root "$work/jit1" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "jit run"; }
 "$BL_CLI" run "$work/eq.toml" --root "$work/jit2" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "second jit run"; }
