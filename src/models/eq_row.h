@@ -15,6 +15,10 @@ bl_status bl_eq_row_check(const bl_eq_model *m, bl_error *err);
  * partition kernel for equation models must leave these to the reference
  * backend. *why (when not NULL) names the first such feature. */
 int bl_eq_row_reference_only(const bl_eq_model *m, const char **why);
+/* The [model] delay value that takes each edge's delay from the connectome's
+ * delays.npy column: a data source, not the operation of the same name (the
+ * operations table alone knows operation names). */
+#define BL_EQ_DELAY_PER_EDGE "connectome"
 /* delay = "connectome": each edge's delay from the connectome's delays.npy
  * (docs/models.md "Synapses"). */
 void bl_eq_row_set_edge_delays(bl_eq_model *m, int on);

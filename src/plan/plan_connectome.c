@@ -137,12 +137,12 @@ static bl_status read_eq_model(const bl_pk_ctx *ctx, const bl_toml_node *model, 
     st = bl_eq_model_from_toml(model, "model", plan->params.dt_ms * 0.001, 0, NULL, NULL, 1, &m, &delay, &e);
     double delay_s = 0;
     if (!st && !delay)
-        st = bl_fail(&e, BL_ERR_INVALID, "model: a connectome model needs a delay (\"1.8 ms\", or \"connectome\": "
-                     "each edge's from the connectome's delays.npy)");
+        st = bl_fail(&e, BL_ERR_INVALID, "model: a connectome model needs a delay (\"1.8 ms\", or \"%s\": "
+                     "each edge's from the connectome's delays.npy)", BL_EQ_DELAY_PER_EDGE);
     /* Per-edge delays (docs/models.md "Synapses"): checked against the
      * connectome when the network is made; the engine's window is then the
      * smallest of them, and the plan's delay field holds one step. */
-    int per_edge = !st && !strcmp(delay, "connectome");
+    int per_edge = !st && !strcmp(delay, BL_EQ_DELAY_PER_EDGE);
     if (per_edge)
         delay_s = plan->params.dt_ms * 0.001;
     else if (!st)
