@@ -100,6 +100,13 @@ NOISY2_EQS = """
 dv/dt = (v_0 - v + g)/tau + sigma*xi_1/sqrt(tau) : volt
 dg/dt = -g/taug + s2*xi_1*taug**-0.5 : volt
 """
+GBM_EQS = """
+dv/dt = -v/tau + sigma*v*xi/sqrt(tau) : 1
+"""
+COND_NOISE_EQS = """
+dv/dt = (El - v + g*(Ee - v))/tau + sigma*g*(Ee - v)*xi/sqrt(tau) : volt (unless refractory)
+dg/dt = -g/taug : 1
+"""
 CUBA_EQS = """
 dv/dt = (ge + gi - (v + 49*mV))/(20*ms) : volt (unless refractory)
 dge/dt = -ge/(5*ms) : volt
@@ -178,6 +185,19 @@ MODELS = [
                  "v_th": "-45*mV", "v_rst": "-60*mV"},
          threshold="v > v_th", reset="v = v_rst", refractory=None, ms=60, noise_seed=97,
          init={"v": -0.06 + 0.01 * rng(19).random(N), "g": 0.004 * rng(19).random(N)}),
+    # heun with multiplicative noise (g reads the state): Brian2's support
+    # statements x_support = x + g*dW and g_support = g(x_support) are live.
+    # A geometric-Brownian-like variable (unflagged), and a LIF whose noise
+    # enters through a conductance (g*(Ee - v), flagged, reading a second
+    # variable without noise of its own).
+    dict(name="gbm_heun", method="heun", eqs=GBM_EQS, params={"tau": "10*ms", "sigma": "0.8"},
+         threshold="v > 2.5", reset="v = 1", refractory=None, ms=60, noise_seed=2468,
+         init={"v": 0.5 + rng(26).random(N)}),
+    dict(name="cond_noise_heun", method="heun", eqs=COND_NOISE_EQS,
+         params={"El": "-60*mV", "Ee": "0*mV", "tau": "10*ms", "taug": "5*ms", "sigma": "3", "v_th": "-50*mV",
+                 "v_rst": "-60*mV"},
+         threshold="v > v_th", reset="v = v_rst", refractory="2*ms", ms=60, noise_seed=1357,
+         init={"v": -0.06 + 0.01 * rng(27).random(N), "g": 0.05 + 0.2 * rng(27).random(N)}),
     dict(name="adex_heun", method="heun", eqs=ADEX_EQS, params=ADEX_PARAMS, threshold="v > Vcut",
          reset="v = Vr; w += b", refractory=None, ms=60,
          init={"v": -0.0706 + 0.02 * rng(17).random(N), "w": 1e-10 * rng(17).random(N),
@@ -262,6 +282,7 @@ BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler":
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
               "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0,
               "lif_dc_heun": 0, "adex_heun": 0, "noisy_lif_heun": 0, "noisy_two_heun": 0,
+              "gbm_heun": 0, "cond_noise_heun": 0,
               "curr_linear": 0, "curr_linear_names": 0, "pynn_if_curr_exp_linear": 0}
 
 

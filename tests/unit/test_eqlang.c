@@ -220,8 +220,10 @@ static void bad_models_named_errors(void **state)
         {"dv/dt = (v_0 - v) / tau + 2*mV*xi/sqrt(tau) : volt\n", NULL, NULL, "rk4", NULL, NULL,
          {"equations line 1", "only by methods euler and heun", NULL}},
         {"dv/dt = (v_0 - v) / tau + 2*mV*xi/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL, {NULL, NULL, NULL}},
-        {"dv/dt = (v_0 - v) / tau + v*xi/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL,
-         {"method heun", "only additive", "use euler"}},
+        /* multiplicative noise: Brian2's support statements (eq_brian2.c) */
+        {"dv/dt = (v_0 - v) / tau + v*xi/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL, {NULL, NULL, NULL}},
+        {"dv/dt = (v_0 - v) / tau + v*xi_1/sqrt(tau) + mV*xi_2/sqrt(tau) : volt\n", NULL, NULL, "heun", NULL, NULL,
+         {"method heun", "one noise source", "use euler"}},
         {"dv/dt = (v_0 - v + g) / tau : volt\ndg/dt = -g/tau_g : volt\ntau_g : second\n", NULL, NULL, "linear",
          NULL, NULL, {"equations line 1", "per neuron", NULL}},
         {"dg/dt = -g/tau_g : volt\ntau_g : second\ndv/dt = (v_0 - v) / tau : volt\n", NULL, NULL, "linear", NULL,

@@ -1650,24 +1650,72 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
     /* heun with noise (Brian2 2.5.1, stateupdaters/explicit.py):
      *   x_support = x + g(x,t)*dW; g_support = g(x_support, t+dt);
      *   x_new = x + dt*f(x,t) + .5*dW*(g(x,t) + g_support)
-     * Only additive noise (g free of the state and t): g_support is then g
-     * itself, computed into the temporary __g_support_<x>_<xi> as Brian2
-     * does (flagged: where(not_refractory, g, 0)); x_support is dead code
-     * in Brian2's update and is not computed. The stochastic part enters
-     * distributed, .5*xi*g + .5*xi*g_support, .5 a float (Brian2's printed
-     * update: `0.5*(__g_support_v_xi*xi) + dt*(...) + _lio*xi + v`). */
+     * Brian2 makes one statement per variable and noise source for each
+     * line: __x_support_<x>_<xi> = x + xi*g (x itself for a variable without
+     * noise), __g_support_<x>_<xi> = g with every state variable y replaced
+     * by the symbol __x_support_<y>_<xi> and t by t + dt (replace_func), each
+     * printed and generated as a statement of its own; flagged ones are
+     * where(not_refractory, ..., 0) as rk's k (x_support: x while
+     * refractory, a value nothing reads then). With additive noise (g free
+     * of the state and t) g_support is g and x_support is dead code, not
+     * computed here. The stochastic part enters distributed, .5*xi*g +
+     * .5*xi*g_support, .5 a float (Brian2's printed update:
+     * `0.5*(__g_support_v_xi*xi) + dt*(...) + _lio*xi + v`). */
     int32_t gsup[BL_EQ_MAX_VARS];
-    for (uint32_t s = 0; s < nv && !c->bad; s++) {
+    int multiplicative = 0;
+    for (uint32_t s = 0; s < nv; s++) {
         gsup[s] = -1;
+        if (heun && gA[s] >= 0) {
+            for (uint32_t r = 0; r < nv; r++)
+                if (f[r] >= 0 && sym_in(c, gA[s], m->var_sym[r]))
+                    multiplicative = 1;
+            if (sym_in(c, gA[s], t_sym))
+                multiplicative = 1;
+        }
+    }
+    if (multiplicative && !c->bad) {
+        for (uint32_t q = 0; q < m->n_syms && q < map_cap; q++)
+            map[q] = -1;
+        for (uint32_t r = 0; r < nv && !c->bad; r++) {
+            int needed = 0;
+            for (uint32_t s = 0; s < nv; s++)
+                if (gA[s] >= 0 && f[r] >= 0 && sym_in(c, gA[s], m->var_sym[r]))
+                    needed = 1;
+            if (!needed)
+                continue;
+            char name[BL_EQ_MAX_IDENT + 1];
+            snprintf(name, sizeof name, "__x_support_%.40s_%.10s", m->syms[m->var_sym[r]].name, m->syms[xi_sym].name);
+            int32_t ts = temp_sym(m, name, (int32_t)r, err);
+            if (ts < 0) {
+                free(map);
+                return err->status ? err->status : BL_ERR_UNSUPPORTED;
+            }
+            int flagged = m->syms[m->var_sym[r]].unless_refractory && gA[r] >= 0;
+            int32_t x = ysym(c, m->var_sym[r]);
+            int32_t k = codegen(b, gA[r] >= 0 ? yadd(c, x, ymul(c, ysym(c, xi_sym), gA[r])) : x, flagged);
+            if (k < 0)
+                break;
+            if (flagged) {
+                int32_t sel = mk(b, N_SEL, mksym(b, nr_sym), k);
+                if (sel < 0 || eq_node_set_c(m, sel, mksym(b, m->var_sym[r]), err) < 0) {
+                    c->bad = 1;
+                    break;
+                }
+                k = sel;
+            }
+            if (u->n_tmp >= sizeof u->tmp_sym / sizeof u->tmp_sym[0]) {
+                c->bad = 1;
+                break;
+            }
+            u->tmp_sym[u->n_tmp] = ts;
+            u->tmp_expr[u->n_tmp++] = k;
+            map[m->var_sym[r]] = ysym(c, ts);
+        }
+        map[t_sym] = yadd(c, ysym(c, t_sym), dt);
+    }
+    for (uint32_t s = 0; s < nv && !c->bad; s++) {
         if (!heun || gA[s] < 0)
             continue;
-        for (uint32_t r = 0; r < nv; r++)
-            if (sym_in(c, gA[s], m->var_sym[r]))
-                c->bad = 1; /* multiplicative noise: not emulated */
-        if (sym_in(c, gA[s], t_sym))
-            c->bad = 1;
-        if (c->bad)
-            break;
         char name[BL_EQ_MAX_IDENT + 1];
         snprintf(name, sizeof name, "__g_support_%.40s_%.10s", m->syms[m->var_sym[s]].name, m->syms[xi_sym].name);
         int32_t ts = temp_sym(m, name, (int32_t)s, err);
@@ -1675,7 +1723,10 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
             free(map);
             return err->status ? err->status : BL_ERR_UNSUPPORTED;
         }
-        int32_t k = codegen(b, gA[s], m->syms[m->var_sym[s]].unless_refractory);
+        int32_t gs = gA[s];
+        if (multiplicative)
+            gs = ysubst(c, gA[s], map, map_cap, 0);
+        int32_t k = codegen(b, gs, m->syms[m->var_sym[s]].unless_refractory);
         if (k < 0)
             break;
         if (m->syms[m->var_sym[s]].unless_refractory) {
@@ -1782,6 +1833,12 @@ static bl_status run(bl_eq_model *m, bc *b, eq_update *u, bl_error *err)
         xmap[xi_sym] = mk(b, N_MUL, mk(b, N_POW, mksym(b, dt_sym), mknum(b, 0.5, 0)), mksym(b, xi_sym));
         for (uint32_t s = 0; s < nv; s++)
             if (u->new_expr[s] >= 0 && (u->new_expr[s] = eq_subst(m, u->new_expr[s], xmap, err)) < 0) {
+                free(xmap);
+                return err->status ? err->status : BL_ERR_UNSUPPORTED;
+            }
+        /* heun's x_support reads xi too: the same draw, scaled the same way */
+        for (uint32_t k = 0; k < u->n_tmp; k++)
+            if ((u->tmp_expr[k] = eq_subst(m, u->tmp_expr[k], xmap, err)) < 0) {
                 free(xmap);
                 return err->status ? err->status : BL_ERR_UNSUPPORTED;
             }

@@ -285,8 +285,9 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
      * euler's x + dt*f(x,t), the same statement (Brian2 generates the same
      * update; oracle.test_eqlang_brian2 compares heun models with Brian2's
      * heun). With noise the statement differs from euler's in its operations
-     * (0.5*xi*(g + g_support)): eq_brian2.c builds it for additive noise;
-     * anything else is refused below. */
+     * (0.5*xi*(g + g_support)): eq_brian2.c builds it, with the support
+     * statements when g reads the state or t (multiplicative noise);
+     * what it does not cover is refused below. */
     int heun = !strcmp(meth, "heun");
     int euler = !strcmp(meth, "euler") || heun, rk2 = !strcmp(meth, "rk2"), rk4 = !strcmp(meth, "rk4"),
         expo = !strcmp(meth, "exponential_euler");
@@ -305,13 +306,13 @@ bl_status eq_method_apply(bl_eq_model *m, eq_update *u, bl_error *err)
             return st;
     }
     /* heun with noise exists only in Brian2's order (eq_brian2.c: additive
-     * noise, one source); the text-order fallback below would run euler's
-     * noise statement under heun's name. */
+     * or multiplicative noise from one source); the text-order fallback
+     * below would run euler's noise statement under heun's name. */
     for (uint32_t j = 0; heun && j < m->n_syms; j++)
         if (m->syms[j].kind == S_XI)
             return bl_fail(err, BL_ERR_UNSUPPORTED,
-                           "method heun: noise (%s) is supported only additive (its coefficient free of the "
-                           "state and t) and from one source; use euler", m->syms[j].name);
+                           "method heun: noise (%s) runs only where Brian2's generated order is followed (one "
+                           "noise source, no clip or comparison in the equations); use euler", m->syms[j].name);
     /* f per state variable (slot), subexpressions inlined, 0 while refractory
      * when flagged; the noise coefficient g (euler only). */
     int32_t f[BL_EQ_MAX_VARS], g[BL_EQ_MAX_VARS], f_raw[BL_EQ_MAX_VARS];
