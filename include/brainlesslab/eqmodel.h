@@ -62,6 +62,16 @@ typedef struct bl_eq_source {
     const char *synapses;
     const char *on_pre_exc;
     const char *on_pre_inh;
+    /* on_pre chosen by a neurons.csv column of the edge's source (in place of
+     * on_pre, on_pre_exc and on_pre_inh): on_pre_by names the column, and
+     * entry k runs on_pre_by_texts[k] for the edges of sources whose field
+     * is on_pre_by_values[k] (at most 16 entries); other sources' edges do
+     * nothing. The values per neuron are read when a connectome plan loads
+     * its connectome. */
+    const char *on_pre_by;
+    size_t n_on_pre_by;
+    const char *const *on_pre_by_values;
+    const char *const *on_pre_by_texts;
 } bl_eq_source;
 
 typedef struct bl_eq_model bl_eq_model;

@@ -187,6 +187,11 @@ int bl_eq_part_supports_net(const bl_network *net, const bl_eq_model *m, const c
 {
     if (!bl_eq_part_supports(m, why))
         return 0;
+    if (m->n_by && m->by_n != net->n_neurons) {
+        if (why)
+            *why = "on_pre_by: the sources' values were not read (a connectome plan reads them)";
+        return 0;
+    }
     if (reads_weight_column(m) && !bl_connectome_edge_weights(net->connectome)) {
         if (why)
             *why = "its weight expression reads `weight` and the connectome has no weights.npy";
@@ -477,7 +482,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     const int by_sign = m->has_on_pre_exc || m->has_on_pre_inh, per_edge = reads_weight_column(m);
     const int64_t *first = per_edge ? edge_first(p->buf[BUF_WEIGHTS]) : NULL;
     const double *ew = per_edge ? edge_w(p->buf[BUF_WEIGHTS], net->n_neurons) : NULL;
-    if (m->has_on_pre || by_sign)
+    if (m->has_on_pre || by_sign || m->n_by)
         for (uint64_t k = 0; k < n_arrivals; k++) {
             int64_t e0, e1;
             bl_owned_edges(net, p, arrivals[k], &e0, &e1);
@@ -490,7 +495,10 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
                     continue;
                 int32_t c = bl_net_fanout_count(&f, e);
                 const eq_prog *prog = &m->on_pre;
-                if (by_sign) {
+                if (m->n_by) { /* the source's on_pre_by value chooses, as the reference */
+                    if (!(prog = eq_by_block(m, arrivals[k], c)))
+                        continue;
+                } else if (by_sign) {
                     if (!(c > 0 ? m->has_on_pre_exc : c < 0 ? m->has_on_pre_inh : 0))
                         continue;
                     prog = c > 0 ? &m->on_pre_exc : &m->on_pre_inh;

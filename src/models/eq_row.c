@@ -200,6 +200,10 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
     eq_edges_reset(s->ed, net, s->r);
     eq_edges *ed = s->ed;
     const int by_sign = m->has_on_pre_exc || m->has_on_pre_inh;
+    if (m->n_by && m->by_n != n)
+        return bl_fail(err, BL_ERR_INVALID, "model 'equations': on_pre_by: the sources' values of column '%s' were "
+                       "not read for this network's %llu neurons (a connectome plan reads them from neurons.csv)",
+                       m->by_column, (unsigned long long)n);
     size_t cursor = 0, fcursor = 0;
 
     for (int64_t step = 0; step < (int64_t)n_steps; step++) {
@@ -259,7 +263,7 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
          * not refractory unless refractory_input = "deliver". Then on_post
          * for this step's spikers (Brian2 runs the post pathway after the
          * pre one), each spiker's incoming edges in edge order. */
-        if (m->has_on_pre || by_sign)
+        if (m->has_on_pre || by_sign || m->n_by)
             for (int64_t d = ed->dmax; d >= ed->dmin; d--) {
                 if (step < d)
                     continue;
@@ -273,7 +277,11 @@ static bl_status eq_trial(void *ws, const bl_network *net, uint32_t trial, uint6
                             continue;
                         int32_t c = bl_net_fanout_count(&f, e);
                         const eq_prog *p = &m->on_pre;
-                        if (by_sign) {
+                        if (m->n_by) {
+                            /* the source's value of the on_pre_by column chooses */
+                            if (!(p = eq_by_block(m, src[a], c)))
+                                continue;
+                        } else if (by_sign) {
                             /* the edge's sign chooses; a silenced source (count 0) reaches nobody */
                             if (!(c > 0 ? m->has_on_pre_exc : c < 0 ? m->has_on_pre_inh : 0))
                                 continue;

@@ -37,6 +37,13 @@ int bl_eq_row_per_neuron_sets(const bl_eq_model *m, const char *var);
 /* Entry k's drawn value for a neuron (normal or uniform), as above. */
 double bl_eq_row_per_neuron_draw(const bl_eq_model *m, uint32_t k, uint64_t seed, uint32_t neuron);
 
+/* on_pre_by (src/models/lang/eq_per_neuron.c): each neuron of connectome c
+ * as a source, the entry of [model.on_pre] its field of the on_pre_by column
+ * names (surrounding spaces ignored; a value without an entry: none).
+ * Refused naming model.on_pre_by and the columns there are when neurons.csv
+ * lacks the column. */
+bl_status bl_eq_row_on_pre_by(bl_eq_model *m, const struct bl_connectome *c, bl_error *err);
+
 /* A [model] table of TOML (a model file's, or a plan's) compiled for a step
  * of dt_s seconds; set_* add or override parameters. rest_init: a state
  * variable X that [model.init] does not set starts at parameter X_0 when

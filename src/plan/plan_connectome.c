@@ -43,7 +43,8 @@ static const char *const model_keys[] = {"preset", "parameters", NULL};
 /* A model written in the model language (docs/models.md), in place of a preset. */
 static const char *const eq_model_keys[] = {"equations", "method", "threshold", "reset", "refractory", "on_pre",
                                             "on_input", "weight", "delay", "parameters", "init", "synapses",
-                                            "on_pre_exc", "on_pre_inh", "on_post", "refractory_input", "per_neuron", NULL};
+                                            "on_pre_exc", "on_pre_inh", "on_post", "refractory_input", "per_neuron",
+                                            "on_pre_by", NULL};
 static const char *const run_keys[] = {"trials", "duration_ms", "seed", "backend", "threads", NULL};
 static const char *const output_keys[] = {"spikes", "counts", "state", "propagation",
                                           "top_responders", "psth", "probes", NULL};
@@ -699,6 +700,9 @@ static bl_status check_eq_columns(const bl_pk_ctx *ctx, const bl_toml_node *root
     /* [model.per_neuron]: a value per neuron from a neurons.csv column or
      * drawn with the plan's seed (src/models/lang/eq_per_neuron.c). */
     if (bl_eq_row_per_neuron(plan->eq, plan->connectome, plan->seed, &e))
+        return bl_pk_fail(ctx, e.status, where, "connectome.path", "%s", e.message);
+    /* on_pre_by: each source's block from its neurons.csv field (eq_per_neuron.c). */
+    if (bl_eq_row_on_pre_by(plan->eq, plan->connectome, &e))
         return bl_pk_fail(ctx, e.status, where, "connectome.path", "%s", e.message);
     return BL_OK;
 }

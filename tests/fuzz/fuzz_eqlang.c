@@ -2,7 +2,8 @@
  * names and dimensions, the methods, the lowering and the interpreter, with
  * the production bounds (BL_EQ_MAX_*). The input is split at 0x1f bytes into
  * equations, method selector, threshold, reset, refractory, on_input and
- * up to 8 parameter texts (names p0..p7). A model that compiles is run for a
+ * up to 8 parameter texts (names p0..p7); a selector "xB" adds on_pre_by
+ * blocks made of the reset and on_input texts. A model that compiles is run for a
  * few steps on two neurons, with noise, on_input and its description made;
  * a model that fails leaves a status and a one-line message. */
 #include <stdint.h>
@@ -51,6 +52,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (nf >= 8) {
         s.synapses = field[nf - 1];
         s.on_post = field[5];
+    }
+    /* A method selector whose second byte is 'B': on_pre chosen by a column
+     * (on_pre_by), value A running the reset text and B the on_input text
+     * as their blocks (docs/models.md "Synapses"). */
+    const char *by_values[2] = {"A", "B"}, *by_texts[2];
+    if (field[1] && field[1][0] && field[1][1] == 'B' && field[3] && field[5]) {
+        by_texts[0] = field[3];
+        by_texts[1] = field[5];
+        s.on_pre_by = "nt";
+        s.n_on_pre_by = 2;
+        s.on_pre_by_values = by_values;
+        s.on_pre_by_texts = by_texts;
     }
     const char *names[8] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
     const char *values[8];

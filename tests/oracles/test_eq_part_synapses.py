@@ -15,6 +15,9 @@ connectome generator (the small Vogels-Abbott CUBA network: 400 neurons, 2 %,
   coba      COBA (conductances with reversal potentials, exponential_euler),
             ge/gi by sign, weight = "weight * nS" (inhibitory weights
             positive: the sign only chooses the pathway), deliver.
+  by_nt     CUBA with a third variable, on_pre chosen by the source's
+            transmitter column (on_pre_by; test_synapses_brian2's case), weights
+            from the count, so also under mpirun -np 2.
   exc_only  CUBA with on_pre_exc alone (inhibitory edges do nothing), into
             non-refractory targets only (the default rule), w from counts
             (no weights.npy: so also under mpirun -np 2).
@@ -168,11 +171,13 @@ def backend_of(rec):
     return "cpu" if "prepared: backend cpu" in log else "mpi" if "backend mpi" in log else "other"
 
 
-def case(work, name, model, weights_of):
+def case(work, name, model, weights_of, nt=False):
     pre, post, counts, weights, exc = syn.cuba_graph(7)
     conn = os.path.join(work, name + "_conn")
     column = weights_of(weights, exc) if weights_of else None
     syn.write_conn(conn, N, pre, post, counts, weights=column)
+    if nt:  # the sources' transmitters, for on_pre_by
+        syn.add_column(conn, "transmitter", syn.transmitters(N, N * 4 // 5))
     column = column is not None
     ref = run(work, name + "_ref", conn, model, "reference")
     n_spikes = int(np.load(os.path.join(ref, "counts.npy")).sum())
@@ -240,9 +245,13 @@ def main():
             ("coba", COBA, lambda w, exc: np.where(exc, 6.0, 67.0)),
             ("exc_only", CUBA.format(inh="", deliver="").replace('weight = "weight * mV"',
                                                                    'weight = "count * 1.62 * mV"'), None),
+            # on_pre chosen by the source's transmitter (three variables, two
+            # values without a block), weights from the count: also 2 ranks
+            ("by_nt", syn.nt_model(weight="count * 1.62 * mV", deliver="").replace(
+                'delay = "0.1 ms"', 'delay = "0.5 ms"\non_input = "v += 3*mV"'), None),
         )
         for name, model, wfn in cases:
-            ok, msg = case(work, name, model, wfn)
+            ok, msg = case(work, name, model, wfn, nt=name == "by_nt")
             print(f"{'ok' if ok else 'FAIL':4} {name:9} {msg}", flush=True)
             failures += not ok
     print(f"{len(cases) - failures} passed, {failures} failed")

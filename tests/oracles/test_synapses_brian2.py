@@ -16,6 +16,10 @@ network, read by both sides from the same connectome directory and spike schedul
          are then advanced at arrival times, not spike times.
   delays The CUBA network with a delay per edge (delays.npy, 0.1-3 ms, with
          ties at half steps: Brian2's round-half-to-even). Spike trains and final v.
+  transmitter  CUBA with a third synaptic variable, on_pre chosen by the
+         source's neurons.csv "transmitter" field (on_pre_by): ACH -> ge,
+         GABA -> gi, GLUT -> gcl; DA and empty fields deliver nothing. In
+         Brian2 one Synapses object per transmitter. Spike trains and final v.
 
 Where a value differs, the first difference and its size in ulps are printed.
 Short runs keep it a CI test. Skips (77) without Brian2."""
@@ -316,6 +320,100 @@ v = "-55 mV"
     return ok and n > 200, msg
 
 
+# ---- (e) on_pre chosen by transmitter (on_pre_by): the CUBA network with a
+# third synaptic variable. Each source's neurons.csv field of column
+# "transmitter" picks its block: ACH -> ge, GABA -> gi, GLUT -> gcl (its own
+# time constant); DA and empty fields have no block, so their edges deliver
+# nothing. In Brian2 each transmitter's edges are their own Synapses object.
+NT_EQS = """dv/dt = (ge + gi + gcl - (v - El)) / taum : volt (unless refractory)
+dge/dt = -ge / taue : volt
+dgi/dt = -gi / taui : volt
+dgcl/dt = -gcl / taucl : volt"""
+NT_BLOCKS = {"ACH": "ge", "GABA": "gi", "GLUT": "gcl"}
+
+
+def transmitters(n, exc_n):
+    """ACH, GLUT or DA for excitatory sources, GABA or nothing for inhibitory ones."""
+    nt = []
+    for i in range(n):
+        if i < exc_n:
+            nt.append(("ACH", "GLUT", "ACH", "DA")[i % 4])
+        else:
+            nt.append("" if i % 9 == 0 else "GABA")
+    return nt
+
+
+def add_column(path, name, values):
+    """A neurons.csv column more (the manifest's digest updated)."""
+    csv = os.path.join(path, "neurons.csv")
+    rows = open(csv).read().splitlines()
+    rows = [rows[0] + "," + name] + [r + "," + v for r, v in zip(rows[1:], values)]
+    open(csv, "w").write("\n".join(rows) + "\n")
+    man = json.load(open(os.path.join(path, "manifest.json")))
+    man["files"]["neurons.csv"] = {"bytes": os.path.getsize(csv), "sha256": blconn._sha256(csv)}
+    json.dump(man, open(os.path.join(path, "manifest.json"), "w"), indent=2)
+
+
+def nt_model(weight="weight * mV", deliver='refractory_input = "deliver"'):
+    return f'''[model]
+method = "euler"
+equations = """
+{NT_EQS}
+"""
+threshold = "v > Vt"
+reset = "v = Vr"
+refractory = "t_rfc"
+on_pre_by = "transmitter"
+on_pre.ACH = "ge += w"
+on_pre.GABA = "gi += w"
+on_pre.GLUT = "gcl += w"
+weight = "{weight}"
+delay = "0.1 ms"
+{deliver}
+[model.parameters]
+{chr(10).join(f'{k} = "{v}"' for k, v in CUBA_PARAMS.items())}
+taucl = "15 ms"
+[model.init]
+v = "-55 mV"
+'''
+
+
+def case_transmitter(work):
+    name = "transmitter"
+    pre, post, counts, weights, exc = cuba_graph(7)
+    nt = transmitters(N_CUBA, N_CUBA * 4 // 5)
+    conn = os.path.join(work, name + "_conn")
+    write_conn(conn, N_CUBA, pre, post, counts, weights=weights)
+    add_column(conn, "transmitter", nt)
+    ours = run_ours(work, name, conn, CUBA_MS, nt_model())
+
+    b2.start_scope()
+    b2.prefs.codegen.target = "numpy"
+    b2.defaultclock.dt = DT_MS * b2.ms
+    ns = {k: eval(v.replace(" ", "*"), vars(b2)) for k, v in CUBA_PARAMS.items()}
+    ns["taucl"] = 15 * b2.ms
+    P = b2.NeuronGroup(N_CUBA, NT_EQS, threshold="v > Vt", reset="v = Vr", refractory="t_rfc", method="euler",
+                       namespace=ns)
+    P.v = -55 * b2.mV
+    syn = []
+    src_nt = np.array(nt)[pre]
+    for value, var in NT_BLOCKS.items():
+        sel = src_nt == value
+        S = b2.Synapses(P, P, "w : volt", on_pre=f"{var} += w", namespace=ns)
+        S.connect(i=pre[sel], j=post[sel])
+        S.w = weights[sel] * b2.mV
+        S.delay = DT_MS * b2.ms
+        syn.append(S)
+    M = b2.SpikeMonitor(P)
+    net = b2.Network(P, *syn, M)
+    net.run(CUBA_MS * b2.ms, namespace=ns)
+    i2, s2 = spikes_of(M)
+    ok, msg, n = compare(name, ours, i2, s2, [("v", ours["v"], np.asarray(P.v_[:]))])
+    counts_by = {v: int(np.sum(src_nt == v)) for v in ("ACH", "GABA", "GLUT", "DA", "")}
+    msg += "; edges by transmitter " + ", ".join(f"{k or '(empty)'} {c}" for k, c in counts_by.items())
+    return ok and n > 200, msg
+
+
 def main():
     failures = 0
     # Brian2's numpy runtime uses its compiled spike queue (cspikequeue.cpp,
@@ -328,7 +426,8 @@ def main():
         return 1
     with tempfile.TemporaryDirectory() as work:
         cases = (("stdp", case_stdp), ("stdp_delays", lambda w: case_stdp(w, True)),
-                 ("cuba", lambda w: case_cuba(w, False)), ("cuba_delays", lambda w: case_cuba(w, True)))
+                 ("cuba", lambda w: case_cuba(w, False)), ("cuba_delays", lambda w: case_cuba(w, True)),
+                 ("transmitter", case_transmitter))
         for name, fn in cases:
             ok, msg = fn(work)
             print(f"{'ok' if ok else 'FAIL':4} {name:12} {msg}", flush=True)

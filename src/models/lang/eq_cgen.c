@@ -487,6 +487,13 @@ char *eq_cgen_source(const bl_eq_model *m)
               CGEN_VERSION);
     for (size_t k = 0; k < N_BLOCKS; k++)
         emit_block(m, &b, blocks[k].name, block_of(m, k), NULL, 0);
+    /* on_pre_by's blocks only when the model has them, so that other models'
+     * sources (and cache keys) stay what they were */
+    for (uint32_t k = 0; k < m->n_by; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "on_pre_by_%u", k);
+        emit_block(m, &b, name, &m->by_prog[k], NULL, 0);
+    }
     for (size_t k = 0; k < m->n_extra; k++)
         emit_block(m, &b, m->extra[k].name, m->extra[k].prog, m->extra[k].out, m->extra[k].n_out);
     if (m->ode_direct)
@@ -763,6 +770,17 @@ static int bind(bl_eq_model *m, void *h)
         if (!dlsym(h, name))
             return 0;
     }
+    eq_block_fn by[EQ_MAX_BY];
+    for (uint32_t k = 0; k < m->n_by; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "bl_eq_on_pre_by_%u", k);
+        void *f = dlsym(h, name);
+        if (!f)
+            return 0;
+        memcpy(&by[k], &f, sizeof f);
+    }
+    for (uint32_t k = 0; k < m->n_by; k++)
+        m->by_prog[k].fn = by[k];
     for (size_t k = 0; k < N_BLOCKS; k++)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = fns[k];
     for (size_t k = 0; k < m->n_extra; k++) {
@@ -795,6 +813,8 @@ static void unbind(bl_eq_model *m)
         ((eq_prog *)((char *)m + blocks[k].off))->fn = NULL;
     for (size_t k = 0; k < m->n_extra; k++)
         m->extra[k].prog->fn = NULL;
+    for (uint32_t k = 0; k < m->n_by; k++)
+        m->by_prog[k].fn = NULL;
     if (m->ode_direct)
         m->ode_direct->rhs_fn = NULL, m->ode_direct->vjp_fn = NULL;
     m->update_soa = NULL;

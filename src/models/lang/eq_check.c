@@ -167,7 +167,7 @@ static bl_status check_sub(bl_eq_model *m, int32_t s, bl_error *err);
 static int allowed_extern(const char *name, int block)
 {
     if (!strcmp(name, "w"))
-        return block == B_ON_PRE || block == B_ON_PRE_EXC || block == B_ON_PRE_INH;
+        return block == B_ON_PRE || block == B_ON_PRE_EXC || block == B_ON_PRE_INH || block >= B_ON_PRE_BY0;
     return block == B_WEIGHT; /* count, sign, weight */
 }
 

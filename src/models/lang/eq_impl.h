@@ -69,9 +69,14 @@ typedef struct eq_node {
     uint32_t lo, hi; /* source span in the block's text */
 } eq_node;
 
+/* on_pre blocks chosen by a neurons.csv column of the source (on_pre_by):
+ * at most this many values, each its own block. */
+#define EQ_MAX_BY 16
+
 typedef enum eq_block {
     B_EQUATIONS, B_THRESHOLD, B_RESET, B_REFRACTORY, B_ON_PRE, B_ON_POST, B_ON_INPUT, B_WEIGHT,
-    B_PARAM, B_INIT, B_GENERATED, B_ON_PRE_EXC, B_ON_PRE_INH, B_NBLOCKS
+    B_PARAM, B_INIT, B_GENERATED, B_ON_PRE_EXC, B_ON_PRE_INH, B_ON_PRE_BY0,
+    B_NBLOCKS = B_ON_PRE_BY0 + EQ_MAX_BY
 } eq_block;
 
 typedef struct eq_sym {
@@ -240,6 +245,18 @@ struct bl_eq_model {
      * per-edge variables, and whether on_pre reaches refractory targets. */
     eq_prog on_pre_exc, on_pre_inh;
     int has_on_pre_exc, has_on_pre_inh;
+    /* on_pre chosen by the source's field of neurons.csv column by_column
+     * (on_pre_by): entry k (block B_ON_PRE_BY0 + k, named "on_pre.VALUE")
+     * for the value by_value[k]; by_class[src] is 1 + the entry of a source
+     * neuron, 0 for a value without one, made for by_n neurons when a
+     * connectome plan loads its connectome (bl_eq_row_on_pre_by). */
+    uint32_t n_by;
+    char by_column[128];
+    char by_value[EQ_MAX_BY][BL_EQ_MAX_IDENT + 1];
+    char by_name[EQ_MAX_BY][BL_EQ_MAX_IDENT + 16];
+    eq_prog by_prog[EQ_MAX_BY];
+    uint8_t *by_class;
+    uint64_t by_n;
     int has_syn;
     int delay_per_edge;     /* delay = "connectome" (eq_row.c) */
     int deliver_refractory; /* refractory_input = "deliver": on_pre reaches refractory targets (Brian2) */
@@ -277,6 +294,15 @@ struct bl_eq_model {
     int ode;
     uint32_t n_oparams;
 };
+
+/* The on_pre_by block of an edge from source src (eq_row.c, eq_part.c);
+ * NULL: the edge delivers nothing (a source whose value has no entry, or
+ * a silenced source, count 0, as with on_pre_exc / on_pre_inh). */
+static inline const eq_prog *eq_by_block(const struct bl_eq_model *m, int32_t src, int32_t count)
+{
+    unsigned k = count && src >= 0 && (uint64_t)src < m->by_n ? m->by_class[src] : 0u;
+    return k ? &m->by_prog[k - 1] : NULL;
+}
 
 /* ---- parser (eq_parse.c) */
 typedef struct eq_parser {

@@ -134,6 +134,56 @@ static bl_status statements(bl_eq_model *m, int block, eq_prog *p, int *has, bl_
     return BL_OK;
 }
 
+/* on_pre_by (docs/models.md "Synapses"): the column and one block per value,
+ * each named "on_pre.VALUE" in messages. Exclusive of on_pre and of the
+ * choice by sign: an edge runs one pathway. */
+static bl_status on_pre_by(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
+{
+    if (!src->on_pre_by) {
+        if (src->n_on_pre_by)
+            return bl_fail(err, BL_ERR_INVALID, "on_pre: a table of statements per value needs on_pre_by (the "
+                           "neurons.csv column of the source whose value chooses them)");
+        return BL_OK;
+    }
+    const char *col = src->on_pre_by;
+    size_t cl = strnlen(col, sizeof m->by_column);
+    if (!cl || cl >= sizeof m->by_column)
+        return bl_fail(err, BL_ERR_INVALID, "on_pre_by: expected the name of a neurons.csv column (1 to %zu bytes)",
+                       sizeof m->by_column - 1);
+    if (src->on_pre || src->on_pre_exc || src->on_pre_inh)
+        return bl_fail(err, BL_ERR_INVALID, "on_pre_by: give either on_pre_by with a table on_pre.VALUE = "
+                       "\"statements\" or %s, not both", src->on_pre ? "on_pre as one block" : "on_pre_exc / on_pre_inh");
+    if (!src->n_on_pre_by || !src->on_pre_by_values || !src->on_pre_by_texts)
+        return bl_fail(err, BL_ERR_INVALID, "on_pre_by: '%.64s' chooses among no blocks: give on_pre.VALUE = "
+                       "\"statements\" for the values of that column (a table [model.on_pre])", col);
+    if (src->n_on_pre_by > EQ_MAX_BY)
+        return bl_fail(err, BL_ERR_INVALID, "on_pre: %zu values; on_pre_by chooses among at most %d", src->n_on_pre_by,
+                       EQ_MAX_BY);
+    memcpy(m->by_column, col, cl + 1);
+    for (size_t k = 0; k < src->n_on_pre_by; k++) {
+        const char *v = src->on_pre_by_values[k];
+        size_t vl = v ? strnlen(v, BL_EQ_MAX_IDENT + 1) : 0;
+        int printable = vl > 0;
+        for (size_t j = 0; j < vl && printable; j++)
+            printable = isprint((unsigned char)v[j]);
+        if (!printable || vl > BL_EQ_MAX_IDENT)
+            return bl_fail(err, BL_ERR_INVALID, "on_pre: entry %zu: a value of column '%.64s' is 1 to %u printable "
+                           "bytes", k, col, BL_EQ_MAX_IDENT);
+        for (size_t j = 0; j < k; j++)
+            if (!strcmp(m->by_value[j], v))
+                return bl_fail(err, BL_ERR_INVALID, "on_pre.%s: given twice", v);
+        memcpy(m->by_value[k], v, vl + 1);
+        snprintf(m->by_name[k], sizeof m->by_name[k], "on_pre.%s", v);
+        if (!src->on_pre_by_texts[k])
+            return bl_fail(err, BL_ERR_INVALID, "on_pre.%s: no statements", v);
+        bl_status st = set_text(m, B_ON_PRE_BY0 + (int)k, src->on_pre_by_texts[k], m->by_name[k], err);
+        if (st)
+            return st;
+        m->n_by = (uint32_t)k + 1;
+    }
+    return BL_OK;
+}
+
 static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
 {
     bl_status st;
@@ -141,7 +191,7 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
                                                  "on_post", "on_input", "weight", "parameter", "init", "model",
                                                  "on_pre_exc", "on_pre_inh"};
     for (int b = 0; b < B_NBLOCKS; b++)
-        m->texts[b].name = names[b];
+        m->texts[b].name = b < B_ON_PRE_BY0 ? names[b] : "on_pre"; /* on_pre_by's: "on_pre.VALUE", set below */
     if (src->n_params > BL_EQ_MAX_PARAMS || src->n_init > BL_EQ_MAX_VARS)
         return bl_fail(err, BL_ERR_INVALID, "model: more than %u parameters", BL_EQ_MAX_PARAMS);
     /* Parameters first: the equations then find them as constants. */
@@ -201,6 +251,8 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
     if (src->on_pre && (src->on_pre_exc || src->on_pre_inh))
         return bl_fail(err, BL_ERR_INVALID, "on_pre: give either on_pre (every edge) or on_pre_exc / on_pre_inh "
                        "(chosen by the edge's sign), not both");
+    if ((st = on_pre_by(m, src, err)))
+        return st;
     static const struct {
         int block;
         size_t off;
@@ -224,7 +276,7 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
         return st;
     eq_stmt tmp[EQ_MAX_STMTS];
     uint32_t ntmp;
-    for (int b = B_RESET; b <= B_ON_PRE_INH; b++)
+    for (int b = B_RESET; b < B_NBLOCKS; b++)
         if (b != B_REFRACTORY && b != B_WEIGHT && b != B_PARAM && b != B_INIT && b != B_GENERATED && m->texts[b].text &&
             (st = eq_parse_stmts(m, b, tmp, EQ_MAX_STMTS, &ntmp, err)))
             return st;
@@ -296,7 +348,7 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
         if ((st = eq_lower_expr(m, &m->weight, wexpr, err)))
             return st;
         m->has_weight = 1;
-    } else if (m->texts[B_ON_PRE].text || m->texts[B_ON_PRE_EXC].text || m->texts[B_ON_PRE_INH].text) {
+    } else if (m->texts[B_ON_PRE].text || m->texts[B_ON_PRE_EXC].text || m->texts[B_ON_PRE_INH].text || m->n_by) {
         int32_t w = eq_sym_find(m, "w");
         if (w >= 0 && m->syms[w].kind == S_EXTERN)
             return bl_fail(err, BL_ERR_INVALID, "on_pre: reads w but the model gives no weight expression");
@@ -318,6 +370,11 @@ static bl_status compile(bl_eq_model *m, const bl_eq_source *src, bl_error *err)
         (st = statements(m, B_ON_PRE_EXC, &m->on_pre_exc, &m->has_on_pre_exc, err)) ||
         (st = statements(m, B_ON_PRE_INH, &m->on_pre_inh, &m->has_on_pre_inh, err)))
         return st;
+    for (uint32_t k = 0; k < m->n_by; k++) {
+        int has = 0;
+        if ((st = statements(m, B_ON_PRE_BY0 + (int)k, &m->by_prog[k], &has, err)))
+            return st;
+    }
     if (m->has_syn && (st = eq_syn_finish(m, err)))
         return st;
     m->ref_steps = -1;
@@ -421,6 +478,9 @@ void bl_eq_model_destroy(bl_eq_model *m)
                      &m->on_input, &m->weight,    &m->on_pre_exc, &m->on_pre_inh};
     for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
         eq_prog_free(ps[k]);
+    for (size_t k = 0; k < EQ_MAX_BY; k++)
+        eq_prog_free(&m->by_prog[k]);
+    free(m->by_class);
     eq_jit_free(m->jit);
     free(m->pn);
     free(m->pn_val);
@@ -578,6 +638,11 @@ char *bl_eq_model_describe(const bl_eq_model *m)
         describe_prog(m, &b, "on_pre_exc", &m->on_pre_exc, 0);
     if (m->has_on_pre_inh)
         describe_prog(m, &b, "on_pre_inh", &m->on_pre_inh, 0);
+    if (m->n_by)
+        sb_printf(&b, "on_pre_by: neurons.csv column '%s' of the source (%u values; others deliver nothing)\n",
+                  m->by_column, m->n_by);
+    for (uint32_t k = 0; k < m->n_by; k++)
+        describe_prog(m, &b, m->by_name[k], &m->by_prog[k], 0);
     if (m->has_syn) {
         sb_printf(&b, "per-edge variables:");
         for (uint32_t k = 0; k < m->syn.n; k++)

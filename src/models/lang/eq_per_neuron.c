@@ -34,6 +34,15 @@
 #define PN_STREAM UINT32_C(0xD0000000)
 #define PN_TRIAL UINT32_C(0xFFFFFFFF)
 
+/* The columns of neurons.csv, for a message. */
+static void column_list(const bl_connectome *c, char *list, size_t size)
+{
+    size_t o = 0;
+    list[0] = 0;
+    for (size_t j = 0; j < bl_connectome_n_columns(c) && o < size; j++)
+        o += (size_t)snprintf(list + o, size - o, "%s%s", j ? ", " : "", bl_connectome_column_name(c, j));
+}
+
 /* An array item as a quantity text: a string as written, a number printed exactly. */
 static bl_status item_text(const bl_toml_node *v, char *buf, size_t size, const char **text)
 {
@@ -207,10 +216,8 @@ bl_status bl_eq_row_per_neuron(bl_eq_model *m, const bl_connectome *c, uint64_t 
         }
         int col = bl_connectome_column(c, p->column);
         if (col < 0) {
-            char list[256] = "";
-            size_t o = 0;
-            for (size_t j = 0; j < bl_connectome_n_columns(c) && o < sizeof list; j++)
-                o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", j ? ", " : "", bl_connectome_column_name(c, j));
+            char list[256];
+            column_list(c, list, sizeof list);
             free(val);
             return bl_fail(err, BL_ERR_INVALID, "model.per_neuron.%s: neurons.csv has no column '%s' (columns: %s)",
                            p->name, p->column, *list ? list : "none");
@@ -239,6 +246,44 @@ bl_status bl_eq_row_per_neuron(bl_eq_model *m, const bl_connectome *c, uint64_t 
     }
     m->pn_val = val;
     m->pn_n = n;
+    return BL_OK;
+}
+
+bl_status bl_eq_row_on_pre_by(bl_eq_model *m, const bl_connectome *c, bl_error *err)
+{
+    if (!m->n_by)
+        return BL_OK;
+    const uint64_t n = bl_connectome_n_neurons(c);
+    free(m->by_class);
+    m->by_class = NULL;
+    m->by_n = 0;
+    int col = bl_connectome_column(c, m->by_column);
+    if (col < 0) {
+        char list[256];
+        column_list(c, list, sizeof list);
+        return bl_fail(err, BL_ERR_INVALID, "model.on_pre_by: neurons.csv has no column '%s' (columns: %s)",
+                       m->by_column, *list ? list : "none");
+    }
+    uint8_t *cls = calloc(n ? n : 1, 1);
+    if (!cls)
+        return bl_fail(err, BL_ERR_NOMEM, "model.on_pre_by: out of memory for %" PRIu64 " neurons", n);
+    for (uint64_t i = 0; i < n; i++) {
+        const char *s = bl_connectome_value(c, (size_t)col, i);
+        if (!s)
+            continue;
+        while (isspace((unsigned char)*s))
+            s++;
+        size_t len = strlen(s);
+        while (len && isspace((unsigned char)s[len - 1]))
+            len--;
+        for (uint32_t k = 0; k < m->n_by; k++)
+            if (strlen(m->by_value[k]) == len && !memcmp(m->by_value[k], s, len)) {
+                cls[i] = (uint8_t)(k + 1);
+                break;
+            }
+    }
+    m->by_class = cls;
+    m->by_n = n;
     return BL_OK;
 }
 

@@ -11,7 +11,7 @@
 
 static const char *const text_keys[] = {"equations", "method", "threshold", "reset", "refractory",
                                         "on_pre", "on_post", "on_input", "weight", "delay", "preset",
-                                        "synapses", "on_pre_exc", "on_pre_inh", "refractory_input"};
+                                        "synapses", "on_pre_exc", "on_pre_inh", "refractory_input", "on_pre_by"};
 
 /* Parameter values: strings as they are; numbers as the shortest text that
  * reads back to the same double (integers exactly). */
@@ -92,7 +92,10 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
     const char *refractory_input = NULL;
     const char **slots[] = {&src.equations, &src.method,   &src.threshold,  &src.reset,      &src.refractory,
                             &src.on_pre,    &src.on_post,  &src.on_input,   &src.weight,     delay,
-                            NULL,           &src.synapses, &src.on_pre_exc, &src.on_pre_inh, &refractory_input};
+                            NULL,           &src.synapses, &src.on_pre_exc, &src.on_pre_inh, &refractory_input,
+                            &src.on_pre_by};
+    /* on_pre as a table, one block per value of the on_pre_by column */
+    const char *by_values[EQ_MAX_BY], *by_texts[EQ_MAX_BY];
     for (size_t j = 0; j < bl_toml_table_size(model); j++) {
         size_t len;
         const char *key = bl_toml_table_key(model, j, &len);
@@ -106,6 +109,30 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
             }
             continue;
         }
+        if (!strcmp(key, "on_pre") && bl_toml_type_of(v) == BL_TOML_TABLE) {
+            size_t nb = bl_toml_table_size(v);
+            if (nb > EQ_MAX_BY) {
+                st = bl_fail(err, BL_ERR_INVALID, "%s:%u: model.on_pre: %zu values; on_pre_by chooses among at most %d",
+                             path, bl_toml_line(v), nb, EQ_MAX_BY);
+                goto done;
+            }
+            for (size_t q = 0; q < nb; q++) {
+                size_t vl, tl;
+                const char *vk = bl_toml_table_key(v, q, &vl), *tx;
+                const bl_toml_node *tv = bl_toml_table_value(v, q);
+                if (!vk || strlen(vk) != vl || !bl_toml_get_string(tv, &tx, &tl) || strlen(tx) != tl) {
+                    st = bl_fail(err, BL_ERR_INVALID, "%s:%u: model.on_pre.%.64s must be a string of statements "
+                                 "(\"ge += w\")", path, bl_toml_line(tv), vk ? vk : "");
+                    goto done;
+                }
+                by_values[q] = vk;
+                by_texts[q] = tx;
+            }
+            src.n_on_pre_by = nb;
+            src.on_pre_by_values = by_values;
+            src.on_pre_by_texts = by_texts;
+            continue;
+        }
         size_t k = 0;
         while (k < sizeof text_keys / sizeof text_keys[0] && strcmp(key, text_keys[k]))
             k++;
@@ -113,7 +140,7 @@ bl_status bl_eq_model_from_toml(const bl_toml_node *model, const char *path, dou
             st = bl_fail(err, BL_ERR_INVALID,
                          "%s:%u: model: unknown key '%.64s' (equations, method, threshold, reset, refractory, "
                          "on_pre, on_pre_exc, on_pre_inh, on_post, on_input, weight, delay, synapses, "
-                         "refractory_input, parameters, init, per_neuron)",
+                         "refractory_input, on_pre_by, parameters, init, per_neuron)",
                          path, bl_toml_line(v), key);
             goto done;
         }
