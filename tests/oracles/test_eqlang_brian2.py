@@ -190,8 +190,8 @@ MODELS = [
     # A geometric-Brownian-like variable (unflagged), and a LIF whose noise
     # enters through a conductance (g*(Ee - v), flagged, reading a second
     # variable without noise of its own).
-    dict(name="gbm_heun", method="heun", eqs=GBM_EQS, params={"tau": "10*ms", "sigma": "0.8"},
-         threshold="v > 2.5", reset="v = 1", refractory=None, ms=60, noise_seed=2468,
+    dict(name="gbm_heun", method="heun", eqs=GBM_EQS, params={"tau": "100*ms", "sigma": "0.8"},
+         threshold="v > 1.4", reset="v = 1", refractory=None, ms=60, noise_seed=2468,
          init={"v": 0.5 + rng(26).random(N)}),
     dict(name="cond_noise_heun", method="heun", eqs=COND_NOISE_EQS,
          params={"El": "-60*mV", "Ee": "0*mV", "tau": "10*ms", "taug": "5*ms", "sigma": "3", "v_th": "-50*mV",

@@ -129,14 +129,21 @@ static bl_eq_model *compile_jit(const bl_eq_source *s)
 
 static void compare_blocks(bl_eq_model *m, int trials)
 {
-    const eq_prog *ps[] = {&m->update, &m->threshold, &m->reset, &m->on_pre, &m->on_post, &m->on_input, &m->weight};
-    const int has_result[] = {0, 1, 0, 0, 0, 0, 1};
-    const char *names[] = {"update", "threshold", "reset", "on_pre", "on_post", "on_input", "weight"};
+    /* the fixed blocks, then on_pre_by's (emitted only when the model has them) */
+    const eq_prog *ps[7 + EQ_MAX_BY] = {&m->update, &m->threshold, &m->reset,  &m->on_pre,
+                                        &m->on_post, &m->on_input, &m->weight};
+    int has_result[7 + EQ_MAX_BY] = {0, 1, 0, 0, 0, 0, 1};
+    const char *names[7 + EQ_MAX_BY] = {"update", "threshold", "reset", "on_pre", "on_post", "on_input", "weight"};
+    size_t n_blocks = 7;
+    for (uint32_t k = 0; k < m->n_by; k++) {
+        ps[n_blocks] = &m->by_prog[k];
+        names[n_blocks++] = m->by_name[k];
+    }
     double *r1 = calloc(m->n_regs, sizeof *r1), *r2 = calloc(m->n_regs, sizeof *r2);
     assert_non_null(r1);
     assert_non_null(r2);
     eq_vm_ctx ctx = {normal_draw, NULL, 3, 17};
-    for (size_t b = 0; b < sizeof ps / sizeof ps[0]; b++) {
+    for (size_t b = 0; b < n_blocks; b++) {
         assert_non_null(ps[b]->fn);
         for (int t = 0; t < trials; t++) {
             /* t, i, not_refractory, the externals and the state; the
@@ -232,6 +239,25 @@ static void shiu_and_exp_euler_blocks(void **state)
     s.on_pre = "v += w";
     m = compile_jit(&s);
     assert_true(bl_eq_model_uses_noise(m));
+    compare_blocks(m, 20000);
+    bl_eq_model_destroy(m);
+    /* heun with multiplicative noise: Brian2's support statements (a
+     * where() for the flagged variable, a second variable read through its
+     * own x_support), and on_pre chosen by a column (on_pre_by): one
+     * generated function per value */
+    s.method = "heun";
+    s.equations = "dv/dt = (v_0 - v + g)/t_mbr + w_syn*(g/mV)*(v - v_th)/mV*xi/sqrt(t_mbr) : volt (unless refractory)\n"
+                  "dg/dt = -g/tau : volt\n";
+    s.on_pre = NULL;
+    const char *by_values[] = {"ACH", "GABA", "GLUT"}, *by_texts[] = {"v += w", "g -= w; v -= w/2", "g += 2*w"};
+    s.on_pre_by = "transmitter";
+    s.n_on_pre_by = 3;
+    s.on_pre_by_values = by_values;
+    s.on_pre_by_texts = by_texts;
+    m = compile_jit(&s);
+    assert_true(bl_eq_model_uses_noise(m));
+    assert_int_equal(m->n_by, 3);
+    assert_true(m->order_brian2);
     compare_blocks(m, 20000);
     bl_eq_model_destroy(m);
 }
