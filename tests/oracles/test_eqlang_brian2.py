@@ -107,6 +107,13 @@ COND_NOISE_EQS = """
 dv/dt = (El - v + g*(Ee - v))/tau + sigma*g*(Ee - v)*xi/sqrt(tau) : volt (unless refractory)
 dg/dt = -g/taug : 1
 """
+TIME_NOISE_EQS = """
+dv/dt = (v_0 - v)/tau + sigma*(1 + 0.5*sin(t/T))*xi/sqrt(tau) : volt (unless refractory)
+"""
+COUPLED_NOISE_EQS = """
+dv/dt = (v_0 - v + g)/tau + s1*g*xi_1/sqrt(tau) : volt
+dg/dt = -g/taug + s2*(v - v_0)*xi_1/sqrt(taug) : volt
+"""
 CUBA_EQS = """
 dv/dt = (ge + gi - (v + 49*mV))/(20*ms) : volt (unless refractory)
 dge/dt = -ge/(5*ms) : volt
@@ -198,6 +205,17 @@ MODELS = [
                  "v_rst": "-60*mV"},
          threshold="v > v_th", reset="v = v_rst", refractory="2*ms", ms=60, noise_seed=1357,
          init={"v": -0.06 + 0.01 * rng(27).random(N), "g": 0.05 + 0.2 * rng(27).random(N)}),
+    # g reading t (g_support then at t + dt), and two noisy variables sharing
+    # one source, each one's g reading the other (x_support of both live)
+    dict(name="time_noise_heun", method="heun", eqs=TIME_NOISE_EQS,
+         params={"v_0": "-50*mV", "tau": "10*ms", "T": "7*ms", "sigma": "5*mV", "v_th": "-45*mV", "v_rst": "-60*mV"},
+         threshold="v > v_th", reset="v = v_rst", refractory="2*ms", ms=60, noise_seed=3579,
+         init={"v": -0.06 + 0.01 * rng(28).random(N)}),
+    dict(name="coupled_noise_heun", method="heun", eqs=COUPLED_NOISE_EQS,
+         params={"v_0": "-40*mV", "tau": "10*ms", "taug": "5*ms", "s1": "0.5", "s2": "0.3", "v_th": "-45*mV",
+                 "v_rst": "-60*mV"},
+         threshold="v > v_th", reset="v = v_rst", refractory=None, ms=60, noise_seed=9753,
+         init={"v": -0.06 + 0.01 * rng(29).random(N), "g": 0.004 * rng(29).random(N)}),
     dict(name="adex_heun", method="heun", eqs=ADEX_EQS, params=ADEX_PARAMS, threshold="v > Vcut",
          reset="v = Vr; w += b", refractory=None, ms=60,
          init={"v": -0.0706 + 0.02 * rng(17).random(N), "w": 1e-10 * rng(17).random(N),
@@ -282,7 +300,7 @@ BOUND_ULPS = {"lif_linear": 0, "lif_dc_euler": 0, "lif_dc_rk4": 0, "adex_euler":
               "coba_exponential_euler": 0, "hh_exponential_euler": 10972, "coba_subexpr_euler": 0,
               "hh_rk4": 0, "noisy_lif_euler": 0, "cuba_linear": 0, "cuba_linear_names": 0,
               "lif_dc_heun": 0, "adex_heun": 0, "noisy_lif_heun": 0, "noisy_two_heun": 0,
-              "gbm_heun": 0, "cond_noise_heun": 0,
+              "gbm_heun": 0, "cond_noise_heun": 0, "time_noise_heun": 0, "coupled_noise_heun": 0,
               "curr_linear": 0, "curr_linear_names": 0, "pynn_if_curr_exp_linear": 0}
 
 
