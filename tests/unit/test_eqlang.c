@@ -502,6 +502,79 @@ static void subexpression_in_brian2_order(void **state)
 }
 
 /* Subexpressions, per-neuron parameters with table values, functions. */
+/* on_pre_by through the library's source (the plan's TOML side is
+ * cli.test_synapse_plan): what compiles, and each refusal's message. */
+static void on_pre_by_source(void **state)
+{
+    (void)state;
+    const char *values[17], *texts[17];
+    char names[17][8];
+    for (int k = 0; k < 17; k++) {
+        snprintf(names[k], sizeof names[k], "T%d", k);
+        values[k] = names[k];
+        texts[k] = "g += w";
+    }
+    struct {
+        const char *by, *on_pre, *exc;
+        size_t n;
+        const char *bad_value, *bad_text;
+        const char *want; /* NULL: compiles */
+    } cases[] = {
+        {"nt", NULL, NULL, 3, NULL, NULL, NULL},
+        {"nt", NULL, NULL, 16, NULL, NULL, NULL},
+        {"nt", NULL, NULL, 17, NULL, NULL, "at most 16"},
+        {"nt", "g += w", NULL, 2, NULL, NULL, "not both"},
+        {"nt", NULL, "g += w", 2, NULL, NULL, "on_pre_exc"},
+        {NULL, NULL, NULL, 2, NULL, NULL, "needs on_pre_by"},
+        {"nt", NULL, NULL, 0, NULL, NULL, "no blocks"},
+        {"", NULL, NULL, 2, NULL, NULL, "on_pre_by: expected the name"},
+        {"nt", NULL, NULL, 2, "T0", NULL, "on_pre.T0: given twice"},
+        {"nt", NULL, NULL, 2, "a\tb", NULL, "printable"},
+        {"nt", NULL, NULL, 2, NULL, "q += w", "on_pre.T1 line 1"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bl_eq_source s;
+        memset(&s, 0, sizeof s);
+        s.method = "euler";
+        s.equations = "dv/dt = (v_0 - v + g) / tau : volt\ndg/dt = -g / tau : volt\n";
+        s.threshold = "v > v_0";
+        s.weight = "count * mV";
+        const char *pn[] = {"v_0", "tau"}, *pv[] = {"-52 mV", "10 ms"};
+        s.n_params = 2;
+        s.param_names = pn;
+        s.param_values = pv;
+        const char *v2[17], *t2[17];
+        memcpy(v2, values, sizeof v2);
+        memcpy(t2, texts, sizeof t2);
+        if (cases[c].bad_value)
+            v2[1] = cases[c].bad_value;
+        if (cases[c].bad_text)
+            t2[1] = cases[c].bad_text;
+        s.on_pre_by = cases[c].by;
+        s.on_pre = cases[c].on_pre;
+        s.on_pre_exc = cases[c].exc;
+        s.n_on_pre_by = cases[c].n;
+        s.on_pre_by_values = v2;
+        s.on_pre_by_texts = t2;
+        bl_eq_model *m = NULL;
+        bl_error err;
+        memset(&err, 0, sizeof err);
+        bl_status st = bl_eq_model_compile(&s, 1e-4, &m, &err);
+        if (!cases[c].want) {
+            if (st)
+                fail_msg("case %zu: %s", c, err.message);
+            char *d = bl_eq_model_describe(m);
+            assert_non_null(d);
+            assert_non_null(strstr(d, "on_pre_by: neurons.csv column 'nt'"));
+            assert_non_null(strstr(d, "on_pre.T0:"));
+            free(d);
+            bl_eq_model_destroy(m);
+        } else if (!st || !strstr(err.message, cases[c].want)) {
+            fail_msg("case %zu: want '%s', got status %d: %s", c, cases[c].want, (int)st, err.message);
+        }
+    }
+}
+
 static void subexpressions_and_functions(void **state)
 {
     (void)state;
@@ -547,6 +620,7 @@ int main(void)
         cmocka_unit_test(noise_hook),
         cmocka_unit_test(subexpressions_and_functions),
         cmocka_unit_test(subexpression_in_brian2_order),
+        cmocka_unit_test(on_pre_by_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
