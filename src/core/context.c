@@ -50,14 +50,19 @@ bl_status bl_context_create(bl_context **out, bl_error *err)
     /* Tests set BL_CPU_PARTITION_MIN_EDGES=1 to split even small graphs; the
      * benchmark sets BL_MPI_STATS for the per-rank counters of its workers. */
     bl_status st = env_u64("BL_CPU_PARTITION_MIN_EDGES", &ctx->cpu_partition_min_edges, err);
-    /* Tests and A/B timings set BL_CPU_WINDOW to reach the cpu and mpi
-     * backends' window path (1: every window at once where the model can,
-     * 2: where the kernel judges it pays; 0, the default: never). */
+    /* BL_CPU_WINDOW picks the cpu and mpi backends' window path (the values
+     * of partition.h's BL_WINDOW_*): 0 one step at a time, 1 every window
+     * at once where the model can, 2 where the kernel judges it pays, 3 (the
+     * default, unset) whichever the partition measures to be faster. Tests
+     * and A/B timings set it; every value gives the same bits. */
     if (!st)
         st = env_u64("BL_CPU_WINDOW", &ctx->cpu_window, err);
-    if (!st && ctx->cpu_window > 2)
-        st = bl_fail(err, BL_ERR_INVALID, "environment variable BL_CPU_WINDOW=%llu: must be 0 (never), 1 (always) "
-                     "or 2 (auto)", (unsigned long long)ctx->cpu_window);
+    const char *window = getenv("BL_CPU_WINDOW");
+    if (!st && (!window || !*window))
+        ctx->cpu_window = 3;
+    if (!st && ctx->cpu_window > 3)
+        st = bl_fail(err, BL_ERR_INVALID, "environment variable BL_CPU_WINDOW=%llu: must be 0 (never), 1 (always), "
+                     "2 (auto) or 3 (measured, the default)", (unsigned long long)ctx->cpu_window);
     if (!st)
         st = set_string(&ctx->mpi_stats_prefix, getenv("BL_MPI_STATS"), err);
     if (st) {

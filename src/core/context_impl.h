@@ -28,7 +28,7 @@ struct bl_context {
     void *cancel_user;
     char *mpi_stats_prefix;           /* NULL = off */
     uint64_t cpu_partition_min_edges; /* 0 = the cpu backend's default */
-    uint64_t cpu_window;              /* BL_CPU_WINDOW: 0 never, 1 always, 2 auto (partition.h) */
+    uint64_t cpu_window;              /* BL_CPU_WINDOW: 0 never, 1 always, 2 auto, 3 measured (default; partition.h) */
     bl_mpi_job_state job;
 };
 

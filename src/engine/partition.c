@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/partition.h"
 
@@ -354,23 +355,64 @@ void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_
  * arrays of arrivals; the published delay is 18 steps). */
 #define BL_MAX_WINDOW 64
 
-void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
-                             int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event)
+/* Thread CPU time in ns (0 when the clock is unavailable: then both paths
+ * measure 0 and the step-by-step one is kept). */
+static uint64_t thread_ns(void)
 {
-    if (p->k->window && p->window_mode != BL_WINDOW_NEVER && s1 - s0 <= BL_MAX_WINDOW) {
-        const int32_t *arr[BL_MAX_WINDOW];
-        uint64_t n_arr[BL_MAX_WINDOW];
-        for (int64_t j = 0; j < s1 - s0; j++) {
-            arr[j] = all ? all + start[j] : NULL;
-            n_arr[j] = all ? start[j + 1] - start[j] : 0;
-        }
-        p->k->window(net, skip_ok, p, trial, s0, s1, arr, n_arr, next_event);
-        return;
-    }
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void steps_of_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0, int64_t s1,
+                            const int32_t *all, const uint64_t *start, size_t *next_event)
+{
     for (int64_t step = s0; step < s1 && !p->failed; step++) {
         int64_t j = step - s0;
         const int32_t *arr = all ? all + start[j] : NULL;
         uint64_t n_arr = all ? start[j + 1] - start[j] : 0;
         bl_partition_step(net, skip_ok, p, trial, step, arr, n_arr, next_event, &p->window[j]);
+    }
+}
+
+static void window_at_once(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0, int64_t s1,
+                           const int32_t *all, const uint64_t *start, size_t *next_event)
+{
+    const int32_t *arr[BL_MAX_WINDOW];
+    uint64_t n_arr[BL_MAX_WINDOW];
+    for (int64_t j = 0; j < s1 - s0; j++) {
+        arr[j] = all ? all + start[j] : NULL;
+        n_arr[j] = all ? start[j + 1] - start[j] : 0;
+    }
+    p->k->window(net, skip_ok, p, trial, s0, s1, arr, n_arr, next_event);
+}
+
+void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
+                             int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event)
+{
+    if (!p->k->window || p->window_mode == BL_WINDOW_NEVER || s1 - s0 > BL_MAX_WINDOW) {
+        steps_of_window(net, skip_ok, p, trial, s0, s1, all, start, next_event);
+        return;
+    }
+    if (p->window_mode != BL_WINDOW_TUNE) {
+        window_at_once(net, skip_ok, p, trial, s0, s1, all, start, next_event);
+        return;
+    }
+    bl_window_tune *t = &p->tune;
+    const uint64_t pos = t->windows++ % BL_TUNE_CYCLE;
+    const int probing = pos < BL_TUNE_PROBE, way = probing ? (int)(pos & 1) : t->use_window;
+    const uint64_t t0 = probing ? thread_ns() : 0;
+    if (way)
+        window_at_once(net, skip_ok, p, trial, s0, s1, all, start, next_event);
+    else
+        steps_of_window(net, skip_ok, p, trial, s0, s1, all, start, next_event);
+    t->taken[way]++;
+    if (probing) {
+        t->ns[way] += thread_ns() - t0;
+        if (pos == BL_TUNE_PROBE - 1) {
+            t->use_window = t->ns[1] < t->ns[0];
+            t->ns[0] = t->ns[1] = 0;
+        }
     }
 }

@@ -17,10 +17,30 @@
 #include "engine/engine_impl.h"
 
 /* When a partition steps a window at once (bl_part_kernel.window): never
- * (the default: one step at a time; on the machines measured so far the
- * window path was not faster, docs/retirement.md), always where the model
- * can (tests), or where the kernel judges it pays. */
-enum { BL_WINDOW_NEVER = 0, BL_WINDOW_ALWAYS = 1, BL_WINDOW_AUTO = 2 };
+ * (one step at a time), always where the model can, where the kernel judges
+ * it pays by counting the window's synapses, or (the default) whichever
+ * path this partition measures to be faster on this machine. Both paths
+ * give the same bits (docs/retirement.md, "One pass per window"), so which
+ * one runs decides only the time: on one machine measured the window path
+ * was ~30% faster at w1 and w2, on another no faster at w1 and 30% slower
+ * at w2, so no fixed rule serves both. */
+enum { BL_WINDOW_NEVER = 0, BL_WINDOW_ALWAYS = 1, BL_WINDOW_AUTO = 2, BL_WINDOW_TUNE = 3 };
+
+/* BL_WINDOW_TUNE: every BL_TUNE_CYCLE windows a partition times the two
+ * paths on BL_TUNE_PROBE alternating windows (its thread's CPU time, so a
+ * descheduled thread does not count the wait) and keeps the cheaper until
+ * the next cycle. Adjacent windows carry about the same activity, so the
+ * alternation compares like with like; re-probing follows a trial whose
+ * activity grows or fades. At most BL_TUNE_PROBE / 2 windows of a cycle
+ * (1 in 16) run the slower path. */
+#define BL_TUNE_CYCLE 128u
+#define BL_TUNE_PROBE 8u
+typedef struct bl_window_tune {
+    uint64_t windows;    /* windows run in this mode so far */
+    uint64_t ns[2];      /* CPU time of this cycle's probe windows: [0] step by step, [1] at once */
+    int use_window;      /* the choice until the next probe */
+    uint64_t taken[2];   /* windows run each way (tests read it) */
+} bl_window_tune;
 
 typedef struct i32_list {
     int32_t *v;
@@ -56,6 +76,7 @@ struct partition {
     /* A kernel's whole-window step (bl_part_kernel.window): when to take it
      * (BL_WINDOW_*, the engine's choice) and its scratch. */
     int window_mode;
+    bl_window_tune tune;
     i32_list scratch[2];
     void *buf[3];
     size_t buf_cap[3];
@@ -79,8 +100,9 @@ void bl_partition_step(const bl_network *net, int skip_ok, partition *p, uint32_
 /* Steps [s0, s1) of one window (s1 - s0 <= delay): step s0 + j's arrivals
  * are all[start[j] .. start[j + 1]) (none when all is NULL), and the
  * partition's spikers of that step go to p->window[j]. Through the model's
- * whole-window kernel when it has one and p->window_mode is not
- * BL_WINDOW_NEVER; else one bl_partition_step at a time. (The cpu backend
+ * whole-window kernel when it has one and p->window_mode (with
+ * BL_WINDOW_TUNE, its measurement) chooses it; else one bl_partition_step at
+ * a time. (The cpu backend
  * steps one at a time itself while probes sample every step.) */
 void bl_partition_run_window(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0,
                              int64_t s1, const int32_t *all, const uint64_t *start, size_t *next_event);

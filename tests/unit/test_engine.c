@@ -107,14 +107,17 @@ static void assert_same(const bl_result *a, const bl_result *b)
 
 /* The reference, then cpu at 1..4 threads (partitions forced down to one
  * edge each, so even these graphs split), each with every window stepped at
- * once where the model can and one step at a time, all equal; returns the
- * reference. */
+ * once where the model can, one step at a time, and the two mixed as the
+ * default's measurement picks them (it alternates on the first windows of
+ * every cycle, so both ways and the switches between them are run), all
+ * equal; returns the reference. */
 static bl_result *run_all(const bl_network *net, uint32_t n_trials, uint64_t n_steps)
 {
     bl_result *ref = run(net, "reference", 1, n_trials, n_steps);
+    static const char *const modes[] = {"1", "0", "3"};
     for (int t = 1; t <= 4; t++)
-        for (int w = 1; w <= 2; w++) {
-            bl_result *r = run_window(net, "cpu", t, n_trials, n_steps, w == 1 ? "1" : "0");
+        for (int w = 0; w < 3; w++) {
+            bl_result *r = run_window(net, "cpu", t, n_trials, n_steps, modes[w]);
             assert_same(ref, r);
             bl_result_destroy(r);
         }
@@ -808,6 +811,63 @@ static bl_shiu_consts shiu_consts(void)
 }
 
 /* The integer map on subnormal units is the hardware's multiply, bit for bit. */
+/* The default window mode (BL_WINDOW_TUNE) probes both paths at the start
+ * of every cycle, then keeps the one it measured cheaper: both run, and the
+ * partition's state after any mix of them is the step-by-step state. */
+static void window_tune(void **unused)
+{
+    (void)unused;
+    bl_connectome *c = synth_graph(13);
+    int32_t pop[40];
+    for (int i = 0; i < 40; i++)
+        pop[i] = 3 + i * 14;
+    bl_stimulus *stim;
+    bl_network *net = NULL;
+    bl_error err;
+    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+    assert_int_equal(bl_stimulus_add_poisson(stim, pop, 40, 300.0, 0.0, 1e9, &err), BL_OK);
+    bl_lif_params lp = preset("shiu2024");
+    if (bl_network_create(c, &lp, stim, NULL, 0, 9, &net, &err))
+        fail_msg("%s", err.message);
+    const int64_t n = (int64_t)bl_connectome_n_neurons(c), delay = net->delay_steps;
+    const int64_t windows = 2 * BL_TUNE_CYCLE + 5;
+    size_t sz = 0;
+    void *state[2][2] = {{0}};
+    for (int mode = 0; mode < 2; mode++) { /* BL_WINDOW_NEVER, then BL_WINDOW_TUNE */
+        partition part;
+        memset(&part, 0, sizeof part);
+        assert_true(bl_partition_alloc(&part, net, 0, (int32_t)n));
+        part.window_mode = mode ? BL_WINDOW_TUNE : BL_WINDOW_NEVER;
+        bl_partition_reset(&part, net, 1);
+        size_t cursor = 0;
+        for (int64_t w = 0; w < windows; w++) /* no recurrent arrivals: the same for both modes */
+            bl_partition_run_window(net, 1, &part, 0, w * delay, (w + 1) * delay, NULL, NULL, &cursor);
+        assert_false(part.failed);
+        assert_true(bl_partition_sane(&part, NULL));
+        if (mode) {
+            assert_int_equal(part.tune.taken[0] + part.tune.taken[1], windows);
+            assert_true(part.tune.taken[0] >= 3 * BL_TUNE_PROBE / 2 && part.tune.taken[1] >= 3 * BL_TUNE_PROBE / 2);
+        } else {
+            assert_int_equal(part.tune.taken[0] + part.tune.taken[1], 0);
+        }
+        bl_partition_settle(&part);
+        sz = part.k->field[0].size;
+        for (int f = 0; f < 2; f++) {
+            state[mode][f] = malloc((size_t)n * sz);
+            memcpy(state[mode][f], f ? part.g : part.v, (size_t)n * sz);
+        }
+        bl_partition_free(&part, delay);
+    }
+    for (int f = 0; f < 2; f++) {
+        assert_memory_equal(state[0][f], state[1][f], (size_t)n * sz);
+        free(state[0][f]);
+        free(state[1][f]);
+    }
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
 static void retire_subnormal_map(void **unused)
 {
     (void)unused;
@@ -1156,6 +1216,7 @@ int main(void)
         cmocka_unit_test(reference_vs_cpu_threads),
         cmocka_unit_test(reset_state_gating),
         cmocka_unit_test(window_path),
+        cmocka_unit_test(window_tune),
         cmocka_unit_test(retire_subnormal_map),
         cmocka_unit_test(retire_g_after),
         cmocka_unit_test(retire_regimes),
