@@ -63,18 +63,12 @@ bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *b
     char report[1024] = "";
     if (!strcmp(name, "auto") && bl_connectome_parts(net->connectome) > 1)
         name = "mpi"; /* the only backend that runs a part (below) */
-    /* A model the partition kernel cannot run (no kernel, or an equation
-     * model using what the "equations" row's kernel lacks, such as on_post), or
-     * injected currents (only the reference kernel applies them so far,
-     * src/models/eq_current.c; a partition kernel would silently leave them
-     * out): auto and cpu run it on the reference backend, and the run log
-     * says so. */
+    /* A model the partition kernel cannot run (no kernel, or a network using
+     * what the model row's kernel lacks, such as an equation model's
+     * on_post: the row's part_supports says): auto and cpu run it on the
+     * reference backend, and the run log says so. */
     const char *why = NULL;
     int has_part = net->model->part && (!net->model->part_supports || net->model->part_supports(net, &why));
-    if (has_part && net->n_currents) {
-        has_part = 0;
-        why = "it injects currents, which only the reference kernel applies";
-    }
     if (!has_part && strcmp(name, "reference")) {
         if (!why)
             why = "it has only the reference kernel";

@@ -30,6 +30,10 @@
  * False for the rest of its step: ready = last + max(rfc, 1), as shiu2024's
  * kernel). v and g are mirrors of the state array, written after every block.
  *
+ * Currents (src/models/eq_current.c) set their per-neuron parameters at the
+ * start of each step, for the partition's neurons only (a value depends on
+ * its neuron alone), with every targeted neuron awake.
+ *
  * Retirement. An active neuron whose step was: not refractory, an update that
  * returned every state bit unchanged, no threshold crossing, and no other
  * block (no input, no forced spike, no reset), rests. Its state S satisfies
@@ -375,6 +379,21 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     int64_t *ready = p->rng[F_READY];
     const double *wt = p->buf[BUF_WEIGHTS];
     s.r[R_T] = (double)step * m->dt;
+    /* 0. injected currents set their variables before the update, as the
+     *    reference's eq_trial 0 does, for this partition's neurons. A
+     *    targeted neuron is woken first: its parameter may change under it,
+     *    so skipping it would not be the identity. Woken every step, it may
+     *    still rest at the end of one (its update left every bit as the
+     *    current set it), and is woken again at the next. */
+    if (net->n_currents) {
+        for (size_t k = 0; k < net->n_currents; k++) {
+            const int32_t *tg;
+            size_t n_tg = bl_eq_current_owned(net, k, lo, hi, &tg);
+            for (size_t a = 0; a < n_tg; a++)
+                bl_part_wake(p, &bl_eq_part_kernel, tg[a]);
+        }
+        bl_eq_current_apply_range(net, m, trial, step, s.x, (uint64_t)hi, lo, hi);
+    }
     if (skip_ok)
         atomic_fetch_add_explicit(&skipped_total, (uint64_t)(hi - lo) - p->n_active, memory_order_relaxed);
 

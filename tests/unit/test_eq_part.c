@@ -15,7 +15,9 @@
  *   - a refractory neuron held still by `(unless refractory)` at a reset
  *     below rest: its update is the identity, but it is not at rest;
  *   - a refractory period longer than the delay, and state probes of
- *     resting neurons every step. */
+ *     resting neurons every step;
+ *   - injected currents of every kind (src/models/eq_current.c), applied
+ *     by the partition kernel as the reference applies them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -558,6 +560,85 @@ static void synapse_features(void **state)
     bl_eq_model_destroy(m);
 }
 
+/* Injected currents (docs/models.md, "Current injection") on the partition
+ * kernel: every kind at once, overlapping on some neurons (they add), with
+ * windows that open and close mid-trial, on a graph whose synapses carry
+ * the driven neurons' spikes on. The cpu backend applies them itself (no
+ * fallback: run() checks the backend) at 1-4 threads, retirement on and
+ * off, probes every step, bit for bit the reference's; the neurons no
+ * current reaches retire, and a driven neuron whose current ends retires
+ * too. The mpi backend (one process) likewise. */
+static const char *const cur_names[] = {"v_0", "v_rst", "v_th", "t_mbr", "tau", "t_rfc", "w_syn", "f_poi", "C"};
+static const char *const cur_values[] = {"-52 mV", "-52 mV", "-45 mV", "20 ms", "5 ms",
+                                         "2.2 ms", "0.275 mV", "250", "200 pF"};
+
+static void currents_exact(void **unused)
+{
+    (void)unused;
+    bl_eq_source src = shiu_source("dv/dt = (v_0 - v + g) / t_mbr + I_inj / C : volt (unless refractory)\n"
+                                   "dg/dt = -g / tau : volt (unless refractory)\n"
+                                   "I_inj : amp\n");
+    src.method = "euler";
+    src.n_params = 9;
+    src.param_names = cur_names;
+    src.param_values = cur_values;
+    bl_eq_model *m = compile(&src);
+    assert_true(bl_eq_part_may_retire(m));
+    bl_lif_params p = params_of(m, 1.8);
+    bl_connectome *c = synth(400, 15, 21);
+    bl_error err;
+    bl_stimulus *stim = NULL;
+    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+    int32_t a[40], b[30], r[10], t[12], z[60];
+    for (int i = 0; i < 40; i++)
+        a[i] = i * 7; /* 0 .. 273, across every partition */
+    for (int i = 0; i < 30; i++)
+        b[i] = 3 + i * 11;
+    for (int i = 0; i < 10; i++)
+        r[i] = 100 + i;
+    for (int i = 0; i < 12; i++)
+        t[i] = 390 - i * 3;
+    for (int i = 0; i < 60; i++)
+        z[i] = i * 6 + 1;
+    double sv[3] = {0.3e-9, 0.05e-9, 0.25e-9}, tv[4] = {0.2e-9, 0.0, 0.35e-9, 0.1e-9};
+    int64_t ss[3] = {100, 300, 700};
+    const bl_current cur[5] = {
+        {.kind = BL_CURRENT_DC, .variable = "I_inj", .start_step = 50, .stop_step = 900, .amplitude = 0.2e-9},
+        {.kind = BL_CURRENT_STEP, .variable = "I_inj", .stop_step = 1200, .values = sv, .steps = ss, .n_values = 3},
+        {.kind = BL_CURRENT_RAMP, .variable = "I_inj", .start_step = 200, .stop_step = 800, .from = 0.0,
+         .to = 0.4e-9},
+        {.kind = BL_CURRENT_TABLE, .variable = "I_inj", .start_step = 10, .stop_step = -1, .values = tv,
+         .n_values = 4, .every_steps = 250},
+        {.kind = BL_CURRENT_NOISE, .variable = "I_inj", .start_step = 0, .stop_step = 1000, .amplitude = 0.1e-9,
+         .sigma = 0.15e-9},
+    };
+    const int32_t *who[5] = {a, b, r, t, z};
+    const size_t n_who[5] = {40, 30, 10, 12, 60};
+    for (int k = 0; k < 5; k++)
+        if (bl_stimulus_add_current(stim, who[k], n_who[k], &cur[k], &err))
+            fail_msg("current %d: %s", k, err.message);
+    bl_network *net = NULL;
+    if (bl_network_create(c, &p, stim, NULL, 0, 17, &net, &err))
+        fail_msg("network: %s", err.message);
+    uint64_t skipped;
+    bl_result *ref = run_all(net, 2, 1500, 24, &skipped);
+    print_message("currents: %llu spikes, %llu neuron-steps retired\n", (unsigned long long)bl_result_n_events(ref),
+                  (unsigned long long)skipped);
+    assert_true(bl_result_n_events(ref) > 100);
+    assert_true(skipped > 0);
+    if (bl_mpi_available() && !getenv("BL_SANITIZED"))
+        for (int th = 1; th <= 2; th++) {
+            bl_result *q = run(net, "mpi", th, 2, 1500, "1", 0);
+            assert_same(ref, q, 0);
+            bl_result_destroy(q);
+        }
+    bl_result_destroy(ref);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+    bl_eq_model_destroy(m);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -576,6 +657,7 @@ int main(void)
         cmocka_unit_test(refractory_hold_is_not_rest),
         cmocka_unit_test(unsupported_named),
         cmocka_unit_test(synapse_features),
+        cmocka_unit_test(currents_exact),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
