@@ -682,6 +682,17 @@ static bl_status mpi_resume_trial(void *v, uint32_t trial, const void *blob, siz
  * trial at a time (one thread a rank, or a trial split over the threads);
  * otherwise it checkpoints at trial boundaries (bl_engine_can_snapshot says
  * yes; the caller checks bl_engine_trials_at_once). */
-static const bl_backend backend_mpi = {"mpi",           mpi_create,        mpi_run,         mpi_destroy,
-                                       mpi_set_threads, mpi_set_snapshots, mpi_resume_trial};
+/* No fallback to the reference (whose trial runs whole on one process: an
+ * MPI job splits the neurons over its ranks), no probes yet; it alone steps
+ * a connectome loaded as one rank's part. */
+static const bl_backend backend_mpi = {
+    .name = "mpi",
+    .caps = BL_BACKEND_PART_KERNEL | BL_BACKEND_RUNS_PARTS | BL_BACKEND_JOB,
+    .create = mpi_create,
+    .run = mpi_run,
+    .destroy = mpi_destroy,
+    .set_threads = mpi_set_threads,
+    .set_snapshots = mpi_set_snapshots,
+    .resume_trial = mpi_resume_trial,
+};
 const bl_backend *const bl_backend_mpi_or_null = &backend_mpi;
