@@ -224,7 +224,7 @@ int bl_engine_trials_at_once(const bl_engine *e)
 
 int bl_engine_can_snapshot(const bl_engine *e)
 {
-    return e->backend->set_snapshots && e->backend->resume_trial && !e->net->model->part_state_outside_fields;
+    return e->backend->set_snapshots && e->backend->resume_trial;
 }
 
 void bl_engine_set_snapshots(bl_engine *e, uint64_t every_windows, bl_engine_snapshot_fn fn, void *user)

@@ -422,7 +422,7 @@ static int snapshot(mpi_state *s, uint32_t trial, int64_t w, const char **why)
     }
     uint64_t step = (uint64_t)((w + 1) * net->delay_steps);
     bl_snap_write(s->snap, net, trial, step, m->start, &m->all, &t->out, t->parts, t->n_parts);
-    size_t at = bl_snap_records_offset(net, m->all.n), n = (size_t)net->n_neurons * bl_partition_record_bytes(net->model->part);
+    size_t at = bl_snap_records_offset(net, m->all.n), n = (size_t)net->n_neurons * bl_partition_record_bytes(net);
     for (size_t a = 0; a < n; a += (size_t)INT_MAX) {
         int k = (int)(n - a < (size_t)INT_MAX ? n - a : (size_t)INT_MAX);
         void *buf = s->snap + at + a;

@@ -650,10 +650,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
             bl_xp_logf(&x->log, "checkpoints: after every trial%s", bl_engine_can_snapshot(x->eng)
                        ? (multi && every_ms > 0 ? " (an MPI job running several trials at once checkpoints at "
                                                   "trial boundaries only)" : " (within trials: off)")
-                       : bl_plan_lif_params(plan)->equations
-                           ? " (a model from equations checkpoints at trial boundaries only: its kernel keeps state "
-                             "a snapshot does not hold)"
-                           : " (this backend checkpoints at trial boundaries only)");
+                       : " (this backend checkpoints at trial boundaries only)");
         if (!st && x->resume) {
             st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
             bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",

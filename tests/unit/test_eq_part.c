@@ -32,6 +32,7 @@
 #include "brainlesslab/eqmodel.h"
 #include "brainlesslab/mpi.h"
 #include "brainlesslab/synth.h"
+#include "engine/snapshot.h"
 #include "models/eq_part.h"
 #include "models/eq_row.h"
 
@@ -572,9 +573,9 @@ static const char *const cur_names[] = {"v_0", "v_rst", "v_th", "t_mbr", "tau", 
 static const char *const cur_values[] = {"-52 mV", "-52 mV", "-45 mV", "20 ms", "5 ms",
                                          "2.2 ms", "0.275 mV", "250", "200 pF"};
 
-static void currents_exact(void **unused)
+/* The model and network of currents_exact (also resumed from snapshots). */
+static bl_network *currents_network(bl_eq_model **model, bl_connectome **conn, bl_stimulus **stimulus)
 {
-    (void)unused;
     bl_eq_source src = shiu_source("dv/dt = (v_0 - v + g) / t_mbr + I_inj / C : volt (unless refractory)\n"
                                    "dg/dt = -g / tau : volt (unless refractory)\n"
                                    "I_inj : amp\n");
@@ -620,6 +621,19 @@ static void currents_exact(void **unused)
     bl_network *net = NULL;
     if (bl_network_create(c, &p, stim, NULL, 0, 17, &net, &err))
         fail_msg("network: %s", err.message);
+    *model = m;
+    *conn = c;
+    *stimulus = stim;
+    return net;
+}
+
+static void currents_exact(void **unused)
+{
+    (void)unused;
+    bl_eq_model *m;
+    bl_connectome *c;
+    bl_stimulus *stim;
+    bl_network *net = currents_network(&m, &c, &stim);
     uint64_t skipped;
     bl_result *ref = run_all(net, 2, 1500, 24, &skipped);
     print_message("currents: %llu spikes, %llu neuron-steps retired\n", (unsigned long long)bl_result_n_events(ref),
@@ -637,6 +651,138 @@ static void currents_exact(void **unused)
     bl_stimulus_destroy(stim);
     bl_connectome_destroy(c);
     bl_eq_model_destroy(m);
+}
+
+/* Checkpoints within a trial (src/engine/snapshot.h): the partition
+ * kernel's state arrays are partition fields (BL_PART_ARRAYS), so a
+ * snapshot holds every state variable. Snapshots every 7 windows of 1-2
+ * trials on cpu at 1 and 2 threads (one trial per thread, or one trial
+ * split in 2 partitions), retirement on and off, and on mpi (a job of one
+ * process), for the conductance model (synapses by sign, Poisson input,
+ * retirement at a fixed point off E_L) and the currents model (every kind
+ * of current, noise among them): taking them changes no bit, and each,
+ * handed to a fresh engine at 1 or 2 threads, continues its trial to the
+ * reference's uninterrupted spikes and final state. A truncated blob,
+ * another trial's and another network's are refused. */
+typedef struct snaps {
+    size_t n;
+    uint32_t trial[256];
+    unsigned char *blob[256];
+    size_t len[256];
+} snaps;
+
+static bl_status keep_snapshot(void *user, uint32_t trial, uint64_t step, const void *blob, size_t len, bl_error *err)
+{
+    snaps *k = user;
+    (void)err;
+    (void)step;
+#pragma omp critical(keep_eq_snapshot)
+    if (k->n < 256) {
+        k->trial[k->n] = trial;
+        k->blob[k->n] = malloc(len);
+        memcpy(k->blob[k->n], blob, len);
+        k->len[k->n++] = len;
+    }
+    return BL_OK;
+}
+
+static bl_result *run_snap(const bl_network *net, const char *backend, int threads, uint32_t first, uint32_t n_trials,
+                           uint64_t steps, const char *retire, snaps *keep, const snaps *from, size_t which)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_error err;
+    assert_int_equal(setenv("BL_EQ_RETIRE", retire, 1), 0);
+    if (bl_engine_create(NULL, net, backend, &e, &err))
+        fail_msg("engine %s: %s", backend, err.message);
+    assert_int_equal(unsetenv("BL_EQ_RETIRE"), 0);
+    assert_string_equal(bl_engine_backend(e), backend);
+    assert_true(bl_engine_can_snapshot(e));
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    if (keep)
+        bl_engine_set_snapshots(e, 7, keep_snapshot, keep);
+    if (from && bl_engine_resume_trial(e, from->trial[which], from->blob[which], from->len[which], &err))
+        fail_msg("resume: %s", err.message);
+    assert_int_equal(bl_result_create(net, first, n_trials, &r, &err), BL_OK);
+    if (bl_engine_run(e, first, n_trials, steps, r, &err))
+        fail_msg("%s x%d: %s", backend, threads, err.message);
+    bl_engine_destroy(e);
+    return r;
+}
+
+static void snapshot_resume(void **unused)
+{
+    (void)unused;
+    const uint64_t steps = 1200;
+    bl_eq_source src = coba_source();
+    bl_eq_model *models[2];
+    bl_connectome *conns[2];
+    bl_stimulus *stims[2];
+    bl_network *nets[2];
+    models[0] = compile(&src);
+    bl_lif_params p = params_of(models[0], 1.0);
+    conns[0] = synth(300, 20, 8);
+    int32_t pop[30];
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 9;
+    stim_spec st = {pop, 30, 400.0, 0.0, 60.0, NULL, NULL, 0, 0};
+    nets[0] = network(conns[0], &p, &st, &stims[0]);
+    nets[1] = currents_network(&models[1], &conns[1], &stims[1]);
+    const int mpi = bl_mpi_available() && !getenv("BL_SANITIZED");
+    size_t resumed = 0;
+    for (int nm = 0; nm < 2; nm++) {
+        const bl_network *net = nets[nm];
+        for (int b = 0; b < (mpi ? 3 : 2); b++) /* cpu retiring, cpu stepping every neuron, mpi */
+            for (int threads = 1; threads <= (b == 2 ? 1 : 2); threads++)
+                for (uint32_t n_trials = 1; n_trials <= 2; n_trials++) {
+                    const char *backend = b == 2 ? "mpi" : "cpu", *retire = b == 1 ? "0" : "1";
+                    snaps k = {0};
+                    bl_result *whole = run_snap(net, backend, threads, 0, n_trials, steps, retire, &k, NULL, 0);
+                    bl_result *ref = run(net, "reference", 1, n_trials, steps, "1", 0);
+                    assert_same(ref, whole, 0); /* taking snapshots changes nothing */
+                    assert_true(k.n >= 2 * n_trials); /* 1200 steps: >= 9 snapshots a trial */
+                    for (size_t a = 0; a < k.n; a += k.n / 3 + 1)
+                        for (int rt = 1; rt <= (b == 2 ? 1 : 2); rt++) {
+                            /* the reference's trial k.trial[a], uninterrupted */
+                            bl_result *want = NULL;
+                            bl_engine *e = NULL;
+                            bl_error err;
+                            assert_int_equal(bl_result_create(net, k.trial[a], 1, &want, &err), BL_OK);
+                            assert_int_equal(bl_engine_create(NULL, net, "reference", &e, &err), BL_OK);
+                            assert_int_equal(bl_engine_run(e, k.trial[a], 1, steps, want, &err), BL_OK);
+                            bl_engine_destroy(e);
+                            bl_result *got = run_snap(net, backend, rt, k.trial[a], 1, steps, retire, NULL, &k, a);
+                            assert_same(want, got, 0);
+                            resumed++;
+                            bl_result_destroy(want);
+                            bl_result_destroy(got);
+                        }
+                    /* refusals: truncated, another trial's number, another network's */
+                    bl_engine *e = NULL;
+                    bl_error err;
+                    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0] - 1, &err),
+                                     BL_ERR_INVALID);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0] + 5, k.blob[0], k.len[0], &err),
+                                     BL_ERR_INVALID);
+                    bl_engine_destroy(e);
+                    assert_int_equal(bl_engine_create(NULL, nets[1 - nm], backend, &e, &err), BL_OK);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0], &err),
+                                     BL_ERR_INVALID);
+                    bl_engine_destroy(e);
+                    for (size_t a = 0; a < k.n; a++)
+                        free(k.blob[a]);
+                    bl_result_destroy(whole);
+                    bl_result_destroy(ref);
+                }
+    }
+    print_message("equation snapshots: %zu resumes, each the reference's trial\n", resumed);
+    for (int nm = 0; nm < 2; nm++) {
+        bl_network_destroy(nets[nm]);
+        bl_stimulus_destroy(stims[nm]);
+        bl_connectome_destroy(conns[nm]);
+        bl_eq_model_destroy(models[nm]);
+    }
 }
 
 static int group_setup(void **state)
@@ -658,6 +804,7 @@ int main(void)
         cmocka_unit_test(unsupported_named),
         cmocka_unit_test(synapse_features),
         cmocka_unit_test(currents_exact),
+        cmocka_unit_test(snapshot_resume),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
