@@ -62,6 +62,23 @@ BL_API bl_status bl_backend_auto_choose(bl_context *ctx, const bl_network *net, 
                                         char *report, size_t report_size, bl_error *err);
 /* Names of the compiled-in backends, NULL-terminated; the first is "reference". */
 BL_API const char *const *bl_engine_backends(void);
+/* What a backend does (bl_backend_caps), so that callers ask a question of
+ * the backend's row instead of comparing its name. */
+enum {
+    BL_BACKEND_CHOOSES = 1,     /* "auto": runs none itself, chooses another per network (bl_backend_auto_choose) */
+    BL_BACKEND_REF_KERNEL = 2,  /* steps the model's reference kernel: runs every model */
+    BL_BACKEND_PART_KERNEL = 4, /* steps the model's partition kernel (src/engine/kernel_ops.h) */
+    BL_BACKEND_FALLS_BACK = 8,  /* a network the model's partition kernel cannot run (the model row's
+                                   part_supports says why) runs on the reference backend in its place;
+                                   without it such a network is refused */
+    BL_BACKEND_RUNS_PARTS = 16, /* steps a connectome loaded as one part of several (an MPI rank's share) */
+    BL_BACKEND_PROBES = 32,     /* takes state probes (bl_result_set_probes) */
+    BL_BACKEND_JOB = 64         /* a job-level backend: chosen by launching under mpirun (or by name),
+                                   never an "auto" candidate; its replica groups run trials at once */
+};
+/* The BL_BACKEND_* flags of the backend called `name` in this build; 0 for
+ * a name no backend has (NULL: "reference", as bl_engine_create reads it). */
+BL_API unsigned bl_backend_caps(const char *name);
 /* 1 when `name` is a backend a run can ask for in this build: "auto", one of
  * bl_engine_backends(), or "mpi" when the mpi backend is built in. `known`
  * (may be NULL) receives the list, "auto, reference, cpu[, mpi]", for the

@@ -8,14 +8,61 @@
 #include "core/threads.h"
 #include "mpi/mpi_job.h"
 
-/* The backends, in the order "auto" tries them; the mpi backend exists only in
- * builds with MPI (src/mpi/ says which). */
+/* "auto" is a row that runs nothing itself: it chooses one of the others
+ * per network (bl_backend_auto_choose), and like cpu it sends a network the
+ * partition kernel cannot run to the reference backend. */
+static const bl_backend backend_auto = {.name = "auto", .caps = BL_BACKEND_CHOOSES | BL_BACKEND_FALLS_BACK};
+
+/* The rows, in the order bl_backend_known lists them: "auto", then the
+ * backends in the order auto's regression tries them; the mpi backend
+ * exists only in builds with MPI (src/mpi/ says which). */
+enum { N_BACKENDS = 4 };
 static const bl_backend *backend_at(int i)
 {
-    const bl_backend *const all[] = {&bl_backend_reference, &bl_backend_cpu, bl_backend_mpi_or_null};
-    return i < 3 ? all[i] : NULL;
+    const bl_backend *const all[N_BACKENDS] = {&backend_auto, &bl_backend_reference, &bl_backend_cpu,
+                                               bl_backend_mpi_or_null};
+    return i >= 0 && i < N_BACKENDS ? all[i] : NULL;
 }
-enum { N_BACKENDS = 3 };
+
+/* The row called `name` (NULL: none is; a NULL name is the reference).
+ * The one place a backend's name is compared: everything else asks the
+ * row's caps. */
+static const bl_backend *backend_named(const char *name)
+{
+    if (!name)
+        return &bl_backend_reference;
+    for (int i = 0; i < N_BACKENDS; i++)
+        if (backend_at(i) && !strcmp(backend_at(i)->name, name))
+            return backend_at(i);
+    return NULL;
+}
+
+/* The first row that runs trials and has every flag of `caps` (NULL: none
+ * in this build). */
+static const bl_backend *backend_with(unsigned caps)
+{
+    for (int i = 0; i < N_BACKENDS; i++)
+        if (backend_at(i) && backend_at(i)->create && (backend_at(i)->caps & caps) == caps)
+            return backend_at(i);
+    return NULL;
+}
+
+/* The names of the rows with any flag of `caps`, as a message lists them:
+ * "auto", "reference" or "cpu". */
+static void names_with_any(unsigned caps, char *out, size_t size)
+{
+    int n = 0, total = 0;
+    for (int i = 0; i < N_BACKENDS; i++)
+        total += backend_at(i) && (backend_at(i)->caps & caps);
+    size_t o = 0;
+    out[0] = 0;
+    for (int i = 0; i < N_BACKENDS && o < size; i++)
+        if (backend_at(i) && (backend_at(i)->caps & caps)) {
+            n++;
+            o += (size_t)snprintf(out + o, size - o, "%s\"%s\"", n == 1 ? "" : n == total ? " or " : ", ",
+                                  backend_at(i)->name);
+        }
+}
 
 struct bl_engine {
     bl_context *ctx;
@@ -26,31 +73,33 @@ struct bl_engine {
     char auto_report[1024]; /* "auto": the regression results that chose the backend */
 };
 
+unsigned bl_backend_caps(const char *name)
+{
+    const bl_backend *b = backend_named(name);
+    return b ? b->caps : 0;
+}
+
 const char *const *bl_engine_backends(void)
 {
-    /* "mpi" is a job-level backend (chosen by launching under mpirun, or by
-     * name), never a candidate for "auto": listing it would start MPI. */
+    /* The rows that run trials and are not job-level, in table order:
+     * "mpi" is chosen by launching under mpirun (or by name), never a
+     * candidate for "auto": listing it would start MPI. (A constant, not
+     * built from the table at run time, which two threads could race on;
+     * unit.test_engine checks that the two agree.) */
     static const char *const names[] = {"reference", "cpu", NULL};
     return names;
 }
 
 int bl_backend_known(const char *name, char *known, size_t size)
 {
-    const char *const *names = bl_engine_backends();
-    int mpi = bl_mpi_available();
     if (known && size) {
-        size_t o = (size_t)snprintf(known, size, "auto");
-        for (size_t i = 0; names[i] && o < size; i++)
-            o += (size_t)snprintf(known + o, size - o, ", %s", names[i]);
-        if (mpi && o < size)
-            snprintf(known + o, size - o, ", mpi");
+        size_t o = 0;
+        known[0] = 0;
+        for (int i = 0; i < N_BACKENDS && o < size; i++)
+            if (backend_at(i))
+                o += (size_t)snprintf(known + o, size - o, "%s%s", o ? ", " : "", backend_at(i)->name);
     }
-    if (!name)
-        return 0;
-    int ok = !strcmp(name, "auto") || (mpi && !strcmp(name, "mpi"));
-    for (size_t i = 0; names[i] && !ok; i++)
-        ok = !strcmp(names[i], name);
-    return ok;
+    return name && backend_named(name);
 }
 
 bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *backend, bl_engine **out,
@@ -59,50 +108,53 @@ bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *b
     *out = NULL;
     if (!(ctx = bl_context_resolve(ctx)))
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate the default context");
-    const char *name = backend ? backend : "reference";
+    const bl_backend *b = backend_named(backend);
+    if (!b) {
+        char known[128];
+        bl_backend_known(NULL, known, sizeof known);
+        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: %s)", backend, known);
+    }
     char report[1024] = "";
-    if (!strcmp(name, "auto") && bl_connectome_parts(net->connectome) > 1)
-        name = "mpi"; /* the only backend that runs a part (below) */
-    /* A model the partition kernel cannot run (no kernel, or an equation
-     * model using what the "equations" row's kernel lacks, such as on_post), or
-     * injected currents (only the reference kernel applies them so far,
-     * src/models/eq_current.c; a partition kernel would silently leave them
-     * out): auto and cpu run it on the reference backend, and the run log
-     * says so. */
+    const int is_part = bl_connectome_parts(net->connectome) > 1;
+    /* A part holds only the edges into one rank's neurons: a chooser takes
+     * the backend that runs parts (the mpi backend, where it is built). */
+    if ((b->caps & BL_BACKEND_CHOOSES) && is_part && backend_with(BL_BACKEND_RUNS_PARTS))
+        b = backend_with(BL_BACKEND_RUNS_PARTS);
+    /* A model the partition kernel cannot run (no kernel, or a network using
+     * what the model row's kernel lacks, such as an equation model's
+     * on_post: the row's part_supports says): a backend that falls back
+     * (auto, cpu) runs it on the reference backend, and the run log says
+     * so; any other that does not run the reference kernel refuses it. */
     const char *why = NULL;
     int has_part = net->model->part && (!net->model->part_supports || net->model->part_supports(net, &why));
-    if (has_part && net->n_currents) {
-        has_part = 0;
-        why = "it injects currents, which only the reference kernel applies";
-    }
-    if (!has_part && strcmp(name, "reference")) {
+    if (!has_part && !(b->caps & BL_BACKEND_REF_KERNEL)) {
         if (!why)
             why = "it has only the reference kernel";
-        if (strcmp(name, "auto") && strcmp(name, "cpu"))
+        if (!(b->caps & BL_BACKEND_FALLS_BACK)) {
+            char can[128];
+            names_with_any(BL_BACKEND_REF_KERNEL | BL_BACKEND_FALLS_BACK, can, sizeof can);
             return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s': model '%s' runs on the reference backend only "
-                           "(%s; use backend \"reference\", \"cpu\" or \"auto\")", name, net->model->name, why);
-        snprintf(report, sizeof report, "[{\"backend\": \"reference\", \"why\": \"model '%s': %s: backend '%s' "
-                 "runs as reference\"}]", net->model->name, why, name);
-        name = "reference";
+                           "(%s; use backend %s)", b->name, net->model->name, why, can);
+        }
+        const bl_backend *ref = backend_with(BL_BACKEND_REF_KERNEL);
+        snprintf(report, sizeof report, "[{\"backend\": \"%s\", \"why\": \"model '%s': %s: backend '%s' "
+                 "runs as %s\"}]", ref->name, net->model->name, why, b->name, ref->name);
+        b = ref;
     }
-    if (!strcmp(name, "auto")) {
-        bl_status st = bl_backend_auto_choose(ctx, net, 0, &name, report, sizeof report, err);
+    /* Only a backend that runs parts, on that rank, can step a part. */
+    if (is_part && !(b->caps & BL_BACKEND_RUNS_PARTS))
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s' needs the whole connectome, but it was loaded as part "
+                       "%d of %d (one MPI rank's share); only the mpi backend runs parts", b->name,
+                       bl_connectome_part(net->connectome), bl_connectome_parts(net->connectome));
+    if (b->caps & BL_BACKEND_CHOOSES) {
+        const char *chosen = NULL;
+        bl_status st = bl_backend_auto_choose(ctx, net, 0, &chosen, report, sizeof report, err);
         if (st)
             return st;
+        if (!(b = backend_named(chosen)) || !b->create)
+            return bl_fail(err, BL_ERR_INTERNAL, "auto backend: chose '%s', which is no backend of this build",
+                           chosen ? chosen : "(none)");
     }
-    const bl_backend *b = NULL;
-    for (int i = 0; i < N_BACKENDS; i++)
-        if (backend_at(i) && !strcmp(backend_at(i)->name, name))
-            b = backend_at(i);
-    if (!b)
-        return bl_fail(err, BL_ERR_INVALID, "unknown backend '%s' (known: reference, cpu, %sauto)", name,
-                       bl_mpi_available() ? "mpi, " : "");
-    /* A part holds only the edges into one rank's neurons: only the mpi
-     * backend, on that rank, can step it. */
-    if (bl_connectome_parts(net->connectome) > 1 && strcmp(name, "mpi"))
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s' needs the whole connectome, but it was loaded as part "
-                       "%d of %d (one MPI rank's share); only the mpi backend runs parts", name,
-                       bl_connectome_part(net->connectome), bl_connectome_parts(net->connectome));
     bl_engine *e = calloc(1, sizeof *e);
     if (!e)
         return bl_fail(err, BL_ERR_NOMEM, "cannot allocate an engine");
@@ -154,15 +206,17 @@ bl_status bl_engine_run(bl_engine *e, uint32_t first_trial, uint32_t n_trials, u
         (uint64_t)first_trial + n_trials > (uint64_t)bl_result_first_trial(result) + bl_result_n_trials(result))
         return bl_fail(err, BL_ERR_INVALID, "trials %u..%u are outside the result's range",
                        first_trial, first_trial + n_trials);
-    if (bl_result_n_probes(result) && !strcmp(e->backend->name, "mpi"))
-        return bl_fail(err, BL_ERR_UNSUPPORTED, "state probes are not supported by the mpi backend (use cpu)");
+    if (bl_result_n_probes(result) && !(e->backend->caps & BL_BACKEND_PROBES))
+        return bl_fail(err, BL_ERR_UNSUPPORTED, "state probes are not supported by the %s backend (use cpu)",
+                       e->backend->name);
     bl_result_set_n_steps(result, n_steps);
     return e->backend->run(e->state, first_trial, n_trials, n_steps, result, err);
 }
 
 int bl_engine_trials_at_once(const bl_engine *e)
 {
-    int groups = strcmp(e->backend->name, "mpi") ? 1 : bl_mpi_job_replica_groups(e->ctx);
+    /* A job-level backend's replica groups each run trials at once. */
+    int groups = e->backend->caps & BL_BACKEND_JOB ? bl_mpi_job_replica_groups(e->ctx) : 1;
     return (e->threads > 0 ? e->threads : 1) * groups;
 }
 
@@ -170,7 +224,7 @@ int bl_engine_trials_at_once(const bl_engine *e)
 
 int bl_engine_can_snapshot(const bl_engine *e)
 {
-    return e->backend->set_snapshots && e->backend->resume_trial && !e->net->model->part_state_outside_fields;
+    return e->backend->set_snapshots && e->backend->resume_trial;
 }
 
 void bl_engine_set_snapshots(bl_engine *e, uint64_t every_windows, bl_engine_snapshot_fn fn, void *user)

@@ -441,5 +441,16 @@ static bl_status cpu_run(void *v, uint32_t first_trial, uint32_t n_trials, uint6
     return st;
 }
 
-const bl_backend bl_backend_cpu = {"cpu",           cpu_create,        cpu_run,         cpu_destroy,
-                                   cpu_set_threads, cpu_set_snapshots, cpu_resume_trial};
+/* A network its partition kernel cannot run goes to the reference backend
+ * (BL_BACKEND_FALLS_BACK): a cpu run is a run on one machine, and the
+ * reference is one too. */
+const bl_backend bl_backend_cpu = {
+    .name = "cpu",
+    .caps = BL_BACKEND_PART_KERNEL | BL_BACKEND_FALLS_BACK | BL_BACKEND_PROBES,
+    .create = cpu_create,
+    .run = cpu_run,
+    .destroy = cpu_destroy,
+    .set_threads = cpu_set_threads,
+    .set_snapshots = cpu_set_snapshots,
+    .resume_trial = cpu_resume_trial,
+};

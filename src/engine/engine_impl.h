@@ -10,6 +10,9 @@
 
 typedef struct bl_backend {
     const char *name;
+    /* What it does (BL_BACKEND_* of brainlesslab/engine.h): engine.c and
+     * the callers (bl_backend_caps) decide by these, never by the name. */
+    unsigned caps;
     /* Prepare per-engine state (buffers sized for the network). ctx is never
      * NULL (bl_engine_create resolves the default) and outlives the state. */
     bl_status (*create)(bl_context *ctx, const bl_network *net, void **state, bl_error *err);

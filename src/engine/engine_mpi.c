@@ -422,7 +422,7 @@ static int snapshot(mpi_state *s, uint32_t trial, int64_t w, const char **why)
     }
     uint64_t step = (uint64_t)((w + 1) * net->delay_steps);
     bl_snap_write(s->snap, net, trial, step, m->start, &m->all, &t->out, t->parts, t->n_parts);
-    size_t at = bl_snap_records_offset(net, m->all.n), n = (size_t)net->n_neurons * bl_partition_record_bytes(net->model->part);
+    size_t at = bl_snap_records_offset(net, m->all.n), n = (size_t)net->n_neurons * bl_partition_record_bytes(net);
     for (size_t a = 0; a < n; a += (size_t)INT_MAX) {
         int k = (int)(n - a < (size_t)INT_MAX ? n - a : (size_t)INT_MAX);
         void *buf = s->snap + at + a;
@@ -682,6 +682,17 @@ static bl_status mpi_resume_trial(void *v, uint32_t trial, const void *blob, siz
  * trial at a time (one thread a rank, or a trial split over the threads);
  * otherwise it checkpoints at trial boundaries (bl_engine_can_snapshot says
  * yes; the caller checks bl_engine_trials_at_once). */
-static const bl_backend backend_mpi = {"mpi",           mpi_create,        mpi_run,         mpi_destroy,
-                                       mpi_set_threads, mpi_set_snapshots, mpi_resume_trial};
+/* No fallback to the reference (whose trial runs whole on one process: an
+ * MPI job splits the neurons over its ranks), no probes yet; it alone steps
+ * a connectome loaded as one rank's part. */
+static const bl_backend backend_mpi = {
+    .name = "mpi",
+    .caps = BL_BACKEND_PART_KERNEL | BL_BACKEND_RUNS_PARTS | BL_BACKEND_JOB,
+    .create = mpi_create,
+    .run = mpi_run,
+    .destroy = mpi_destroy,
+    .set_threads = mpi_set_threads,
+    .set_snapshots = mpi_set_snapshots,
+    .resume_trial = mpi_resume_trial,
+};
 const bl_backend *const bl_backend_mpi_or_null = &backend_mpi;

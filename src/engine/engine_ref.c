@@ -59,4 +59,10 @@ static bl_status ref_run(void *p, uint32_t first_trial, uint32_t n_trials, uint6
 
 /* No snapshots: the trial's state is the model kernel's own working memory
  * (src/models/); a reference run resumes at trial boundaries. */
-const bl_backend bl_backend_reference = {"reference", ref_create, ref_run, ref_destroy, NULL, NULL, NULL};
+const bl_backend bl_backend_reference = {
+    .name = "reference",
+    .caps = BL_BACKEND_REF_KERNEL | BL_BACKEND_PROBES,
+    .create = ref_create,
+    .run = ref_run,
+    .destroy = ref_destroy,
+};

@@ -29,11 +29,22 @@ typedef struct bl_ref_kernel {
  * A field lives in the range arrays (one entry per owned neuron), in the
  * active slots (one per neuron away from rest), or in both; when a neuron
  * wakes, a slot field is copied from its range twin or zeroed, and when it
- * rests, fields kept in both are copied back. */
-enum { BL_PART_RANGE = 1, BL_PART_SLOT = 2, BL_PART_BOTH = 3, BL_PART_MAX_FIELDS = 6 };
+ * rests, fields kept in both are copied back.
+ *
+ * A field may instead be a model's state arrays (BL_PART_ARRAYS, never with
+ * the other two): `lanes(net, f)` arrays of `size`-byte entries, each
+ * indexed by the global neuron id over [0, hi) (lane k of neuron i at
+ * rng[f] + (k * hi + i) * size; the entries below lo exist and are unused),
+ * so that a kernel's loops over [lo, hi) address them as the reference
+ * kernel's whole-network arrays. The number of lanes is the network's (an
+ * equation model's variables); waking and resting leave them alone (every
+ * owned neuron's entries are always current), `start` gives their initial
+ * values, and a snapshot saves and restores them with the other fields: a
+ * kernel keeps no state of a neuron outside its fields. */
+enum { BL_PART_RANGE = 1, BL_PART_SLOT = 2, BL_PART_BOTH = 3, BL_PART_ARRAYS = 4, BL_PART_MAX_FIELDS = 6 };
 typedef struct bl_part_field {
     uint8_t size;  /* bytes per entry */
-    uint8_t where; /* BL_PART_RANGE | BL_PART_SLOT */
+    uint8_t where; /* BL_PART_RANGE | BL_PART_SLOT, or BL_PART_ARRAYS */
 } bl_part_field;
 
 typedef struct bl_part_kernel {
@@ -60,6 +71,16 @@ typedef struct bl_part_kernel {
      * to p->window[j], ascending. NULL: the engine calls `step` per step. */
     void (*window)(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t s0, int64_t s1,
                    const int32_t *const *arr, const uint64_t *n_arr, size_t *next_event);
+    /* Required with a BL_PART_ARRAYS field: its number of lanes (>= 1) for
+     * this network. */
+    uint32_t (*lanes)(const bl_network *net, int f);
+    /* Optional: prepare a trial, after the range fields took their initial
+     * values (bl_partition_reset): the BL_PART_ARRAYS fields' initial
+     * values, the kernel's scratch (tables, constants), neurons to wake. A
+     * trial continued from a snapshot then has its fields loaded over these
+     * and starts at a later step, so the scratch must hold nothing that the
+     * steps before change. Out of memory: p->failed = 1. */
+    void (*start)(const bl_network *net, partition *p);
 } bl_part_kernel;
 
 #endif

@@ -80,6 +80,12 @@ int bl_partition_alloc(partition *p, const bl_network *net, int32_t lo, int32_t 
             ok &= (p->rng[f] = calloc(n, K->field[f].size)) != NULL;
         if (K->field[f].where & BL_PART_SLOT)
             ok &= (p->act[f] = malloc(cap * K->field[f].size)) != NULL;
+        if (K->field[f].where == BL_PART_ARRAYS) {
+            /* indexed by neuron id: hi entries a lane (kernel_ops.h) */
+            p->lanes[f] = K->lanes(net, f);
+            size_t entries = (size_t)p->lanes[f] * (size_t)hi;
+            ok &= (p->rng[f] = calloc(entries ? entries : 1, K->field[f].size)) != NULL;
+        }
     }
     p->v = p->rng[0];
     p->g = p->rng[1];
@@ -186,15 +192,19 @@ void bl_partition_reset(partition *p, const bl_network *net, int skip_ok)
     if (!skip_ok) /* no exact fixed point: every neuron is updated every step */
         for (int32_t i = p->lo; i < p->hi; i++)
             bl_part_wake(p, K, i);
+    if (K->start)
+        K->start(net, p);
     BL_ASSERT_SANE(bl_partition_sane, p);
 }
 
-size_t bl_partition_record_bytes(const bl_part_kernel *K)
+size_t bl_partition_record_bytes(const bl_network *net)
 {
+    const bl_part_kernel *K = net->model->part;
     size_t r = 1;
     for (int f = 0; f < K->n_fields; f++)
         r += (K->field[f].where & BL_PART_RANGE ? K->field[f].size : 0) +
-             (K->field[f].where & BL_PART_SLOT ? K->field[f].size : 0);
+             (K->field[f].where & BL_PART_SLOT ? K->field[f].size : 0) +
+             (K->field[f].where == BL_PART_ARRAYS ? (size_t)K->lanes(net, f) * K->field[f].size : 0);
     return r;
 }
 
@@ -216,6 +226,15 @@ void bl_partition_save(const partition *p, unsigned char *all)
             memcpy(o + lo * sz, p->rng[f], n * sz);
             o += N * sz;
         }
+    /* arrays fields: the owned slice of each lane (entries by neuron id) */
+    for (int f = 0; f < K->n_fields; f++)
+        if (K->field[f].where == BL_PART_ARRAYS) {
+            const size_t sz = K->field[f].size, hi = (size_t)p->hi;
+            for (uint32_t k = 0; k < p->lanes[f]; k++) {
+                memcpy(o + lo * sz, (const char *)p->rng[f] + ((size_t)k * hi + lo) * sz, n * sz);
+                o += N * sz;
+            }
+        }
     for (int f = 0; f < K->n_fields; f++)
         if (K->field[f].where & BL_PART_SLOT) {
             const size_t sz = K->field[f].size;
@@ -231,7 +250,8 @@ int bl_partition_load(partition *p, const unsigned char *all, int64_t s0)
     const bl_part_kernel *K = p->k;
     const size_t N = (size_t)p->net->n_neurons, lo = (size_t)p->lo, n = (size_t)(p->hi - p->lo);
     p->n_active = 0;
-    p->failed = 0;
+    /* p->failed is bl_partition_reset's: a kernel whose `start` ran out of
+     * memory stays failed. */
     p->step = s0 - 1;
     /* The forced-spike cursor where an uninterrupted trial has it: past
      * every forced spike before step s0. */
@@ -244,6 +264,14 @@ int bl_partition_load(partition *p, const unsigned char *all, int64_t s0)
             const size_t sz = K->field[f].size;
             memcpy(p->rng[f], o + lo * sz, n * sz);
             o += N * sz;
+        }
+    for (int f = 0; f < K->n_fields; f++)
+        if (K->field[f].where == BL_PART_ARRAYS) {
+            const size_t sz = K->field[f].size, hi = (size_t)p->hi;
+            for (uint32_t k = 0; k < p->lanes[f]; k++) {
+                memcpy((char *)p->rng[f] + ((size_t)k * hi + lo) * sz, o + lo * sz, n * sz);
+                o += N * sz;
+            }
         }
     const unsigned char *slots = o;
     for (size_t r = 0; r < n; r++)

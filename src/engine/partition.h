@@ -60,7 +60,8 @@ struct partition {
     int32_t lo, hi;
     const bl_part_kernel *k;
     void *v, *g;                     /* rng[0], rng[1]: the final state after settle */
-    void *rng[BL_PART_MAX_FIELDS];   /* [hi - lo] per range field (NULL otherwise) */
+    void *rng[BL_PART_MAX_FIELDS];   /* [hi - lo] per range field, [lanes * hi] per arrays field (NULL otherwise) */
+    uint32_t lanes[BL_PART_MAX_FIELDS]; /* of each BL_PART_ARRAYS field (0 otherwise) */
     void *act[BL_PART_MAX_FIELDS];   /* [act_cap] per slot field (NULL otherwise) */
     int32_t *slot_of;       /* [hi - lo], -1 when resting */
     size_t *pop_first, *pop_last; /* per population: its neurons inside [lo, hi) */
@@ -91,7 +92,8 @@ int bl_partition_rest_is_fixed_point(const bl_network *net);
 
 int bl_partition_alloc(partition *p, const bl_network *net, int32_t lo, int32_t hi);
 void bl_partition_free(partition *p, int64_t delay);
-/* Start a trial: every owned neuron at rest (or all awake when !skip_ok). */
+/* Start a trial: every owned neuron at rest (or all awake when !skip_ok),
+ * then the kernel's `start` (kernel_ops.h). */
 void bl_partition_reset(partition *p, const bl_network *net, int skip_ok);
 /* One step: the spikes of step - delay (global ids, ascending) arrive; this
  * partition's spikers of the step are written to spikers, ascending. */
@@ -116,13 +118,15 @@ int bl_partition_sane(const partition *p, bl_error *why);
 /* Checkpoints within a trial (snapshot.h): the state of every neuron of
  * the network, bl_partition_record_bytes each, laid out field-major: a byte
  * per neuron (1: in an active slot), then each range field over all
- * neurons, then each slot field over all neurons (zeros when resting), in
- * field order. save writes this partition's neurons' entries; load rebuilds
- * the partition from them as it was after step s0 - 1 (active neurons in
- * ascending order: which slot a neuron has changes no bit, as the cpu
- * backend's equality with the reference for any split shows); 0 when out
- * of memory. */
-size_t bl_partition_record_bytes(const bl_part_kernel *K);
+ * neurons, then each lane of each arrays field over all neurons, then each
+ * slot field over all neurons (zeros when resting), in field order. save
+ * writes this partition's neurons' entries; load (after
+ * bl_partition_reset, whose failure it keeps) rebuilds the partition from
+ * them as it was after step s0 - 1 (active neurons in ascending order:
+ * which slot a neuron has changes no bit, as the cpu backend's equality
+ * with the reference for any split shows); 0 when out of memory. The
+ * record depends on the network (the lanes of an arrays field). */
+size_t bl_partition_record_bytes(const bl_network *net);
 void bl_partition_save(const partition *p, unsigned char *all);
 int bl_partition_load(partition *p, const unsigned char *all, int64_t s0);
 

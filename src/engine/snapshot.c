@@ -14,7 +14,7 @@ static const char SNAP_MAGIC[8] = "BLSNAP1";
 size_t bl_snap_len(const bl_network *net, uint64_t n_prev, uint64_t n_out)
 {
     return sizeof(bl_snap_head) + ((size_t)net->delay_steps + 1) * sizeof(uint64_t) + n_prev * sizeof(int32_t) +
-           (size_t)net->n_neurons * bl_partition_record_bytes(net->model->part) + 2 * n_out * sizeof(int32_t);
+           (size_t)net->n_neurons * bl_partition_record_bytes(net) + 2 * n_out * sizeof(int32_t);
 }
 
 size_t bl_snap_records_offset(const bl_network *net, uint64_t n_prev)
@@ -30,7 +30,7 @@ void bl_snap_write(unsigned char *buf, const bl_network *net, uint32_t trial, ui
     memset(&h, 0, sizeof h);
     memcpy(h.magic, SNAP_MAGIC, sizeof h.magic);
     h.n_neurons = net->n_neurons;
-    h.record_bytes = bl_partition_record_bytes(net->model->part);
+    h.record_bytes = bl_partition_record_bytes(net);
     h.delay = delay;
     h.step = step;
     h.n_prev = prev->n;
@@ -63,7 +63,7 @@ bl_status bl_snap_check(const bl_network *net, uint32_t trial, const void *blob,
                        trial, len);
     memcpy(&h, blob, sizeof h);
     if (memcmp(h.magic, SNAP_MAGIC, sizeof h.magic) || h.trial != trial || h.n_neurons != net->n_neurons ||
-        h.delay != (uint64_t)net->delay_steps || h.record_bytes != bl_partition_record_bytes(net->model->part) ||
+        h.delay != (uint64_t)net->delay_steps || h.record_bytes != bl_partition_record_bytes(net) ||
         h.step == 0 || h.step % h.delay || h.step > INT32_MAX)
         return bl_fail(err, BL_ERR_INVALID, "checkpoint of trial %" PRIu32 " is not one of this network's (%" PRIu64
                        " neurons, delay %" PRId64 ", model '%s')", trial, net->n_neurons, net->delay_steps,

@@ -385,9 +385,12 @@ static bl_status clean(bl_xp_ckpt *c, bl_error *err)
             int keep = 0;
             uint32_t t;
             char tail[8] = "";
+            /* model/: the generated C of a model from equations, which this
+             * run wrote before its checkpoint was opened (bl_xp_eq_codegen). */
             if (d == 0)
                 keep = !strcmp(nm, ".RESERVED") || !strcmp(nm, "run.log") || !strcmp(nm, "plan.toml") ||
-                       (S_ISDIR(sb.st_mode) && (!strcmp(nm, DIR_NAME) || !strcmp(nm, "spikes")));
+                       (S_ISDIR(sb.st_mode) &&
+                        (!strcmp(nm, DIR_NAME) || !strcmp(nm, "spikes") || !strcmp(nm, "model")));
             else if (d == 1)
                 keep = !strcmp(nm, "checkpoint.json") ||
                        (sscanf(nm, "trial-%" SCNu32 ".%4s", &t, tail) == 2 && !strcmp(tail, "bin") &&

@@ -608,8 +608,9 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
         st = bl_xp_eq_codegen(plan, x->rec, &x->log, err);
     bl_xp_logf(&x->log, "prepared: backend %s, %d thread(s), %u trial(s) x %" PRIu64 " steps%s", xp->backend,
                xp->threads, trials, steps, xp->mpi_ranks == 1 ? ", spikes streamed" : "");
-    if (bl_plan_lif_params(plan)->equations && !strcmp(xp->backend, "reference") &&
-        strcmp(backend ? backend : "reference", "reference")) {
+    /* Another backend asked, the reference ran: it fell back, or auto chose it. */
+    if (bl_plan_lif_params(plan)->equations && (bl_backend_caps(xp->backend) & BL_BACKEND_REF_KERNEL) &&
+        !(bl_backend_caps(backend) & BL_BACKEND_REF_KERNEL)) {
         const char *why = NULL;
         bl_eq_part_supports(bl_plan_lif_params(plan)->equations, &why);
         bl_xp_logf(&x->log, "model from equations: interpreted on the reference backend (backend '%s' asked; %s)",
@@ -649,10 +650,7 @@ static bl_status run_and_write(bl_experiment *xp, run_ctx *x, const bl_experimen
             bl_xp_logf(&x->log, "checkpoints: after every trial%s", bl_engine_can_snapshot(x->eng)
                        ? (multi && every_ms > 0 ? " (an MPI job running several trials at once checkpoints at "
                                                   "trial boundaries only)" : " (within trials: off)")
-                       : bl_plan_lif_params(plan)->equations
-                           ? " (a model from equations checkpoints at trial boundaries only: its kernel keeps state "
-                             "a snapshot does not hold)"
-                           : " (this backend checkpoints at trial boundaries only)");
+                       : " (this backend checkpoints at trial boundaries only)");
         if (!st && x->resume) {
             st = bl_xp_ckpt_restore(x->ckpt, x->res, x->spikes, err);
             bl_xp_logf(&x->log, "resumed: %s; %u trial(s) taken from it, %u dropped (files not as checkpointed)",
@@ -840,7 +838,7 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
         cJSON_AddItemToObject(run, "auto_regression", cJSON_Parse(auto_report));
     cJSON_AddNumberToObject(run, "threads_requested", bl_xp_threads(opt, bl_plan_threads(x->plan)));
     cJSON_AddNumberToObject(run, "threads", xp->threads);
-    if (!strcmp(xp->backend, "mpi")) {
+    if (bl_backend_caps(xp->backend) & BL_BACKEND_JOB) {
         cJSON_AddNumberToObject(run, "mpi_ranks", xp->mpi_ranks);
         cJSON_AddNumberToObject(run, "mpi_replica_groups", bl_mpi_job_replica_groups(x->ctx));
         cJSON_AddNumberToObject(run, "threads_per_rank", xp->threads);
@@ -948,7 +946,7 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
      * forever; rank 0 fails the record first, or its watchdog does. */
     mpi_guard guard = {.ctx = x.ctx};
     const char *requested = opt->backend ? opt->backend : bl_plan_backend(plan);
-    int wants_mpi = requested && !strcmp(requested, "mpi");
+    int wants_mpi = requested && (bl_backend_caps(requested) & BL_BACKEND_JOB);
     if ((st = bl_mpi_job_join(x.ctx, wants_mpi, err))) {
         free(xp);
         return st;

@@ -386,9 +386,9 @@ static bl_status screen_body(bl_screen *s, const bl_plan *plan, const bl_experim
         bl_stimulus_destroy(stim);
         free(sil);
     }
-    if (!st && !strcmp(s->backend, "mpi"))
-        st = bl_fail(err, BL_ERR_UNSUPPORTED, "%s: a screen runs in one process (the mpi backend is not supported)",
-                     bl_plan_path(plan));
+    if (!st && (bl_backend_caps(s->backend) & BL_BACKEND_JOB))
+        st = bl_fail(err, BL_ERR_UNSUPPORTED, "%s: a screen runs in one process (the %s backend is not supported)",
+                     bl_plan_path(plan), s->backend);
     if (st)
         goto out;
     /* Trials fill the threads first; spare threads take further conditions. */

@@ -120,22 +120,52 @@ static double value_at(const bl_network *net, const bl_current_in *in, uint32_t 
     return 0.0;
 }
 
-void bl_eq_current_apply(const bl_network *net, const bl_eq_model *m, uint32_t trial, int64_t step, double *state,
-                         uint64_t n)
+/* The first of the sorted neurons at or above x. */
+static size_t first_at_or_above(const int32_t *v, size_t n, int32_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void bl_eq_current_apply_range(const bl_network *net, const bl_eq_model *m, uint32_t trial, int64_t step,
+                               double *state, uint64_t stride, int32_t lo, int32_t hi)
 {
     int is_param;
     /* Zero every targeted variable first, then add: several currents on one
-     * neuron add, in the order they were given. */
+     * neuron add, in the order they were given. A neuron's value depends on
+     * that neuron alone (value_at), so a partition that applies its own
+     * range writes the bits the reference writes for the whole network. */
     for (size_t k = 0; k < net->n_currents; k++) {
         const bl_current_in *in = &net->currents[k];
-        double *x = state + (size_t)var_slot(m, in->variable, &is_param) * n;
-        for (size_t a = 0; a < in->n; a++)
+        double *x = state + (size_t)var_slot(m, in->variable, &is_param) * stride;
+        for (size_t a = first_at_or_above(in->neurons, in->n, lo); a < in->n && in->neurons[a] < hi; a++)
             x[in->neurons[a]] = 0.0;
     }
     for (size_t k = 0; k < net->n_currents; k++) {
         const bl_current_in *in = &net->currents[k];
-        double *x = state + (size_t)var_slot(m, in->variable, &is_param) * n;
-        for (size_t a = 0; a < in->n; a++)
+        double *x = state + (size_t)var_slot(m, in->variable, &is_param) * stride;
+        for (size_t a = first_at_or_above(in->neurons, in->n, lo); a < in->n && in->neurons[a] < hi; a++)
             x[in->neurons[a]] += value_at(net, in, (uint32_t)k, trial, step, in->neurons[a]);
     }
+}
+
+void bl_eq_current_apply(const bl_network *net, const bl_eq_model *m, uint32_t trial, int64_t step, double *state,
+                         uint64_t n)
+{
+    bl_eq_current_apply_range(net, m, trial, step, state, n, 0, (int32_t)n);
+}
+
+size_t bl_eq_current_owned(const bl_network *net, size_t k, int32_t lo, int32_t hi, const int32_t **neurons)
+{
+    const bl_current_in *in = &net->currents[k];
+    size_t a = first_at_or_above(in->neurons, in->n, lo), b = first_at_or_above(in->neurons, in->n, hi);
+    *neurons = b > a ? in->neurons + a : NULL;
+    return b - a;
 }

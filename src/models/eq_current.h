@@ -4,6 +4,7 @@
 #ifndef BL_MODELS_EQ_CURRENT_H
 #define BL_MODELS_EQ_CURRENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "brainlesslab/eqmodel.h"
@@ -21,6 +22,14 @@ bl_status bl_eq_current_check(const bl_eq_model *m, const struct bl_current_in *
  * order) becomes the sum of the currents' values at this step. */
 void bl_eq_current_apply(const bl_network *net, const bl_eq_model *m, uint32_t trial, int64_t step, double *state,
                          uint64_t n);
+/* The same for the neurons [lo, hi) only (a partition's), the state arrays
+ * `stride` values each, indexed by neuron id: the partition kernel
+ * (src/models/eq_part.c) writes the bits the reference writes for them. */
+void bl_eq_current_apply_range(const bl_network *net, const bl_eq_model *m, uint32_t trial, int64_t step,
+                               double *state, uint64_t stride, int32_t lo, int32_t hi);
+/* Current k's neurons within [lo, hi): their number, *neurons the first
+ * (ascending). */
+size_t bl_eq_current_owned(const bl_network *net, size_t k, int32_t lo, int32_t hi, const int32_t **neurons);
 
 /* The standard normal draw of noise current k for (trial, neuron, step):
  * Philox4x32-10 keyed by the run's seed at counter (step, neuron,

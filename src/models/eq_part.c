@@ -17,18 +17,27 @@
  * ranks). Resting neurons are skipped only where skipping is the identity
  * (below, and docs/retirement.md "Retirement for equation models").
  *
- * State. Structure of arrays: state variable k of neuron i is x[k * hi + i]
- * (scratch buffer 0; indexed by the global neuron id, so that the generated
- * range loops of eq_impl.h, eq_update_range / eq_threshold_range, address
- * it as the reference's arrays; entries below lo are unused), followed by
- * room for the owned neurons' state before the update and its bit
- * differences (the retirement test). Scratch buffer 1 holds the register
- * file, then not_refractory and the fire mask of every owned neuron (bytes,
- * indexed by id as well). The partition's fields are v and g (the final state and the probes read them; g is +0 for a model
- * without g) and ready, the first step the neuron is not refractory (Brian2's
- * not_refractory = step - lastspike >= rfc, with a spiker not refractory =
- * False for the rest of its step: ready = last + max(rfc, 1), as shiu2024's
- * kernel). v and g are mirrors of the state array, written after every block.
+ * State. Every bit of a neuron's state is in the partition's fields, so
+ * that a snapshot within a trial (src/engine/snapshot.c) saves and restores
+ * all of it: v and g (the final state and the probes read them; g is +0
+ * for a model without g), ready, the first step the neuron is not
+ * refractory (Brian2's not_refractory = step - lastspike >= rfc, with a
+ * spiker not refractory = False for the rest of its step: ready = last +
+ * max(rfc, 1), as shiu2024's kernel), and the state arrays (F_STATE, a
+ * BL_PART_ARRAYS field of one lane per variable): state variable k of
+ * neuron i is x[k * hi + i], indexed by the global neuron id, so that the
+ * generated range loops of eq_impl.h, eq_update_range / eq_threshold_range,
+ * address it as the reference's arrays (entries below lo are unused). v and
+ * g are mirrors of the state arrays, written after every block. The
+ * scratch buffers hold nothing a later step reads: buffer 0 the owned
+ * neurons' state before the update and its bit differences (the retirement
+ * test, within a step), buffer 1 the register file (the constants, set by
+ * start_trial), then not_refractory and the fire mask of every owned neuron
+ * (bytes, indexed by id as well), buffer 2 the weights (below).
+ *
+ * Currents (src/models/eq_current.c) set their per-neuron parameters at the
+ * start of each step, for the partition's neurons only (a value depends on
+ * its neuron alone), with every targeted neuron awake.
  *
  * Retirement. An active neuron whose step was: not refractory, an update that
  * returned every state bit unchanged, no threshold crossing, and no other
@@ -65,8 +74,8 @@
 
 #define NEVER_SPIKED (-(INT64_C(1) << 40))
 
-enum { F_V, F_G, F_READY };
-enum { BUF_STATE = 0, BUF_REGS = 1, BUF_WEIGHTS = 2 };
+enum { F_V, F_G, F_READY, F_STATE };
+enum { BUF_OLD = 0, BUF_REGS = 1, BUF_WEIGHTS = 2 };
 /* Weights of signed counts in [-WCOUNT, WCOUNT] are computed once per trial
  * when the weight is a function of count and sign alone. One that reads the
  * connectome's float `weight` column is computed once per trial for every
@@ -211,9 +220,23 @@ static void part_initial(const bl_network *net, int f, void *value)
 
 static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                       const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
+static void start_trial(const bl_network *net, partition *p);
+
+/* F_STATE: one lane per state variable (a model declares at least v). */
+static uint32_t part_lanes(const bl_network *net, int f)
+{
+    (void)f;
+    return M_of(net)->n_vars ? M_of(net)->n_vars : 1;
+}
 
 const bl_part_kernel bl_eq_part_kernel = {
-    3, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}}, part_initial, part_step, NULL, NULL, NULL};
+    .n_fields = 4,
+    .field = {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_ARRAYS}},
+    .initial = part_initial,
+    .step = part_step,
+    .lanes = part_lanes,
+    .start = start_trial,
+};
 
 /* What a step needs, resolved once. */
 typedef struct eq_step {
@@ -302,15 +325,19 @@ static inline double edge_weight(const bl_eq_model *m, double *r, int32_t c, dou
 static inline int64_t *edge_first(double *wt) { return (int64_t *)(wt + 2 * WCOUNT + 1); }
 static inline double *edge_w(double *wt, uint64_t n_neurons) { return wt + 2 * WCOUNT + 1 + n_neurons + 1; }
 
-/* The first step of a trial: every owned neuron at the initial state, awake. */
-static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m)
+/* The start of a trial (the kernel's `start`, from bl_partition_reset):
+ * every owned neuron at the initial state, awake, and the scratch that the
+ * steps read (constants, weights). A trial continued from a snapshot has
+ * its fields loaded over these and starts at a later step. */
+static void start_trial(const bl_network *net, partition *p)
 {
+    const bl_eq_model *m = M_of(net);
     uint64_t n = (uint64_t)(p->hi - p->lo), nv = m->n_vars ? m->n_vars : 1, N = net->n_neurons;
     const int per_edge = reads_weight_column(m);
     const double *col = per_edge ? bl_connectome_edge_weights(net->connectome) : NULL;
     if (per_edge && !col) { /* bl_eq_part_supports_net refuses this */
         p->failed = 1;
-        return 0;
+        return;
     }
     uint64_t owned = 0;
     for (uint64_t src = 0; per_edge && src < N; src++) {
@@ -319,12 +346,13 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
         owned += (uint64_t)(e1 - e0);
     }
     uint64_t H = (uint64_t)p->hi;
-    double *x = bl_partition_buf(p, BUF_STATE, (size_t)(nv * H + (nv + 1) * (n ? n : 1)) * sizeof *x);
+    double *x = p->rng[F_STATE];
+    double *old = bl_partition_buf(p, BUF_OLD, (size_t)((nv + 1) * (n ? n : 1)) * sizeof *old);
     double *r = bl_partition_buf(p, BUF_REGS, n_regs_of(m) * sizeof *r + 2 * (size_t)(H ? H : 1));
     double *wt = bl_partition_buf(p, BUF_WEIGHTS,
                                   (2 * WCOUNT + 1 + (per_edge ? N + 1 + owned : 0)) * sizeof *wt);
-    if (!x || !r || !wt)
-        return 0;
+    if (!old || !r || !wt)
+        return;
     memset(r, 0, n_regs_of(m) * sizeof *r);
     memcpy(r + EQ_CBASE, m->consts, m->n_consts * sizeof *m->consts);
     eq_vm_ctx ctx = {NULL, NULL, 0, 0};
@@ -349,7 +377,6 @@ static int start_trial(const bl_network *net, partition *p, const bl_eq_model *m
             x[(size_t)k * H + (size_t)i] = eq_var_start(m, k, (uint64_t)i);
     for (int32_t i = p->lo; i < p->hi && !p->failed; i++)
         bl_part_wake(p, &bl_eq_part_kernel, i);
-    return !p->failed;
 }
 
 /* The range path when at least 1/RANGE_DIV of the owned neurons are awake:
@@ -370,16 +397,31 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
     const bl_eq_model *m = M_of(net);
     const int32_t *rfc = net->refractory_steps, lo = p->lo, hi = p->hi;
     spikers->n = 0;
-    if (step == 0 && !start_trial(net, p, m))
+    if (p->failed) /* start_trial ran out of memory */
         return;
     /* xi: the reference's stream (eq_row.c), so every draw is the same at any
      * partition; a noisy model never retires, so every neuron draws each step */
     bl_eq_xi_stream xs = {net->seed, trial};
-    eq_step s = {m, p, m->n_vars, var_slot(m, "v"), var_slot(m, "g"), p->buf[BUF_STATE], p->buf[BUF_REGS],
+    eq_step s = {m, p, m->n_vars, var_slot(m, "v"), var_slot(m, "g"), p->rng[F_STATE], p->buf[BUF_REGS],
                  {m->uses_noise ? bl_eq_xi_draw : NULL, &xs, 0, (uint64_t)step}};
     int64_t *ready = p->rng[F_READY];
     const double *wt = p->buf[BUF_WEIGHTS];
     s.r[R_T] = (double)step * m->dt;
+    /* 0. injected currents set their variables before the update, as the
+     *    reference's eq_trial 0 does, for this partition's neurons. A
+     *    targeted neuron is woken first: its parameter may change under it,
+     *    so skipping it would not be the identity. Woken every step, it may
+     *    still rest at the end of one (its update left every bit as the
+     *    current set it), and is woken again at the next. */
+    if (net->n_currents) {
+        for (size_t k = 0; k < net->n_currents; k++) {
+            const int32_t *tg;
+            size_t n_tg = bl_eq_current_owned(net, k, lo, hi, &tg);
+            for (size_t a = 0; a < n_tg; a++)
+                bl_part_wake(p, &bl_eq_part_kernel, tg[a]);
+        }
+        bl_eq_current_apply_range(net, m, trial, step, s.x, (uint64_t)hi, lo, hi);
+    }
     if (skip_ok)
         atomic_fetch_add_explicit(&skipped_total, (uint64_t)(hi - lo) - p->n_active, memory_order_relaxed);
 
@@ -400,7 +442,7 @@ static void part_step(const bl_network *net, int skip_ok, partition *p, uint32_t
         /* the state before, for the retirement test: whole arrays (a
          * contiguous copy and a vectorisable compare, cheaper than
          * gathering the awake slots) */
-        double *old = s.x + s.nv * H;
+        double *old = p->buf[BUF_OLD];
         rest_test = skip_ok && step % REST_EVERY == 0;
         if (rest_test)
             for (uint32_t k = 0; k < s.nv; k++)

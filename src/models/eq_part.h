@@ -21,7 +21,9 @@ extern const bl_part_kernel bl_eq_part_kernel;
 int bl_eq_part_supports(const struct bl_eq_model *m, const char **why);
 /* The same for a model on a network: also 0 when the weight expression reads
  * the connectome's `weight` column and the connectome has none (the
- * reference backend then names the missing weights.npy). */
+ * reference backend then names the missing weights.npy). Injected currents
+ * of every kind run on the partition kernel (eq_current.c): a kind it could
+ * not apply would be refused here, never left out. */
 int bl_eq_part_supports_net(const bl_network *net, const struct bl_eq_model *m, const char **why);
 
 /* May a neuron of this model retire (docs/retirement.md, "Retirement for

@@ -403,7 +403,4 @@ const bl_model bl_model_equations = {
     .ref = &eq_ref,
     .part = &bl_eq_part_kernel,
     .part_supports = part_supports,
-    /* eq_part.c keeps the state variables in scratch buffers: checkpoints
-     * at trial boundaries only (a snapshot would miss them). */
-    .part_state_outside_fields = 1,
 };

@@ -165,7 +165,7 @@ static const bl_part_kernel p4c_part = {
     6,
     {{4, BL_PART_BOTH}, {4, BL_PART_BOTH}, {4, BL_PART_SLOT}, {4, BL_PART_SLOT}, {1, BL_PART_RANGE},
      {4, BL_PART_RANGE}},
-    part_initial, part_step, part_settle, part_peek, NULL};
+    part_initial, part_step, part_settle, part_peek, NULL, NULL, NULL};
 
 /* ---- retirement (docs/retirement.md) ---- */
 

@@ -276,7 +276,7 @@ static void part_window(const bl_network *net, int skip_ok, partition *p, uint32
  * whose update produced a retired neuron's g (range only, see retire()). */
 static const bl_part_kernel shiu_part = {
     4, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_BOTH}, {8, BL_PART_RANGE}}, part_initial, part_step,
-    part_settle, part_peek, part_window};
+    part_settle, part_peek, part_window, NULL, NULL};
 
 /* Retirement (docs/retirement.md). A slot whose state is inert leaves the
  * active set: v, g, ready go back to the range arrays, and since = step. No

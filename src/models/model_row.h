@@ -73,12 +73,9 @@ typedef struct bl_model {
      * kernel lacks; the engine then runs the model on the reference backend
      * (auto, cpu) or refuses (mpi), naming *why. */
     int (*part_supports)(const bl_network *net, const char **why);
-    /* The partition kernel keeps part of a neuron's state outside its
-     * declared fields (the "equations" row: every state variable in scratch
-     * buffers, v and g only mirrored in fields). A snapshot within a trial
-     * saves the fields only (engine/snapshot.h), so such a model checkpoints
-     * at trial boundaries only: a resume from a snapshot would lose state. */
-    int part_state_outside_fields;
+    /* (A partition kernel keeps every bit of a neuron's state in its
+     * declared fields, a model's state arrays included (BL_PART_ARRAYS,
+     * kernel_ops.h), so that a snapshot within a trial holds all of it.) */
 } bl_model;
 
 /* The parameters of the connectome LIF models (models/params.c). */

@@ -56,6 +56,16 @@ bl_status bl_model_register(const bl_model *m, bl_preset *preset, bl_error *err)
     if (!m || !m->name || !m->ref || !m->part || !m->make_consts || !m->rest_is_fixed_point ||
         m->part->n_fields < 2 || m->part->n_fields > BL_PART_MAX_FIELDS)
         return bl_fail(err, BL_ERR_INVALID, "model row '%s' is incomplete", m && m->name ? m->name : "?");
+    /* Each field is range, slot, both, or arrays (kernel_ops.h: 1-4); v and
+     * g are per-neuron entries (results, probes, settle), and a model's
+     * state arrays need their number of lanes. */
+    for (int f = 0; f < m->part->n_fields; f++) {
+        unsigned w = m->part->field[f].where;
+        int arrays_ok = w != BL_PART_ARRAYS || (f >= 2 && m->part->lanes);
+        if (!m->part->field[f].size || !w || w > BL_PART_ARRAYS || !arrays_ok)
+            return bl_fail(err, BL_ERR_INVALID, "model row '%s': partition field %d is neither range, slot nor "
+                           "arrays with lanes (or v/g are not per-neuron entries)", m->name, f);
+    }
     if (bl_model_by_name(m->name, NULL))
         return bl_fail(err, BL_ERR_EXISTS, "model '%s' is already in the table", m->name);
     if (n_registered == MAX_REGISTERED)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/engine.h"
 #include "brainlesslab/hash.h"
 #include "core/file.h"
 #include "models/eq_part.h"
@@ -347,17 +348,21 @@ static bl_status read_run(const bl_pk_ctx *ctx, const bl_toml_node *root, bl_pla
         return bl_pk_fail(ctx, BL_ERR_INVALID, bl_toml_table_get(run, "backend"), "run.backend",
                           "\"%s\" is not a backend name ([A-Za-z0-9._-]+)", b);
     }
-    /* A model from equations runs on the reference, cpu and mpi backends
-     * (src/models/eq_part.c); one the partition kernel cannot run (on_post,
-     * the synapse features) on the reference backend only, auto and cpu falling back to
-     * it: refuse what cannot run it before anything is reserved. */
+    /* A model from equations runs on every backend that steps the
+     * reference kernel or falls back to it (the backend's row says:
+     * reference, cpu, auto); one that steps only the partition kernel (mpi)
+     * runs it where that kernel can (bl_eq_part_supports; what depends on
+     * the connectome, such as its weight column, is the engine's to check).
+     * Refuse what cannot run it before anything is reserved. A name no
+     * backend has is refused with the list (bl_pk_sense_run). */
+    const unsigned caps = bl_backend_caps(backend);
     const char *why = NULL;
-    if (plan->eq && strcmp(backend, "reference") && strcmp(backend, "auto") && strcmp(backend, "cpu") &&
-        (strcmp(backend, "mpi") || !bl_eq_part_supports(plan->eq, &why)))
+    if (plan->eq && caps && !(caps & (BL_BACKEND_REF_KERNEL | BL_BACKEND_FALLS_BACK)) &&
+        (!(caps & BL_BACKEND_PART_KERNEL) || !bl_eq_part_supports(plan->eq, &why)))
         return bl_pk_fail(ctx, BL_ERR_UNSUPPORTED, bl_toml_table_get(run, "backend"), "run.backend",
-                          "a model from equations runs on the reference, cpu and mpi backends only (\"auto\" "
-                          "chooses among them)%s%s", why ? "; this one on the reference backend only: " : "",
-                          why ? why : "");
+                          "backend \"%s\" cannot run this model from equations: %s (the reference backend "
+                          "runs every model; \"cpu\" and \"auto\" fall back to it)", backend,
+                          why ? why : "it steps neither the reference nor the partition kernel");
     plan->trials = (uint32_t)trials;
     plan->seed = (uint64_t)seed;
     plan->has_seed = 1;

@@ -2,7 +2,8 @@
 # Current injection in plans ([[stimulus]] current = ..., docs/models.md,
 # "Current injection"): what is refused and how the message names it, and a
 # table given inline and as a .npy file run byte-identical (the file hashed
-# into the record). The values against Brian2 and the noise draws against
+# into the record); currents of every kind on the cpu backend at 1-4 threads
+# byte-identical to the reference. The values against Brian2 and the noise draws against
 # an independent Philox: tests/oracles/test_current_brian2.py.
 set -euo pipefail
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
@@ -130,13 +131,65 @@ for f in counts.npy final_v.npy spikes/trial-0000.h5; do
 done
 /usr/bin/python3 -c "import numpy as np,sys; c=np.load('$ri/counts.npy'); sys.exit(0 if c[0,:2].sum() > 0 else 1)" \
   || fail "table: the driven neurons never fired (the comparison proves nothing)"
-# cpu (and auto) run a plan with currents on the reference backend, which is
-# the one that applies them, and the record says so: the same bytes.
-sed 's/^backend = "reference"/backend = "cpu"/' "$work/inline.toml" >"$work/cpu.toml"
-"$BL_CLI" run "$work/cpu.toml" --root "$work/rc" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "cpu run"; }
-rc=$(ls -d "$work"/rc/*/)
-cmp -s "$ri/counts.npy" "$rc/counts.npy" && cmp -s "$ri/final_v.npy" "$rc/final_v.npy" || fail "cpu: differs from reference"
-grep -q "reference" "$rc/run.log" || fail "cpu: the run log does not say it ran on the reference backend"
+# The cpu backend applies currents itself (src/models/eq_part.c, as the
+# reference's eq_row.c does): the table plan, and a plan with every kind of
+# current at once (overlapping, windows opening and closing mid-trial) on a
+# model whose synapses carry the driven neurons' spikes on, run on cpu at
+# 1-4 threads with the graph split into partitions, retirement on and off,
+# byte-identical to the reference, and the run log names cpu (no fallback).
+mix_model() {
+model | sed 's/^refractory = "2 ms"/refractory = "2 ms"\non_pre = "v += w"\nweight = "count * sign * w_syn"/'
+echo 'w_syn = "0.4 mV"'
+}
+{ head_plan | sed 's/^duration_ms = 20.0/duration_ms = 60.0/; s/^trials = 1/trials = 2/'; mix_model
+printf '[[stimulus]]\nname = "dc"\nneurons = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 700, 1400, 2100]\ncurrent = "dc"\namplitude = "0.5 nA"\nstart_ms = 5.0\nstop_ms = 45.0\n'
+printf '[[stimulus]]\nname = "step"\nneurons = [5, 6, 7, 30, 31, 2000]\ncurrent = "step"\ntimes_ms = [0.0, 20.0, 40.0]\namplitudes = ["0.3 nA", "0 nA", "0.6 nA"]\n'
+printf '[[stimulus]]\nname = "ramp"\nneurons = [40, 41, 42, 1500]\ncurrent = "ramp"\nstart_amplitude = "0 nA"\nstop_amplitude = "1 nA"\nstart_ms = 10.0\nstop_ms = 50.0\n'
+printf '[[stimulus]]\nname = "table"\nneurons = [8, 9, 50, 2500]\ncurrent = "table"\nvalues = [0.5, 0.0, 0.8]\nunit = "nA"\nevery_ms = 15.0\n'
+printf '[[stimulus]]\nname = "noise"\nneurons = [0, 3, 60, 61, 62, 900, 2800]\ncurrent = "noise"\nmean = "0.2 nA"\nsigma = "0.4 nA"\nstop_ms = 30.0\n'
+} >"$work/mix.toml"
+"$BL_CLI" run "$work/mix.toml" --root "$work/rm" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "mix: reference run"; }
+rm_=$(ls -d "$work"/rm/*/)
+/usr/bin/python3 -c "import numpy as np,sys; c=np.load('$rm_/counts.npy'); sys.exit(0 if c.sum() > 20 else 1)" \
+  || fail "mix: too few spikes for the comparison to prove anything"
+for plan in inline mix; do
+  want=$([[ $plan == inline ]] && echo "$ri" || echo "$rm_")
+  sed 's/^backend = "reference"/backend = "cpu"/' "$work/$plan.toml" >"$work/${plan}_cpu.toml"
+  for threads in 1 2 3 4; do
+    for retire in 1 0; do
+      d="$work/rc_${plan}_${threads}_$retire"
+      BL_CPU_PARTITION_MIN_EDGES=1 BL_EQ_RETIRE=$retire OMP_WAIT_POLICY=passive \
+        "$BL_CLI" run "$work/${plan}_cpu.toml" --root "$d" --threads "$threads" --quiet >/dev/null 2>"$work/o" ||
+        { cat "$work/o"; fail "$plan: cpu run, $threads threads"; }
+      rc=$(ls -d "$d"/*/)
+      grep -q "prepared: backend cpu" "$rc/run.log" || fail "$plan: cpu ($threads threads) did not run on the cpu backend"
+      for f in counts.npy final_v.npy final_g.npy $(cd "$want" && find spikes -type f | sort); do
+        cmp -s "$want/$f" "$rc/$f" || fail "$plan: cpu, $threads thread(s), BL_EQ_RETIRE=$retire: $f differs from the reference"
+      done
+    done
+  done
+done
+# The mpi backend runs the same kernel: as one process and as 2 ranks (each
+# rank its own neurons' currents), the mix plan byte-identical as well.
+# Under the sanitizers Open MPI's own allocations outlive MPI_Finalize
+# (test_resume.sh): these runs skip the leak check.
+[ "${BL_SANITIZED:-}" = 1 ] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+sed 's/^backend = "reference"/backend = "mpi"/' "$work/mix.toml" >"$work/mix_mpi.toml"
+if command -v mpirun >/dev/null && "$BL_CLI" run "$work/mix_mpi.toml" --root "$work/mpi1" --quiet >"$work/o" 2>&1; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+  OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_WAIT_POLICY=passive \
+    timeout 300 mpirun -np 2 "$BL_CLI" run "$work/mix_mpi.toml" --root "$work/mpi2" --quiet >"$work/o" 2>&1 ||
+    { cat "$work/o"; fail "mix: mpirun -np 2"; }
+  for d in mpi1 mpi2; do
+    rc=$(ls -d "$work/$d"/*/)
+    grep -q "prepared: backend mpi" "$rc/run.log" || fail "mix: $d did not run on the mpi backend"
+    for f in counts.npy final_v.npy final_g.npy $(cd "$rm_" && find spikes -type f | sort); do
+      cmp -s "$rm_/$f" "$rc/$f" || fail "mix: $d: $f differs from the reference"
+    done
+  done
+else
+  echo "skipped: mpi (no mpirun or no mpi backend)"
+fi
 sha=$(sha256sum "$work/table.npy" | cut -d' ' -f1)
 grep -q "$sha" "$rn/manifest.json" || fail "table: the .npy file's SHA-256 is not in the record"
 echo "ok"

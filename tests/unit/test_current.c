@@ -184,6 +184,54 @@ static void table_and_noise(void **unused)
     teardown(&f);
 }
 
+/* A partition applies the currents of its own neurons only
+ * (bl_eq_current_apply_range, src/models/eq_part.c): the ranges of any
+ * split, applied one by one, write the bits the whole-network apply writes,
+ * and nothing outside their range; bl_eq_current_owned names the range's
+ * targets of each current. */
+static void range_equals_whole(void **unused)
+{
+    (void)unused;
+    fixture f;
+    setup(&f, "dv/dt = -v/(10*ms) : volt\nI_inj : amp\nI_two : amp");
+    const int32_t n013[3] = {0, 1, 3}, n12[2] = {1, 2}, n3[1] = {3};
+    bl_current dc = {.kind = BL_CURRENT_DC, .variable = "I_inj", .start_step = 1, .stop_step = -1, .amplitude = 1.5};
+    bl_current noise = {.kind = BL_CURRENT_NOISE, .variable = "I_inj", .stop_step = 6, .amplitude = 2, .sigma = 0.5};
+    bl_current other = {.kind = BL_CURRENT_DC, .variable = "I_two", .stop_step = -1, .amplitude = -3};
+    assert_int_equal(bl_stimulus_add_current(f.s, n013, 3, &dc, NULL), BL_OK);
+    assert_int_equal(bl_stimulus_add_current(f.s, n12, 2, &noise, NULL), BL_OK);
+    assert_int_equal(bl_stimulus_add_current(f.s, n3, 1, &other, NULL), BL_OK);
+    bl_network *net = NULL;
+    assert_int_equal(bl_network_create(f.c, &f.p, f.s, NULL, 0, 5, &net, NULL), BL_OK);
+    const int32_t *first;
+    assert_int_equal(bl_eq_current_owned(net, 0, 1, 3, &first), 1);
+    assert_int_equal(first[0], 1);
+    assert_int_equal(bl_eq_current_owned(net, 0, 0, 4, &first), 3);
+    assert_int_equal(bl_eq_current_owned(net, 1, 3, 4, &first), 0);
+    assert_int_equal(bl_eq_current_owned(net, 2, 2, 4, &first), 1);
+    assert_int_equal(first[0], 3);
+    const int32_t splits[4][5] = {{0, 4, -1}, {0, 2, 4, -1}, {0, 1, 2, 3, 4}, {0, 3, 4, -1}};
+    for (int64_t step = 0; step < 8; step++)
+        for (int sp = 0; sp < 4; sp++) {
+            double whole[12], part[12];
+            for (int i = 0; i < 12; i++)
+                whole[i] = part[i] = -7 - i;
+            bl_eq_current_apply(net, f.m, 2, step, whole, 4);
+            for (int q = 0; q + 1 < 5 && splits[sp][q + 1] >= 0; q++) {
+                double before[12];
+                memcpy(before, part, sizeof part);
+                bl_eq_current_apply_range(net, f.m, 2, step, part, 4, splits[sp][q], splits[sp][q + 1]);
+                for (int k = 0; k < 3; k++) /* nothing outside [lo, hi) changes */
+                    for (int i = 0; i < 4; i++)
+                        if (i < splits[sp][q] || i >= splits[sp][q + 1])
+                            assert_memory_equal(&part[k * 4 + i], &before[k * 4 + i], sizeof(double));
+            }
+            assert_memory_equal(whole, part, sizeof whole);
+        }
+    bl_network_destroy(net);
+    teardown(&f);
+}
+
 static void network_refusals(void **unused)
 {
     (void)unused;
@@ -255,6 +303,7 @@ int main(void)
         cmocka_unit_test(refusals),
         cmocka_unit_test(values_per_step),
         cmocka_unit_test(table_and_noise),
+        cmocka_unit_test(range_equals_whole),
         cmocka_unit_test(network_refusals),
         cmocka_unit_test(noise_draws),
     };

@@ -1144,6 +1144,100 @@ static void toy_model_row(void **unused)
     bl_connectome_destroy(c);
 }
 
+/* The backend rows answer what engine.c, the plans and the runners ask of
+ * a backend (BL_BACKEND_*, bl_backend_caps), never its name: each row's
+ * flags; bl_engine_backends() is the rows that run trials and are not
+ * job-level; an unknown name is refused naming it and the known ones; and a
+ * model whose partition kernel cannot run a network (the toy's row with a
+ * part_supports that says no) runs on the reference backend where the row
+ * falls back (cpu, auto: the report names the backend asked and why) and
+ * is refused, naming the backend, where it does not (mpi). */
+static int toy_part_never(const bl_network *net, const char **why)
+{
+    (void)net;
+    *why = "the test says no";
+    return 0;
+}
+
+static void backend_rows(void **unused)
+{
+    (void)unused;
+    const unsigned ref = bl_backend_caps("reference"), cpu = bl_backend_caps("cpu"), aut = bl_backend_caps("auto"),
+                   mpi = bl_backend_caps("mpi");
+    assert_int_equal(ref, BL_BACKEND_REF_KERNEL | BL_BACKEND_PROBES);
+    assert_int_equal(cpu, BL_BACKEND_PART_KERNEL | BL_BACKEND_FALLS_BACK | BL_BACKEND_PROBES);
+    assert_int_equal(aut, BL_BACKEND_CHOOSES | BL_BACKEND_FALLS_BACK);
+    assert_int_equal(mpi, bl_backend_known("mpi", NULL, 0)
+                              ? (unsigned)(BL_BACKEND_PART_KERNEL | BL_BACKEND_RUNS_PARTS | BL_BACKEND_JOB) : 0u);
+    assert_int_equal(bl_backend_caps(NULL), ref);
+    assert_int_equal(bl_backend_caps("gpu"), 0);
+    assert_int_equal(bl_backend_caps("Reference"), 0);
+    /* bl_engine_backends(): the known rows that run trials and are not job-level, in order */
+    char known[128];
+    assert_false(bl_backend_known("gpu", known, sizeof known));
+    assert_false(bl_backend_known(NULL, NULL, 0));
+    assert_string_equal(known, mpi ? "auto, reference, cpu, mpi" : "auto, reference, cpu");
+    const char *const *names = bl_engine_backends();
+    size_t n = 0;
+    for (char *tok = strtok(known, ", "); tok; tok = strtok(NULL, ", ")) {
+        unsigned c = bl_backend_caps(tok);
+        assert_true(bl_backend_known(tok, NULL, 0));
+        if (!(c & (BL_BACKEND_CHOOSES | BL_BACKEND_JOB))) {
+            assert_non_null(names[n]);
+            assert_string_equal(names[n], tok);
+            n++;
+        }
+    }
+    assert_null(names[n]);
+    /* an unknown name */
+    bl_lif_params p = preset("shiu2024");
+    edge e[] = {{0, 1, 2}, {1, 2, 1}};
+    bl_connectome *c = graph(3, e, 2);
+    bl_stimulus *stim;
+    bl_network *net = network(c, &p, &stim, NULL, 0, NULL, 0);
+    bl_engine *eng = NULL;
+    bl_error err;
+    assert_int_equal(bl_engine_create(NULL, net, "gpu", &eng, &err), BL_ERR_INVALID);
+    assert_null(eng);
+    assert_non_null(strstr(err.message, "unknown backend 'gpu' (known: auto, reference, cpu"));
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    /* a model row whose partition kernel says no */
+    static bl_model row;
+    row = bl_test_toy_model;
+    row.name = "toy_ref_only";
+    row.part_supports = toy_part_never;
+    bl_preset id;
+    assert_int_equal(bl_model_register(&row, &id, &err), BL_OK);
+    assert_int_equal(bl_lif_params_preset("toy_ref_only", &p, &err), BL_OK);
+    int32_t ev[] = {0, 0};
+    net = network(c, &p, &stim, ev, 1, NULL, 0);
+    const char *asked[] = {"reference", "cpu", "auto"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(bl_engine_create(NULL, net, asked[k], &eng, &err), BL_OK);
+        assert_string_equal(bl_engine_backend(eng), "reference");
+        const char *rep = bl_engine_auto_report(eng);
+        if (k == 0) {
+            assert_string_equal(rep, "");
+        } else {
+            char want[160];
+            snprintf(want, sizeof want, "model 'toy_ref_only': the test says no: backend '%s' runs as reference",
+                     asked[k]);
+            if (!strstr(rep, want))
+                fail_msg("%s: report %s lacks %s", asked[k], rep, want);
+        }
+        bl_engine_destroy(eng);
+    }
+    if (mpi) {
+        assert_int_equal(bl_engine_create(NULL, net, "mpi", &eng, &err), BL_ERR_UNSUPPORTED);
+        assert_non_null(strstr(err.message, "backend 'mpi': model 'toy_ref_only' runs on the reference backend only "
+                                            "(the test says no; use backend \"auto\", \"reference\" or \"cpu\")"));
+    }
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+}
+
 /* ---- the invariant checkers catch what they promise ---- */
 
 static void sane_checkers(void **unused)
@@ -1224,6 +1318,7 @@ int main(void)
         cmocka_unit_test(retire_probes),
         cmocka_unit_test(retire_p4c_g_after),
         cmocka_unit_test(toy_model_row),
+        cmocka_unit_test(backend_rows),
         cmocka_unit_test(sane_checkers),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);

@@ -117,7 +117,8 @@ static void toy_initial(const bl_network *net, int f, void *value)
 
 static void toy_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                      const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers);
-static const bl_part_kernel toy_part = {2, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}}, toy_initial, toy_step, NULL, NULL, NULL};
+static const bl_part_kernel toy_part = {2, {{8, BL_PART_BOTH}, {8, BL_PART_BOTH}}, toy_initial, toy_step,
+                                        NULL, NULL, NULL, NULL, NULL};
 
 static void toy_step(const bl_network *net, int skip_ok, partition *p, uint32_t trial, int64_t step,
                      const int32_t *arrivals, uint64_t n_arrivals, size_t *next_event, i32_list *spikers)

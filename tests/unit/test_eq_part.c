@@ -15,7 +15,9 @@
  *   - a refractory neuron held still by `(unless refractory)` at a reset
  *     below rest: its update is the identity, but it is not at rest;
  *   - a refractory period longer than the delay, and state probes of
- *     resting neurons every step. */
+ *     resting neurons every step;
+ *   - injected currents of every kind (src/models/eq_current.c), applied
+ *     by the partition kernel as the reference applies them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,7 @@
 #include "brainlesslab/eqmodel.h"
 #include "brainlesslab/mpi.h"
 #include "brainlesslab/synth.h"
+#include "engine/snapshot.h"
 #include "models/eq_part.h"
 #include "models/eq_row.h"
 
@@ -558,6 +561,230 @@ static void synapse_features(void **state)
     bl_eq_model_destroy(m);
 }
 
+/* Injected currents (docs/models.md, "Current injection") on the partition
+ * kernel: every kind at once, overlapping on some neurons (they add), with
+ * windows that open and close mid-trial, on a graph whose synapses carry
+ * the driven neurons' spikes on. The cpu backend applies them itself (no
+ * fallback: run() checks the backend) at 1-4 threads, retirement on and
+ * off, probes every step, bit for bit the reference's; the neurons no
+ * current reaches retire, and a driven neuron whose current ends retires
+ * too. The mpi backend (one process) likewise. */
+static const char *const cur_names[] = {"v_0", "v_rst", "v_th", "t_mbr", "tau", "t_rfc", "w_syn", "f_poi", "C"};
+static const char *const cur_values[] = {"-52 mV", "-52 mV", "-45 mV", "20 ms", "5 ms",
+                                         "2.2 ms", "0.275 mV", "250", "200 pF"};
+
+/* The model and network of currents_exact (also resumed from snapshots). */
+static bl_network *currents_network(bl_eq_model **model, bl_connectome **conn, bl_stimulus **stimulus)
+{
+    bl_eq_source src = shiu_source("dv/dt = (v_0 - v + g) / t_mbr + I_inj / C : volt (unless refractory)\n"
+                                   "dg/dt = -g / tau : volt (unless refractory)\n"
+                                   "I_inj : amp\n");
+    src.method = "euler";
+    src.n_params = 9;
+    src.param_names = cur_names;
+    src.param_values = cur_values;
+    bl_eq_model *m = compile(&src);
+    assert_true(bl_eq_part_may_retire(m));
+    bl_lif_params p = params_of(m, 1.8);
+    bl_connectome *c = synth(400, 15, 21);
+    bl_error err;
+    bl_stimulus *stim = NULL;
+    assert_int_equal(bl_stimulus_create(&stim, &err), BL_OK);
+    int32_t a[40], b[30], r[10], t[12], z[60];
+    for (int i = 0; i < 40; i++)
+        a[i] = i * 7; /* 0 .. 273, across every partition */
+    for (int i = 0; i < 30; i++)
+        b[i] = 3 + i * 11;
+    for (int i = 0; i < 10; i++)
+        r[i] = 100 + i;
+    for (int i = 0; i < 12; i++)
+        t[i] = 390 - i * 3;
+    for (int i = 0; i < 60; i++)
+        z[i] = i * 6 + 1;
+    double sv[3] = {0.3e-9, 0.05e-9, 0.25e-9}, tv[4] = {0.2e-9, 0.0, 0.35e-9, 0.1e-9};
+    int64_t ss[3] = {100, 300, 700};
+    const bl_current cur[5] = {
+        {.kind = BL_CURRENT_DC, .variable = "I_inj", .start_step = 50, .stop_step = 900, .amplitude = 0.2e-9},
+        {.kind = BL_CURRENT_STEP, .variable = "I_inj", .stop_step = 1200, .values = sv, .steps = ss, .n_values = 3},
+        {.kind = BL_CURRENT_RAMP, .variable = "I_inj", .start_step = 200, .stop_step = 800, .from = 0.0,
+         .to = 0.4e-9},
+        {.kind = BL_CURRENT_TABLE, .variable = "I_inj", .start_step = 10, .stop_step = -1, .values = tv,
+         .n_values = 4, .every_steps = 250},
+        {.kind = BL_CURRENT_NOISE, .variable = "I_inj", .start_step = 0, .stop_step = 1000, .amplitude = 0.1e-9,
+         .sigma = 0.15e-9},
+    };
+    const int32_t *who[5] = {a, b, r, t, z};
+    const size_t n_who[5] = {40, 30, 10, 12, 60};
+    for (int k = 0; k < 5; k++)
+        if (bl_stimulus_add_current(stim, who[k], n_who[k], &cur[k], &err))
+            fail_msg("current %d: %s", k, err.message);
+    bl_network *net = NULL;
+    if (bl_network_create(c, &p, stim, NULL, 0, 17, &net, &err))
+        fail_msg("network: %s", err.message);
+    *model = m;
+    *conn = c;
+    *stimulus = stim;
+    return net;
+}
+
+static void currents_exact(void **unused)
+{
+    (void)unused;
+    bl_eq_model *m;
+    bl_connectome *c;
+    bl_stimulus *stim;
+    bl_network *net = currents_network(&m, &c, &stim);
+    uint64_t skipped;
+    bl_result *ref = run_all(net, 2, 1500, 24, &skipped);
+    print_message("currents: %llu spikes, %llu neuron-steps retired\n", (unsigned long long)bl_result_n_events(ref),
+                  (unsigned long long)skipped);
+    assert_true(bl_result_n_events(ref) > 100);
+    assert_true(skipped > 0);
+    if (bl_mpi_available() && !getenv("BL_SANITIZED"))
+        for (int th = 1; th <= 2; th++) {
+            bl_result *q = run(net, "mpi", th, 2, 1500, "1", 0);
+            assert_same(ref, q, 0);
+            bl_result_destroy(q);
+        }
+    bl_result_destroy(ref);
+    bl_network_destroy(net);
+    bl_stimulus_destroy(stim);
+    bl_connectome_destroy(c);
+    bl_eq_model_destroy(m);
+}
+
+/* Checkpoints within a trial (src/engine/snapshot.h): the partition
+ * kernel's state arrays are partition fields (BL_PART_ARRAYS), so a
+ * snapshot holds every state variable. Snapshots every 7 windows of 1-2
+ * trials on cpu at 1 and 2 threads (one trial per thread, or one trial
+ * split in 2 partitions), retirement on and off, and on mpi (a job of one
+ * process), for the conductance model (synapses by sign, Poisson input,
+ * retirement at a fixed point off E_L) and the currents model (every kind
+ * of current, noise among them): taking them changes no bit, and each,
+ * handed to a fresh engine at 1 or 2 threads, continues its trial to the
+ * reference's uninterrupted spikes and final state. A truncated blob,
+ * another trial's and another network's are refused. */
+typedef struct snaps {
+    size_t n;
+    uint32_t trial[256];
+    unsigned char *blob[256];
+    size_t len[256];
+} snaps;
+
+static bl_status keep_snapshot(void *user, uint32_t trial, uint64_t step, const void *blob, size_t len, bl_error *err)
+{
+    snaps *k = user;
+    (void)err;
+    (void)step;
+#pragma omp critical(keep_eq_snapshot)
+    if (k->n < 256) {
+        k->trial[k->n] = trial;
+        k->blob[k->n] = malloc(len);
+        memcpy(k->blob[k->n], blob, len);
+        k->len[k->n++] = len;
+    }
+    return BL_OK;
+}
+
+static bl_result *run_snap(const bl_network *net, const char *backend, int threads, uint32_t first, uint32_t n_trials,
+                           uint64_t steps, const char *retire, snaps *keep, const snaps *from, size_t which)
+{
+    bl_engine *e = NULL;
+    bl_result *r = NULL;
+    bl_error err;
+    assert_int_equal(setenv("BL_EQ_RETIRE", retire, 1), 0);
+    if (bl_engine_create(NULL, net, backend, &e, &err))
+        fail_msg("engine %s: %s", backend, err.message);
+    assert_int_equal(unsetenv("BL_EQ_RETIRE"), 0);
+    assert_string_equal(bl_engine_backend(e), backend);
+    assert_true(bl_engine_can_snapshot(e));
+    assert_int_equal(bl_engine_set_threads(e, threads, &err), BL_OK);
+    if (keep)
+        bl_engine_set_snapshots(e, 7, keep_snapshot, keep);
+    if (from && bl_engine_resume_trial(e, from->trial[which], from->blob[which], from->len[which], &err))
+        fail_msg("resume: %s", err.message);
+    assert_int_equal(bl_result_create(net, first, n_trials, &r, &err), BL_OK);
+    if (bl_engine_run(e, first, n_trials, steps, r, &err))
+        fail_msg("%s x%d: %s", backend, threads, err.message);
+    bl_engine_destroy(e);
+    return r;
+}
+
+static void snapshot_resume(void **unused)
+{
+    (void)unused;
+    const uint64_t steps = 1200;
+    bl_eq_source src = coba_source();
+    bl_eq_model *models[2];
+    bl_connectome *conns[2];
+    bl_stimulus *stims[2];
+    bl_network *nets[2];
+    models[0] = compile(&src);
+    bl_lif_params p = params_of(models[0], 1.0);
+    conns[0] = synth(300, 20, 8);
+    int32_t pop[30];
+    for (int i = 0; i < 30; i++)
+        pop[i] = i * 9;
+    stim_spec st = {pop, 30, 400.0, 0.0, 60.0, NULL, NULL, 0, 0};
+    nets[0] = network(conns[0], &p, &st, &stims[0]);
+    nets[1] = currents_network(&models[1], &conns[1], &stims[1]);
+    const int mpi = bl_mpi_available() && !getenv("BL_SANITIZED");
+    size_t resumed = 0;
+    for (int nm = 0; nm < 2; nm++) {
+        const bl_network *net = nets[nm];
+        for (int b = 0; b < (mpi ? 3 : 2); b++) /* cpu retiring, cpu stepping every neuron, mpi */
+            for (int threads = 1; threads <= (b == 2 ? 1 : 2); threads++)
+                for (uint32_t n_trials = 1; n_trials <= 2; n_trials++) {
+                    const char *backend = b == 2 ? "mpi" : "cpu", *retire = b == 1 ? "0" : "1";
+                    snaps k = {0};
+                    bl_result *whole = run_snap(net, backend, threads, 0, n_trials, steps, retire, &k, NULL, 0);
+                    bl_result *ref = run(net, "reference", 1, n_trials, steps, "1", 0);
+                    assert_same(ref, whole, 0); /* taking snapshots changes nothing */
+                    assert_true(k.n >= 2 * n_trials); /* 1200 steps: >= 9 snapshots a trial */
+                    for (size_t a = 0; a < k.n; a += k.n / 3 + 1)
+                        for (int rt = 1; rt <= (b == 2 ? 1 : 2); rt++) {
+                            /* the reference's trial k.trial[a], uninterrupted */
+                            bl_result *want = NULL;
+                            bl_engine *e = NULL;
+                            bl_error err;
+                            assert_int_equal(bl_result_create(net, k.trial[a], 1, &want, &err), BL_OK);
+                            assert_int_equal(bl_engine_create(NULL, net, "reference", &e, &err), BL_OK);
+                            assert_int_equal(bl_engine_run(e, k.trial[a], 1, steps, want, &err), BL_OK);
+                            bl_engine_destroy(e);
+                            bl_result *got = run_snap(net, backend, rt, k.trial[a], 1, steps, retire, NULL, &k, a);
+                            assert_same(want, got, 0);
+                            resumed++;
+                            bl_result_destroy(want);
+                            bl_result_destroy(got);
+                        }
+                    /* refusals: truncated, another trial's number, another network's */
+                    bl_engine *e = NULL;
+                    bl_error err;
+                    assert_int_equal(bl_engine_create(NULL, net, backend, &e, &err), BL_OK);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0] - 1, &err),
+                                     BL_ERR_INVALID);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0] + 5, k.blob[0], k.len[0], &err),
+                                     BL_ERR_INVALID);
+                    bl_engine_destroy(e);
+                    assert_int_equal(bl_engine_create(NULL, nets[1 - nm], backend, &e, &err), BL_OK);
+                    assert_int_equal(bl_engine_resume_trial(e, k.trial[0], k.blob[0], k.len[0], &err),
+                                     BL_ERR_INVALID);
+                    bl_engine_destroy(e);
+                    for (size_t a = 0; a < k.n; a++)
+                        free(k.blob[a]);
+                    bl_result_destroy(whole);
+                    bl_result_destroy(ref);
+                }
+    }
+    print_message("equation snapshots: %zu resumes, each the reference's trial\n", resumed);
+    for (int nm = 0; nm < 2; nm++) {
+        bl_network_destroy(nets[nm]);
+        bl_stimulus_destroy(stims[nm]);
+        bl_connectome_destroy(conns[nm]);
+        bl_eq_model_destroy(models[nm]);
+    }
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -576,6 +803,8 @@ int main(void)
         cmocka_unit_test(refractory_hold_is_not_rest),
         cmocka_unit_test(unsupported_named),
         cmocka_unit_test(synapse_features),
+        cmocka_unit_test(currents_exact),
+        cmocka_unit_test(snapshot_resume),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
