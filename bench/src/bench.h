@@ -29,13 +29,17 @@ extern "C" {
 typedef void (*bl_bench_log_fn)(void *user, const char *line);
 
 typedef struct bl_bench_options {
-    const char *workloads;    /* comma list of w1, w2, w3 (connectome) and r1, r1-sorn,
+    const char *workloads;    /* comma list of w1, w2, w3 (connectome), w1-bank (trial bank), r1, r1-sorn,
                                  r1-falandays, r2 (reservoirs vs the NumPy oracle); default "w1,w2,w3" */
     int repetitions;          /* fresh-process repetitions per case, >= 3 (default 3) */
     double timeout_s;         /* bound on every worker process (default 600) */
     const char *work_dir;     /* cached inputs and per-run files (default "bench-work") */
     const char *receipt_path; /* JSON receipt (default "bench-receipt.json") */
     int threads;              /* threads requested of every case; 0 = all usable cores */
+    const char *threads_list; /* NULL, or a comma list of thread counts, ascending, each >= 1: the first
+                                 is `threads` for every case; bank workloads (w1-bank) time bl-cpu at
+                                 each of them in the same run */
+    int background_load;      /* busy-spinning processes the bench runs beside everything (0..64) */
     int quick;                /* tiny workloads, for the receipt-format test */
     const char *cases;        /* comma list of case ids to time; NULL = all */
     const char *ranks;        /* bl-mpi rank counts, comma list ascending (NULL = 1, 2, 4, ... up to
@@ -58,6 +62,11 @@ void bl_bench_options_default(bl_bench_options *o);
  * make this fail: they are recorded in the receipt. Errors are reserved for
  * what prevents a receipt (bad options, unwritable work dir or receipt). */
 bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err);
+
+/* --threads LIST: 1 to BL_BENCH_MAX_THREAD_COUNTS counts in 1..4096, strictly
+ * ascending, into out[]; errors name the list. */
+#define BL_BENCH_MAX_THREAD_COUNTS 8
+bl_status bl_bench_parse_threads(const char *text, int *out, int *n, bl_error *err);
 
 /* Case ids known to the benchmark, NULL-terminated. */
 const char *const *bl_bench_case_ids(void);

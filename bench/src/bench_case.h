@@ -58,6 +58,9 @@ typedef struct bl_bench_ctx {
     const bl_bench_options *o;
     char self_exe[4096], python[4096], source_dir[4096], work_dir[4096], runs_dir[4200];
     int threads;                /* given to every case */
+    /* --threads LIST (else {threads}): the thread counts of the bank workloads' bl-cpu points */
+    int thread_list[BL_BENCH_MAX_THREAD_COUNTS];
+    int n_thread_list;
     int sanitized;
     int need_brian2, need_torch;
     int python_ok;
@@ -96,6 +99,13 @@ bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workloa
                                        const bl_bench_inputs *in, const bl_bench_case_def *c, const char *dir,
                                        const char *const *launcher, const char *const *launcher_env,
                                        bl_bench_worker *wo, bl_error *err);
+/* Our case's worker with an explicit thread count, and with bank = 1 as a
+ * trial bank (`simulate --timing --bank`: trial 0 alone, trials 1.. in one
+ * engine call; the report must hold bank_trials = trials - 1, bank_s and
+ * bank_cpu_s). Peers are refused a bank. */
+bl_status bl_bench_run_worker_bank(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                                   const bl_bench_case_def *c, const char *dir, int n_threads, int bank,
+                                   bl_bench_worker *wo, bl_error *err);
 /* Outputs equal the reference's (bit for bit for ours, within the tolerance for peers). */
 int bl_bench_cmp_passes(const bl_bench_cmp *m, const bl_bench_case_def *c);
 cJSON *bl_bench_cmp_json(const bl_bench_cmp *m, const bl_bench_case_def *c);
@@ -137,6 +147,9 @@ cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_ru
  * spike rates of the first and warm executions (counts from ref's run). */
 void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case_run *ref,
                                 const bl_bench_workload_def *w, const bl_bench_inputs *in, double sim_s, cJSON *c);
+/* wj.inputs: the connectome, the stimulus and its schedule, duration, steps,
+ * trials per worker, shapes (part of bl_bench_finish_workload). */
+void bl_bench_inputs_json(const bl_bench_workload_def *w, const bl_bench_inputs *in, cJSON *wj);
 /* Workload facts, per-case summaries, figures and ratios into wj. */
 void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                               bl_bench_case_run *runs, cJSON *wj);
@@ -150,6 +163,13 @@ void bl_bench_tablef(bl_bench_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* bank_case.c: a trial bank (w1-bank): the shiu2024 reference once, trials one
+ * engine call each (untimed, the qualification reference), then bl-cpu at
+ * each thread count of ctx->thread_list as `simulate --timing --bank`,
+ * qualified bit for bit against it and timed in fresh workers, alternating
+ * order; the receipt's points, speedups against the first thread count. */
+void bl_bench_bank_run(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cJSON *wj);
 
 /* mpi_scaling.c: the bl-mpi case, strong scaling over ranks. Each rank count
  * R is its own point: `mpirun -np R brainlesslab simulate --backend mpi`,

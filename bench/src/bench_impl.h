@@ -37,6 +37,22 @@ void bl_bench_log_tail(const char *path, char *buf, size_t size);
  * then, unless it timed out, ": " and the tail of its log (when not empty). */
 void bl_bench_worker_failure(const bl_bench_proc *p, double timeout_s, const char *log, char *buf, size_t size);
 
+/* Background load (proc.c): k processes that spin on arithmetic (no memory
+ * traffic beyond one cache line, no system calls) from start to stop, so that
+ * "another process is using a core" is a stated, repeatable condition. They die
+ * with the bench (PR_SET_PDEATHSIG) if it dies first. */
+#define BL_BENCH_MAX_LOAD 64
+typedef struct bl_bench_load {
+    int n;
+    int pid[BL_BENCH_MAX_LOAD];
+    double t0;
+} bl_bench_load;
+
+bl_status bl_bench_load_start(bl_bench_load *l, int k, bl_error *err);
+/* Kill (SIGKILL) and reap them; the JSON says how long they ran and the CPU
+ * seconds each one got (so the receipt shows the load was real). */
+cJSON *bl_bench_load_stop(bl_bench_load *l);
+
 /* ---- files (util.c) ----------------------------------------------------- */
 
 bl_status bl_bench_mkdirs(const char *path, bl_error *err);
@@ -101,6 +117,8 @@ typedef struct bl_bench_workload_def {
     double duration_ms;
     int trials;                 /* per worker process: trial 0 cold, the rest warm */
     uint64_t seed;              /* Philox key of the stimulus draws */
+    int bank;                   /* 1: a trial bank (bank_case.c): trial 0 alone, then trials 1.. in one
+                                   engine call, bl-cpu at each --threads count */
 } bl_bench_workload_def;
 
 /* The definitions (full or quick) of a workload id, or NULL. */

@@ -385,14 +385,20 @@ static void run_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cJSO
 
 /* ---- entry point ----------------------------------------------------------- */
 
-static cJSON *options_json(const bl_bench_options *o, int threads)
+static cJSON *options_json(const bl_bench_ctx *ctx)
 {
+    const bl_bench_options *o = ctx->o;
+    int threads = ctx->threads;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "workloads", o->workloads);
     cJSON_AddNumberToObject(j, "repetitions", o->repetitions);
     cJSON_AddNumberToObject(j, "timeout_s", o->timeout_s);
     cJSON_AddNumberToObject(j, "threads_requested", o->threads);
     cJSON_AddNumberToObject(j, "threads_resolved", threads);
+    cJSON *tl = cJSON_AddArrayToObject(j, "threads_list");
+    for (int i = 0; i < ctx->n_thread_list; i++)
+        cJSON_AddItemToArray(tl, cJSON_CreateNumber(ctx->thread_list[i]));
+    cJSON_AddNumberToObject(j, "background_load", o->background_load);
     cJSON_AddBoolToObject(j, "quick", o->quick);
     if (o->cases)
         cJSON_AddStringToObject(j, "cases", o->cases);
@@ -449,6 +455,15 @@ static cJSON *protocol_json(const bl_bench_ctx *ctx)
     cJSON_AddStringToObject(p, "engine_live_bytes", "the worker report's engine_bytes when present (simulate "
                                                      "--timing does not report it yet: null)");
     cJSON_AddStringToObject(p, "summary_statistics", "median, min and max over the ok samples; raw samples kept");
+    cJSON_AddStringToObject(p, "trial_bank",
+                            "bank workloads (w1-bank): each bl-cpu worker runs trial 0 alone (first_execution_s), "
+                            "then the other trials in one engine call (`simulate --timing --bank`), timed as a whole "
+                            "(bank_s wall, bank_cpu_s process CPU); one point per --threads count, qualified bit "
+                            "for bit against the reference backend running every trial in its own call, timed in "
+                            "alternating order; speedups are median at the first count / median at each other");
+    cJSON_AddStringToObject(p, "background_load",
+                            "--background-load K: K processes forked by the bench spin on arithmetic from before "
+                            "the first workload to after the last (environment.background_load)");
     cJSON_AddStringToObject(p, "figures",
                             "per trial: wall seconds per simulated second, neuron-steps per second (neurons x steps "
                             "/ execution s), synaptic events per second (sum over the reference's spikes of the "
@@ -476,6 +491,31 @@ static bl_status write_receipt(const bl_bench_ctx *ctx, bl_error *err)
     return BL_OK;
 }
 
+/* 0, "all cores", has no place in a list: the first count is the baseline of
+ * the bank's speedups, and it must mean the same on every machine. */
+bl_status bl_bench_parse_threads(const char *text, int *out, int *n, bl_error *err)
+{
+    *n = 0;
+    for (const char *p = text;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 1 || v > 4096 || (*end != ',' && *end != '\0') || *p == '-' || *p == '+' ||
+            *p == ' ')
+            return bl_fail(err, BL_ERR_INVALID, "--threads '%s': expected one count in 0..4096 or a comma list "
+                           "of counts in 1..4096, ascending", text);
+        if (*n == BL_BENCH_MAX_THREAD_COUNTS)
+            return bl_fail(err, BL_ERR_INVALID, "--threads '%s': at most %d counts", text,
+                           BL_BENCH_MAX_THREAD_COUNTS);
+        if (*n && v <= out[*n - 1])
+            return bl_fail(err, BL_ERR_INVALID, "--threads '%s': counts must be strictly ascending", text);
+        out[(*n)++] = (int)v;
+        if (!*end)
+            return BL_OK;
+        p = end + 1;
+    }
+}
+
 bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
 {
     if (table)
@@ -487,6 +527,15 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         return bl_fail(err, BL_ERR_INVALID, "--timeout-s %g: not in (0, 86400]", o->timeout_s);
     if (o->threads < 0 || o->threads > 4096)
         return bl_fail(err, BL_ERR_INVALID, "--threads %d: not in 0..4096", o->threads);
+    if (o->background_load < 0 || o->background_load > BL_BENCH_MAX_LOAD)
+        return bl_fail(err, BL_ERR_INVALID, "--background-load %d: not in 0..%d", o->background_load,
+                       BL_BENCH_MAX_LOAD);
+    int thread_list[BL_BENCH_MAX_THREAD_COUNTS] = {0}, n_thread_list = 0;
+    if (o->threads_list) {
+        bl_status lst = bl_bench_parse_threads(o->threads_list, thread_list, &n_thread_list, err);
+        if (lst)
+            return lst;
+    }
     if (!o->workloads || !o->workloads[0] || !o->work_dir || !o->receipt_path)
         return bl_fail(err, BL_ERR_INVALID, "bench: workloads, work directory and receipt path are required");
     /* Workload list: known ids (connectome w*, reservoir r*), no repeats. */
@@ -507,7 +556,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_flyvis_def *fv = d || rd || imp ? NULL : bl_bench_flyvis_find(id, o->quick);
         const bl_bench_ode_def *od = d || rd || imp || fv ? NULL : bl_bench_ode_find(id, o->quick);
         if (!d && !rd && !imp && !fv && !od)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, %s, %s, flyvis-grad, "
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, w1-bank, %s, %s, flyvis-grad, "
                            "ode-rhs, ode-rk4-grad, ssa-bank)", id, bl_bench_res_ids(), bl_bench_import_ids());
         const char *canon = d ? d->id : rd ? rd->id : imp ? imp->id : fv ? fv->id : od->id;
         for (int i = 0; i < n_ids; i++)
@@ -516,7 +565,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         if (n_ids == 8)
             return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': too many", o->workloads);
         ids[n_ids++] = canon;
-        n_connectome += d != NULL;
+        n_connectome += d != NULL && !d->bank; /* a bank has no peers */
         if (!e)
             break;
         p = e + 1;
@@ -555,6 +604,14 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     snprintf(ctx.source_dir, sizeof ctx.source_dir, "%s", src && src[0] ? src : BL_SOURCE_DIR);
     int aff = bl_bench_affinity_count();
     ctx.threads = o->threads > 0 ? o->threads : (aff > 0 ? aff : 1);
+    if (n_thread_list) { /* --threads LIST: every case gets the first count */
+        memcpy(ctx.thread_list, thread_list, sizeof thread_list);
+        ctx.n_thread_list = n_thread_list;
+        ctx.threads = thread_list[0];
+    } else {
+        ctx.thread_list[0] = ctx.threads;
+        ctx.n_thread_list = 1;
+    }
     for (int i = 0; n_connectome && i < BL_BENCH_N_CASES; i++) { /* Brian2/torch serve w* only */
         if (!bl_bench_listed(o->cases, bl_bench_case_defs[i].id))
             continue;
@@ -597,12 +654,22 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     cJSON_AddNumberToObject(ctx.receipt, "receipt_version", 1);
     cJSON_AddStringToObject(ctx.receipt, "status", "running");
     cJSON_AddStringToObject(ctx.receipt, "started_utc", when);
-    cJSON_AddItemToObject(ctx.receipt, "options", options_json(o, ctx.threads));
+    cJSON_AddItemToObject(ctx.receipt, "options", options_json(&ctx));
     cJSON_AddItemToObject(ctx.receipt, "protocol", protocol_json(&ctx));
     cJSON *env = bl_bench_environment_json(&ctx);
     bl_bench_mpi_environment(&ctx, env);
     bl_bench_mpi_protocol(&ctx, cJSON_GetObjectItemCaseSensitive(ctx.receipt, "protocol"));
     cJSON_AddItemToObject(ctx.receipt, "environment", env);
+    /* Background load: started once the environment is recorded (loadavg_at_start
+     * is the machine's own), before the first workload, stopped after the last. */
+    cJSON *bg = cJSON_AddObjectToObject(env, "background_load");
+    cJSON_AddNumberToObject(bg, "processes", o->background_load);
+    cJSON_AddStringToObject(bg, "what", "processes forked by the bench, each spinning on a multiply-add chain "
+                                        "(one cache line, no system calls) at the bench's priority and CPU "
+                                        "affinity, from before the first workload's inputs to after the last "
+                                        "workload (qualification and timing); killed with SIGKILL");
+    bl_bench_load load;
+    memset(&load, 0, sizeof load);
     cJSON *cases = cJSON_AddArrayToObject(ctx.receipt, "case_definitions");
     for (int i = 0; i < BL_BENCH_N_CASES; i++) {
         const bl_bench_case_def *c = &bl_bench_case_defs[i];
@@ -619,6 +686,10 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
     }
     cJSON *wls = cJSON_AddArrayToObject(ctx.receipt, "workloads");
     st = write_receipt(&ctx, err);
+    if (!st && o->background_load) {
+        st = bl_bench_load_start(&load, o->background_load, err);
+        bl_bench_logf(&ctx, "bench: %d background process(es) spinning", load.n);
+    }
     for (int i = 0; !st && i < n_ids; i++) {
         const bl_bench_workload_def *w = bl_bench_workload_find(ids[i], o->quick);
         const bl_bench_res_def *rd = w ? NULL : bl_bench_res_find(ids[i], o->quick);
@@ -631,7 +702,9 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp ? imp->title : fv ? fv->title : od->title);
         cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd ? rd->definition : imp ? imp->definition
                                                   : fv ? fv->definition : od->definition);
-        if (w)
+        if (w && w->bank)
+            bl_bench_bank_run(&ctx, w, wj);
+        else if (w)
             run_workload(&ctx, w, wj);
         else if (rd)
             bl_bench_res_run(&ctx, rd, wj);
@@ -643,6 +716,10 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
             bl_bench_ode_run(&ctx, od, wj);
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
+    /* Stopped once every workload is done (loadavg_at_end, a decaying average,
+     * still shows them). */
+    cJSON *ran = bl_bench_load_stop(&load);
+    cJSON_AddItemToObject(bg, "ran", ran);
     if (!st) {
         cJSON_AddItemToObject(env, "loadavg_at_end", bl_bench_loadavg_json());
         bl_bench_utc(when, sizeof when);

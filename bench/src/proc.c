@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -173,4 +175,62 @@ void bl_bench_worker_failure(const bl_bench_proc *p, double timeout_s, const cha
     bl_bench_proc_describe(p, timeout_s, how, sizeof how);
     bl_bench_log_tail(log, tail, sizeof tail);
     snprintf(buf, size, "%s%s%s", how, tail[0] && !p->timed_out ? ": " : "", p->timed_out ? "" : tail);
+}
+
+/* ---- background load -------------------------------------------------------- */
+
+/* The spinner: a multiply-add chain on one volatile word, forever. It never
+ * returns; SIGKILL from bl_bench_load_stop (or the bench's death) ends it. */
+static _Noreturn void spin_forever(void)
+{
+    volatile uint64_t x = 1;
+    for (;;)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+bl_status bl_bench_load_start(bl_bench_load *l, int k, bl_error *err)
+{
+    memset(l, 0, sizeof *l);
+    if (k < 0 || k > BL_BENCH_MAX_LOAD)
+        return bl_fail(err, BL_ERR_INVALID, "--background-load %d: not in 0..%d", k, BL_BENCH_MAX_LOAD);
+    l->t0 = bl_bench_now();
+    pid_t parent = getpid();
+    fflush(NULL);
+    for (int i = 0; i < k; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            int e = errno;
+            cJSON_Delete(bl_bench_load_stop(l));
+            return bl_fail(err, BL_ERR_IO, "--background-load: cannot fork spinner %d of %d: %s", i + 1, k,
+                           strerror(e));
+        }
+        if (pid == 0) {
+            /* Die with the bench; if it is already gone, do not outlive it. */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(0);
+            spin_forever();
+        }
+        l->pid[l->n++] = pid;
+    }
+    return BL_OK;
+}
+
+cJSON *bl_bench_load_stop(bl_bench_load *l)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "processes", l->n);
+    cJSON *cpu = cJSON_AddArrayToObject(j, "cpu_s");
+    for (int i = 0; i < l->n; i++) {
+        kill(l->pid[i], SIGKILL);
+        int status;
+        struct rusage ru;
+        memset(&ru, 0, sizeof ru);
+        while (wait4(l->pid[i], &status, 0, &ru) < 0 && errno == EINTR)
+            ;
+        cJSON_AddItemToArray(cpu, cJSON_CreateNumber(tv_s(ru.ru_utime) + tv_s(ru.ru_stime)));
+    }
+    cJSON_AddNumberToObject(j, "wall_s", l->n ? bl_bench_now() - l->t0 : 0);
+    l->n = 0;
+    return j;
 }

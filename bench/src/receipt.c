@@ -284,8 +284,7 @@ void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case
     }
 }
 
-void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
-                              bl_bench_case_run *runs, cJSON *wj)
+void bl_bench_inputs_json(const bl_bench_workload_def *w, const bl_bench_inputs *in, cJSON *wj)
 {
     double sim_s = bl_bench_sim_seconds(in);
     cJSON *inp = cJSON_AddObjectToObject(wj, "inputs");
@@ -324,6 +323,13 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
     cJSON_AddNumberToObject(shapes, "state", (double)in->n_neurons);
     cJSON_AddNumberToObject(shapes, "csr_edges", (double)in->n_edges);
     cJSON_AddNumberToObject(shapes, "schedule_rows", (double)in->n_events);
+}
+
+void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                              bl_bench_case_run *runs, cJSON *wj)
+{
+    double sim_s = bl_bench_sim_seconds(in);
+    bl_bench_inputs_json(w, in, wj);
 
     cJSON *counts = cJSON_AddObjectToObject(wj, "counts");
     for (int r = 0; r < BL_BENCH_N_CASES; r += 4) {

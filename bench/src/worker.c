@@ -41,16 +41,51 @@ static const char *num(argv_buf *a, const char *fmt, double x)
     return t;
 }
 
+static bl_status run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                            const bl_bench_case_def *c, const char *dir, const char *const *launcher,
+                            const char *const *launcher_env, int n_threads, int bank, bl_bench_worker *wo,
+                            bl_error *err);
+
 bl_status bl_bench_run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                               const bl_bench_case_def *c, const char *dir, bl_bench_worker *wo, bl_error *err)
 {
-    return bl_bench_run_worker_launched(ctx, w, in, c, dir, NULL, NULL, wo, err);
+    return run_worker(ctx, w, in, c, dir, NULL, NULL, ctx->threads, 0, wo, err);
 }
 
 bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
                                        const bl_bench_inputs *in, const bl_bench_case_def *c, const char *dir,
                                        const char *const *launcher, const char *const *launcher_env,
                                        bl_bench_worker *wo, bl_error *err)
+{
+    return run_worker(ctx, w, in, c, dir, launcher, launcher_env, ctx->threads, 0, wo, err);
+}
+
+bl_status bl_bench_run_worker_bank(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                                   const bl_bench_case_def *c, const char *dir, int n_threads, int bank,
+                                   bl_bench_worker *wo, bl_error *err)
+{
+    memset(wo, 0, sizeof *wo);
+    if (bank && c->kind != BL_BENCH_OURS)
+        return bl_fail(err, BL_ERR_INVALID, "%s: a trial bank runs our backends only", c->id);
+    return run_worker(ctx, w, in, c, dir, NULL, NULL, n_threads, bank, wo, err);
+}
+
+/* A bank worker's report: trial 0 alone in trial_s, then the bank of the
+ * other trials (bank_trials of them, bank_s and bank_cpu_s). */
+static int bank_report_ok(const cJSON *t, int trials)
+{
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(t, "trial_s");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "bank_trials");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(t, "bank_s");
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(t, "bank_cpu_s");
+    return cJSON_IsArray(ts) && cJSON_GetArraySize(ts) == 1 && cJSON_IsNumber(n) &&
+           n->valuedouble == (double)(trials - 1) && cJSON_IsNumber(b) && cJSON_IsNumber(bc);
+}
+
+static bl_status run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                            const bl_bench_case_def *c, const char *dir, const char *const *launcher,
+                            const char *const *launcher_env, int n_threads, int bank, bl_bench_worker *wo,
+                            bl_error *err)
 {
     memset(wo, 0, sizeof *wo);
     bl_status st = bl_bench_rmtree(dir, err);
@@ -67,7 +102,7 @@ bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workloa
     argv_buf a = {0};
     const char *py_env[] = {"PYTHONDONTWRITEBYTECODE=1", NULL};
     const char *const *env = NULL;
-    const char *threads = num(&a, "%.0f", c->single_thread ? 1 : ctx->threads);
+    const char *threads = num(&a, "%.0f", c->single_thread ? 1 : n_threads);
     const char *trials = num(&a, "%.0f", w->trials);
     const char *steps = num(&a, "%.0f", (double)in->steps);
     if (c->kind == BL_BENCH_OURS) {
@@ -87,6 +122,8 @@ bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workloa
         if (!strcmp(c->preset, "shiu2024"))
             arg(&a, "--poisson-targets"), arg(&a, in->targets_path);
         arg(&a, "--timing"), arg(&a, timing);
+        if (bank)
+            arg(&a, "--bank");
         arg(&a, "--out"), arg(&a, wo->out_dir);
     } else {
         env = py_env;
@@ -122,7 +159,12 @@ bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workloa
             wo->timing = cJSON_Parse(text);
             free(text);
             const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wo->timing, "trial_s");
-            if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) != w->trials)
+            if (bank && !bank_report_ok(wo->timing, w->trials))
+                snprintf(wo->reason, sizeof wo->reason, "timing report without trial 0 alone and a bank of %d "
+                         "trials (trial_s, bank_trials, bank_s, bank_cpu_s)", w->trials - 1);
+            else if (bank)
+                wo->ok = 1;
+            else if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) != w->trials)
                 snprintf(wo->reason, sizeof wo->reason, "timing report without %d trial_s values", w->trials);
             else
                 wo->ok = 1;

@@ -30,19 +30,19 @@ static const bl_bench_workload_def full_defs[] = {
      "the lower index) at 150 Hz, like the sugar-GRN activation of Shiu et al. 2024 (about 15k "
      "spikes per simulated second from ~600 active neurons with the published parameters); 1000 ms; "
      "2 trials per worker (trial 0 cold, trial 1 warm)",
-     BL_BENCH_GRAPH_SYNTH, 0, 0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 0, 0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1, 0},
     {"w2", "FlyWire-scale synthetic graph driven into runaway activity",
      "brainlesslab synth defaults (as w1); stimulus: every neuron with cell_type 'sensory' "
      "(2,794, 2%) at 150 Hz with the published parameters: about 570k spikes per simulated "
      "second (410k of them stimulated, the rest recurrent, ~11k active neurons), the "
      "'pathological input' regime of the spec; 1000 ms; 2 trials per worker (cold, warm)",
-     BL_BENCH_GRAPH_SYNTH, 0, 0, 1, BL_BENCH_STIM_ALL_SENSORY, 0, 150.0, 1000.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 0, 0, 1, BL_BENCH_STIM_ALL_SENSORY, 0, 150.0, 1000.0, 2, 1, 0},
     {"w3", "Drosophila larva connectome (Winding et al. 2023), olfactory receptor neurons at 150 Hz",
      "data/connectomes/larva-winding2023 (2,952 neurons, 110,677 edges; imported with `brainlesslab "
      "import larva` when the committed copy is absent); stimulus: the 42 neurons with cell_type "
      "'sensory' and modality 'olfactory' (ORNs) at 150 Hz; 30 trials x 1000 ms per worker (trial 0 "
      "cold, trials 1..29 warm)",
-     BL_BENCH_GRAPH_LARVA, 0, 0, 0, BL_BENCH_STIM_OLFACTORY, 0, 150.0, 1000.0, 30, 1},
+     BL_BENCH_GRAPH_LARVA, 0, 0, 0, BL_BENCH_STIM_OLFACTORY, 0, 150.0, 1000.0, 30, 1, 0},
     /* Scale workloads (issue 15): not in the default list, run on request
      * (`--workloads w4,w5`); the stimulus is w1's, so the activity is
      * comparable and what grows is the graph. */
@@ -50,34 +50,49 @@ static const bl_bench_workload_def full_defs[] = {
      "brainlesslab synth --neurons 166700 --mean-degree 146.97 --seed 1 (166,700 neurons, ~24.5M edges: "
      "the male CNS connectome's size); stimulus: the 20 'sensory' neurons of largest signed out-strength "
      "at 150 Hz (as w1); 1000 ms; 2 trials per worker (cold, warm)",
-     BL_BENCH_GRAPH_SYNTH, 166700, 146.97, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 166700, 146.97, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1, 0},
     {"w5", "Ten times FlyWire: 1.39M neurons, ~151M edges, w1's stimulus",
      "brainlesslab synth --neurons 1386390 --mean-degree 108.858 --seed 1 (ten times the FlyWire "
      "neuron count at its mean out-degree: ~151M edges); stimulus: the 20 'sensory' neurons of largest "
      "signed out-strength at 150 Hz (as w1); 1000 ms; 2 trials per worker (cold, warm)",
-     BL_BENCH_GRAPH_SYNTH, 1386390, 108.858, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 1386390, 108.858, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 2, 1, 0},
+    /* The trial bank (issue 28): w1's task 30 times in one worker, the last
+     * 29 in one engine call, so that threads run whole trials side by side;
+     * bl-cpu at every count of --threads LIST in the same run. */
+    {"w1-bank", "w1's task as a bank of 30 trials: trial 0 alone, trials 1..29 in one engine call",
+     "w1 (brainlesslab synth defaults, seed 1; the 20 'sensory' neurons of largest signed out-strength at "
+     "150 Hz; 1000 ms), 30 trials per worker: trial 0 alone (cold), then trials 1..29 in one engine call "
+     "(`simulate --timing --bank`: the cpu backend runs whole trials in parallel, one per thread); bl-cpu "
+     "at every thread count of --threads, qualified bit for bit against the reference backend running "
+     "the 30 trials one engine call each",
+     BL_BENCH_GRAPH_SYNTH, 0, 0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 1000.0, 30, 1, 1},
 };
 
 static const bl_bench_workload_def quick_defs[] = {
     {"w1", "quick: small synthetic graph, strongest sensory neurons",
      "--quick stand-in for w1: brainlesslab synth --neurons 2000 --mean-degree 25 --seed 1; the 20 "
      "'sensory' neurons of largest signed out-strength at 150 Hz; 100 ms; 2 trials",
-     BL_BENCH_GRAPH_SYNTH, 2000, 25.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 2000, 25.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1, 0},
     {"w2", "quick: small synthetic graph, every sensory neuron",
      "--quick stand-in for w2: the w1 quick graph; every 'sensory' neuron at 150 Hz; 100 ms; 2 trials",
-     BL_BENCH_GRAPH_SYNTH, 2000, 25.0, 1, BL_BENCH_STIM_ALL_SENSORY, 0, 150.0, 100.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 2000, 25.0, 1, BL_BENCH_STIM_ALL_SENSORY, 0, 150.0, 100.0, 2, 1, 0},
     {"w3", "quick: larva connectome, ORNs at 150 Hz",
      "--quick stand-in for w3: the larva connectome; its 42 olfactory sensory neurons at 150 Hz; "
      "3 trials x 100 ms",
-     BL_BENCH_GRAPH_LARVA, 0, 0, 0, BL_BENCH_STIM_OLFACTORY, 0, 150.0, 100.0, 3, 1},
+     BL_BENCH_GRAPH_LARVA, 0, 0, 0, BL_BENCH_STIM_OLFACTORY, 0, 150.0, 100.0, 3, 1, 0},
     {"w4", "quick: a denser small synthetic graph, strongest sensory neurons",
      "--quick stand-in for w4: brainlesslab synth --neurons 2400 --mean-degree 35 --seed 1; the 20 "
      "'sensory' neurons of largest signed out-strength at 150 Hz; 100 ms; 2 trials",
-     BL_BENCH_GRAPH_SYNTH, 2400, 35.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 2400, 35.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1, 0},
     {"w5", "quick: a larger small synthetic graph, strongest sensory neurons",
      "--quick stand-in for w5: brainlesslab synth --neurons 20000 --mean-degree 25 --seed 1; the 20 "
      "'sensory' neurons of largest signed out-strength at 150 Hz; 100 ms; 2 trials",
-     BL_BENCH_GRAPH_SYNTH, 20000, 25.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1},
+     BL_BENCH_GRAPH_SYNTH, 20000, 25.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 2, 1, 0},
+    {"w1-bank", "quick: the w1 quick task as a bank of 6 trials",
+     "--quick stand-in for w1-bank: the w1 quick graph and stimulus (synth --neurons 2000 --mean-degree 25 "
+     "--seed 1; 20 strongest 'sensory' neurons at 150 Hz), 100 ms; 6 trials: trial 0 alone, 1..5 in one "
+     "engine call",
+     BL_BENCH_GRAPH_SYNTH, 2000, 25.0, 1, BL_BENCH_STIM_TOP_SENSORY, 20, 150.0, 100.0, 6, 1, 1},
 };
 
 const bl_bench_workload_def *bl_bench_workload_find(const char *id, int quick)

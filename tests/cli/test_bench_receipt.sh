@@ -10,7 +10,10 @@
 # batch) are checked the same way: every point qualified bit for bit against
 # the NumPy oracle by its trajectory SHA-256 (r2: with the task oracle in the
 # loop, the same mean outcome), ours and the oracle timed in alternating
-# order, ratios consistent with the medians. No timing
+# order, ratios consistent with the medians. The trial bank w1-bank (issue 28)
+# runs in a second, short receipt with --threads 1,2 and one background
+# spinner: both thread counts' banks bit for bit equal to the reference, the
+# speedup entries consistent with the medians, the load recorded. No timing
 # thresholds: how fast anything ran is never checked here.
 set -euo pipefail
 
@@ -35,6 +38,13 @@ if "$BL_CLI" bench --quick --workloads w9 --work "$work/bad" --receipt "$work/ba
     fail "bench accepted workload w9"
 fi
 grep -q "w9" "$work/err" || fail "no message naming w9: $(cat "$work/err")"
+for bad in "--threads 2,1" "--threads 1,1" "--threads 1,x" "--threads 0,2" "--background-load 65"; do
+    # shellcheck disable=SC2086 # the option and its value are two words
+    if "$BL_CLI" bench --quick --workloads w1-bank $bad --work "$work/bad" --receipt "$work/bad.json" 2>"$work/err"; then
+        fail "bench accepted $bad"
+    fi
+    grep -qE -- "--(threads|background-load)" "$work/err" || fail "$bad: no message naming the option: $(cat "$work/err")"
+done
 [[ ! -e $work/bad.json ]] || fail "a receipt was written for a bad invocation"
 
 start=$(date +%s)
@@ -470,6 +480,153 @@ for p in problems:
     print("PROBLEM:", p)
 print(f"receipt checked: {len(wids)} workloads, {n_measured} measured cases, {n_points} reservoir points, "
       f"{len(problems)} problems")
+sys.exit(1 if problems else 0)
+EOF
+
+# The trial bank: trial 0 alone, then the other trials in one engine call, at
+# 1 and 2 threads in the same run, beside one spinning process.
+if "$BL_CLI" simulate --connectome "$work/nowhere" --preset shiu2024 --duration-ms 10 --trials 3 --bank \
+    --out "$work/nowhere-out" 2>"$work/err"; then
+    fail "simulate accepted --bank without --timing"
+fi
+grep -q -- "--bank needs --timing" "$work/err" || fail "no message naming --bank: $(cat "$work/err")"
+start=$(date +%s)
+"$BL_CLI" bench --quick --workloads w1-bank --threads 1,2 --background-load 1 --receipt "$work/B.json" \
+    --work "$work/cache" >"$work/bank_table.txt" 2>"$work/bank_log.txt" || {
+    tail -40 "$work/bank_log.txt" >&2
+    fail "bench --quick --workloads w1-bank exited $?"
+}
+echo "bench --quick --workloads w1-bank took $(($(date +%s) - start)) s (informational)"
+cat "$work/bank_table.txt"
+grep -q "^w1-bank: " "$work/bank_table.txt" || fail "the table has no w1-bank block"
+
+"$PY" - "$work/B.json" <<'EOF'
+import json, statistics, sys
+
+r = json.load(open(sys.argv[1]))
+problems = []
+
+
+def need(obj, keys, where):
+    for k in keys:
+        if k not in obj:
+            problems.append(f"{where}: missing key '{k}'")
+
+
+def close(a, b):
+    return a == b or (a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)))
+
+
+def check_stat(st, where):
+    s = st.get("samples", [])
+    if st.get("n") != len(s):
+        problems.append(f"{where}: n {st.get('n')} != {len(s)} samples")
+    for key, fn in (("median", statistics.median), ("min", min), ("max", max)):
+        if s and not close(st.get(key), fn(s)):
+            problems.append(f"{where}: {key} {st.get(key)} inconsistent with the samples")
+
+
+if r.get("status") != "complete":
+    problems.append(f"receipt: status {r.get('status')!r}")
+opts = r.get("options", {})
+if opts.get("threads_list") != [1, 2] or opts.get("threads_resolved") != 1 or opts.get("background_load") != 1:
+    problems.append(f"options: threads_list {opts.get('threads_list')}, threads_resolved "
+                    f"{opts.get('threads_resolved')}, background_load {opts.get('background_load')}")
+bg = r.get("environment", {}).get("background_load", {})
+ran = bg.get("ran", {})
+if bg.get("processes") != 1 or not bg.get("what") or ran.get("processes") != 1 or len(ran.get("cpu_s", [])) != 1:
+    problems.append(f"environment.background_load: {bg}")
+elif not (ran["cpu_s"][0] > 0 and ran.get("wall_s", 0) > 0):
+    problems.append(f"environment.background_load: the spinner got no CPU time: {ran}")
+reps = opts.get("repetitions", 0)
+ws = r.get("workloads", [])
+if [w.get("id") for w in ws] != ["w1-bank"]:
+    problems.append(f"workloads: {[w.get('id') for w in ws]}")
+for w in ws:
+    need(w, ["kind", "status", "inputs", "counts", "reference", "points", "speedup", "wall_s"], "w1-bank")
+    if w.get("kind") != "bank" or w.get("status") != "completed":
+        problems.append(f"w1-bank: kind {w.get('kind')!r}, status {w.get('status')!r}: {w.get('reason')}")
+        continue
+    inp = w["inputs"]
+    trials = inp.get("trials_per_worker")
+    if inp.get("bank_trials_per_worker") != trials - 1 or inp.get("threads") != [1, 2] or \
+            inp.get("background_load") != 1:
+        problems.append(f"w1-bank.inputs: {trials} trials, bank {inp.get('bank_trials_per_worker')}, threads "
+                        f"{inp.get('threads')}, background_load {inp.get('background_load')}")
+    ref = w["reference"]
+    if ref.get("status") != "reference" or not ref.get("spikes"):
+        problems.append(f"w1-bank.reference: {ref.get('status')!r} ({ref.get('spikes')} spikes): {ref.get('reason')}")
+    if len(ref.get("worker_report", {}).get("trial_s", [])) != trials:
+        problems.append("w1-bank.reference: not one trial_s per trial (the reference runs them one call each)")
+    need(w["counts"].get("shiu2024", {}), ["spikes_per_trial", "synaptic_events_per_trial"], "w1-bank.counts")
+    pts = w["points"]
+    if [p.get("threads_requested") for p in pts] != [1, 2]:
+        problems.append(f"w1-bank: points {[p.get('threads_requested') for p in pts]}, expected 1, 2")
+    seq = {}
+    for p in pts:
+        T = p.get("threads_requested")
+        where = f"w1-bank.T{T}"
+        need(p, ["case", "status", "qualification", "samples", "summary", "figures", "threads_observed"], where)
+        q = p.get("qualification", {})
+        cmp = q.get("comparison", {})
+        # Correctness (not speed): the bank equals the reference's one-call-per-trial run.
+        if p.get("status") != "measured" or q.get("status") != "passed" or not (
+                cmp.get("spikes_equal") and cmp.get("counts_equal") and cmp.get("final_state_bitwise")):
+            problems.append(f"{where}: status {p.get('status')!r}, qualification {q.get('status')!r}: "
+                            f"{p.get('reason') or q.get('reason')}")
+            continue
+        if p.get("threads_observed") != T or p.get("backend_observed") != "cpu":
+            problems.append(f"{where}: observed {p.get('backend_observed')} with {p.get('threads_observed')} threads")
+        samples = p.get("samples", [])
+        if len(samples) != reps:
+            problems.append(f"{where}: {len(samples)} samples, expected {reps}")
+        for s in samples:
+            seq.setdefault(s.get("repetition"), []).append((s.get("position"), T, s.get("order")))
+            if s.get("status") != "ok" or s.get("outputs_match_reference") is not True:
+                problems.append(f"{where}: sample {s.get('status')!r}: {s.get('reason')}")
+                continue
+            ph = s.get("phases", {})
+            need(ph, ["load_s", "prepare_s", "first_execution_s", "bank_s", "bank_cpu_s", "bank_s_per_trial",
+                      "trials_total_s", "bank_cpu_over_wall"], f"{where}.sample.phases")
+            rep_ = s.get("worker_report", {})
+            if rep_.get("bank_trials") != trials - 1 or len(rep_.get("trial_s", [])) != 1:
+                problems.append(f"{where}: worker report without trial 0 alone and a bank of {trials - 1}: {rep_}")
+            if "bank_s" in ph and "first_execution_s" in ph and not (
+                    close(ph["trials_total_s"], ph["first_execution_s"] + ph["bank_s"]) and
+                    close(ph["bank_s_per_trial"], ph["bank_s"] / (trials - 1))):
+                problems.append(f"{where}: trials_total_s or bank_s_per_trial inconsistent with bank_s")
+        summ = p.get("summary", {})
+        for key in ("first_execution_s", "bank_s", "bank_cpu_s", "bank_s_per_trial", "trials_total_s",
+                    "process_wall_s", "peak_rss_bytes"):
+            if key not in summ:
+                problems.append(f"{where}.summary: no {key}")
+                continue
+            check_stat(summ[key], f"{where}.summary.{key}")
+        banks = sorted(s["phases"]["bank_s"] for s in samples if s.get("status") == "ok")
+        if banks != sorted(summ.get("bank_s", {}).get("samples", [])):
+            problems.append(f"{where}: summary bank_s samples differ from the raw samples")
+        need(p.get("figures", {}).get("bank", {}), ["wall_s_per_simulated_s", "synaptic_events_per_s"],
+             f"{where}.figures.bank")
+    order = {k: [T for _, T, _ in sorted(v)] for k, v in seq.items()}
+    if order.get(0) != [1, 2] or order.get(1) != [2, 1]:
+        problems.append(f"w1-bank: order by repetition {order} does not alternate")
+    for k, v in seq.items():
+        if any(o != ("reversed" if k % 2 else "forward") for _, _, o in v):
+            problems.append(f"w1-bank: repetition {k} samples mislabelled")
+    med = {p.get("threads_requested"): p.get("summary", {}) for p in pts}
+    phases = sorted(x.get("phase") for x in w["speedup"])
+    if phases != ["bank_s", "first_execution_s", "process_wall_s", "trials_total_s"]:
+        problems.append(f"w1-bank.speedup: phases {phases}")
+    for x in w["speedup"]:
+        ph = x.get("phase")
+        a, b = med.get(2, {}).get(ph, {}).get("median"), med.get(1, {}).get(ph, {}).get("median")
+        if x.get("threads") != 2 or x.get("baseline_threads") != 1 or not a or not b or not (
+                close(x.get("median_s"), a) and close(x.get("baseline_median_s"), b) and
+                close(x.get("speedup"), b / a) and close(x.get("parallel_efficiency"), b / a / 2)):
+            problems.append(f"w1-bank.speedup {ph}: inconsistent with the medians: {x}")
+for p in problems:
+    print("PROBLEM:", p)
+print(f"bank receipt checked: {len(problems)} problems")
 sys.exit(1 if problems else 0)
 EOF
 echo PASS

@@ -14,6 +14,7 @@ static const char usage_text[] =
     "usage: brainlesslab bench [--workloads w1,w2,w3] [--repetitions 3] [--timeout-s 600]\n"
     "         [--work DIR] [--receipt FILE.json] [--threads N] [--quick] [--cases LIST]\n"
     "         [--python PATH] [--source-dir DIR] [--keep-outputs] [--ranks 1,2,4]\n"
+    "         [--background-load K]\n"
     "Qualifies every case against the reference backend, then times it in fresh worker processes\n"
     "(alternating order, >= 3 repetitions) and writes a JSON receipt (docs/benchmark.md).\n"
     "  --workloads LIST  w1 (FlyWire-scale synthetic, sugar-like input), w2 (same graph, runaway\n"
@@ -21,13 +22,17 @@ static const char usage_text[] =
     "                    r1 (SORN and Falandays, N 64/256/1024 x batch 1/8/32/128, against the\n"
     "                    NumPy oracle), r1-sorn, r1-falandays (one node), r2 (Falandays in closed\n"
     "                    loop on tracking, 128 trials in one batch); never by default.\n"
+    "                    w1-bank: w1's task as 30 trials, 1..29 in one engine call (threads run\n"
+    "                    trials in parallel), bl-cpu at every --threads count; never by default.\n"
     "                    Imports: import-flywire, import-malecns (generated FlyWire / male CNS scale\n"
     "                    inputs, once, by bench/make_import_inputs.py; never by default)\n"
     "  --repetitions R   fresh-process repetitions per case (>= 3; default 3)\n"
     "  --timeout-s S     bound on every worker process; later killed and censored (default 600)\n"
     "  --work DIR        cached inputs (generated graphs) and run files (default bench-work)\n"
     "  --receipt FILE    the JSON receipt (default bench-receipt.json)\n"
-    "  --threads N       threads given to every case (0 = all usable cores; default 0)\n"
+    "  --threads N       threads given to every case (0 = all usable cores; default 0); or a\n"
+    "                    list, e.g. 1,2: every case gets the first, w1-bank times bl-cpu at each\n"
+    "  --background-load K  K processes spin on arithmetic beside the whole run (default 0)\n"
     "  --quick           tiny versions of the workloads (the receipt-format test)\n"
     "  --cases LIST      time only these cases: bl-reference, bl-cpu, brian2-cpp, brian2-numpy,\n"
     "                    bl-reference-phase4c, bl-cpu-phase4c, torch-eager, bl-mpi (default all)\n"
@@ -87,7 +92,18 @@ int bl_cmd_bench(int argc, char **argv)
         int ok = 1;
         if (!strcmp(opt, "--workloads")) o.workloads = val;
         else if (!strcmp(opt, "--repetitions")) ok = parse_int(val, 3, 1000, &o.repetitions);
-        else if (!strcmp(opt, "--threads")) ok = parse_int(val, 0, 4096, &o.threads);
+        else if (!strcmp(opt, "--threads") && strchr(val, ',')) {
+            /* A list: every case gets the first count, w1-bank times bl-cpu at each. */
+            int counts[BL_BENCH_MAX_THREAD_COUNTS], n = 0;
+            bl_error e = {0};
+            if (bl_bench_parse_threads(val, counts, &n, &e)) {
+                fprintf(stderr, "brainlesslab bench: %s\n%s", e.message, usage_text);
+                return 2;
+            }
+            o.threads_list = val;
+            o.threads = counts[0];
+        } else if (!strcmp(opt, "--threads")) ok = parse_int(val, 0, 4096, &o.threads);
+        else if (!strcmp(opt, "--background-load")) ok = parse_int(val, 0, 64, &o.background_load);
         else if (!strcmp(opt, "--work")) o.work_dir = val;
         else if (!strcmp(opt, "--receipt")) o.receipt_path = val;
         else if (!strcmp(opt, "--cases")) o.cases = val;
@@ -104,7 +120,8 @@ int bl_cmd_bench(int argc, char **argv)
         }
         if (!ok) {
             fprintf(stderr, "brainlesslab bench: %s '%s' is out of range (--repetitions 3..1000, --threads "
-                            "0..4096, --timeout-s (0, 86400])\n", opt, val);
+                            "0..4096 or a list of 1..4096, --background-load 0..64, --timeout-s (0, 86400])\n",
+                    opt, val);
             return 2;
         }
     }
