@@ -226,9 +226,33 @@ static const char **text_values(const text_column *t, uint64_t n)
     return v;
 }
 
-static bl_status load_neurons(bl_connectome *c, const char *path, const char *text, size_t len,
-                              bl_error *err)
+/* neurons.csv parsed: cols[0] the external ids, cols[1 + j] metadata column
+ * j named names[j]. Parsing needs only the text and the manifest's n, so the
+ * loader parses while the edge arrays are still being read and hashed, and
+ * attaches the table to the connectome afterwards (neuron_table_attach). */
+typedef struct neuron_table {
+    size_t nmeta;
+    text_column *cols;
+    char **names;
+} neuron_table;
+
+static void neuron_table_free(neuron_table *t)
 {
+    for (size_t j = 0; t->cols && j <= t->nmeta; j++) {
+        free(t->cols[j].text);
+        free(t->cols[j].at);
+    }
+    for (size_t j = 0; t->names && j < t->nmeta; j++)
+        free(t->names[j]);
+    free(t->cols);
+    free(t->names);
+    memset(t, 0, sizeof *t);
+}
+
+static bl_status parse_neurons(uint64_t n_neurons, const char *path, const char *text, size_t len,
+                               neuron_table *t, bl_error *err)
+{
+    memset(t, 0, sizeof *t);
     bl_csv *csv;
     bl_status st = bl_csv_open_memory(path, text, len, &csv, err);
     if (st)
@@ -245,15 +269,15 @@ static bl_status load_neurons(bl_connectome *c, const char *path, const char *te
         return bl_fail(err, BL_ERR_FORMAT, "%s:%" PRIu64 ": header must start with index,external_id",
                        path, line);
     }
-    /* cols[0] holds the external ids, cols[1 + j] metadata column j. */
-    size_t nmeta = ncol - 2, n = (size_t)c->n_neurons;
-    text_column *cols = calloc(nmeta + 1, sizeof *cols);
+    size_t nmeta = ncol - 2, n = (size_t)n_neurons;
+    t->nmeta = nmeta;
+    text_column *cols = t->cols = calloc(nmeta + 1, sizeof *cols);
     st = cols ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     for (size_t j = 0; !st && j <= nmeta; j++)
-        if (!(cols[j].at = calloc(n ? n : 1, sizeof *cols[j].at)))
+        if (!(cols[j].at = malloc((n ? n : 1) * sizeof *cols[j].at))) /* every row is written */
             st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     /* Names are validated by add_column later; keep them for the calls. */
-    char **names = calloc(nmeta ? nmeta : 1, sizeof *names);
+    char **names = t->names = calloc(nmeta ? nmeta : 1, sizeof *names);
     for (size_t j = 0; !st && names && j < nmeta; j++) {
         const char *h = bl_csv_field(csv, j + 2);
         names[j] = malloc(strlen(h) + 1);
@@ -266,9 +290,9 @@ static bl_status load_neurons(bl_connectome *c, const char *path, const char *te
         st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     uint64_t row = 0;
     while (!st && (r = bl_csv_next(csv, err)) > 0) {
-        if (row >= c->n_neurons) {
+        if (row >= n_neurons) {
             st = bl_fail(err, BL_ERR_INVALID, "%s:%" PRIu64 ": more rows than the %" PRIu64
-                         " neurons of offsets.npy", path, bl_csv_line(csv), c->n_neurons);
+                         " neurons of offsets.npy", path, bl_csv_line(csv), n_neurons);
             break;
         }
         if ((st = bl_csv_expect_fields(csv, ncol, err)))
@@ -288,30 +312,35 @@ static bl_status load_neurons(bl_connectome *c, const char *path, const char *te
     }
     if (!st && r < 0)
         st = err->status;
-    if (!st && row != c->n_neurons)
+    if (!st && row != n_neurons)
         st = bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " neuron rows, offsets.npy has %" PRIu64,
-                     path, row, c->n_neurons);
+                     path, row, n_neurons);
     bl_csv_close(csv);
-    for (size_t j = 0; !st && j <= nmeta; j++) {
-        const char **v = text_values(&cols[j], n);
+    if (st)
+        neuron_table_free(t);
+    return st;
+}
+
+/* The parsed table into c: ids, then each column, with the checks and
+ * messages of bl_connectome_set_external_ids and bl_connectome_add_column.
+ * Frees the table whatever happens. */
+static bl_status neuron_table_attach(bl_connectome *c, const char *path, neuron_table *t, bl_error *err)
+{
+    bl_status st = BL_OK;
+    size_t n = (size_t)c->n_neurons;
+    for (size_t j = 0; !st && j <= t->nmeta; j++) {
+        const char **v = text_values(&t->cols[j], n);
         if (!v)
             st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
         else if (j == 0 && (st = bl_connectome_set_external_ids(c, v, err)))
             bl_fail_context(err, "%s", path);
-        else if (j > 0 && (st = bl_connectome_add_column(c, names[j - 1], v, err)))
+        else if (j > 0 && (st = bl_connectome_add_column(c, t->names[j - 1], v, err)))
             bl_fail_context(err, "%s: header", path);
         free(v);
-        free(cols[j].text); /* copied into the connectome */
-        cols[j].text = NULL;
+        free(t->cols[j].text); /* copied into the connectome */
+        t->cols[j].text = NULL;
     }
-    for (size_t j = 0; cols && j <= nmeta; j++) {
-        free(cols[j].text);
-        free(cols[j].at);
-    }
-    for (size_t j = 0; names && j < nmeta; j++)
-        free(names[j]);
-    free(cols);
-    free(names);
+    neuron_table_free(t);
     return st;
 }
 
@@ -320,7 +349,8 @@ bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err
     return bl_connectome_load_part(dir, 0, 1, out, err);
 }
 
-/* neurons.csv read whole and hashed from the buffer that is then parsed. */
+/* neurons.csv read whole, hashed as it is read (bl_read_input): the digest
+ * is of the very bytes then parsed. */
 static bl_status read_neurons_text(const char *path, const bl_src_digest *want, char **text,
                                    bl_src_digest *got, bl_error *err)
 {
@@ -328,7 +358,9 @@ static bl_status read_neurons_text(const char *path, const bl_src_digest *want, 
     if (want->bytes > ((uint64_t)1 << 40))
         return bl_fail(err, BL_ERR_INVALID, "%s: manifest size %" PRIu64 " bytes is not plausible",
                        path, want->bytes);
-    bl_status st = bl_read_small(path, (size_t)want->bytes, text, &len, err);
+    uint8_t *data = NULL;
+    bl_status st = bl_read_input(path, want->bytes, &data, &len, got->sha256, err);
+    *text = (char *)data;
     if (st)
         return st;
     if (len != want->bytes) {
@@ -338,7 +370,6 @@ static bl_status read_neurons_text(const char *path, const bl_src_digest *want, 
                        want->bytes);
     }
     got->bytes = len;
-    bl_sha256_buffer(*text, len, got->sha256);
     if (strcmp(got->sha256, want->sha256)) {
         free(*text);
         *text = NULL;
@@ -348,10 +379,20 @@ static bl_status read_neurons_text(const char *path, const bl_src_digest *want, 
     return BL_OK;
 }
 
-/* One whole .npy array of N elements, read and hashed in one pass. */
+/* Elements per read of a large array: 256 KiB of int32, so that each piece
+ * is hashed and checked while it is still in the core's cache, rather than
+ * the whole array being read, then hashed, then validated from memory. */
+#define READ_PIECE ((uint64_t)1 << 16)
+
+/* Called on each piece of an array as it arrives (after it was hashed):
+ * elements [first, first + count) of the array, at data + first. */
+typedef void (*piece_fn)(void *ctx, const void *data, uint64_t first, uint64_t count);
+
+/* One whole .npy array of N elements, read and hashed in one pass, piece by
+ * piece; check (may be NULL) sees each piece. */
 static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtype dtype,
                             uint64_t n, const char *what, void **data, bl_src_digest *got,
-                            bl_error *err)
+                            piece_fn check, void *ctx, bl_error *err)
 {
     *data = NULL;
     bl_npy_stream s;
@@ -369,7 +410,12 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
         bl_npy_stream_close(&s, NULL, NULL, &ignored);
         return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " elements", path, n);
     }
-    st = bl_npy_stream_read(&s, *data, n, err);
+    for (uint64_t k = 0; !st && k < n; k += READ_PIECE) {
+        uint64_t m = n - k < READ_PIECE ? n - k : READ_PIECE;
+        st = bl_npy_stream_read(&s, (char *)*data + k * item, m, err);
+        if (!st && check)
+            check(ctx, *data, k, m);
+    }
     if (!st)
         st = bl_npy_stream_close(&s, want, got, err);
     else
@@ -379,6 +425,66 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
         *data = NULL;
     }
     return st;
+}
+
+/* bl_csr_validate's checks of targets.npy, made piece by piece as the file
+ * arrives (on a valid offsets array): bad is set at the first fault, and
+ * the loader then runs bl_csr_validate itself for the message. A valid
+ * graph (the usual case) is thus checked once, in the reading threads. */
+typedef struct target_check {
+    const int64_t *off;
+    uint64_t n;
+    uint64_t row; /* the row of the next element */
+    int bad;
+} target_check;
+
+static void check_targets(void *ctx, const void *data, uint64_t first, uint64_t count)
+{
+    target_check *tc = ctx;
+    const int32_t *t = data;
+    const int64_t *off = tc->off;
+    uint64_t k = first, end = first + count, i = tc->row;
+    const uint32_t n = (uint32_t)tc->n; /* n <= BL_MAX_NEURONS < 2^31 */
+    int bad = 0;
+    while (k < end) {
+        while ((uint64_t)off[i + 1] <= k) /* skip empty rows; offsets end at e > k */
+            i++;
+        uint64_t stop = (uint64_t)off[i + 1] < end ? (uint64_t)off[i + 1] : end;
+        /* Branch-free over the row's piece: in range, and above the previous
+         * target except at the row's first edge. */
+        bad |= (uint32_t)t[k] >= n;
+        if (k > (uint64_t)off[i])
+            bad |= t[k] <= t[k - 1];
+        for (uint64_t j = k + 1; j < stop; j++)
+            bad |= ((uint32_t)t[j] >= n) | (t[j] <= t[j - 1]);
+        k = stop;
+        if (k == (uint64_t)off[i + 1])
+            i++;
+    }
+    tc->row = i;
+    tc->bad |= bad;
+}
+
+/* counts.npy: no 0 and no INT32_MIN (bl_csr_validate's rule), and the sum
+ * of their magnitudes (n_synapses), piece by piece. */
+typedef struct count_check {
+    uint64_t synapses;
+    int bad;
+} count_check;
+
+static void check_counts(void *ctx, const void *data, uint64_t first, uint64_t count)
+{
+    count_check *cc = ctx;
+    const int32_t *c = (const int32_t *)data + first;
+    uint64_t sum = 0;
+    int bad = 0;
+    for (uint64_t k = 0; k < count; k++) {
+        int32_t v = c[k];
+        bad |= (v == 0) | (v == INT32_MIN);
+        sum += (uint64_t)(v < 0 ? -(int64_t)v : v);
+    }
+    cc->synapses += sum;
+    cc->bad |= bad;
 }
 
 bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out, bl_error *err)
@@ -431,6 +537,11 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     uint64_t version = 0, n = 0, e = 0, syn = 0;
     void *off = NULL, *tgt = NULL, *cnt = NULL;
     char *neurons_text = NULL;
+    neuron_table nt = {0};
+    bl_status nst = BL_OK; /* parse_neurons's status, once `parsed` */
+    bl_error nerr;
+    int parsed = 0;
+    bl_error_clear(&nerr);
     bl_connectome *c = NULL;
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, BL_CONNECTOME_FORMAT))
         st = bl_fail(err, BL_ERR_FORMAT, "%s: key 'format' must be \"%s\"", mpath, BL_CONNECTOME_FORMAT);
@@ -456,7 +567,10 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     } else if (!st) {
         /* The four files are independent: read and hash them side by side,
          * one thread each (the two edge arrays dominate). Each read is one
-         * pass: the bytes land in their final array and are hashed there. */
+         * pass: the bytes land in their final array and are hashed there.
+         * neurons.csv is parsed by its thread too, while the edge arrays are
+         * still being hashed; its faults are reported in their usual place
+         * (after those of the files and of the graph). */
         char paths[BL_SRC_COUNT][4096];
         bl_error errs[BL_SRC_COUNT];
         bl_status sts[BL_SRC_COUNT] = {0};
@@ -467,27 +581,50 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
             join(paths[k], sizeof paths[k], dir, bl_src_names[k]);
             bl_error_clear(&errs[k]);
         }
+        /* Three tasks: offsets then targets (whose piece checks need the
+         * offsets), counts, neurons.csv. */
+        target_check tc = {NULL, n, 0, 0};
+        count_check cc = {0, 0};
+        int offsets_ok = 0;
         int threads = omp_get_max_threads(); /* OMP_NUM_THREADS=1 keeps it serial */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < 4 ? threads : 4)
-        for (int k = BL_SRC_OFFSETS; k < BL_SRC_COUNT; k++) {
-            if (k == BL_SRC_OFFSETS)
-                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT64, n + 1, what_n, &off, &got[k], &errs[k]);
-            else if (k == BL_SRC_TARGETS)
-                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &tgt, &got[k], &errs[k]);
-            else if (k == BL_SRC_COUNTS)
-                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &cnt, &got[k], &errs[k]);
-            else
-                sts[k] = read_neurons_text(paths[k], &want[k], &neurons_text, &got[k], &errs[k]);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < 3 ? threads : 3)
+        for (int task = 0; task < 3; task++) {
+            if (task == 0) {
+                int k = BL_SRC_OFFSETS;
+                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT64, n + 1, what_n, &off, &got[k], NULL, NULL,
+                                    &errs[k]);
+                bl_error ignored;
+                offsets_ok = !sts[k] && !bl_offsets_validate(dir, n, e, off, &ignored);
+                tc.off = off;
+                k = BL_SRC_TARGETS;
+                if (!sts[BL_SRC_OFFSETS]) /* else that failure is the one reported */
+                    sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &tgt, &got[k],
+                                        offsets_ok ? check_targets : NULL, &tc, &errs[k]);
+            } else if (task == 1) {
+                int k = BL_SRC_COUNTS;
+                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &cnt, &got[k], check_counts, &cc,
+                                    &errs[k]);
+            } else {
+                int k = BL_SRC_NEURONS;
+                if (!(sts[k] = read_neurons_text(paths[k], &want[k], &neurons_text, &got[k], &errs[k]))) {
+                    nst = parse_neurons(n, paths[k], neurons_text, (size_t)got[k].bytes, &nt, &nerr);
+                    parsed = 1;
+                    free(neurons_text); /* the table holds copies */
+                    neurons_text = NULL;
+                }
+            }
         }
         for (int k = BL_SRC_OFFSETS; !st && k < BL_SRC_COUNT; k++)
             if (sts[k]) {
                 *err = errs[k];
                 st = sts[k];
             }
-        if (!st)
+        /* The pieces passed every check: the graph is valid. Otherwise the
+         * whole validation again, for its message naming the first fault. */
+        if (!st && (!offsets_ok || tc.bad || cc.bad))
             st = bl_csr_validate(dir, n, e, off, tgt, cnt, err);
         if (!st) {
-            st = bl_connectome_adopt_validated(n, e, off, tgt, cnt, &c, err);
+            st = bl_connectome_adopt_validated(n, e, off, tgt, cnt, &cc.synapses, 0, &c, err);
             off = tgt = cnt = NULL; /* adopted (or freed) */
         }
     }
@@ -502,8 +639,16 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     if (!st) {
         char npath[4096];
         join(npath, sizeof npath, dir, bl_src_names[BL_SRC_NEURONS]);
-        st = load_neurons(c, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, err);
+        if (!parsed)
+            nst = parse_neurons(n, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, &nt, &nerr);
+        if (nst) {
+            *err = nerr;
+            st = nst;
+        } else {
+            st = neuron_table_attach(c, npath, &nt, err);
+        }
     }
+    neuron_table_free(&nt);
     for (int k = 0; !st && k < BL_INFO_COUNT; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, bl_connectome_info_keys[k]);
         if (v && !cJSON_IsString(v))
@@ -612,7 +757,7 @@ bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, con
         join(path, sizeof path, dir, names[k]);
         snprintf(what, sizeof what, "manifest n_edges is %" PRIu64, c->n_edges);
         void *data = NULL;
-        if ((st = read_array(path, &want, BL_DTYPE_FLOAT64, c->n_edges, what, &data, &got, err)))
+        if ((st = read_array(path, &want, BL_DTYPE_FLOAT64, c->n_edges, what, &data, &got, NULL, NULL, err)))
             return st;
         const double *x = data;
         for (uint64_t e = 0; e < c->n_edges; e++) {

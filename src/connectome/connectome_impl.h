@@ -93,10 +93,14 @@ bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, con
 
 /* bl_connectome_adopt for a graph the caller has just validated with
  * bl_csr_validate (the loader does, naming its files); it is not checked twice.
- * counts may be NULL only for a part, whose loader stores them as int16. */
+ * counts may be NULL only for a part, whose loader stores them as int16.
+ * synapses: the sum of the counts' magnitudes when the caller has it (the
+ * loaders sum while they read), NULL to sum here. default_ids 0: no external ids at all, for a loader that sets them next
+ * (bl_connectome_set_external_ids) from neurons.csv: writing and sorting
+ * default ids only to free them was a measurable part of every load. */
 bl_status bl_connectome_adopt_validated(uint64_t n_neurons, uint64_t n_edges, int64_t *offsets,
-                                        int32_t *targets, int32_t *counts, bl_connectome **out,
-                                        bl_error *err);
+                                        int32_t *targets, int32_t *counts, const uint64_t *synapses,
+                                        int default_ids, bl_connectome **out, bl_error *err);
 
 /* offsets.npy's part of bl_csr_validate: starts at 0, never decreases, ends at e. */
 bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets, bl_error *err);
@@ -105,7 +109,8 @@ bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const i
  * n neurons and e edges and whose files were checked against it: read
  * offsets.npy whole, stream targets.npy (validating rows, counting in-degrees)
  * to split the neurons, then stream targets.npy and counts.npy again keeping
- * the part's edges. Returns a connectome with the default neuron table. */
+ * the part's edges. Returns a connectome without external ids (the caller
+ * sets them from neurons.csv) and no metadata columns. */
 bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
                                   const bl_src_digest *want, bl_connectome **out, bl_error *err);
 
