@@ -427,64 +427,15 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
     return st;
 }
 
-/* bl_csr_validate's checks of targets.npy, made piece by piece as the file
- * arrives (on a valid offsets array): bad is set at the first fault, and
- * the loader then runs bl_csr_validate itself for the message. A valid
- * graph (the usual case) is thus checked once, in the reading threads. */
-typedef struct target_check {
-    const int64_t *off;
-    uint64_t n;
-    uint64_t row; /* the row of the next element */
-    int bad;
-} target_check;
-
+/* The piece checks (connectome_check.c) as read_array's callbacks. */
 static void check_targets(void *ctx, const void *data, uint64_t first, uint64_t count)
 {
-    target_check *tc = ctx;
-    const int32_t *t = data;
-    const int64_t *off = tc->off;
-    uint64_t k = first, end = first + count, i = tc->row;
-    const uint32_t n = (uint32_t)tc->n; /* n <= BL_MAX_NEURONS < 2^31 */
-    int bad = 0;
-    while (k < end) {
-        while ((uint64_t)off[i + 1] <= k) /* skip empty rows; offsets end at e > k */
-            i++;
-        uint64_t stop = (uint64_t)off[i + 1] < end ? (uint64_t)off[i + 1] : end;
-        /* Branch-free over the row's piece: in range, and above the previous
-         * target except at the row's first edge. */
-        bad |= (uint32_t)t[k] >= n;
-        if (k > (uint64_t)off[i])
-            bad |= t[k] <= t[k - 1];
-        for (uint64_t j = k + 1; j < stop; j++)
-            bad |= ((uint32_t)t[j] >= n) | (t[j] <= t[j - 1]);
-        k = stop;
-        if (k == (uint64_t)off[i + 1])
-            i++;
-    }
-    tc->row = i;
-    tc->bad |= bad;
+    bl_check_targets_piece(ctx, data, first, count);
 }
-
-/* counts.npy: no 0 and no INT32_MIN (bl_csr_validate's rule), and the sum
- * of their magnitudes (n_synapses), piece by piece. */
-typedef struct count_check {
-    uint64_t synapses;
-    int bad;
-} count_check;
 
 static void check_counts(void *ctx, const void *data, uint64_t first, uint64_t count)
 {
-    count_check *cc = ctx;
-    const int32_t *c = (const int32_t *)data + first;
-    uint64_t sum = 0;
-    int bad = 0;
-    for (uint64_t k = 0; k < count; k++) {
-        int32_t v = c[k];
-        bad |= (v == 0) | (v == INT32_MIN);
-        sum += (uint64_t)(v < 0 ? -(int64_t)v : v);
-    }
-    cc->synapses += sum;
-    cc->bad |= bad;
+    bl_check_counts_piece(ctx, (const int32_t *)data + first, count);
 }
 
 bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out, bl_error *err)
@@ -583,8 +534,8 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         }
         /* Three tasks: offsets then targets (whose piece checks need the
          * offsets), counts, neurons.csv. */
-        target_check tc = {NULL, n, 0, 0};
-        count_check cc = {0, 0};
+        bl_target_check tc = {NULL, n, 0, 0};
+        bl_count_check cc = {0, 0};
         int offsets_ok = 0;
         int threads = omp_get_max_threads(); /* OMP_NUM_THREADS=1 keeps it serial */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads < 3 ? threads : 3)

@@ -44,6 +44,28 @@ bl_status bl_npy_stream_read(bl_npy_stream *s, void *buf, uint64_t n_elements, b
 bl_status bl_npy_stream_close(bl_npy_stream *s, const bl_src_digest *want, bl_src_digest *out,
                               bl_error *err);
 
+/* bl_csr_validate's checks made piece by piece as a directory load reads
+ * targets.npy and counts.npy (connectome_check.c): bad is set at any fault,
+ * and the loader then runs bl_csr_validate itself for the message naming the
+ * first one. A valid graph (the usual case) is thus checked once, in the
+ * reading threads, each piece while it is still in the core's cache. */
+typedef struct bl_target_check {
+    const int64_t *off; /* offsets.npy, already valid (bl_offsets_validate) */
+    uint64_t n;         /* neurons */
+    uint64_t row;       /* the row of the next element */
+    int bad;
+} bl_target_check;
+/* Elements [first, first + count) of targets (the whole array so far):
+ * each in 0..n-1, and above the previous one within its row. */
+void bl_check_targets_piece(bl_target_check *tc, const int32_t *targets, uint64_t first, uint64_t count);
+
+typedef struct bl_count_check {
+    uint64_t synapses; /* the magnitudes summed so far */
+    int bad;
+} bl_count_check;
+/* count counts: none 0 or INT32_MIN; their magnitudes summed. */
+void bl_check_counts_piece(bl_count_check *cc, const int32_t *counts, uint64_t count);
+
 struct bl_connectome {
     uint64_t n_neurons;
     uint64_t n_edges;
