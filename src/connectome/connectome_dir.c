@@ -344,6 +344,53 @@ static bl_status neuron_table_attach(bl_connectome *c, const char *path, neuron_
     return st;
 }
 
+/* neurons.csv's text made into a neuron table: parsed, ids indexed and
+ * columns interned into *stage, a connectome holding only them (n neurons, no
+ * graph), which neurons_move later empties into the loaded one. None of it
+ * needs the graph, so a load does it in neurons.csv's reading thread. */
+static bl_status neurons_build(uint64_t n, const char *path, const char *text, size_t len, bl_connectome **stage,
+                               bl_error *err)
+{
+    *stage = NULL;
+    neuron_table t;
+    bl_status st = parse_neurons(n, path, text, len, &t, err);
+    if (st)
+        return st;
+    bl_connectome *s = calloc(1, sizeof *s);
+    if (!s) {
+        neuron_table_free(&t);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
+    }
+    s->n_neurons = n;
+    s->parts = 1;
+    if ((st = neuron_table_attach(s, path, &t, err))) {
+        bl_connectome_destroy(s);
+        return st;
+    }
+    *stage = s;
+    return BL_OK;
+}
+
+/* The neuron table of stage into c (which has none), stage destroyed. */
+static void neurons_move(bl_connectome *c, bl_connectome *stage)
+{
+    c->ids = stage->ids;
+    c->id_arena = stage->id_arena;
+    c->id_sorted = stage->id_sorted;
+    c->n_columns = stage->n_columns;
+    c->column_names = stage->column_names;
+    c->column_values = stage->column_values;
+    c->column_arenas = stage->column_arenas;
+    stage->ids = NULL;
+    stage->id_arena = NULL;
+    stage->id_sorted = NULL;
+    stage->n_columns = 0;
+    stage->column_names = NULL;
+    stage->column_values = NULL;
+    stage->column_arenas = NULL;
+    bl_connectome_destroy(stage);
+}
+
 bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err)
 {
     return bl_connectome_load_part(dir, 0, 1, out, err);
@@ -488,8 +535,8 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     uint64_t version = 0, n = 0, e = 0, syn = 0;
     void *off = NULL, *tgt = NULL, *cnt = NULL;
     char *neurons_text = NULL;
-    neuron_table nt = {0};
-    bl_status nst = BL_OK; /* parse_neurons's status, once `parsed` */
+    bl_connectome *stage = NULL; /* the neuron table (neurons_build) */
+    bl_status nst = BL_OK;       /* neurons_build's status, once `parsed` */
     bl_error nerr;
     int parsed = 0;
     bl_error_clear(&nerr);
@@ -519,9 +566,10 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         /* The four files are independent: read and hash them side by side,
          * one thread each (the two edge arrays dominate). Each read is one
          * pass: the bytes land in their final array and are hashed there.
-         * neurons.csv is parsed by its thread too, while the edge arrays are
-         * still being hashed; its faults are reported in their usual place
-         * (after those of the files and of the graph). */
+         * neurons.csv is parsed, its ids indexed and its columns interned by
+         * its thread too, while the edge arrays are still being hashed; its
+         * faults are reported in their usual place (after those of the
+         * files and of the graph). */
         char paths[BL_SRC_COUNT][4096];
         bl_error errs[BL_SRC_COUNT];
         bl_status sts[BL_SRC_COUNT] = {0};
@@ -558,7 +606,7 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
             } else {
                 int k = BL_SRC_NEURONS;
                 if (!(sts[k] = read_neurons_text(paths[k], &want[k], &neurons_text, &got[k], &errs[k]))) {
-                    nst = parse_neurons(n, paths[k], neurons_text, (size_t)got[k].bytes, &nt, &nerr);
+                    nst = neurons_build(n, paths[k], neurons_text, (size_t)got[k].bytes, &stage, &nerr);
                     parsed = 1;
                     free(neurons_text); /* the table holds copies */
                     neurons_text = NULL;
@@ -591,15 +639,16 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         char npath[4096];
         join(npath, sizeof npath, dir, bl_src_names[BL_SRC_NEURONS]);
         if (!parsed)
-            nst = parse_neurons(n, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, &nt, &nerr);
+            nst = neurons_build(n, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, &stage, &nerr);
         if (nst) {
             *err = nerr;
             st = nst;
         } else {
-            st = neuron_table_attach(c, npath, &nt, err);
+            neurons_move(c, stage);
+            stage = NULL;
         }
     }
-    neuron_table_free(&nt);
+    bl_connectome_destroy(stage);
     for (int k = 0; !st && k < BL_INFO_COUNT; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, bl_connectome_info_keys[k]);
         if (v && !cJSON_IsString(v))

@@ -256,6 +256,8 @@ static void interned_columns(void **unused)
 
 /* ---- the piecewise checks of a directory load ---- */
 
+static int dup_id_row = -1; /* write_graph: this row repeats the previous row's id */
+
 static void write_graph(const char *dir, uint64_t n, uint64_t e, const int64_t *off, const int32_t *tgt,
                         const int32_t *cnt, uint64_t synapses)
 {
@@ -274,7 +276,8 @@ static void write_graph(const char *dir, uint64_t n, uint64_t e, const int64_t *
     assert_non_null(f);
     fprintf(f, "index,external_id\n");
     for (uint64_t i = 0; i < n; i++)
-        fprintf(f, "%llu,id%llu\n", (unsigned long long)i, (unsigned long long)i);
+        fprintf(f, "%llu,id%llu\n", (unsigned long long)i,
+                (unsigned long long)((int64_t)i == dup_id_row ? i - 1 : i));
     assert_int_equal(fclose(f), 0);
     snprintf(path, sizeof path, "%s/manifest.json", dir);
     f = fopen(path, "w");
@@ -403,6 +406,22 @@ static void piecewise_checks(void **unused)
     assert_int_equal(bl_connectome_load(dir, &c, &err), BL_ERR_INVALID);
     assert_non_null(strstr(err.message, "n_synapses"));
     assert_null(c);
+    /* A neuron table fault is reported after those of the graph and of
+     * n_synapses, though neurons.csv is parsed beside the edge arrays. */
+    dup_id_row = 6;
+    dir = tmp_path("dupid");
+    write_graph(dir, N, e, off, tgt, cnt, synapse_sum(cnt, e));
+    assert_int_equal(bl_connectome_load(dir, &c, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "neurons.csv: external id 'id5' is used by neurons 5 and 6"));
+    dir = tmp_path("dupid_syn");
+    write_graph(dir, N, e, off, tgt, cnt, synapse_sum(cnt, e) + 1);
+    assert_int_equal(bl_connectome_load(dir, &c, &err), BL_ERR_INVALID);
+    assert_non_null(strstr(err.message, "n_synapses"));
+    int32_t t0 = tgt[100000];
+    tgt[100000] = -7;
+    expect_load_like_validate("dupid_graph", N, e, off, tgt, cnt);
+    tgt[100000] = t0;
+    dup_id_row = -1;
     free(off);
     free(tgt);
     free(cnt);
