@@ -332,6 +332,8 @@ static bl_status neuron_table_attach(bl_connectome *c, const char *path, neuron_
     size_t n = (size_t)c->n_neurons;
     for (size_t j = 0; !st && j <= t->nmeta; j++) {
         const char **v = text_values(&t->cols[j], n);
+        free(t->cols[j].at); /* v holds the places now */
+        t->cols[j].at = NULL;
         if (!v)
             st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
         else if (j == 0 && (st = bl_connectome_set_external_ids(c, v, err)))
@@ -349,13 +351,17 @@ static bl_status neuron_table_attach(bl_connectome *c, const char *path, neuron_
 /* neurons.csv's text made into a neuron table: parsed, ids indexed and
  * columns interned into *stage, a connectome holding only them (n neurons, no
  * graph), which neurons_move later empties into the loaded one. None of it
- * needs the graph, so a load does it in neurons.csv's reading thread. */
-static bl_status neurons_build(uint64_t n, const char *path, const char *text, size_t len, bl_connectome **stage,
+ * needs the graph, so a load does it in neurons.csv's reading thread. Frees
+ * text (*text set NULL) as soon as it is parsed: the indexing and interning
+ * run beside the whole graph, at the load's peak of memory. */
+static bl_status neurons_build(uint64_t n, const char *path, char **text, size_t len, bl_connectome **stage,
                                bl_error *err)
 {
     *stage = NULL;
     neuron_table t;
-    bl_status st = parse_neurons(n, path, text, len, &t, err);
+    bl_status st = parse_neurons(n, path, *text, len, &t, err);
+    free(*text);
+    *text = NULL;
     if (st)
         return st;
     bl_connectome *s = calloc(1, sizeof *s);
@@ -535,9 +541,8 @@ static void load_task(load_tasks *x, int task)
         int k = BL_SRC_NEURONS;
         char *text = NULL;
         if (!(x->sts[k] = read_neurons_text(x->paths[k], &x->want[k], &text, &x->got[k], &x->errs[k]))) {
-            *x->nst = neurons_build(x->n, x->paths[k], text, (size_t)x->got[k].bytes, x->stage, x->nerr);
+            *x->nst = neurons_build(x->n, x->paths[k], &text, (size_t)x->got[k].bytes, x->stage, x->nerr);
             x->parsed = 1;
-            free(text); /* the table holds copies */
         }
     }
 }
@@ -697,7 +702,7 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         char npath[4096];
         join(npath, sizeof npath, dir, bl_src_names[BL_SRC_NEURONS]);
         if (!parsed)
-            nst = neurons_build(n, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, &stage, &nerr);
+            nst = neurons_build(n, npath, &neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, &stage, &nerr);
         if (nst) {
             *err = nerr;
             st = nst;
