@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,9 +228,33 @@ static const char **text_values(const text_column *t, uint64_t n)
     return v;
 }
 
-static bl_status load_neurons(bl_connectome *c, const char *path, const char *text, size_t len,
-                              bl_error *err)
+/* neurons.csv parsed: cols[0] the external ids, cols[1 + j] metadata column
+ * j named names[j]. Parsing needs only the text and the manifest's n, so the
+ * loader parses while the edge arrays are still being read and hashed, and
+ * attaches the table to the connectome afterwards (neuron_table_attach). */
+typedef struct neuron_table {
+    size_t nmeta;
+    text_column *cols;
+    char **names;
+} neuron_table;
+
+static void neuron_table_free(neuron_table *t)
 {
+    for (size_t j = 0; t->cols && j <= t->nmeta; j++) {
+        free(t->cols[j].text);
+        free(t->cols[j].at);
+    }
+    for (size_t j = 0; t->names && j < t->nmeta; j++)
+        free(t->names[j]);
+    free(t->cols);
+    free(t->names);
+    memset(t, 0, sizeof *t);
+}
+
+static bl_status parse_neurons(uint64_t n_neurons, const char *path, const char *text, size_t len,
+                               neuron_table *t, bl_error *err)
+{
+    memset(t, 0, sizeof *t);
     bl_csv *csv;
     bl_status st = bl_csv_open_memory(path, text, len, &csv, err);
     if (st)
@@ -245,15 +271,15 @@ static bl_status load_neurons(bl_connectome *c, const char *path, const char *te
         return bl_fail(err, BL_ERR_FORMAT, "%s:%" PRIu64 ": header must start with index,external_id",
                        path, line);
     }
-    /* cols[0] holds the external ids, cols[1 + j] metadata column j. */
-    size_t nmeta = ncol - 2, n = (size_t)c->n_neurons;
-    text_column *cols = calloc(nmeta + 1, sizeof *cols);
+    size_t nmeta = ncol - 2, n = (size_t)n_neurons;
+    t->nmeta = nmeta;
+    text_column *cols = t->cols = calloc(nmeta + 1, sizeof *cols);
     st = cols ? BL_OK : bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     for (size_t j = 0; !st && j <= nmeta; j++)
-        if (!(cols[j].at = calloc(n ? n : 1, sizeof *cols[j].at)))
+        if (!(cols[j].at = malloc((n ? n : 1) * sizeof *cols[j].at))) /* every row is written */
             st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     /* Names are validated by add_column later; keep them for the calls. */
-    char **names = calloc(nmeta ? nmeta : 1, sizeof *names);
+    char **names = t->names = calloc(nmeta ? nmeta : 1, sizeof *names);
     for (size_t j = 0; !st && names && j < nmeta; j++) {
         const char *h = bl_csv_field(csv, j + 2);
         names[j] = malloc(strlen(h) + 1);
@@ -266,9 +292,9 @@ static bl_status load_neurons(bl_connectome *c, const char *path, const char *te
         st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
     uint64_t row = 0;
     while (!st && (r = bl_csv_next(csv, err)) > 0) {
-        if (row >= c->n_neurons) {
+        if (row >= n_neurons) {
             st = bl_fail(err, BL_ERR_INVALID, "%s:%" PRIu64 ": more rows than the %" PRIu64
-                         " neurons of offsets.npy", path, bl_csv_line(csv), c->n_neurons);
+                         " neurons of offsets.npy", path, bl_csv_line(csv), n_neurons);
             break;
         }
         if ((st = bl_csv_expect_fields(csv, ncol, err)))
@@ -288,31 +314,89 @@ static bl_status load_neurons(bl_connectome *c, const char *path, const char *te
     }
     if (!st && r < 0)
         st = err->status;
-    if (!st && row != c->n_neurons)
+    if (!st && row != n_neurons)
         st = bl_fail(err, BL_ERR_INVALID, "%s: %" PRIu64 " neuron rows, offsets.npy has %" PRIu64,
-                     path, row, c->n_neurons);
+                     path, row, n_neurons);
     bl_csv_close(csv);
-    for (size_t j = 0; !st && j <= nmeta; j++) {
-        const char **v = text_values(&cols[j], n);
+    if (st)
+        neuron_table_free(t);
+    return st;
+}
+
+/* The parsed table into c: ids, then each column, with the checks and
+ * messages of bl_connectome_set_external_ids and bl_connectome_add_column.
+ * Frees the table whatever happens. */
+static bl_status neuron_table_attach(bl_connectome *c, const char *path, neuron_table *t, bl_error *err)
+{
+    bl_status st = BL_OK;
+    size_t n = (size_t)c->n_neurons;
+    for (size_t j = 0; !st && j <= t->nmeta; j++) {
+        const char **v = text_values(&t->cols[j], n);
+        free(t->cols[j].at); /* v holds the places now */
+        t->cols[j].at = NULL;
         if (!v)
             st = bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
         else if (j == 0 && (st = bl_connectome_set_external_ids(c, v, err)))
             bl_fail_context(err, "%s", path);
-        else if (j > 0 && (st = bl_connectome_add_column(c, names[j - 1], v, err)))
+        else if (j > 0 && (st = bl_connectome_add_column(c, t->names[j - 1], v, err)))
             bl_fail_context(err, "%s: header", path);
         free(v);
-        free(cols[j].text); /* copied into the connectome */
-        cols[j].text = NULL;
+        free(t->cols[j].text); /* copied into the connectome */
+        t->cols[j].text = NULL;
     }
-    for (size_t j = 0; cols && j <= nmeta; j++) {
-        free(cols[j].text);
-        free(cols[j].at);
-    }
-    for (size_t j = 0; names && j < nmeta; j++)
-        free(names[j]);
-    free(cols);
-    free(names);
+    neuron_table_free(t);
     return st;
+}
+
+/* neurons.csv's text made into a neuron table: parsed, ids indexed and
+ * columns interned into *stage, a connectome holding only them (n neurons, no
+ * graph), which neurons_move later empties into the loaded one. None of it
+ * needs the graph, so a load does it in neurons.csv's reading thread. Frees
+ * text (*text set NULL) as soon as it is parsed: the indexing and interning
+ * run beside the whole graph, at the load's peak of memory. */
+static bl_status neurons_build(uint64_t n, const char *path, char **text, size_t len, bl_connectome **stage,
+                               bl_error *err)
+{
+    *stage = NULL;
+    neuron_table t;
+    bl_status st = parse_neurons(n, path, *text, len, &t, err);
+    free(*text);
+    *text = NULL;
+    if (st)
+        return st;
+    bl_connectome *s = calloc(1, sizeof *s);
+    if (!s) {
+        neuron_table_free(&t);
+        return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate", path);
+    }
+    s->n_neurons = n;
+    s->parts = 1;
+    if ((st = neuron_table_attach(s, path, &t, err))) {
+        bl_connectome_destroy(s);
+        return st;
+    }
+    *stage = s;
+    return BL_OK;
+}
+
+/* The neuron table of stage into c (which has none), stage destroyed. */
+static void neurons_move(bl_connectome *c, bl_connectome *stage)
+{
+    c->ids = stage->ids;
+    c->id_arena = stage->id_arena;
+    c->id_sorted = stage->id_sorted;
+    c->n_columns = stage->n_columns;
+    c->column_names = stage->column_names;
+    c->column_values = stage->column_values;
+    c->column_arenas = stage->column_arenas;
+    stage->ids = NULL;
+    stage->id_arena = NULL;
+    stage->id_sorted = NULL;
+    stage->n_columns = 0;
+    stage->column_names = NULL;
+    stage->column_values = NULL;
+    stage->column_arenas = NULL;
+    bl_connectome_destroy(stage);
 }
 
 bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err)
@@ -320,7 +404,8 @@ bl_status bl_connectome_load(const char *dir, bl_connectome **out, bl_error *err
     return bl_connectome_load_part(dir, 0, 1, out, err);
 }
 
-/* neurons.csv read whole and hashed from the buffer that is then parsed. */
+/* neurons.csv read whole, hashed as it is read (bl_read_input): the digest
+ * is of the very bytes then parsed. */
 static bl_status read_neurons_text(const char *path, const bl_src_digest *want, char **text,
                                    bl_src_digest *got, bl_error *err)
 {
@@ -328,7 +413,9 @@ static bl_status read_neurons_text(const char *path, const bl_src_digest *want, 
     if (want->bytes > ((uint64_t)1 << 40))
         return bl_fail(err, BL_ERR_INVALID, "%s: manifest size %" PRIu64 " bytes is not plausible",
                        path, want->bytes);
-    bl_status st = bl_read_small(path, (size_t)want->bytes, text, &len, err);
+    uint8_t *data = NULL;
+    bl_status st = bl_read_input(path, want->bytes, &data, &len, got->sha256, err);
+    *text = (char *)data;
     if (st)
         return st;
     if (len != want->bytes) {
@@ -338,7 +425,6 @@ static bl_status read_neurons_text(const char *path, const bl_src_digest *want, 
                        want->bytes);
     }
     got->bytes = len;
-    bl_sha256_buffer(*text, len, got->sha256);
     if (strcmp(got->sha256, want->sha256)) {
         free(*text);
         *text = NULL;
@@ -348,10 +434,20 @@ static bl_status read_neurons_text(const char *path, const bl_src_digest *want, 
     return BL_OK;
 }
 
-/* One whole .npy array of N elements, read and hashed in one pass. */
+/* Elements per read of a large array: 256 KiB of int32, so that each piece
+ * is hashed and checked while it is still in the core's cache, rather than
+ * the whole array being read, then hashed, then validated from memory. */
+#define READ_PIECE ((uint64_t)1 << 16)
+
+/* Called on each piece of an array as it arrives (after it was hashed):
+ * elements [first, first + count) of the array, at data + first. */
+typedef void (*piece_fn)(void *ctx, const void *data, uint64_t first, uint64_t count);
+
+/* One whole .npy array of N elements, read and hashed in one pass, piece by
+ * piece; check (may be NULL) sees each piece. */
 static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtype dtype,
                             uint64_t n, const char *what, void **data, bl_src_digest *got,
-                            bl_error *err)
+                            piece_fn check, void *ctx, bl_error *err)
 {
     *data = NULL;
     bl_npy_stream s;
@@ -369,7 +465,12 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
         bl_npy_stream_close(&s, NULL, NULL, &ignored);
         return bl_fail(err, BL_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " elements", path, n);
     }
-    st = bl_npy_stream_read(&s, *data, n, err);
+    for (uint64_t k = 0; !st && k < n; k += READ_PIECE) {
+        uint64_t m = n - k < READ_PIECE ? n - k : READ_PIECE;
+        st = bl_npy_stream_read(&s, (char *)*data + k * item, m, err);
+        if (!st && check)
+            check(ctx, *data, k, m);
+    }
     if (!st)
         st = bl_npy_stream_close(&s, want, got, err);
     else
@@ -379,6 +480,95 @@ static bl_status read_array(const char *path, const bl_src_digest *want, bl_dtyp
         *data = NULL;
     }
     return st;
+}
+
+/* The piece checks (connectome_check.c) as read_array's callbacks. */
+static void check_targets(void *ctx, const void *data, uint64_t first, uint64_t count)
+{
+    bl_check_targets_piece(ctx, data, first, count);
+}
+
+static void check_counts(void *ctx, const void *data, uint64_t first, uint64_t count)
+{
+    bl_check_counts_piece(ctx, (const int32_t *)data + first, count);
+}
+
+/* A whole load's three independent tasks: offsets.npy then targets.npy
+ * (whose piece checks need the offsets), counts.npy, and neurons.csv (read,
+ * parsed, ids indexed, columns interned). Plain threads rather than an
+ * OpenMP region: a thread that finished first then sleeps in a join instead
+ * of spinning at a barrier, and the pool does not spin on after the load
+ * (together about 10 ms of CPU of a FlyWire-scale process). */
+enum { LOAD_TASKS = 3 };
+typedef struct load_tasks {
+    const char *dir;
+    uint64_t n, e;
+    char (*paths)[4096];
+    const bl_src_digest *want;
+    bl_src_digest *got;
+    bl_status *sts;
+    bl_error *errs;
+    const char *what_n, *what_e;
+    void **off, **tgt, **cnt;
+    bl_target_check *tc;
+    bl_count_check *cc;
+    int offsets_ok;
+    bl_connectome **stage;
+    bl_status *nst;
+    bl_error *nerr;
+    int parsed;
+    atomic_int next; /* the next task to take */
+} load_tasks;
+
+static void load_task(load_tasks *x, int task)
+{
+    if (task == 0) {
+        int k = BL_SRC_OFFSETS;
+        x->sts[k] = read_array(x->paths[k], &x->want[k], BL_DTYPE_INT64, x->n + 1, x->what_n, x->off, &x->got[k],
+                               NULL, NULL, &x->errs[k]);
+        bl_error ignored;
+        x->offsets_ok = !x->sts[k] && !bl_offsets_validate(x->dir, x->n, x->e, *x->off, &ignored);
+        x->tc->off = *x->off;
+        k = BL_SRC_TARGETS;
+        if (!x->sts[BL_SRC_OFFSETS]) /* else that failure is the one reported */
+            x->sts[k] = read_array(x->paths[k], &x->want[k], BL_DTYPE_INT32, x->e, x->what_e, x->tgt, &x->got[k],
+                                   x->offsets_ok ? check_targets : NULL, x->tc, &x->errs[k]);
+    } else if (task == 1) {
+        int k = BL_SRC_COUNTS;
+        x->sts[k] = read_array(x->paths[k], &x->want[k], BL_DTYPE_INT32, x->e, x->what_e, x->cnt, &x->got[k],
+                               check_counts, x->cc, &x->errs[k]);
+    } else {
+        int k = BL_SRC_NEURONS;
+        char *text = NULL;
+        if (!(x->sts[k] = read_neurons_text(x->paths[k], &x->want[k], &text, &x->got[k], &x->errs[k]))) {
+            *x->nst = neurons_build(x->n, x->paths[k], &text, (size_t)x->got[k].bytes, x->stage, x->nerr);
+            x->parsed = 1;
+        }
+    }
+}
+
+static void *load_worker(void *arg)
+{
+    load_tasks *x = arg;
+    for (int t; (t = atomic_fetch_add(&x->next, 1)) < LOAD_TASKS;)
+        load_task(x, t);
+    return NULL;
+}
+
+/* The tasks on `workers` threads (this one included), each taking the next
+ * task when it is free; a thread that cannot be started leaves its share to
+ * the others. */
+static void run_load_tasks(load_tasks *x, int workers)
+{
+    pthread_t th[LOAD_TASKS];
+    int started = 0;
+    atomic_init(&x->next, 0);
+    for (int w = 1; w < workers; w++)
+        if (!pthread_create(&th[started], NULL, load_worker, x))
+            started++;
+    load_worker(x);
+    for (int w = 0; w < started; w++)
+        pthread_join(th[w], NULL);
 }
 
 bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out, bl_error *err)
@@ -431,6 +621,11 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     uint64_t version = 0, n = 0, e = 0, syn = 0;
     void *off = NULL, *tgt = NULL, *cnt = NULL;
     char *neurons_text = NULL;
+    bl_connectome *stage = NULL; /* the neuron table (neurons_build) */
+    bl_status nst = BL_OK;       /* neurons_build's status, once `parsed` */
+    bl_error nerr;
+    int parsed = 0;
+    bl_error_clear(&nerr);
     bl_connectome *c = NULL;
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, BL_CONNECTOME_FORMAT))
         st = bl_fail(err, BL_ERR_FORMAT, "%s: key 'format' must be \"%s\"", mpath, BL_CONNECTOME_FORMAT);
@@ -456,7 +651,11 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     } else if (!st) {
         /* The four files are independent: read and hash them side by side,
          * one thread each (the two edge arrays dominate). Each read is one
-         * pass: the bytes land in their final array and are hashed there. */
+         * pass: the bytes land in their final array and are hashed there.
+         * neurons.csv is parsed, its ids indexed and its columns interned by
+         * its thread too, while the edge arrays are still being hashed; its
+         * faults are reported in their usual place (after those of the
+         * files and of the graph). */
         char paths[BL_SRC_COUNT][4096];
         bl_error errs[BL_SRC_COUNT];
         bl_status sts[BL_SRC_COUNT] = {0};
@@ -467,27 +666,27 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
             join(paths[k], sizeof paths[k], dir, bl_src_names[k]);
             bl_error_clear(&errs[k]);
         }
+        /* Three tasks: offsets then targets (whose piece checks need the
+         * offsets), counts, neurons.csv. */
+        bl_target_check tc = {NULL, n, 0, 0};
+        bl_count_check cc = {0, 0};
+        load_tasks lt = {dir, n, e, paths, want, got, sts, errs, what_n, what_e, &off, &tgt, &cnt, &tc, &cc, 0,
+                         &stage, &nst, &nerr, 0, 0};
         int threads = omp_get_max_threads(); /* OMP_NUM_THREADS=1 keeps it serial */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads < 4 ? threads : 4)
-        for (int k = BL_SRC_OFFSETS; k < BL_SRC_COUNT; k++) {
-            if (k == BL_SRC_OFFSETS)
-                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT64, n + 1, what_n, &off, &got[k], &errs[k]);
-            else if (k == BL_SRC_TARGETS)
-                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &tgt, &got[k], &errs[k]);
-            else if (k == BL_SRC_COUNTS)
-                sts[k] = read_array(paths[k], &want[k], BL_DTYPE_INT32, e, what_e, &cnt, &got[k], &errs[k]);
-            else
-                sts[k] = read_neurons_text(paths[k], &want[k], &neurons_text, &got[k], &errs[k]);
-        }
+        run_load_tasks(&lt, threads < LOAD_TASKS ? threads : LOAD_TASKS);
+        const int offsets_ok = lt.offsets_ok;
+        parsed = lt.parsed;
         for (int k = BL_SRC_OFFSETS; !st && k < BL_SRC_COUNT; k++)
             if (sts[k]) {
                 *err = errs[k];
                 st = sts[k];
             }
-        if (!st)
+        /* The pieces passed every check: the graph is valid. Otherwise the
+         * whole validation again, for its message naming the first fault. */
+        if (!st && (!offsets_ok || tc.bad || cc.bad))
             st = bl_csr_validate(dir, n, e, off, tgt, cnt, err);
         if (!st) {
-            st = bl_connectome_adopt_validated(n, e, off, tgt, cnt, &c, err);
+            st = bl_connectome_adopt_validated(n, e, off, tgt, cnt, &cc.synapses, 0, &c, err);
             off = tgt = cnt = NULL; /* adopted (or freed) */
         }
     }
@@ -502,8 +701,17 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
     if (!st) {
         char npath[4096];
         join(npath, sizeof npath, dir, bl_src_names[BL_SRC_NEURONS]);
-        st = load_neurons(c, npath, neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, err);
+        if (!parsed)
+            nst = neurons_build(n, npath, &neurons_text, (size_t)got[BL_SRC_NEURONS].bytes, &stage, &nerr);
+        if (nst) {
+            *err = nerr;
+            st = nst;
+        } else {
+            neurons_move(c, stage);
+            stage = NULL;
+        }
     }
+    bl_connectome_destroy(stage);
     for (int k = 0; !st && k < BL_INFO_COUNT; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, bl_connectome_info_keys[k]);
         if (v && !cJSON_IsString(v))
@@ -612,7 +820,7 @@ bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, con
         join(path, sizeof path, dir, names[k]);
         snprintf(what, sizeof what, "manifest n_edges is %" PRIu64, c->n_edges);
         void *data = NULL;
-        if ((st = read_array(path, &want, BL_DTYPE_FLOAT64, c->n_edges, what, &data, &got, err)))
+        if ((st = read_array(path, &want, BL_DTYPE_FLOAT64, c->n_edges, what, &data, &got, NULL, NULL, err)))
             return st;
         const double *x = data;
         for (uint64_t e = 0; e < c->n_edges; e++) {

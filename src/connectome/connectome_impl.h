@@ -44,6 +44,28 @@ bl_status bl_npy_stream_read(bl_npy_stream *s, void *buf, uint64_t n_elements, b
 bl_status bl_npy_stream_close(bl_npy_stream *s, const bl_src_digest *want, bl_src_digest *out,
                               bl_error *err);
 
+/* bl_csr_validate's checks made piece by piece as a directory load reads
+ * targets.npy and counts.npy (connectome_check.c): bad is set at any fault,
+ * and the loader then runs bl_csr_validate itself for the message naming the
+ * first one. A valid graph (the usual case) is thus checked once, in the
+ * reading threads, each piece while it is still in the core's cache. */
+typedef struct bl_target_check {
+    const int64_t *off; /* offsets.npy, already valid (bl_offsets_validate) */
+    uint64_t n;         /* neurons */
+    uint64_t row;       /* the row of the next element */
+    int bad;
+} bl_target_check;
+/* Elements [first, first + count) of targets (the whole array so far):
+ * each in 0..n-1, and above the previous one within its row. */
+void bl_check_targets_piece(bl_target_check *tc, const int32_t *targets, uint64_t first, uint64_t count);
+
+typedef struct bl_count_check {
+    uint64_t synapses; /* the magnitudes summed so far */
+    int bad;
+} bl_count_check;
+/* count counts: none 0 or INT32_MIN; their magnitudes summed. */
+void bl_check_counts_piece(bl_count_check *cc, const int32_t *counts, uint64_t count);
+
 struct bl_connectome {
     uint64_t n_neurons;
     uint64_t n_edges;
@@ -93,10 +115,14 @@ bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, con
 
 /* bl_connectome_adopt for a graph the caller has just validated with
  * bl_csr_validate (the loader does, naming its files); it is not checked twice.
- * counts may be NULL only for a part, whose loader stores them as int16. */
+ * counts may be NULL only for a part, whose loader stores them as int16.
+ * synapses: the sum of the counts' magnitudes when the caller has it (the
+ * loaders sum while they read), NULL to sum here. default_ids 0: no external ids at all, for a loader that sets them next
+ * (bl_connectome_set_external_ids) from neurons.csv: writing and sorting
+ * default ids only to free them was a measurable part of every load. */
 bl_status bl_connectome_adopt_validated(uint64_t n_neurons, uint64_t n_edges, int64_t *offsets,
-                                        int32_t *targets, int32_t *counts, bl_connectome **out,
-                                        bl_error *err);
+                                        int32_t *targets, int32_t *counts, const uint64_t *synapses,
+                                        int default_ids, bl_connectome **out, bl_error *err);
 
 /* offsets.npy's part of bl_csr_validate: starts at 0, never decreases, ends at e. */
 bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const int64_t *offsets, bl_error *err);
@@ -105,7 +131,8 @@ bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const i
  * n neurons and e edges and whose files were checked against it: read
  * offsets.npy whole, stream targets.npy (validating rows, counting in-degrees)
  * to split the neurons, then stream targets.npy and counts.npy again keeping
- * the part's edges. Returns a connectome with the default neuron table. */
+ * the part's edges. Returns a connectome without external ids (the caller
+ * sets them from neurons.csv) and no metadata columns. */
 bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
                                   const bl_src_digest *want, bl_connectome **out, bl_error *err);
 

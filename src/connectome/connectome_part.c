@@ -262,7 +262,7 @@ bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int p
         kept_off[i + 1] += kept_off[i];
     assert((uint64_t)kept_off[n] == kept);
     bl_connectome *c = NULL;
-    if ((st = bl_connectome_adopt_validated(n, kept, kept_off, kept_t, kc.c32, &c, err))) {
+    if ((st = bl_connectome_adopt_validated(n, kept, kept_off, kept_t, kc.c32, &synapses, 0, &c, err))) {
         free(in_degree);
         free(bounds);
         free(kc.c16);
