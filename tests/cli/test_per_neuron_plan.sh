@@ -15,11 +15,9 @@
 #  5. (a neighbour) the warning for an unstable explicit method reaches the
 #     run log and the record's log.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/plan_common.sh"
+plan_work pnplan
 export PYTHONPATH="$here/../oracles${PYTHONPATH:+:$PYTHONPATH}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_pnplan.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
 exec /usr/bin/python3 - "$BL_CLI" "$work" <<'PY'
 import glob, json, math, os, subprocess, sys
 import numpy as np
