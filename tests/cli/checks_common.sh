@@ -42,3 +42,8 @@ checks_done() {
     fi
     echo "$1: all checks passed"
 }
+
+# plan_top ID OPERATION: a plan's first lines, up to its operation's table.
+plan_top() {
+    printf 'format = "brainlesslab-plan"\nformat_version = 4\nid = "%s"\noperation = "%s"\n[%s]\n' "$1" "$2" "$2"
+}

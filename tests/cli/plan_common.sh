@@ -86,3 +86,13 @@ mpirun_2() {
     OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_WAIT_POLICY=passive \
         timeout 300 mpirun -np 2 "$BL_CLI" run "$1" --root "$2" --quiet
 }
+
+# python_test TAG, a Python test on stdin: runs it with the CLI and a new
+# $work as its arguments and tests/oracles (blconn) on its path, and exits
+# with its status (77: skipped). Not exec: the trap then removes $work.
+python_test() {
+    plan_work "$1"
+    export PYTHONPATH="$here/../oracles${PYTHONPATH:+:$PYTHONPATH}"
+    /usr/bin/python3 - "$BL_CLI" "$work" || exit $?
+    exit 0
+}

@@ -11,12 +11,8 @@ set -u
 checks_work ode_lang
 
 lang_plan() { # $1 id, $2 extra [ode] lines, $3 equations
+    plan_top "$1" ode
     cat <<EOF
-format = "brainlesslab-plan"
-format_version = 4
-id = "$1"
-operation = "ode"
-[ode]
 equations = """
 ${3:-dx/dt = v : 1
 dv/dt = mu * (1 - x**2) * v - x : 1}
@@ -96,12 +92,7 @@ EOF
 done
 
 # hierarchical: compiled fixture, the same trajectory as the hand-written built-in
-cat >"$work/hier.toml" <<'EOF'
-format = "brainlesslab-plan"
-format_version = 4
-id = "hier"
-operation = "ode"
-[ode]
+{ plan_top hier ode; cat <<'EOF'; } >"$work/hier.toml"
 system = "hierarchical"
 groups = 4
 stages = 2

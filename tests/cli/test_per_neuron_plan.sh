@@ -16,9 +16,7 @@
 #     run log and the record's log.
 set -euo pipefail
 . "$(dirname "$0")/plan_common.sh"
-plan_work pnplan
-export PYTHONPATH="$here/../oracles${PYTHONPATH:+:$PYTHONPATH}"
-exec /usr/bin/python3 - "$BL_CLI" "$work" <<'PY'
+python_test pnplan <<'PY'
 import glob, json, math, os, subprocess, sys
 import numpy as np
 import blconn

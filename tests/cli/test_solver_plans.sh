@@ -10,12 +10,8 @@ set -u
 checks_work solver_plans
 
 ode_plan() { # $1 id, $2 extra lines
+    plan_top "$1" ode
     cat <<EOF
-format = "brainlesslab-plan"
-format_version = 4
-id = "$1"
-operation = "ode"
-[ode]
 system = "vdp"
 method = "rk4"
 substeps = 20
@@ -25,12 +21,8 @@ $2
 EOF
 }
 ssa_plan() { # $1 id, $2 extra [ssa] lines, $3 extra reaction lines
+    plan_top "$1" ssa
     cat <<EOF
-format = "brainlesslab-plan"
-format_version = 4
-id = "$1"
-operation = "ssa"
-[ssa]
 species = ["A", "B", "C"]
 x0 = [100, 80, 0]
 replicates = 16

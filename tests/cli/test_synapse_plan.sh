@@ -9,9 +9,7 @@
 # column on the reference and cpu backends, byte-identical.
 set -euo pipefail
 . "$(dirname "$0")/plan_common.sh"
-plan_work synplan
-export PYTHONPATH="$here/../oracles${PYTHONPATH:+:$PYTHONPATH}"
-exec /usr/bin/python3 - "$BL_CLI" "$work" <<'PY'
+python_test synplan <<'PY'
 import glob, json, os, subprocess, sys
 import h5py
 import numpy as np
