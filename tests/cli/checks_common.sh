@@ -7,6 +7,10 @@
 : "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 failures=0
+# The tests pipe plans into their checks (`plan ... | bad NAME TEXT`): the
+# last command of a pipeline must run in this shell, or the failures it
+# counts are lost with its subshell and the test passes whatever happened.
+shopt -s lastpipe
 
 # checks_work TAG: $work, a new directory under $TMPDIR, removed on exit.
 checks_work() {
