@@ -52,30 +52,6 @@ def differing(ref_dir, out_dir):
 
 # ---- models from equations (the "equations" row), run as plans ----
 
-SHIU_BLOCK = '''[model]
-method = "linear"
-equations = """
-dv/dt = (v_0 - v + g) / t_mbr : volt (unless refractory)
-dg/dt = -g / tau : volt (unless refractory)
-"""
-threshold = "v > v_th"
-reset = "v = v_rst; g = 0*mV"
-refractory = "t_rfc"
-on_pre = "g += w"
-weight = "count * sign * w_syn"
-delay = "1.8 ms"
-on_input = "v += f_poi * w_syn"
-[model.parameters]
-v_0 = "-52 mV"
-v_rst = "-52 mV"
-v_th = "-45 mV"
-t_mbr = "20 ms"
-tau = "5 ms"
-t_rfc = "2.2 ms"
-w_syn = "0.275 mV"
-f_poi = 250
-'''
-
 # Conductance-based (euler): excitatory g and inhibitory gi chosen by the
 # sign of the edge's weight in on_pre, a refractory period (3 ms) longer
 # than the delay (1 ms), and an initial v away from E_L: quiet neurons rest
@@ -138,13 +114,17 @@ propagation = false
 
 def eq_cases(src, dur_ms):
     """(name, plan text for a backend) of the equation-model exactness cases:
-    the issue-23 shiu2024 block on the larva (compared with the preset too)
-    and the conductance-based model on C. elegans."""
+    the shipped shiu2024 model (models/shiu2024.toml) on the larva (compared
+    with the preset too) and the conductance-based model on C. elegans."""
     larva = os.path.join(src, "data/connectomes/larva-winding2023")
     celegans = os.path.join(src, "data/connectomes/celegans-varshney2011")
     orn = '{ cell_type = "sensory", modality = "olfactory" }'
+    # The shipped shiu2024 text is the issue-23 block (test_equation_plan
+    # proves the two compile to the same model and give the preset's bytes).
+    with open(os.path.join(src, "models", "shiu2024.toml")) as f:
+        shiu_block = f.read()
     return [
-        ("shiu-block larva", lambda b: eq_plan(larva, orn, 150.0, SHIU_BLOCK, b, dur_ms, 2, 6),
+        ("shiu-block larva", lambda b: eq_plan(larva, orn, 150.0, shiu_block, b, dur_ms, 2, 6),
          lambda b: eq_plan(larva, orn, 150.0, '[model]\npreset = "shiu2024"\n', b, dur_ms, 2, 6)),
         ("coba celegans", lambda b: eq_plan(celegans, '{ transmitter = "Glutamate" }', 100.0, COBA_BLOCK, b,
                                             dur_ms, 2, 7), None),

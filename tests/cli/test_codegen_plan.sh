@@ -6,43 +6,15 @@
 # run.model_codegen (compiler, flags, source_sha256, cache miss then hit,
 # compile_ms), and verifies.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_cgplan.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-conn="$root/data/connectomes/larva-winding2023"
-[[ -f "$conn/manifest.json" ]] || { echo "SKIP: no larva connectome"; exit 77; }
+. "$(dirname "$0")/plan_common.sh"
+plan_work cgplan
+need_larva
 export BL_CACHE_DIR="$work/cache"
 unset BL_CC BL_EQ_JIT
 
-cat >"$work/eq.toml" <<T
-format = "brainlesslab-plan"
-format_version = 4
-id = "larva-orn-codegen"
-operation = "connectome"
-[connectome]
-path = "$conn"
-[[stimulus]]
-name = "ORN"
-select = { cell_type = "sensory", modality = "olfactory" }
-rate_hz = 150.0
-[run]
-trials = 2
-duration_ms = 150.0
-seed = 20241002
-backend = "reference"
-threads = 1
-[outputs]
-spikes = true
-counts = true
-state = true
-propagation = false
-T
 # The model: the shipped shiu2024 text, the issue-23 block (test_equation_plan
 # proves it gives the preset's bytes), written into the plan inline.
-cat "$root/models/shiu2024.toml" >>"$work/eq.toml"
+{ plan_head larva-orn-codegen; orn_run reference 2 150.0 20241002; cat "$root/models/shiu2024.toml"; } >"$work/eq.toml"
 
 "$BL_CLI" run "$work/eq.toml" --root "$work/jit1" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "jit run"; }
 "$BL_CLI" run "$work/eq.toml" --root "$work/jit2" --quiet >/dev/null 2>"$work/o" || { cat "$work/o"; fail "second jit run"; }

@@ -6,23 +6,13 @@
 # byte-identical to the reference. The values against Brian2 and the noise draws against
 # an independent Philox: tests/oracles/test_current_brian2.py.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_current.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-conn="$root/data/connectomes/larva-winding2023"
-[[ -f "$conn/manifest.json" ]] || { echo "SKIP: no larva connectome"; exit 77; }
+. "$(dirname "$0")/plan_common.sh"
+plan_work current
+need_larva
 
 head_plan() {
+plan_head current-cases
 cat <<T
-format = "brainlesslab-plan"
-format_version = 4
-id = "current-cases"
-operation = "connectome"
-[connectome]
-path = "$conn"
 [run]
 trials = 1
 duration_ms = 20.0

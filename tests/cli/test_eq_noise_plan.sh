@@ -9,23 +9,13 @@
 # changes the run (sigma = 0 gives other spikes). The draws' values are
 # checked against an independent Philox by oracle.test_eq_noise_brian2.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_eqnoise.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-conn="$root/data/connectomes/larva-winding2023"
-[[ -f "$conn/manifest.json" ]] || { echo "SKIP: no larva connectome"; exit 77; }
+. "$(dirname "$0")/plan_common.sh"
+plan_work eqnoise
+need_larva
 
 plan() { # $1: backend, $2: sigma
+plan_head larva-noisy-lif
 cat <<T
-format = "brainlesslab-plan"
-format_version = 4
-id = "larva-noisy-lif"
-operation = "connectome"
-[connectome]
-path = "$conn"
 [model]
 method = "euler"
 equations = """
@@ -48,34 +38,13 @@ tau = "5 ms"
 w_syn = "0.275 mV"
 f_poi = 250
 sigma = "$2"
-[[stimulus]]
-name = "ORN"
-select = { cell_type = "sensory", modality = "olfactory" }
-rate_hz = 150.0
-[run]
-trials = 2
-duration_ms = 60.0
-seed = 4294967301
-backend = "$1"
-threads = 1
-[outputs]
-spikes = true
-counts = true
-state = true
-propagation = false
 T
+orn_run "$1" 2 60.0 4294967301
 }
 plan reference "3 mV" >"$work/ref.toml"
 "$BL_CLI" run "$work/ref.toml" --root "$work/ref" --quiet >"$work/o" 2>&1 || { cat "$work/o"; fail "reference run"; }
 ref=$(ls -d "$work"/ref/*/)
-same_as_ref() { # $1: record directory, $2: what
-    local f n=0
-    for f in counts.npy final_v.npy final_g.npy $(cd "$ref" && find spikes -type f | sort); do
-        cmp -s "$ref/$f" "$1/$f" || fail "$2: $f differs from the reference run"
-        n=$((n + 1))
-    done
-    [[ $n -ge 4 ]] || fail "$2: only $n files compared"
-}
+same_as_ref() { same_records "$ref" "$1" "$2" 4; } # $1: record directory, $2: what
 # The interpreter draws what the generated C draws (both call the stream).
 BL_EQ_JIT=0 "$BL_CLI" run "$work/ref.toml" --root "$work/interp" --quiet >"$work/o" 2>&1 ||
     { cat "$work/o"; fail "interpreter run"; }
@@ -92,14 +61,9 @@ for threads in 1 2 4; do
 done
 echo "identical: reference and cpu at 1, 2, 4 threads"
 plan mpi "3 mV" >"$work/mpi.toml"
-# Under the sanitizers Open MPI's own allocations outlive MPI_Finalize
-# (test_resume.sh): the mpi runs, one process or two ranks, skip the leak check.
-[ "${BL_SANITIZED:-}" = 1 ] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+mpi_no_leak_check
 if command -v mpirun >/dev/null && "$BL_CLI" run "$work/mpi.toml" --root "$work/mpi1" >"$work/o" 2>&1; then
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-    OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_WAIT_POLICY=passive \
-        timeout 300 mpirun -np 2 "$BL_CLI" run "$work/mpi.toml" --root "$work/mpi2" --quiet >"$work/o" 2>&1 ||
-        { cat "$work/o"; fail "mpirun -np 2"; }
+    mpirun_2 "$work/mpi.toml" "$work/mpi2" >"$work/o" 2>&1 || { cat "$work/o"; fail "mpirun -np 2"; }
     same_as_ref "$(ls -d "$work"/mpi2/*/)" "mpi, 2 ranks"
     echo "identical: mpi as 2 ranks"
 else

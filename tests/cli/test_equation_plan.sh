@@ -8,40 +8,11 @@
 # equations together, a missing delay and an unknown key are refused naming
 # the key.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_eqplan.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-conn="$root/data/connectomes/larva-winding2023"
-[[ -f "$conn/manifest.json" ]] || { echo "SKIP: no larva connectome"; exit 77; }
+. "$(dirname "$0")/plan_common.sh"
+plan_work eqplan
+need_larva
 
-head_plan() { # $1: backend
-cat <<T
-format = "brainlesslab-plan"
-format_version = 4
-id = "larva-orn-150hz-short"
-operation = "connectome"
-[connectome]
-path = "$conn"
-[[stimulus]]
-name = "ORN"
-select = { cell_type = "sensory", modality = "olfactory" }
-rate_hz = 150.0
-[run]
-trials = 3
-duration_ms = 200.0
-seed = 20241002
-backend = "$1"
-threads = 1
-[outputs]
-spikes = true
-counts = true
-state = true
-propagation = false
-T
-}
+head_plan() { plan_head larva-orn-150hz-short; orn_run "$1" 3 200.0 20241002; } # $1: backend
 model_block() {
 cat <<'T'
 [model]
@@ -187,14 +158,7 @@ cmp -s "$work/chk_name" "$work/chk_file" || fail "model check: the shipped text 
 # under mpirun with 2 ranks. auto picks whichever backend its regression
 # finds exact and fastest: byte-identical too.
 eqrec=$(grep -l '"equations"' "$work"/rec/*/manifest.json | xargs dirname)
-same_as_ref() { # $1: record directory, $2: what
-    local f n=0
-    for f in counts.npy final_v.npy final_g.npy $(cd "$eqrec" && find spikes -type f | sort); do
-        cmp -s "$eqrec/$f" "$1/$f" || fail "$2: $f differs from the reference run"
-        n=$((n + 1))
-    done
-    [[ $n -ge 6 ]] || fail "$2: only $n files compared"
-}
+same_as_ref() { same_records "$eqrec" "$1" "$2" 6; } # $1: record directory, $2: what
 { head_plan cpu; model_block; } >"$work/eq_cpu.toml"
 for threads in 1 2 4; do
     for retire in 1 0; do
@@ -228,15 +192,10 @@ grep -q "interpreted on the reference backend (backend 'auto' asked" "$work"/noi
     fail "auto, no on_input: no word of the reference backend"
 { head_plan mpi; model_block; } >"$work/eq_mpi.toml"
 "$BL_CLI" check "$work/eq_mpi.toml" >"$work/o" 2>&1 || { cat "$work/o"; fail "mpi refused for an equation model"; }
-# Under the sanitizers Open MPI's own allocations outlive MPI_Finalize
-# (test_resume.sh): the mpi runs, one process or two ranks, skip the leak check.
-[ "${BL_SANITIZED:-}" = 1 ] && export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"
+mpi_no_leak_check
 if command -v mpirun >/dev/null && "$BL_CLI" run "$work/eq_mpi.toml" --root "$work/mpi1" >"$work/o" 2>&1; then
     same_as_ref "$(ls -d "$work"/mpi1/*/)" "mpi, one process"
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-    OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,vader OMP_WAIT_POLICY=passive \
-        timeout 300 mpirun -np 2 "$BL_CLI" run "$work/eq_mpi.toml" --root "$work/mpi2" --quiet >"$work/o" 2>&1 ||
-        { cat "$work/o"; fail "mpirun -np 2"; }
+    mpirun_2 "$work/eq_mpi.toml" "$work/mpi2" >"$work/o" 2>&1 || { cat "$work/o"; fail "mpirun -np 2"; }
     same_as_ref "$(ls -d "$work"/mpi2/*/)" "mpi, 2 ranks"
     echo "identical: mpi as one process and as 2 ranks"
 else

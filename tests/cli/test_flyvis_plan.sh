@@ -5,16 +5,9 @@
 # type's central cell, its gradients are finite and not all zero, and
 # malformed plans fail with one line naming the file and the key.
 set -u
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
+. "$(dirname "$0")/checks_common.sh"
 : "${BL_SOURCE_DIR:?BL_SOURCE_DIR must name the repository root}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_flyvis_plan.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { echo "ok   $*"; }
+checks_work flyvis_plan
 json="$BL_SOURCE_DIR/data/drosophila-optic-lobe-flyvis/fib25-fib19_v2.2.json"
 
 plan() { # $1 id, $2 extra lines
@@ -63,16 +56,6 @@ else
 fi
 
 # malformed plans: exit 1, one line naming the file and the key
-bad() { # $1 name, $2 expected key, stdin: plan
-    cat >"$work/$1.toml"
-    "$BL_CLI" check "$work/$1.toml" >/dev/null 2>"$work/$1.err"
-    rc=$?
-    if [ $rc -eq 1 ] && [ "$(wc -l <"$work/$1.err")" -eq 1 ] && grep -q "$1.toml" "$work/$1.err" && grep -q -- "$2" "$work/$1.err"; then
-        ok "$1: $(cat "$work/$1.err")"
-    else
-        fail "$1: rc $rc, stderr: $(cat "$work/$1.err")"
-    fi
-}
 plan a 'objective = "T9z"' | bad unknown-type "flyvis.objective"
 plan a 'tau = [0.001]' | bad tau-length "flyvis.tau"
 plan a "tau = [$(python3 -c 'print(", ".join(["0.001"] * 65))')]" | bad tau-below-dt "flyvis.tau"
@@ -96,8 +79,4 @@ else
     fail "diverging run: rc $rc: $(cat "$work/diverge.out")"
 fi
 
-if [ $failures -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "flyvis plans: all checks passed"
+checks_done "flyvis plans"

@@ -8,12 +8,9 @@
 # with that one parameter changed), with the durations, trials, seeds and
 # populations of the backends' cases.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-[[ -f "$root/data/connectomes/larva-winding2023/manifest.json" ]] || { echo "SKIP: no larva connectome"; exit 77; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_model_exact.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
+. "$(dirname "$0")/plan_common.sh"
+need_larva
+plan_work model_exact
 exec /usr/bin/python3 - "$BL_CLI" "$root" "$work" <<'PY'
 import os, subprocess, sys
 import numpy as np

@@ -7,23 +7,12 @@
 # equal to those of the run that keeps the history; bad systems fail naming the
 # equation and the term; built-in plans keep their hashes (tests/golden).
 set -u
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_ode_lang.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { echo "ok   $*"; }
+. "$(dirname "$0")/checks_common.sh"
+checks_work ode_lang
 
 lang_plan() { # $1 id, $2 extra [ode] lines, $3 equations
+    plan_top "$1" ode
     cat <<EOF
-format = "brainlesslab-plan"
-format_version = 4
-id = "$1"
-operation = "ode"
-[ode]
 equations = """
 ${3:-dx/dt = v : 1
 dv/dt = mu * (1 - x**2) * v - x : 1}
@@ -60,22 +49,14 @@ dk=$(ls -d "$work"/rec/keep-* | head -1)
 do=$(ls -d "$work"/rec/obs-* | head -1)
 "$BL_CLI" verify "$dk" >/dev/null 2>&1 && "$BL_CLI" verify "$do" >/dev/null 2>&1 && ok "both records verify" ||
     fail "a language record does not verify"
-if /usr/bin/python3 - "$dk" "$do" <<'EOF'; then ok "observations: NumPy's bit for bit, the same with and without the history; retained and held memory stated"; else fail "observation records"; fi
+if PYTHONPATH="$here" /usr/bin/python3 - "$dk" "$do" <<'EOF'; then ok "observations: NumPy's bit for bit, the same with and without the history; retained and held memory stated"; else fail "observation records"; fi
 import json, os, sys
 import numpy as np
+import vdp_numpy
 dk, do = sys.argv[1], sys.argv[2]
 t, y, ok_ = np.load(dk + "/t.npy"), np.load(dk + "/y.npy"), np.load(dk + "/observations.npy")
 oo = np.load(do + "/observations.npy")
-f = lambda yy: np.array([yy[1], 1.0 * (1.0 - yy[0] * yy[0]) * yy[1] - yy[0]])
-x = np.array([2.0, 0.0]); out = [x]
-for k in range(len(t) - 1):
-    h = (t[k + 1] - t[k]) / 20.0
-    for j in range(20):
-        hh, h6 = h * 0.5, h / 6.0
-        k1 = f(x); k2 = f(x + hh * k1); k3 = f(x + hh * k2); k4 = f(x + h * k3)
-        x = x + h6 * (((k1 + 2.0 * k2) + 2.0 * k3) + k4)
-    out.append(x)
-Y = np.array(out)
+Y = vdp_numpy.rk4(t, 20)
 on = np.stack([Y[:, 0] * Y[:, 0] + Y[:, 1] * Y[:, 1], t * 1.0 + Y[:, 0]], axis=1)
 sk, so = json.load(open(dk + "/summary.json")), json.load(open(do + "/summary.json"))
 print("     keep:", sk["retained"], sk["held"])
@@ -111,12 +92,7 @@ EOF
 done
 
 # hierarchical: compiled fixture, the same trajectory as the hand-written built-in
-cat >"$work/hier.toml" <<'EOF'
-format = "brainlesslab-plan"
-format_version = 4
-id = "hier"
-operation = "ode"
-[ode]
+{ plan_top hier ode; cat <<'EOF'; } >"$work/hier.toml"
 system = "hierarchical"
 groups = 4
 stages = 2
@@ -140,16 +116,6 @@ else
 fi
 
 # bad systems: one line naming the file, the key, the equation and the term
-bad() { # $1 name, $2 expected text, stdin: plan
-    cat >"$work/$1.toml"
-    "$BL_CLI" check "$work/$1.toml" >/dev/null 2>"$work/$1.err"
-    rc=$?
-    if [ $rc -eq 1 ] && [ "$(wc -l <"$work/$1.err")" -eq 1 ] && grep -q "$1.toml" "$work/$1.err" && grep -q -- "$2" "$work/$1.err"; then
-        ok "$1: $(cat "$work/$1.err")"
-    else
-        fail "$1: rc $rc, stderr: $(cat "$work/$1.err")"
-    fi
-}
 lang_plan a "" "dx/dt = v : 1
 dv/dt = mu * (1 - x**2) * v - x * omega : 1" | bad unknown-symbol "unknown variable 'omega'"
 lang_plan a "" | sed 's/phase = "t \* mu + x"/phase = "x > v"/' | bad observe-condition "observe phase"
@@ -214,8 +180,4 @@ lang_plan blowup "" "dx/dt = x**2 : 1
 dv/dt = -v : 1" | sed '/^observe/d; /^mu = /d; s/^t_end = 10.0/t_end = 2.0/; s/^substeps = 20/substeps = 2/' >"$work/blowup.toml"
 run_fails blowup "became non-finite" "dx/dt = x\*\*2"
 
-if [ $failures -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "ode language plans: all checks passed"
+checks_done "ode language plans"

@@ -15,12 +15,8 @@
 #  5. (a neighbour) the warning for an unstable explicit method reaches the
 #     run log and the record's log.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-export PYTHONPATH="$here/../oracles${PYTHONPATH:+:$PYTHONPATH}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_pnplan.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
-exec /usr/bin/python3 - "$BL_CLI" "$work" <<'PY'
+. "$(dirname "$0")/plan_common.sh"
+python_test pnplan <<'PY'
 import glob, json, math, os, subprocess, sys
 import numpy as np
 import blconn

@@ -6,23 +6,12 @@
 # twice, a stiff system given to dopri5 leaves a FAILED record naming the step
 # limit, and malformed plans fail with one line naming the file and the key.
 set -u
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_solver_plans.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { echo "ok   $*"; }
+. "$(dirname "$0")/checks_common.sh"
+checks_work solver_plans
 
 ode_plan() { # $1 id, $2 extra lines
+    plan_top "$1" ode
     cat <<EOF
-format = "brainlesslab-plan"
-format_version = 4
-id = "$1"
-operation = "ode"
-[ode]
 system = "vdp"
 method = "rk4"
 substeps = 20
@@ -32,12 +21,8 @@ $2
 EOF
 }
 ssa_plan() { # $1 id, $2 extra [ssa] lines, $3 extra reaction lines
+    plan_top "$1" ssa
     cat <<EOF
-format = "brainlesslab-plan"
-format_version = 4
-id = "$1"
-operation = "ssa"
-[ssa]
 species = ["A", "B", "C"]
 x0 = [100, 80, 0]
 replicates = 16
@@ -69,20 +54,12 @@ if [ -n "$h1" ] && [ -n "$h2" ] && [ "$h1" != "$h2" ]; then ok "ode check: hash 
 if "$BL_CLI" run "$work/vdp.toml" --root "$work/rec" --quiet >"$work/run.out" 2>&1; then
     dir=$(ls -d "$work"/rec/vdp-* | head -1)
     "$BL_CLI" verify "$dir" >/dev/null 2>&1 && ok "ode run: $(cat "$work/run.out" | tail -1)" || fail "ode record does not verify"
-    if /usr/bin/python3 - "$dir" <<'EOF'; then ok "ode rk4 record: y.npy = the NumPy RK4 loop bit for bit; sensitivities.npy present"; else fail "ode y.npy differs from NumPy"; fi
+    if PYTHONPATH="$here" /usr/bin/python3 - "$dir" <<'EOF'; then ok "ode rk4 record: y.npy = the NumPy RK4 loop bit for bit; sensitivities.npy present"; else fail "ode y.npy differs from NumPy"; fi
 import sys, numpy as np
+import vdp_numpy
 d = sys.argv[1]
 t, y, s = np.load(d + "/t.npy"), np.load(d + "/y.npy"), np.load(d + "/sensitivities.npy")
-f = lambda yy: np.array([yy[1], 1.0 * (1.0 - yy[0] * yy[0]) * yy[1] - yy[0]])
-x = np.array([2.0, 0.0]); out = [x]
-for k in range(len(t) - 1):
-    h = (t[k + 1] - t[k]) / 20.0
-    for j in range(20):
-        hh, h6 = h * 0.5, h / 6.0
-        k1 = f(x); k2 = f(x + hh * k1); k3 = f(x + hh * k2); k4 = f(x + h * k3)
-        x = x + h6 * (((k1 + 2.0 * k2) + 2.0 * k3) + k4)
-    out.append(x)
-sys.exit(0 if np.array_equal(np.array(out).view(np.uint64), y.view(np.uint64)) and s.shape == (11, 2, 1) else 1)
+sys.exit(0 if np.array_equal(vdp_numpy.rk4(t, 20).view(np.uint64), y.view(np.uint64)) and s.shape == (11, 2, 1) else 1)
 EOF
 else
     cat "$work/run.out" >&2
@@ -137,16 +114,6 @@ else
 fi
 
 # malformed plans: exit 1, one line naming the file and the key
-bad() { # $1 name, $2 expected key, stdin: plan
-    cat >"$work/$1.toml"
-    "$BL_CLI" check "$work/$1.toml" >/dev/null 2>"$work/$1.err"
-    rc=$?
-    if [ $rc -eq 1 ] && [ "$(wc -l <"$work/$1.err")" -eq 1 ] && grep -q "$1.toml" "$work/$1.err" && grep -q -- "$2" "$work/$1.err"; then
-        ok "$1: $(cat "$work/$1.err")"
-    else
-        fail "$1: rc $rc, stderr: $(cat "$work/$1.err")"
-    fi
-}
 ode_plan a "" | sed 's/"vdp"/"lorenz"/' | bad unknown-system "ode.system"
 ode_plan a "" | sed 's/"rk4"/"rk5"/' | bad unknown-method "ode.method"
 ode_plan a "params = [1.0, 2.0]" | bad params-length "ode.params"
@@ -159,8 +126,4 @@ ssa_plan a "" "" | sed 's/^rate = 0.5/rate = -0.5/' | bad negative-rate "ssa.rea
 ssa_plan a 'method = "gillespie"' "" | bad ssa-method "ssa.method"
 ssa_plan a "" "" | sed 's/^x0 = .*/x0 = [100, -1, 0]/' | bad negative-count "ssa.x0\[1\]"
 
-if [ $failures -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "solver plans: all checks passed"
+checks_done "solver plans"

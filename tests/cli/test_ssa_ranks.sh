@@ -9,15 +9,8 @@
 #   - a bank that fails (the event limit) names the same replicate whatever the
 #     rank count, in a FAILED record.
 set -u
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_ssa_ranks.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-ok() { echo "ok   $*"; }
+. "$(dirname "$0")/checks_common.sh"
+checks_work ssa_ranks
 
 bank() { # $1 id, $2 replicates, $3 extra [ssa] lines
     cat <<EOF
@@ -123,8 +116,4 @@ else
     done
 fi
 
-if [ $failures -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "ssa ranks: all checks passed"
+checks_done "ssa ranks"

@@ -8,12 +8,8 @@
 # refusals, which block each source's edges run, and C. elegans's transmitter
 # column on the reference and cpu backends, byte-identical.
 set -euo pipefail
-: "${BL_CLI:?BL_CLI must name the brainlesslab binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-export PYTHONPATH="$here/../oracles${PYTHONPATH:+:$PYTHONPATH}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/bl_synplan.XXXXXX")
-trap '[[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
-exec /usr/bin/python3 - "$BL_CLI" "$work" <<'PY'
+. "$(dirname "$0")/plan_common.sh"
+python_test synplan <<'PY'
 import glob, json, os, subprocess, sys
 import h5py
 import numpy as np

@@ -24,50 +24,26 @@ computation of the noise draws.
    current selects (ownership per trial and neuron).
 
 Skips (77) without Brian2 or the larva connectome."""
-import glob
 import math
 import os
-import subprocess
 import sys
 import tempfile
-import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import libm_numpy  # noqa: E402  (before NumPy: it may run this process again)
+import brian2_oracle  # noqa: E402  (before NumPy: it may run this process again)
+from brian2_oracle import run_plan, spikes_of  # noqa: E402
 
-libm_numpy.reexec_with_libm()
+import numpy as np  # noqa: E402
 
-import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 import blconn  # noqa: E402
 
-try:
-    warnings.filterwarnings("ignore")
-    import brian2 as b2
-    import h5py
-except Exception:  # pragma: no cover
-    print("skip: brian2 or h5py not importable")
-    sys.exit(77)
-
-CLI = os.environ.get("BL_CLI", os.path.join(ROOT, "build", "brainlesslab"))
-CONN = os.path.join(ROOT, "data", "connectomes", "larva-winding2023")
-if not os.path.exists(os.path.join(CONN, "manifest.json")):
-    print("skip: no larva connectome")
-    sys.exit(77)
+b2, _ = brian2_oracle.import_brian2(h5py=True)  # h5py: the records' spikes
+CONN = brian2_oracle.larva()
 DT_MS = 0.1
 STEPS = 1000  # 100 ms
 NA = 1e-9     # Brian2's nA: 0.5*nA is 0.5 * 1e-9
 
-HEAD = f'''format = "brainlesslab-plan"
-format_version = 4
-id = "current-oracle"
-operation = "connectome"
-[connectome]
-path = "{CONN}"
-'''
+HEAD = brian2_oracle.plan_head("current-oracle", CONN)
 LIF = '''[model]
 method = "euler"
 equations = """
@@ -122,27 +98,6 @@ start_ms = 30.0
 '''
 K = 9  # neurons 0..8 are driven
 SEED = 1
-
-
-def run_plan(text, work, name):
-    plan = os.path.join(work, name + ".toml")
-    with open(plan, "w") as f:
-        f.write(text)
-    root = os.path.join(work, "rec-" + name)
-    r = subprocess.run([CLI, "run", plan, "--root", root, "--quiet"], capture_output=True, text=True)
-    if r.returncode:
-        print(r.stdout, r.stderr)
-        raise SystemExit(f"FAIL: brainlesslab run {name}")
-    return glob.glob(os.path.join(root, "*/"))[0]
-
-
-def spikes_of(rec, trial):
-    with h5py.File(os.path.join(rec, "spikes", f"trial-{trial:04d}.h5"), "r") as f:
-        g = f["spikes"][list(f["spikes"].keys())[0]]
-        ids = np.asarray(g["node_ids"][:], dtype=np.int64)
-        ts = np.asarray(g["timestamps"][:], dtype=np.float64)
-    steps = np.rint(ts / DT_MS).astype(np.int64)
-    return sorted(zip(steps.tolist(), ids.tolist()))
 
 
 def drive_values():
@@ -204,7 +159,7 @@ seed = 1
 backend = "reference"
 '''
         rec = run_plan(run_text, work, "lif")
-        ours = spikes_of(rec, 0)
+        ours = spikes_of(rec, 0, DT_MS)
         v = np.load(os.path.join(rec, "final_v.npy"))[0, :K]
         theirs, bv = brian2_lif(drive_values())
         print(f"spikes: ours {len(ours)}, Brian2 {len(theirs)}")

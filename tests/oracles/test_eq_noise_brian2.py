@@ -19,52 +19,28 @@ NumPy/Python Philox and Brian2 2.5.1 (Debian python3-brian, numpy target).
    neurons x 2 trials the mean is 0 and the variance s^2*T*dt/tau, within sampling error (printed).
 
 Skips (77) without Brian2 or the larva connectome."""
-import glob
 import math
 import os
-import subprocess
 import sys
 import tempfile
-import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import libm_numpy  # noqa: E402  (before NumPy: it may run this process again)
+import brian2_oracle  # noqa: E402  (before NumPy: it may run this process again)
+from brian2_oracle import run_plan, spikes_of  # noqa: E402
 
-libm_numpy.reexec_with_libm()
+import numpy as np  # noqa: E402
 
-import numpy as np
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 import blconn  # noqa: E402
 
-try:
-    warnings.filterwarnings("ignore")
-    import brian2 as b2
-    import h5py
-except Exception:  # pragma: no cover
-    print("skip: brian2 or h5py not importable")
-    sys.exit(77)
-
-CLI = os.environ.get("BL_CLI", os.path.join(ROOT, "build", "brainlesslab"))
-CONN = os.path.join(ROOT, "data", "connectomes", "larva-winding2023")
-if not os.path.exists(os.path.join(CONN, "manifest.json")):
-    print("skip: no larva connectome")
-    sys.exit(77)
+b2, _ = brian2_oracle.import_brian2(h5py=True)  # h5py: the records' spikes
+CONN = brian2_oracle.larva()
 DT_MS = 0.1
 STEPS = 300  # 30 ms
 SEED = 0x1_0000_0005  # both key words non-zero
 TRIALS = 2
 XI_STREAM = 0xE0000000
 
-HEAD = f'''format = "brainlesslab-plan"
-format_version = 4
-id = "eq-noise-oracle"
-operation = "connectome"
-[connectome]
-path = "{CONN}"
-'''
+HEAD = brian2_oracle.plan_head("eq-noise-oracle", CONN)
 LIF = '''[model]
 method = "euler"
 equations = """
@@ -110,27 +86,6 @@ counts = true
 state = true
 propagation = false
 '''
-
-
-def run_plan(text, work, name):
-    p = os.path.join(work, name + ".toml")
-    with open(p, "w") as f:
-        f.write(text)
-    root = os.path.join(work, name)
-    r = subprocess.run([CLI, "run", p, "--root", root, "--quiet"], capture_output=True, text=True)
-    if r.returncode:
-        print(r.stdout, r.stderr)
-        raise SystemExit(f"FAIL: brainlesslab run {name}")
-    return glob.glob(os.path.join(root, "*"))[0]
-
-
-def spikes_of(rec, trial):
-    with h5py.File(os.path.join(rec, "spikes", f"trial-{trial:04d}.h5"), "r") as f:
-        g = f["spikes"][list(f["spikes"].keys())[0]]
-        ids = np.asarray(g["node_ids"][:], dtype=np.int64)
-        ts = np.asarray(g["timestamps"][:], dtype=np.float64)
-    steps = np.rint(ts / DT_MS).astype(np.int64)
-    return sorted(zip(steps.tolist(), ids.tolist()))
 
 
 def draws(trial, n, steps, k=0):
@@ -186,7 +141,7 @@ def main():
         for trial in range(TRIALS):
             z = draws(trial, n, STEPS)
             zs.append(z)
-            ours = spikes_of(rec, trial)
+            ours = spikes_of(rec, trial, DT_MS)
             theirs, bv = brian2_lif(z, n)
             print(f"trial {trial}: spikes ours {len(ours)}, Brian2 {len(theirs)}")
             if ours != theirs or not ours:

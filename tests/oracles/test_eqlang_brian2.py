@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import warnings
 
 # NumPy 1.24 computes exp and log of float64 with its own AVX-512F code where
 # the processor has it, which is not glibc's (exp(-0.02): NumPy 0x1.f5dc99badec5cp-1,
@@ -24,20 +23,12 @@ import warnings
 # from Brian2's C++ targets and from us. Brian2 runs here with that dispatch off
 # (NumPy then calls libm, as on any machine without AVX-512F).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import libm_numpy  # noqa: E402  (before NumPy: it may run this process again)
+import brian2_oracle  # noqa: E402  (before NumPy: it may run this process again)
+from brian2_oracle import CLI  # noqa: E402
 
-libm_numpy.reexec_with_libm()
+import numpy as np  # noqa: E402
 
-import numpy as np
-
-try:
-    warnings.filterwarnings("ignore")
-    import brian2 as b2
-except Exception:  # pragma: no cover
-    print("skip: brian2 not importable")
-    sys.exit(77)
-
-CLI = os.environ.get("BL_CLI", "build/brainlesslab")
+b2 = brian2_oracle.import_brian2()
 DT_MS = 0.1
 
 LIF_EQS = """

@@ -28,29 +28,16 @@ import os
 import subprocess
 import sys
 import tempfile
-import warnings
-
-# NumPy's own AVX-512F exp is not glibc's: see test_eqlang_brian2.py. Brian2
-# runs here with that dispatch off (NumPy then calls libm).
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import libm_numpy  # noqa: E402  (before NumPy: it may run this process again)
-
-libm_numpy.reexec_with_libm()
-
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import brian2_oracle  # noqa: E402  (before NumPy: it may run this process again)
+from brian2_oracle import CLI  # noqa: E402
+
+import numpy as np  # noqa: E402
+
 import blconn  # noqa: E402
 
-try:
-    warnings.filterwarnings("ignore")
-    import brian2 as b2
-    import h5py
-except Exception:  # pragma: no cover
-    print("skip: brian2 or h5py not importable")
-    sys.exit(77)
-
-CLI = os.environ.get("BL_CLI", "build/brainlesslab")
+b2, h5py = brian2_oracle.import_brian2(h5py=True)
 DT_MS = 0.1
 
 

@@ -174,6 +174,40 @@ static bl_result *run_all(const bl_network *net, uint32_t n_trials, uint64_t n_s
     return ref;
 }
 
+/* What each case builds: a model compiled from `src`, its parameters with
+ * `delay_ms`, a synthetic graph of n neurons (mean out-degree `degree`,
+ * `seed`) and a network on it driven by `s`. */
+typedef struct fixture {
+    bl_eq_model *m;
+    bl_lif_params p;
+    bl_connectome *c;
+    bl_stimulus *stim;
+    bl_network *net;
+} fixture;
+
+static void fixture_build(fixture *f, const bl_eq_source *src, double delay_ms, uint64_t n, double degree,
+                          uint64_t seed, const stim_spec *s)
+{
+    f->m = compile(src);
+    f->p = params_of(f->m, delay_ms);
+    f->c = synth(n, degree, seed);
+    f->net = network(f->c, &f->p, s, &f->stim);
+}
+
+/* The network, its stimulus and graph; the model stays (f->m). */
+static void fixture_free_network(fixture *f)
+{
+    bl_network_destroy(f->net);
+    bl_stimulus_destroy(f->stim);
+    bl_connectome_destroy(f->c);
+}
+
+static void fixture_free(fixture *f)
+{
+    fixture_free_network(f);
+    bl_eq_model_destroy(f->m);
+}
+
 /* ---- models ---- */
 
 static const char *const shiu_names[] = {"v_0", "v_rst", "v_th", "t_mbr", "tau", "t_rfc", "w_syn", "f_poi"};
@@ -247,20 +281,17 @@ static void shiu_block_exact(void **unused)
 {
     (void)unused;
     bl_eq_source src = shiu_source(NULL);
-    bl_eq_model *m = compile(&src);
-    assert_true(bl_eq_part_supports(m, NULL));
-    assert_true(bl_eq_part_may_retire(m));
-    bl_lif_params p = params_of(m, 1.8);
-    bl_connectome *c = synth(600, 25, 11);
     int32_t pop[30];
     for (int i = 0; i < 30; i++)
         pop[i] = i * 19;
     stim_spec s = {pop, 30, 300.0, 0.0, 60.0, NULL, NULL, 0, 0};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &s, &stim);
+    fixture f;
+    fixture_build(&f, &src, 1.8, 600, 25, 11, &s);
+    assert_true(bl_eq_part_supports(f.m, NULL));
+    assert_true(bl_eq_part_may_retire(f.m));
     for (uint32_t trials = 1; trials <= 3; trials += 2) {
         uint64_t skipped;
-        bl_result *ref = run_all(net, trials, 2500, 0, &skipped);
+        bl_result *ref = run_all(f.net, trials, 2500, 0, &skipped);
         print_message("shiu block, %u trial(s): %llu spikes, %llu neuron-steps retired over 4 thread counts "
                       "(of %llu)\n", trials, (unsigned long long)bl_result_n_events(ref),
                       (unsigned long long)skipped, (unsigned long long)(4ull * trials * 2500 * 600));
@@ -272,10 +303,7 @@ static void shiu_block_exact(void **unused)
         assert_true(skipped > 4ull * trials * 2500 * 600 / 4);
         bl_result_destroy(ref);
     }
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
 }
 
 /* The conductance-based model: on_pre into g or gi by sign, euler, resting
@@ -284,18 +312,15 @@ static void coba_exact(void **unused)
 {
     (void)unused;
     bl_eq_source src = coba_source();
-    bl_eq_model *m = compile(&src);
-    assert_true(bl_eq_part_may_retire(m));
-    bl_lif_params p = params_of(m, 1.0);
-    bl_connectome *c = synth(500, 20, 5);
     int32_t pop[40];
     for (int i = 0; i < 40; i++)
         pop[i] = i * 11;
     stim_spec s = {pop, 40, 400.0, 0.0, 80.0, NULL, NULL, 0, 0};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &s, &stim);
+    fixture f;
+    fixture_build(&f, &src, 1.0, 500, 20, 5, &s);
+    assert_true(bl_eq_part_may_retire(f.m));
     uint64_t skipped;
-    bl_result *ref = run_all(net, 2, 3000, 0, &skipped);
+    bl_result *ref = run_all(f.net, 2, 3000, 0, &skipped);
     print_message("coba: %llu spikes, %llu neuron-steps retired\n", (unsigned long long)bl_result_n_events(ref),
                   (unsigned long long)skipped);
     assert_true(bl_result_n_events(ref) > 100);
@@ -308,10 +333,7 @@ static void coba_exact(void **unused)
     print_message("coba: %d of 500 neurons end away from E_L\n", off_rest);
     assert_true(off_rest > 0);
     bl_result_destroy(ref);
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
 }
 
 /* Inputs at the step a neuron would rest. Every neuron starts at the rest
@@ -325,25 +347,19 @@ static void inputs_at_rest_boundary(void **unused)
 {
     (void)unused;
     bl_eq_source src = shiu_source(NULL);
-    bl_eq_model *m = compile(&src);
-    bl_lif_params p = params_of(m, 1.8);
-    bl_connectome *c = synth(200, 15, 3);
     const int32_t ev[] = {0, 1, 0, 2, 1, 1, 1, 3, 2, 4, 2, 1, 40, 2, 41, 2, 41, 3, 300, 4, 301, 4};
     const int32_t fo[] = {0, 5, 22, 5, 23, 5, 45, 6, 46, 6};
     stim_spec s = {NULL, 0, 0, 0, 0, ev, fo, sizeof ev / sizeof ev[0] / 2, sizeof fo / sizeof fo[0] / 2};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &s, &stim);
+    fixture f;
+    fixture_build(&f, &src, 1.8, 200, 15, 3, &s);
     uint64_t skipped;
-    bl_result *ref = run_all(net, 1, 800, 16, &skipped);
+    bl_result *ref = run_all(f.net, 1, 800, 16, &skipped);
     print_message("inputs at the rest boundary: %llu spikes, %llu neuron-steps retired\n",
                   (unsigned long long)bl_result_n_events(ref), (unsigned long long)skipped);
     assert_true(bl_result_n_events(ref) >= 4); /* the forced spikes at least */
     assert_true(skipped > 0);
     bl_result_destroy(ref);
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
 }
 
 /* A drift that reads t: from 100 ms on, every neuron is pushed up (a ramp
@@ -358,24 +374,18 @@ static void time_dependent_never_retires(void **unused)
                                    "dg/dt = -g / tau : volt (unless refractory)\n"
                                    "ramp = 40*mV * clip(t/(100*ms) - 1, 0, 1) : volt\n");
     src.method = "euler";
-    bl_eq_model *m = compile(&src);
-    assert_false(bl_eq_part_may_retire(m));
-    bl_lif_params p = params_of(m, 1.8);
-    bl_connectome *c = synth(150, 10, 9);
     stim_spec s = {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &s, &stim);
+    fixture f;
+    fixture_build(&f, &src, 1.8, 150, 10, 9, &s);
+    assert_false(bl_eq_part_may_retire(f.m));
     uint64_t skipped;
-    bl_result *ref = run_all(net, 1, 2500, 0, &skipped);
+    bl_result *ref = run_all(f.net, 1, 2500, 0, &skipped);
     print_message("t in the drift: %llu spikes, %llu neuron-steps retired\n",
                   (unsigned long long)bl_result_n_events(ref), (unsigned long long)skipped);
     assert_int_equal(skipped, 0);
     assert_true(bl_result_n_events(ref) > 150); /* the ramp makes every neuron fire */
     bl_result_destroy(ref);
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
 }
 
 /* The mpi backend runs the same kernel: as a single process it must equal
@@ -396,26 +406,20 @@ static void mpi_single_process(void **unused)
         return;
     }
     bl_eq_source src = coba_source();
-    bl_eq_model *m = compile(&src);
-    bl_lif_params p = params_of(m, 1.0);
-    bl_connectome *c = synth(300, 20, 6);
     int32_t pop[20];
     for (int i = 0; i < 20; i++)
         pop[i] = i * 13;
     stim_spec s = {pop, 20, 400.0, 0.0, 50.0, NULL, NULL, 0, 0};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &s, &stim);
-    bl_result *ref = run(net, "reference", 1, 2, 1000, "1", 0);
+    fixture f;
+    fixture_build(&f, &src, 1.0, 300, 20, 6, &s);
+    bl_result *ref = run(f.net, "reference", 1, 2, 1000, "1", 0);
     for (int t = 1; t <= 2; t++) {
-        bl_result *r = run(net, "mpi", t, 2, 1000, "1", 0);
+        bl_result *r = run(f.net, "mpi", t, 2, 1000, "1", 0);
         assert_same(ref, r, 0);
         bl_result_destroy(r);
     }
     bl_result_destroy(ref);
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
 }
 
 /* A refractory neuron held still is not at rest. With v_rst = -60 mV, below
@@ -430,29 +434,23 @@ static void refractory_hold_is_not_rest(void **unused)
     static const char *const values[] = {"-52 mV", "-60 mV", "-45 mV", "20 ms", "5 ms", "2.2 ms", "0.275 mV", "250"};
     bl_eq_source src = shiu_source(NULL);
     src.param_values = values;
-    bl_eq_model *m = compile(&src);
-    bl_lif_params p = params_of(m, 1.8);
-    bl_connectome *c = synth(100, 5, 4);
     int32_t fo[20];
     for (int k = 0; k < 10; k++) {
         fo[2 * k] = 5 + k;
         fo[2 * k + 1] = 3 * k;
     }
     stim_spec s = {NULL, 0, 0, 0, 0, NULL, fo, 0, 10};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &s, &stim);
+    fixture f;
+    fixture_build(&f, &src, 1.8, 100, 5, 4, &s);
     uint64_t skipped;
-    bl_result *ref = run_all(net, 1, 400, 8, &skipped);
+    bl_result *ref = run_all(f.net, 1, 400, 8, &skipped);
     const double v0 = -52 * 0.001, vr = -60 * 0.001, v = ((const double *)bl_result_final_v(ref))[0];
     print_message("refractory hold: neuron 0 ends at %.17g V (v_rst %.17g, v_0 %.17g); %llu neuron-steps retired\n",
                   v, vr, v0, (unsigned long long)skipped);
     assert_true(v > vr && v < v0); /* it recovered from the reset, and is still on its way */
     assert_true(skipped > 0);
     bl_result_destroy(ref);
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
 }
 
 /* What the partition kernel does not run is named (the engine then falls
@@ -487,24 +485,18 @@ static void unsupported_named(void **unused)
      * back to the reference, and mpi is refused. */
     s = shiu_source(NULL);
     s.weight = "count * sign * w_syn * (2 + v/v_0)";
-    m = compile(&s);
-    assert_false(bl_eq_part_supports(m, &why));
-    assert_non_null(strstr(why, "weight"));
-    bl_lif_params p = params_of(m, 1.8);
-    bl_connectome *c = synth(50, 5, 2);
     stim_spec st = {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &st, &stim);
+    fixture f;
+    fixture_build(&f, &s, 1.8, 50, 5, 2, &st);
+    assert_false(bl_eq_part_supports(f.m, &why));
+    assert_non_null(strstr(why, "weight"));
     bl_engine *e = NULL;
-    assert_int_equal(bl_engine_create(NULL, net, "cpu", &e, &err), BL_OK);
+    assert_int_equal(bl_engine_create(NULL, f.net, "cpu", &e, &err), BL_OK);
     assert_string_equal(bl_engine_backend(e), "reference");
     bl_engine_destroy(e);
-    assert_int_not_equal(bl_engine_create(NULL, net, "mpi", &e, &err), BL_OK);
+    assert_int_not_equal(bl_engine_create(NULL, f.net, "mpi", &e, &err), BL_OK);
     assert_non_null(strstr(err.message, "weight expression"));
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_model_destroy(m);
+    fixture_free(&f);
     s = shiu_source(NULL);
     m = compile(&s);
     assert_true(bl_eq_part_supports(m, &why));
@@ -534,31 +526,26 @@ static void synapse_features(void **state)
     s.on_pre_exc = "g += w";
     s.on_pre_inh = "h += w";
     s.weight = "weight * w_syn";
-    bl_eq_model *m = compile(&s);
-    const char *why = "unset";
-    assert_true(bl_eq_part_supports(m, &why));
-    assert_null(why);
-    assert_false(bl_eq_row_reference_only(m, NULL));
-    bl_lif_params p = params_of(m, 1.8);
-    bl_connectome *c = synth(50, 5, 2);
     stim_spec st = {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0};
-    bl_stimulus *stim;
-    bl_network *net = network(c, &p, &st, &stim);
-    assert_false(bl_eq_part_supports_net(net, m, &why));
+    fixture f;
+    fixture_build(&f, &s, 1.8, 50, 5, 2, &st);
+    const char *why = "unset";
+    assert_true(bl_eq_part_supports(f.m, &why));
+    assert_null(why);
+    assert_false(bl_eq_row_reference_only(f.m, NULL));
+    assert_false(bl_eq_part_supports_net(f.net, f.m, &why));
     assert_non_null(strstr(why, "weights.npy"));
     bl_engine *e = NULL;
     bl_error err;
-    assert_int_equal(bl_engine_create(NULL, net, "cpu", &e, &err), BL_OK);
+    assert_int_equal(bl_engine_create(NULL, f.net, "cpu", &e, &err), BL_OK);
     assert_string_equal(bl_engine_backend(e), "reference");
     bl_engine_destroy(e);
-    bl_network_destroy(net);
-    bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
-    bl_eq_row_set_edge_delays(m, 1);
-    assert_false(bl_eq_part_supports(m, &why));
+    fixture_free_network(&f);
+    bl_eq_row_set_edge_delays(f.m, 1);
+    assert_false(bl_eq_part_supports(f.m, &why));
     assert_non_null(strstr(why, "per-edge delays"));
-    assert_true(bl_eq_row_reference_only(m, &why));
-    bl_eq_model_destroy(m);
+    assert_true(bl_eq_row_reference_only(f.m, &why));
+    bl_eq_model_destroy(f.m);
 }
 
 /* Injected currents (docs/models.md, "Current injection") on the partition
