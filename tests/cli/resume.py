@@ -365,11 +365,18 @@ if rec:
 import hashlib, struct
 if not MPI:
     for forgery in ("spiker", "offsets"):
-        root = os.path.join(tmp, "forged-" + forgery)
-        p = start(["run", plan, "--root", root, "--threads", "1", "--quiet"])
-        watch_and_kill(p, root, "partial-2", 0)
-        rec = record_in(root)
-        part = sorted(glob.glob(os.path.join(rec, "checkpoint", "partial-*.bin"))) if rec else []
+        # The poll can miss trial 2's checkpoint within it (it lives only
+        # until the trial ends, and a fast or a descheduled run may end the
+        # trial between two polls): then the run ends unkilled, with nothing
+        # to forge, and a fresh run tries again.
+        for attempt in range(5):
+            root = os.path.join(tmp, "forged-%s-%d" % (forgery, attempt))
+            p = start(["run", plan, "--root", root, "--threads", "1", "--quiet"])
+            killed = watch_and_kill(p, root, "partial-2", 0)
+            rec = record_in(root)
+            part = sorted(glob.glob(os.path.join(rec, "checkpoint", "partial-*.bin"))) if rec and killed else []
+            if part:
+                break
         if not part:
             check(False, "forged %s: no checkpoint within a trial to forge" % forgery)
             continue
