@@ -126,6 +126,9 @@ cJSON *bl_bench_rate_json(double work, const bl_bench_dvec *d);
  * worker's (dir's parent)/code-cache. The qualification run starts it empty
  * (cold compile), the timed workers find it populated (warm). */
 void bl_bench_eq_cache_dir(const char *worker_dir, char *buf, size_t size);
+/* A worker report's model_codegen.cache_dir under the work directory
+ * becomes "<work>/..." (the receipt holds no local paths). */
+void bl_bench_mask_cache_dir(const bl_bench_ctx *ctx, cJSON *report);
 /* The hand-written case a model_file case is compared with (same preset and
  * backend, no model_file), or NULL. */
 const bl_bench_case_run *bl_bench_hand_written(const bl_bench_case_run *runs, const bl_bench_case_run *eq);

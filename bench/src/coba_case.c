@@ -71,7 +71,9 @@ static const bl_bench_case_def coba_cases[N_COBA] = {
      "float64", 0, NULL},
     {"brian2-cpp", "coba", BL_BENCH_BRIAN2_CPP, NULL,
      "Brian2 C++ standalone (bench/peers/brian2_coba.py; Brian2's default flags -O3 -ffast-math -march=native), "
-     "one thread; each trial one execution of the compiled binary, trial_s its own network-run time",
+     "one thread; each trial one execution of the compiled binary: trial_s its whole wall time (start, "
+     "reading the synapses and writing results included), trial_cpu_s its network run's CPU time "
+     "(results/last_run_info.txt, which Brian2 measures with std::clock() without OpenMP)",
      1e-12, "V", "float64", 1, NULL},
 };
 
@@ -169,6 +171,7 @@ static void run_worker(bl_bench_ctx *ctx, const bl_bench_coba_def *d, const char
         } else {
             wo->timing = cJSON_Parse(text);
             free(text);
+            bl_bench_mask_cache_dir(ctx, wo->timing);
             const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wo->timing, "trial_s");
             if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) != d->trials)
                 snprintf(wo->reason, sizeof wo->reason, "timing report without %d trial_s values", d->trials);
@@ -563,9 +566,10 @@ void bl_bench_coba_run(bl_bench_ctx *ctx, const bl_bench_coba_def *d, cJSON *wj)
     const double rc = cpu->warm_cpu.n && b2->warm_cpu.n ? median_of(&b2->warm_cpu) / median_of(&cpu->warm_cpu) : NAN;
     cJSON_AddNumberToObject(t, "brian2_over_ours_wall", isfinite(rw) ? rw : -1);
     cJSON_AddNumberToObject(t, "brian2_over_ours_cpu", isfinite(rc) ? rc : -1);
-    cJSON_AddStringToObject(t, "cpu_note", "Brian2's CPU time per trial is its binary's whole process (loading the "
-                                           "synapses and writing results included); its wall figure is the "
-                                           "binary's own network-run time");
+    cJSON_AddStringToObject(t, "note", "Brian2's trial CPU time is its network run's (last_run_info.txt: "
+                                       "std::clock(), processor time); its trial wall time is the binary's whole "
+                                       "run (start and file I/O included), an upper bound; on a loaded machine "
+                                       "read the CPU ratio");
     if (both)
         cJSON_AddBoolToObject(t, "within_target", rw >= d->target_ratio);
     else

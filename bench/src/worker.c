@@ -48,6 +48,18 @@ void bl_bench_eq_cache_dir(const char *worker_dir, char *buf, size_t size)
     snprintf(buf, size, "%.*s/code-cache", len, slash ? worker_dir : ".");
 }
 
+void bl_bench_mask_cache_dir(const bl_bench_ctx *ctx, cJSON *report)
+{
+    cJSON *cg = cJSON_GetObjectItemCaseSensitive(report, "model_codegen");
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(cg, "cache_dir");
+    size_t n = strlen(ctx->work_dir);
+    if (!cJSON_IsString(dir) || !n || strncmp(dir->valuestring, ctx->work_dir, n) != 0)
+        return;
+    char masked[4300];
+    snprintf(masked, sizeof masked, "<work>%s", dir->valuestring + n);
+    cJSON_ReplaceItemInObjectCaseSensitive(cg, "cache_dir", cJSON_CreateString(masked));
+}
+
 /* A TOML basic string cannot hold these unescaped: a path with one is refused. */
 static int toml_plain(const char *s)
 {
@@ -177,6 +189,7 @@ bl_status bl_bench_run_worker_launched(bl_bench_ctx *ctx, const bl_bench_workloa
         } else {
             wo->timing = cJSON_Parse(text);
             free(text);
+            bl_bench_mask_cache_dir(ctx, wo->timing);
             const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wo->timing, "trial_s");
             if (!cJSON_IsArray(ts) || cJSON_GetArraySize(ts) != w->trials)
                 snprintf(wo->reason, sizeof wo->reason, "timing report without %d trial_s values", w->trials);
