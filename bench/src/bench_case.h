@@ -21,10 +21,17 @@ typedef struct bl_bench_case_def {
     const char *state_units;
     const char *dtype;
     int single_thread;          /* given 1 thread whatever --threads says (see its implementation text) */
+    /* Ours only: the preset's model written as equations, a shipped model
+     * file (relative to the source dir) run from generated C through
+     * `simulate --plan` (a plan whose [model] file names it); NULL: the
+     * preset's hand-written kernel. Such a case is also compared with the
+     * hand-written case of its preset and backend (docs/benchmark.md). */
+    const char *model_file;
 } bl_bench_case_def;
 
-#define BL_BENCH_N_CASES 7
-/* Order: shiu2024 (reference first), then phase4c (reference first, index 4). */
+#define BL_BENCH_N_CASES 8
+/* Order: shiu2024 (reference first), then phase4c (reference first, index
+ * 4), then bl-cpu-eq (shiu2024 again: its reference is index 0). */
 extern const bl_bench_case_def bl_bench_case_defs[BL_BENCH_N_CASES];
 
 typedef struct bl_bench_dvec {
@@ -46,6 +53,10 @@ typedef struct bl_bench_case_run {
     cJSON *qualification;
     cJSON *samples;
     bl_bench_dvec load, prepare, build, first, warm, warm_proc_median, wall, rss, live;
+    /* process CPU seconds of the same trials (ours: simulate's trial_cpu_s),
+     * and the generated code's compile-or-load seconds (model_file cases) */
+    bl_bench_dvec first_cpu, warm_cpu, warm_cpu_proc_median, compile;
+    cJSON *compile_cold;        /* model_file cases: the qualification worker's compile (empty cache) */
     int n_ok, n_timeout, n_failed, n_mismatch;
     char ref_out[4200];         /* reference cases: outputs of the qualification run */
     uint64_t ref_spikes, ref_syn_events;
@@ -121,6 +132,16 @@ const char *bl_bench_case_status(const bl_bench_case_run *cr, char *why, size_t 
 /* {"median": work / median, "min": work / max, "max": work / min}: a rate from
  * the seconds in d (0 where a time is not positive). */
 cJSON *bl_bench_rate_json(double work, const bl_bench_dvec *d);
+/* The code cache of a model_file case's workers: the directory beside the
+ * worker's (dir's parent)/code-cache. The qualification run starts it empty
+ * (cold compile), the timed workers find it populated (warm). */
+void bl_bench_eq_cache_dir(const char *worker_dir, char *buf, size_t size);
+/* A worker report's model_codegen.cache_dir under the work directory
+ * becomes "<work>/..." (the receipt holds no local paths). */
+void bl_bench_mask_cache_dir(const bl_bench_ctx *ctx, cJSON *report);
+/* The hand-written case a model_file case is compared with (same preset and
+ * backend, no model_file), or NULL. */
+const bl_bench_case_run *bl_bench_hand_written(const bl_bench_case_run *runs, const bl_bench_case_run *eq);
 /* Simulated seconds of the inputs' steps at the shiu2024 preset's dt (NaN if unknown). */
 double bl_bench_sim_seconds(const bl_bench_inputs *in);
 /* c.summary with a case's sample counts (n_samples of samples, n_ok,

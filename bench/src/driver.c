@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_case.h"
+#include "coba_case.h"
 #include "flyvis_case.h"
 #include "ode_case.h"
 #include "import_case.h"
@@ -32,26 +33,31 @@
 
 const bl_bench_case_def bl_bench_case_defs[BL_BENCH_N_CASES] = {
     {"bl-reference", "shiu2024", BL_BENCH_OURS, "reference",
-     "brainlesslab simulate --backend reference (the reference engine)", 0.0, "V", "float64", 0},
+     "brainlesslab simulate --backend reference (the reference engine)", 0.0, "V", "float64", 0, NULL},
     {"bl-cpu", "shiu2024", BL_BENCH_OURS, "cpu", "brainlesslab simulate --backend cpu", 0.0, "V", "float64",
-     0},
+     0, NULL},
     {"brian2-cpp", "shiu2024", BL_BENCH_BRIAN2_CPP, NULL,
      "Brian2 C++ standalone, the published Shiu et al. 2024 model (bench/peers/brian2_shiu2024.py "
      "--target cpp_standalone; Brian2's default flags -O3 -ffast-math -march=native); single-threaded as "
      "published (Brian2's OpenMP mode, which Brian2 labels 'not yet well tested', ran the larva workload "
      "16x slower with 2 threads than with 1 on the development machine)",
-     1e-12, "V", "float64", 1},
+     1e-12, "V", "float64", 1, NULL},
     {"brian2-numpy", "shiu2024", BL_BENCH_BRIAN2_NUMPY, NULL,
      "Brian2 runtime (numpy target), the published Shiu et al. 2024 model (bench/peers/brian2_shiu2024.py "
      "--target numpy; NumPy ufuncs run in one thread)",
-     1e-12, "V", "float64", 1},
+     1e-12, "V", "float64", 1, NULL},
     {"bl-reference-phase4c", "phase4c", BL_BENCH_OURS, "reference",
-     "brainlesslab simulate --preset phase4c --backend reference", 0.0, "mV", "float32", 0},
+     "brainlesslab simulate --preset phase4c --backend reference", 0.0, "mV", "float32", 0, NULL},
     {"bl-cpu-phase4c", "phase4c", BL_BENCH_OURS, "cpu", "brainlesslab simulate --preset phase4c --backend cpu",
-     0.0, "mV", "float32", 0},
+     0.0, "mV", "float32", 0, NULL},
     {"torch-eager", "phase4c", BL_BENCH_TORCH, NULL,
      "the seed runtime's eager loop in PyTorch on the CPU (bench/peers/torch_phase4c.py)", 1e-5, "mV",
-     "float32", 0},
+     "float32", 0, NULL},
+    {"bl-cpu-eq", "shiu2024", BL_BENCH_OURS, "cpu",
+     "brainlesslab simulate --plan (a connectome plan whose [model] file is models/shiu2024.toml: the shiu2024 "
+     "model from its equations, generated C, compiled or loaded from the code cache before the trials and "
+     "reported apart as compile_s) --backend cpu; w1 and w3 only",
+     0.0, "V", "float64", 0, "models/shiu2024.toml"},
 };
 
 const char *const *bl_bench_case_ids(void)
@@ -138,6 +144,11 @@ static void qualify_case(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cons
     bl_bench_logf(ctx, "[%s] qualification: %s ...", w->id, c->id);
     bl_bench_worker wo;
     bl_error err = {0};
+    if (c->model_file) { /* the qualification compiles cold: an empty code cache */
+        char cache[4300];
+        bl_bench_eq_cache_dir(dir, cache, sizeof cache);
+        bl_bench_rmtree(cache, &err);
+    }
     bl_status st = bl_bench_run_worker(ctx, w, in, c, dir, &wo, &err);
     cJSON *q = cr->qualification;
     cJSON_AddNumberToObject(q, "worker_wall_s", wo.proc.wall_s);
@@ -196,6 +207,15 @@ static void qualify_case(bl_bench_ctx *ctx, const bl_bench_workload_def *w, cons
                                                   "to the reference's");
     if (wo.timing)
         cJSON_AddItemToObject(q, "worker_report", cJSON_Duplicate(wo.timing, 1));
+    if (wo.timing && c->model_file) {
+        /* The cold compile (empty cache): its wall seconds, and the
+         * provenance (compiler, cache miss, the compiler's own CPU ms). */
+        cr->compile_cold = cJSON_CreateObject();
+        const cJSON *cs = cJSON_GetObjectItemCaseSensitive(wo.timing, "compile_s");
+        const cJSON *cg = cJSON_GetObjectItemCaseSensitive(wo.timing, "model_codegen");
+        cJSON_AddNumberToObject(cr->compile_cold, "compile_s", cJSON_IsNumber(cs) ? cs->valuedouble : -1);
+        cJSON_AddItemToObject(cr->compile_cold, "model_codegen", cg ? cJSON_Duplicate(cg, 1) : cJSON_CreateNull());
+    }
     bl_bench_logf(ctx, "[%s] qualification: %s %s%s%s", w->id, c->id, status, reason[0] ? ": " : "", reason);
     bl_bench_worker_free(&wo);
 }
@@ -263,9 +283,20 @@ static void set_availability(bl_bench_ctx *ctx, const bl_bench_workload_def *w, 
         int found = 0;
         for (const char *const *b = bl_engine_backends(); *b; b++)
             found |= !strcmp(*b, c->backend);
+        char model[4300];
+        snprintf(model, sizeof model, "%s/%s", ctx->source_dir, c->model_file ? c->model_file : "");
         if (!found) {
             cr->available = 0;
             snprintf(cr->reason, sizeof cr->reason, "backend '%s' is not compiled into this binary", c->backend);
+        } else if (c->model_file && strcmp(w->id, "w1") != 0 && strcmp(w->id, "w3") != 0) {
+            /* Issue 23's target is stated at w1 and w3; elsewhere (w2's
+             * runaway regime, the scale workloads) it would only add time. */
+            cr->available = 0;
+            snprintf(cr->reason, sizeof cr->reason, "not defined on %s: the generated shiu2024 kernel is compared "
+                     "with the hand-written one on w1 and w3 (issue 23's target)", w->id);
+        } else if (c->model_file && !bl_bench_exists(model)) {
+            cr->available = 0;
+            snprintf(cr->reason, sizeof cr->reason, "model file missing: %s (under --source-dir)", c->model_file);
         }
         return;
     }
@@ -450,6 +481,15 @@ static cJSON *protocol_json(const bl_bench_ctx *ctx)
     cJSON_AddStringToObject(ph, "warm_execution_s", "trials 1.. of the same worker (warm: same process, same "
                                                     "input); pooled over repetitions");
     cJSON_AddStringToObject(ph, "process_wall_s", "the whole worker as the parent sees it (fork to reap)");
+    cJSON_AddStringToObject(ph, "first_execution_cpu_s", "the process CPU seconds of trial 0 (ours: "
+                                                          "CLOCK_PROCESS_CPUTIME_ID around the engine call; COBA's "
+                                                          "Brian2: the binary's user + system), beside its wall time");
+    cJSON_AddStringToObject(ph, "warm_execution_cpu_s", "the same for trials 1..; a loaded machine inflates wall "
+                                                         "time, not CPU time");
+    cJSON_AddStringToObject(ph, "compile_s", "a model from equations (bl-cpu-eq, COBA): its generated C compiled, "
+                                             "or loaded from the code cache, after prepare and before the trials; "
+                                             "cold in the qualification run (an empty cache: summary.compile_cold), "
+                                             "warm in the timed workers (summary.compile_warm_s)");
     cJSON_AddStringToObject(p, "peak_rss", "wait4 ru_maxrss of each worker: whole process, including children it "
                                            "reaped (Brian2's compiler and binary)");
     cJSON_AddStringToObject(p, "engine_live_bytes", "the worker report's engine_bytes when present (simulate "
@@ -540,7 +580,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         return bl_fail(err, BL_ERR_INVALID, "bench: workloads, work directory and receipt path are required");
     /* Workload list: known ids (connectome w*, reservoir r*), no repeats. */
     const char *ids[8];
-    int n_ids = 0, n_connectome = 0;
+    int n_ids = 0, n_connectome = 0, n_coba = 0;
     for (const char *p = o->workloads; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -555,10 +595,12 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_import_def *imp = d || rd ? NULL : bl_bench_import_find(id, o->quick);
         const bl_bench_flyvis_def *fv = d || rd || imp ? NULL : bl_bench_flyvis_find(id, o->quick);
         const bl_bench_ode_def *od = d || rd || imp || fv ? NULL : bl_bench_ode_find(id, o->quick);
-        if (!d && !rd && !imp && !fv && !od)
-            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, w1-bank, %s, %s, flyvis-grad, "
-                           "ode-rhs, ode-rk4-grad, ssa-bank)", id, bl_bench_res_ids(), bl_bench_import_ids());
-        const char *canon = d ? d->id : rd ? rd->id : imp ? imp->id : fv ? fv->id : od->id;
+        const bl_bench_coba_def *cb = d || rd || imp || fv || od ? NULL : bl_bench_coba_find(id, o->quick);
+        if (!d && !rd && !imp && !fv && !od && !cb)
+            return bl_fail(err, BL_ERR_INVALID, "--workloads: unknown workload '%s' (known: w1 .. w5, w1-bank, %s, %s, "
+                           "flyvis-grad, ode-rhs, ode-rk4-grad, ssa-bank, coba, coba-10s)", id, bl_bench_res_ids(),
+                           bl_bench_import_ids());
+        const char *canon = d ? d->id : rd ? rd->id : imp ? imp->id : fv ? fv->id : od ? od->id : cb->id;
         for (int i = 0; i < n_ids; i++)
             if (!strcmp(ids[i], canon))
                 return bl_fail(err, BL_ERR_INVALID, "--workloads: '%s' listed twice", id);
@@ -566,6 +608,7 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
             return bl_fail(err, BL_ERR_INVALID, "--workloads '%s': too many", o->workloads);
         ids[n_ids++] = canon;
         n_connectome += d != NULL && !d->bank; /* a bank has no peers */
+        n_coba += cb != NULL;
         if (!e)
             break;
         p = e + 1;
@@ -579,7 +622,8 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
                 ok |= strlen(bl_bench_case_defs[i].id) == len && !strncmp(bl_bench_case_defs[i].id, p, len);
             if (!ok)
                 return bl_fail(err, BL_ERR_INVALID, "--cases: unknown case '%.*s' (known: bl-reference, bl-cpu, "
-                               "brian2-cpp, brian2-numpy, bl-reference-phase4c, bl-cpu-phase4c, torch-eager, bl-mpi)",
+                               "brian2-cpp, brian2-numpy, bl-reference-phase4c, bl-cpu-phase4c, torch-eager, bl-cpu-eq, "
+                               "bl-mpi)",
                                (int)len, p);
             if (!e)
                 break;
@@ -626,6 +670,8 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
             has_w3 |= !strcmp(ids[i], "w3");
         if (!has_w3)
             ctx.need_torch = ctx.need_brian2 = 0;
+    } else if (n_coba) { /* COBA's Brian2 C++ peer (skipped in --quick) */
+        ctx.need_brian2 = 1;
     }
     bl_status st = bl_bench_mkdirs(o->work_dir, err);
     if (st)
@@ -696,12 +742,14 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
         const bl_bench_import_def *imp = w || rd ? NULL : bl_bench_import_find(ids[i], o->quick);
         const bl_bench_flyvis_def *fv = w || rd || imp ? NULL : bl_bench_flyvis_find(ids[i], o->quick);
         const bl_bench_ode_def *od = w || rd || imp || fv ? NULL : bl_bench_ode_find(ids[i], o->quick);
+        const bl_bench_coba_def *cb = w || rd || imp || fv || od ? NULL : bl_bench_coba_find(ids[i], o->quick);
         cJSON *wj = cJSON_CreateObject();
         cJSON_AddItemToArray(wls, wj);
         cJSON_AddStringToObject(wj, "id", ids[i]);
-        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp ? imp->title : fv ? fv->title : od->title);
+        cJSON_AddStringToObject(wj, "title", w ? w->title : rd ? rd->title : imp ? imp->title : fv ? fv->title
+                                             : od ? od->title : cb->title);
         cJSON_AddStringToObject(wj, "definition", w ? w->definition : rd ? rd->definition : imp ? imp->definition
-                                                  : fv ? fv->definition : od->definition);
+                                                  : fv ? fv->definition : od ? od->definition : cb->definition);
         if (w && w->bank)
             bl_bench_bank_run(&ctx, w, wj);
         else if (w)
@@ -712,8 +760,10 @@ bl_status bl_bench_run(const bl_bench_options *o, char **table, bl_error *err)
             bl_bench_import_run(&ctx, imp, wj);
         else if (fv)
             bl_bench_flyvis_run(&ctx, fv, wj);
-        else
+        else if (od)
             bl_bench_ode_run(&ctx, od, wj);
+        else
+            bl_bench_coba_run(&ctx, cb, wj);
         st = write_receipt(&ctx, err); /* after every workload: a long run leaves its evidence */
     }
     /* Stopped once every workload is done (loadavg_at_end, a decaying average,

@@ -33,7 +33,7 @@ static const bl_bench_case_def mpi_def = {
     "mpirun -np R brainlesslab simulate --backend mpi: the neurons split into R contiguous ranges (balanced by "
     "neurons + incoming edges), spikes exchanged once per 18-step window by MPI_Allgather (counts) and "
     "MPI_Allgatherv (ids); rank 0 writes the outputs and the timing report",
-    0.0, "V", "float64", 0};
+    0.0, "V", "float64", 0, NULL};
 
 typedef struct rank_vecs {
     bl_bench_dvec sent, recv, exch, comp, rss; /* per simulated second (bytes, s); rss in bytes */

@@ -40,6 +40,12 @@ void bl_bench_case_run_free(bl_bench_case_run *cr)
     bl_bench_dvec_free(&cr->wall);
     bl_bench_dvec_free(&cr->rss);
     bl_bench_dvec_free(&cr->live);
+    bl_bench_dvec_free(&cr->first_cpu);
+    bl_bench_dvec_free(&cr->warm_cpu);
+    bl_bench_dvec_free(&cr->warm_cpu_proc_median);
+    bl_bench_dvec_free(&cr->compile);
+    cJSON_Delete(cr->compile_cold);
+    cr->compile_cold = NULL;
     cJSON_Delete(cr->qualification);
     cJSON_Delete(cr->samples);
     cJSON_Delete(cr->observed_versions);
@@ -97,7 +103,42 @@ void bl_bench_record_sample(bl_bench_ctx *ctx, bl_bench_case_run *cr, cJSON *sam
     cJSON_AddItemToObject(ph, "warm_execution_s", warm);
     if (nm)
         bl_bench_dvec_push(&cr->warm_proc_median, bl_bench_median(mine, (size_t)nm));
+    /* The same trials' process CPU seconds, where the worker reports them
+     * (simulate's trial_cpu_s): on a shared machine wall time also counts
+     * the time a worker waited for a core, CPU time does not. */
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(timing, "trial_cpu_s");
+    if (cJSON_IsArray(tc) && cJSON_GetArraySize(tc) == n) {
+        cJSON *warm_cpu = cJSON_CreateArray();
+        nm = 0;
+        for (int i = 0; i < n; i++) {
+            const cJSON *v = cJSON_GetArrayItem(tc, i);
+            if (!cJSON_IsNumber(v))
+                continue;
+            if (i == 0) {
+                cJSON_AddNumberToObject(ph, "first_execution_cpu_s", v->valuedouble);
+                bl_bench_dvec_push(&cr->first_cpu, v->valuedouble);
+            } else {
+                cJSON_AddItemToArray(warm_cpu, cJSON_CreateNumber(v->valuedouble));
+                bl_bench_dvec_push(&cr->warm_cpu, v->valuedouble);
+                if (mine)
+                    mine[nm++] = v->valuedouble;
+            }
+        }
+        cJSON_AddItemToObject(ph, "warm_execution_cpu_s", warm_cpu);
+        if (nm)
+            bl_bench_dvec_push(&cr->warm_cpu_proc_median, bl_bench_median(mine, (size_t)nm));
+    }
     free(mine);
+    /* A model from equations: compiling (or loading from the code cache) the
+     * generated C, after prepare and before the trials, apart from both. */
+    if (get_num(timing, "compile_s", &x)) {
+        cJSON_AddNumberToObject(ph, "compile_s", x);
+        bl_bench_dvec_push(&cr->compile, x);
+        const cJSON *cache = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(timing, "model_codegen"), "cache");
+        if (cJSON_IsString(cache))
+            cJSON_AddStringToObject(sample, "code_cache", cache->valuestring);
+    }
     bl_bench_dvec_push(&cr->wall, proc->wall_s);
     bl_bench_dvec_push(&cr->rss, (double)proc->peak_rss_bytes);
     if (get_num(timing, "engine_bytes", &x)) /* the engine's own live bytes, when the worker reports them */
@@ -240,11 +281,21 @@ cJSON *bl_bench_case_common_json(const bl_bench_ctx *ctx, const bl_bench_case_ru
     cJSON_AddItemToObject(c, "samples", cJSON_Duplicate(cr->samples, 1));
     cJSON *sum = bl_bench_summary_json(ctx, c, cr->samples, cr->n_ok, cr->n_timeout, cr->n_failed, cr->n_mismatch);
     const bl_bench_dvec *phase[] = {&cr->load, &cr->prepare, &cr->first, &cr->warm, &cr->warm_proc_median,
-                                    &cr->wall, &cr->rss};
+                                    &cr->wall, &cr->rss, &cr->first_cpu, &cr->warm_cpu, &cr->warm_cpu_proc_median};
     const char *names[] = {"load_s", "prepare_s", "first_execution_s", "warm_execution_s",
-                           "warm_execution_per_process_median_s", "process_wall_s", "peak_rss_bytes"};
+                           "warm_execution_per_process_median_s", "process_wall_s", "peak_rss_bytes",
+                           "first_execution_cpu_s", "warm_execution_cpu_s",
+                           "warm_execution_cpu_per_process_median_s"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         cJSON_AddItemToObject(sum, names[k], bl_bench_stat_json(phase[k]->v, phase[k]->n));
+    if (cr->def->model_file || cr->compile.n || cr->compile_cold) {
+        /* a model from equations: warm, the timed workers, which find the
+         * code cache populated; cold, the qualification worker, which
+         * started it empty */
+        cJSON_AddItemToObject(sum, "compile_warm_s", bl_bench_stat_json(cr->compile.v, cr->compile.n));
+        cJSON_AddItemToObject(sum, "compile_cold", cr->compile_cold ? cJSON_Duplicate(cr->compile_cold, 1)
+                                                                    : cJSON_CreateNull());
+    }
     return sum;
 }
 
@@ -281,6 +332,64 @@ void bl_bench_case_figures_json(const bl_bench_case_run *cr, const bl_bench_case
             b[j] = cr->rss.v[j] / (double)in->n_edges;
         cJSON_AddItemToObject(fig, "peak_rss_bytes_per_edge", bl_bench_stat_json(b, b ? cr->rss.n : 0));
         free(b);
+    }
+}
+
+const bl_bench_case_run *bl_bench_hand_written(const bl_bench_case_run *runs, const bl_bench_case_run *eq)
+{
+    if (!eq->def->model_file || eq->def->kind != BL_BENCH_OURS)
+        return NULL;
+    for (int i = 0; i < BL_BENCH_N_CASES; i++) {
+        const bl_bench_case_def *d = runs[i].def;
+        if (d->kind == BL_BENCH_OURS && !d->model_file && !strcmp(d->preset, eq->def->preset) &&
+            !strcmp(d->backend, eq->def->backend))
+            return &runs[i];
+    }
+    return NULL;
+}
+
+/* Issue 23's target for a model_file case: its execution time against the
+ * hand-written kernel's, same preset and backend, same run and input, by
+ * wall and by CPU time; the compile time beside it, never inside it. */
+static void eq_vs_hand_written(const bl_bench_case_run *runs, cJSON *wj)
+{
+    for (int i = 0; i < BL_BENCH_N_CASES; i++) {
+        const bl_bench_case_run *A = &runs[i], *B = bl_bench_hand_written(runs, A);
+        if (!B || !A->timed || !B->timed || !A->available)
+            continue;
+        cJSON *o = cJSON_AddObjectToObject(wj, "generated_vs_hand_written");
+        cJSON_AddStringToObject(o, "generated", A->def->id);
+        cJSON_AddStringToObject(o, "hand_written", B->def->id);
+        cJSON_AddStringToObject(o, "target", "issue 23: the generated kernel's execution within 5 % of the "
+                                             "hand-written one (generated / hand-written <= 1.05)");
+        const bl_bench_dvec *pa[4] = {&A->warm, &A->warm_cpu, &A->first, &A->first_cpu};
+        const bl_bench_dvec *pb[4] = {&B->warm, &B->warm_cpu, &B->first, &B->first_cpu};
+        const char *names[4] = {"warm_execution_s", "warm_execution_cpu_s", "first_execution_s",
+                                "first_execution_cpu_s"};
+        int measured = 0, within = 1;
+        for (int k = 0; k < 4; k++) {
+            cJSON *r = cJSON_AddObjectToObject(o, names[k]);
+            if (!pa[k]->n || !pb[k]->n) {
+                cJSON_AddNullToObject(r, "generated_over_hand_written");
+                continue;
+            }
+            double ma = bl_bench_median(pa[k]->v, pa[k]->n), mb = bl_bench_median(pb[k]->v, pb[k]->n);
+            cJSON_AddNumberToObject(r, "generated_median_s", ma);
+            cJSON_AddNumberToObject(r, "hand_written_median_s", mb);
+            cJSON_AddNumberToObject(r, "generated_over_hand_written", mb > 0 ? ma / mb : 0);
+            if (k < 2) {
+                measured++;
+                within &= mb > 0 && ma / mb <= 1.05;
+            }
+        }
+        if (measured == 2)
+            cJSON_AddBoolToObject(o, "within_target", within);
+        else
+            cJSON_AddNullToObject(o, "within_target");
+        cJSON_AddItemToObject(o, "compile_warm_s", bl_bench_stat_json(A->compile.v, A->compile.n));
+        cJSON_AddItemToObject(o, "compile_cold", A->compile_cold ? cJSON_Duplicate(A->compile_cold, 1)
+                                                                 : cJSON_CreateNull());
+        return; /* one model_file case per preset and backend */
     }
 }
 
@@ -387,12 +496,16 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
             if (a == b || !B->n_ok || strcmp(A->def->preset, B->def->preset) != 0)
                 continue;
             int b_is_ref = B == family_ref(runs, B->def);
-            if (B->def->kind == BL_BENCH_OURS && !(b_is_ref && A != family_ref(runs, A->def)))
+            /* ours against ours: against the reference backend, and a model
+             * from equations against its hand-written kernel */
+            if (B->def->kind == BL_BENCH_OURS && !(b_is_ref && A != family_ref(runs, A->def)) &&
+                bl_bench_hand_written(runs, A) != B)
                 continue;
-            const bl_bench_dvec *pa[3] = {&A->first, &A->warm, &A->wall};
-            const bl_bench_dvec *pb[3] = {&B->first, &B->warm, &B->wall};
-            const char *names[3] = {"first_execution_s", "warm_execution_s", "process_wall_s"};
-            for (int k = 0; k < 3; k++) {
+            const bl_bench_dvec *pa[5] = {&A->first, &A->warm, &A->wall, &A->first_cpu, &A->warm_cpu};
+            const bl_bench_dvec *pb[5] = {&B->first, &B->warm, &B->wall, &B->first_cpu, &B->warm_cpu};
+            const char *names[5] = {"first_execution_s", "warm_execution_s", "process_wall_s",
+                                    "first_execution_cpu_s", "warm_execution_cpu_s"};
+            for (int k = 0; k < 5; k++) {
                 if (!pa[k]->n || !pb[k]->n)
                     continue;
                 double ma = bl_bench_median(pa[k]->v, pa[k]->n), mb = bl_bench_median(pb[k]->v, pb[k]->n);
@@ -410,6 +523,7 @@ void bl_bench_finish_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w,
             }
         }
     }
+    eq_vs_hand_written(runs, wj);
 }
 
 /* ---- the human table -------------------------------------------------------- */
@@ -530,11 +644,31 @@ void bl_bench_table_workload(bl_bench_ctx *ctx, const bl_bench_workload_def *w, 
             tprintf(ctx, "\n      %-40s", this_pair);
             snprintf(pair, sizeof pair, "%s", this_pair);
         }
-        tprintf(ctx, " %s %.3gx", !strcmp(phase->valuestring, "first_execution_s") ? "first"
-                                  : !strcmp(phase->valuestring, "warm_execution_s") ? "warm"
-                                                                                      : "whole-worker",
+        const char *ph = phase->valuestring;
+        tprintf(ctx, " %s %.3gx", !strcmp(ph, "first_execution_s")       ? "first"
+                                  : !strcmp(ph, "warm_execution_s")      ? "warm"
+                                  : !strcmp(ph, "first_execution_cpu_s") ? "first-CPU"
+                                  : !strcmp(ph, "warm_execution_cpu_s")  ? "warm-CPU"
+                                                                         : "whole-worker",
                 s->valuedouble);
         any = 1;
     }
     tprintf(ctx, "%s\n", any ? "\n" : "    (no ratios: fewer than two measured cases per preset)\n");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(wj, "generated_vs_hand_written");
+    if (g) {
+        const cJSON *gw = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, "warm_execution_s"),
+                                                          "generated_over_hand_written");
+        const cJSON *gc = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(g, "warm_execution_cpu_s"), "generated_over_hand_written");
+        const cJSON *cw = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, "compile_warm_s"),
+                                                           "median");
+        const cJSON *cc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, "compile_cold"),
+                                                           "compile_s");
+        const cJSON *wt = cJSON_GetObjectItemCaseSensitive(g, "within_target");
+        tprintf(ctx, "    generated / hand-written (warm execution): %.3gx wall, %.3gx CPU (target <= 1.05: %s); "
+                     "compile apart: cold %.3g s, warm %.3g s\n\n",
+                cJSON_IsNumber(gw) ? gw->valuedouble : NAN, cJSON_IsNumber(gc) ? gc->valuedouble : NAN,
+                cJSON_IsBool(wt) ? (cJSON_IsTrue(wt) ? "met" : "NOT met") : "not measured",
+                cJSON_IsNumber(cc) ? cc->valuedouble : NAN, cJSON_IsNumber(cw) ? cw->valuedouble : NAN);
+    }
 }

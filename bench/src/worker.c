@@ -41,6 +41,58 @@ static const char *num(argv_buf *a, const char *fmt, double x)
     return t;
 }
 
+void bl_bench_eq_cache_dir(const char *worker_dir, char *buf, size_t size)
+{
+    const char *slash = strrchr(worker_dir, '/');
+    int len = slash ? (int)(slash - worker_dir) : 1;
+    snprintf(buf, size, "%.*s/code-cache", len, slash ? worker_dir : ".");
+}
+
+void bl_bench_mask_cache_dir(const bl_bench_ctx *ctx, cJSON *report)
+{
+    cJSON *cg = cJSON_GetObjectItemCaseSensitive(report, "model_codegen");
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(cg, "cache_dir");
+    size_t n = strlen(ctx->work_dir);
+    if (!cJSON_IsString(dir) || !n || strncmp(dir->valuestring, ctx->work_dir, n) != 0)
+        return;
+    char masked[4300];
+    snprintf(masked, sizeof masked, "<work>%s", dir->valuestring + n);
+    cJSON_ReplaceItemInObjectCaseSensitive(cg, "cache_dir", cJSON_CreateString(masked));
+}
+
+/* A TOML basic string cannot hold these unescaped: a path with one is refused. */
+static int toml_plain(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20 || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* The plan of a model_file case: the workload's connectome and the shipped
+ * model file, nothing else (the stimulus comes on the command line, as the
+ * hand-written cases get it, so both run the same schedule). */
+static bl_status write_eq_plan(const bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
+                               const bl_bench_case_def *c, const char *path, bl_error *err)
+{
+    char model[4300];
+    snprintf(model, sizeof model, "%s/%s", ctx->source_dir, c->model_file);
+    if (!toml_plain(in->graph_dir) || !toml_plain(model))
+        return bl_fail(err, BL_ERR_INVALID, "%s or %s: a path with a quote, backslash or control character "
+                       "cannot be written into the case's plan", in->graph_dir, model);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot write the case's plan", path);
+    fprintf(f, "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"bench-%s-%s\"\n"
+               "operation = \"connectome\"\n[connectome]\npath = \"%s\"\n[run]\ntrials = %d\n"
+               "duration_ms = %.17g\nseed = %llu\nbackend = \"%s\"\nthreads = %d\n[outputs]\nspikes = true\n"
+               "counts = true\nstate = true\npropagation = false\n[model]\nfile = \"%s\"\n",
+            w->id, c->id, in->graph_dir, w->trials, w->duration_ms, (unsigned long long)w->seed, c->backend,
+            c->single_thread ? 1 : ctx->threads, model);
+    if (fclose(f) != 0)
+        return bl_fail(err, BL_ERR_IO, "%s: cannot write the case's plan", path);
+    return BL_OK;
+}
 static bl_status run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, const bl_bench_inputs *in,
                             const bl_bench_case_def *c, const char *dir, const char *const *launcher,
                             const char *const *launcher_env, int n_threads, int bank, bl_bench_worker *wo,
@@ -93,7 +145,7 @@ static bl_status run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, c
         st = bl_bench_mkdirs(dir, err);
     if (st)
         return st;
-    char timing[4200], log[4200], build[4200], script[4200];
+    char timing[4200], log[4200], build[4200], script[4200], plan[4300], cache_env[4400];
     snprintf(wo->out_dir, sizeof wo->out_dir, "%s/out", dir);
     snprintf(timing, sizeof timing, "%s/timing.json", dir);
     snprintf(log, sizeof log, "%s/log.txt", dir);
@@ -105,14 +157,29 @@ static bl_status run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, c
     const char *threads = num(&a, "%.0f", c->single_thread ? 1 : n_threads);
     const char *trials = num(&a, "%.0f", w->trials);
     const char *steps = num(&a, "%.0f", (double)in->steps);
+    const char *eq_env[] = {cache_env, NULL};
     if (c->kind == BL_BENCH_OURS) {
         for (const char *const *l = launcher; l && *l; l++)
             arg(&a, *l);
         env = launcher_env;
         arg(&a, ctx->self_exe);
         arg(&a, "simulate");
-        arg(&a, "--connectome"), arg(&a, in->graph_dir);
-        arg(&a, "--preset"), arg(&a, c->preset);
+        if (c->model_file) {
+            /* The model from equations: a plan naming the model file; the
+             * code cache beside the worker's directory (cold for the
+             * qualification run, which starts it empty; warm after). */
+            snprintf(plan, sizeof plan, "%s/plan.toml", dir);
+            if ((st = write_eq_plan(ctx, w, in, c, plan, err)))
+                return st;
+            char cache[4300];
+            bl_bench_eq_cache_dir(dir, cache, sizeof cache);
+            snprintf(cache_env, sizeof cache_env, "BL_CACHE_DIR=%s", cache);
+            env = eq_env;
+            arg(&a, "--plan"), arg(&a, plan);
+        } else {
+            arg(&a, "--connectome"), arg(&a, in->graph_dir);
+            arg(&a, "--preset"), arg(&a, c->preset);
+        }
         arg(&a, "--duration-ms"), arg(&a, num(&a, "%.17g", w->duration_ms));
         arg(&a, "--trials"), arg(&a, trials);
         arg(&a, "--seed"), arg(&a, num(&a, "%.0f", (double)w->seed));
@@ -158,6 +225,7 @@ static bl_status run_worker(bl_bench_ctx *ctx, const bl_bench_workload_def *w, c
         } else {
             wo->timing = cJSON_Parse(text);
             free(text);
+            bl_bench_mask_cache_dir(ctx, wo->timing);
             const cJSON *ts = cJSON_GetObjectItemCaseSensitive(wo->timing, "trial_s");
             if (bank && !bank_report_ok(wo->timing, w->trials))
                 snprintf(wo->reason, sizeof wo->reason, "timing report without trial 0 alone and a bank of %d "

@@ -10,10 +10,14 @@
 # batch) are checked the same way: every point qualified bit for bit against
 # the NumPy oracle by its trajectory SHA-256 (r2: with the task oracle in the
 # loop, the same mean outcome), ours and the oracle timed in alternating
-# order, ratios consistent with the medians. The trial bank w1-bank (issue 28)
-# runs in a second, short receipt with --threads 1,2 and one background
-# spinner: both thread counts' banks bit for bit equal to the reference, the
-# speedup entries consistent with the medians, the load recorded. No timing
+# order, ratios consistent with the medians. bl-cpu-eq (the shiu2024 model
+# from models/shiu2024.toml, generated C, cpu backend) must qualify bit for bit
+# on w1 and w3 (unavailable on w2, with the reason), with its compile apart
+# (cold in the qualification, warm in the timed workers) and its comparison
+# with bl-cpu in the receipt. The trial bank w1-bank (issue 28) runs in a
+# second, short receipt with --threads 1,2 and one background spinner: both
+# thread counts' banks bit for bit equal to the reference, the speedup entries
+# consistent with the medians, the load recorded. No timing
 # thresholds: how fast anything ran is never checked here.
 set -euo pipefail
 
@@ -110,7 +114,7 @@ need(r.get("protocol", {}), ["fresh_process_per_measurement", "order", "qualific
      "protocol")
 case_ids = [c["id"] for c in r.get("case_definitions", [])]
 for want in ("bl-reference", "bl-cpu", "brian2-cpp", "brian2-numpy", "bl-reference-phase4c", "bl-cpu-phase4c",
-             "torch-eager"):
+             "torch-eager", "bl-cpu-eq"):
     if want not in case_ids:
         problems.append(f"case_definitions: no {want}")
 
@@ -368,6 +372,59 @@ for w in r.get("workloads", []):
         if "a_median_s" in ra and "b_median_s" in ra and ra["b_median_s"] > 0:
             if not close(ra["a_over_b"], ra["a_median_s"] / ra["b_median_s"]):
                 problems.append(f"{wid}: ratio {ra['a']}/{ra['b']} inconsistent with its medians")
+
+# bl-cpu-eq (issue 23): the shiu2024 model from its equations (models/shiu2024.toml,
+# generated C) on the cpu backend, on w1 and w3 only: qualified bit for bit
+# against the reference like bl-cpu, compared with bl-cpu in the same run, the
+# compile reported apart (cold: the qualification's empty code cache; warm:
+# the timed workers' populated one). Format only, no timing asserted.
+for w in r.get("workloads", []):
+    wid = w.get("id")
+    if w.get("kind") == "reservoir" or w.get("status") == "unavailable":
+        continue
+    eq = {c.get("id"): c for c in w.get("cases", [])}.get("bl-cpu-eq", {})
+    if wid not in ("w1", "w3"):
+        if eq.get("status") != "unavailable" or "w1 and w3" not in eq.get("reason", ""):
+            problems.append(f"{wid}.bl-cpu-eq: status {eq.get('status')!r} ({eq.get('reason')}), expected "
+                            f"unavailable on {wid}")
+        continue
+    q = eq.get("qualification", {})
+    cmp = q.get("comparison", {})
+    if q.get("status") != "passed" or not (cmp.get("spikes_equal") and cmp.get("counts_equal") and
+                                           cmp.get("final_state_bitwise")):
+        problems.append(f"{wid}.bl-cpu-eq: not bit-identical to the reference: {q.get('status')!r} {q.get('reason')}")
+    rep = q.get("worker_report", {})
+    cg = rep.get("model_codegen") or {}
+    if not isinstance(rep.get("compile_s"), (int, float)) or cg.get("exec") not in ("generated_c", "interpreter"):
+        problems.append(f"{wid}.bl-cpu-eq: qualification report without compile_s / model_codegen: {rep}")
+    generated = cg.get("exec") == "generated_c"
+    if generated and cg.get("cache") != "miss":
+        problems.append(f"{wid}.bl-cpu-eq: the qualification's code cache was not cold: {cg.get('cache')!r}")
+    summ = eq.get("summary", {})
+    need(summ, ["compile_warm_s", "compile_cold", "warm_execution_cpu_s", "first_execution_cpu_s"],
+         f"{wid}.bl-cpu-eq.summary")
+    check_stat(summ.get("compile_warm_s", {}), f"{wid}.bl-cpu-eq.summary.compile_warm_s")
+    for s in eq.get("samples", []):
+        if s.get("status") != "ok":
+            continue
+        ph = s.get("phases", {})
+        if "compile_s" not in ph or len(ph.get("warm_execution_cpu_s", [])) != len(ph.get("warm_execution_s", [])):
+            problems.append(f"{wid}.bl-cpu-eq: sample phases without compile_s or CPU times: {sorted(ph)}")
+        if generated and s.get("code_cache") != "hit":
+            problems.append(f"{wid}.bl-cpu-eq: a timed worker did not find the code cache warm: {s.get('code_cache')!r}")
+    g = w.get("generated_vs_hand_written")
+    if not isinstance(g, dict) or g.get("generated") != "bl-cpu-eq" or g.get("hand_written") != "bl-cpu":
+        problems.append(f"{wid}: no generated_vs_hand_written comparison (bl-cpu-eq vs bl-cpu): {g}")
+    else:
+        need(g, ["target", "warm_execution_s", "warm_execution_cpu_s", "within_target", "compile_warm_s",
+                 "compile_cold"], f"{wid}.generated_vs_hand_written")
+        ws = g.get("warm_execution_s", {})
+        a, b = ws.get("generated_median_s"), ws.get("hand_written_median_s")
+        if not (isinstance(a, (int, float)) and isinstance(b, (int, float)) and b > 0 and
+                close(ws.get("generated_over_hand_written"), a / b)):
+            problems.append(f"{wid}.generated_vs_hand_written: ratio inconsistent with its medians: {ws}")
+    if not any(ra.get("a") == "bl-cpu-eq" and ra.get("b") == "bl-cpu" for ra in w.get("ratios", [])):
+        problems.append(f"{wid}: no ratio bl-cpu-eq / bl-cpu in ratios[]")
 
 # Strong scaling over MPI ranks (bl-mpi, the workload's "scaling" section): on
 # w1 in --quick when the binary has the mpi backend and mpirun is found,

@@ -2,6 +2,7 @@
  * out. Plans and sealed records are `brainlesslab run`; this command exists so
  * that oracles and scripts can drive the engine directly. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,15 @@
 
 #include "brainlesslab/connectome.h"
 #include "brainlesslab/engine.h"
+#include "brainlesslab/eqmodel.h"
 #include "brainlesslab/mpi.h"
 #include "brainlesslab/npy.h"
+#include "brainlesslab/plan.h"
 #include "cli.h"
 
 static const char usage_text[] =
     "usage: brainlesslab simulate --connectome DIR --preset shiu2024|phase4c --duration-ms D --out OUTDIR\n"
+    "       brainlesslab simulate --plan PLAN.toml --out OUTDIR [--duration-ms D]\n"
     "         [--trials T] [--seed S] [--backend NAME]\n"
     "         [--poisson RATE_HZ:INDICES.npy[:START_MS:STOP_MS]]...   Philox Poisson population\n"
     "         [--schedule EVENTS.npy]        int32 [K,2] (step, neuron), applied in every trial\n"
@@ -32,12 +36,19 @@ static const char usage_text[] =
     "Writes OUTDIR (must not exist): spikes_trial.npy, spikes_step.npy, spikes_neuron.npy (int32,\n"
     "ordered by trial, step, neuron), counts.npy int32 [T,N], v.npy and g.npy [T,N] final state\n"
     "(float64 volts for shiu2024, float32 mV for phase4c).\n"
+    "--plan takes the connectome, the model (a preset, a model file or equations), the stimuli\n"
+    "and the silenced neurons from a connectome plan (no --connectome, --preset, --set,\n"
+    "--silence); its [run] duration, trials, seed, backend and threads apply unless given here,\n"
+    "and --poisson/--schedule/--poisson-targets add to its stimuli. A model from equations is\n"
+    "compiled (or loaded from the code cache) after the prepare phase: --timing reports it\n"
+    "apart as compile_s, with model_codegen (cache hit or miss, compile_ms).\n"
 "Under mpirun with --backend mpi every rank holds the whole result; rank 0 alone writes OUTDIR\n"
 "and the --timing file (--out-every-rank: each rank writes its own OUTDIR.rankR, for tests).\n";
 
 typedef struct sim_args {
-    const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence, *timing;
+    const char *connectome, *preset, *out, *backend, *schedule, *targets, *silence, *timing, *plan;
     int threads, replicas, out_every_rank, bank;
+    int threads_given, trials_given, seed_given; /* --plan: the plan's [run] value otherwise */
     double duration_ms;
     unsigned long trials;
     unsigned long long seed;
@@ -86,6 +97,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
         else if (!strcmp(opt, "--poisson-targets")) a->targets = val;
         else if (!strcmp(opt, "--silence")) a->silence = val;
         else if (!strcmp(opt, "--timing")) a->timing = val;
+        else if (!strcmp(opt, "--plan")) a->plan = val;
         else if (!strcmp(opt, "--threads")) {
             long t = strtol(val, &end, 10);
             if (*end || t < 0 || t > 4096) {
@@ -93,6 +105,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
                 return 0;
             }
             a->threads = (int)t;
+            a->threads_given = 1;
         }
         else if (!strcmp(opt, "--replicas")) {
             long k = strtol(val, &end, 10);
@@ -114,6 +127,7 @@ static int parse_args(int argc, char **argv, sim_args *a)
                 fprintf(stderr, "brainlesslab simulate: --trials '%s' is not in 1..1000000\n", val);
                 return 0;
             }
+            a->trials_given = 1;
         } else if (!strcmp(opt, "--seed")) {
             errno = 0;
             a->seed = strtoull(val, &end, 10);
@@ -121,12 +135,27 @@ static int parse_args(int argc, char **argv, sim_args *a)
                 fprintf(stderr, "brainlesslab simulate: --seed '%s' is not an unsigned 64-bit integer\n", val);
                 return 0;
             }
+            a->seed_given = 1;
         } else if (!strcmp(opt, "--poisson") && a->n_poisson < 64) a->poisson[a->n_poisson++] = val;
         else if (!strcmp(opt, "--set") && a->n_sets < 64) a->sets[a->n_sets++] = val;
         else {
             bl_cli_unknown_option("simulate", opt, usage_text);
             return 0;
         }
+    }
+    if (a->plan) {
+        /* The plan names the network and the model: a second source of
+         * either would leave one of them silently unused. */
+        if (a->connectome || a->preset || a->n_sets || a->silence) {
+            fprintf(stderr, "brainlesslab simulate: --plan names the connectome, the model and the silenced neurons: "
+                            "--connectome, --preset, --set and --silence cannot be given with it\n");
+            return 0;
+        }
+        if (!a->out) {
+            fprintf(stderr, "brainlesslab simulate: --out is required\n");
+            return 0;
+        }
+        return 1;
     }
     if (!a->connectome || !a->preset || !a->out || a->duration_ms < 0) {
         fprintf(stderr, "brainlesslab simulate: --connectome, --preset, --duration-ms and --out are required\n");
@@ -222,27 +251,33 @@ static double cpu_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Phase times for the benchmark's fresh worker processes: load (connectome),
- * prepare (network and engine), then each trial separately, so that the first
- * (cold) execution is never mixed with the warm ones. With --bank, trial_s
- * holds trial 0 alone and the bank (trials 1.., one engine call) has its own
- * wall and CPU seconds: its trials ran side by side, so they have no times of
- * their own. */
+/* Phase times for the benchmark's fresh worker processes: load (connectome;
+ * with --plan the whole plan, whose model is parsed and checked there),
+ * prepare (network and engine), compile (a model from equations: generated C
+ * compiled or loaded from the cache; compile_s < 0: none), then each trial
+ * separately, so that the first (cold) execution is never mixed with the
+ * warm ones. codegen: the model's provenance JSON (may be NULL). With --bank,
+ * trial_s holds trial 0 alone and the bank (trials 1.., one engine call) has
+ * its own wall and CPU seconds: its trials ran side by side, so they have no
+ * times of their own. */
 typedef struct bank_time {
     unsigned long trials; /* 0: no bank */
     double wall_s, cpu_s;
 } bank_time;
 
-static void write_timing(const char *path, double load, double prepare, const double *trials,
-                         const double *trials_cpu, unsigned long n_trials, const bank_time *bank,
-                         const bl_result *r, const char *backend, int threads)
+static void write_timing(const char *path, double load, double prepare, double compile, const char *codegen,
+                         const double *trials, const double *trials_cpu, unsigned long n_trials,
+                         const bank_time *bank, const bl_result *r, const char *backend, int threads)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    fprintf(f, "{\"load_s\": %.9f, \"prepare_s\": %.9f, \"trial_s\": [", load, prepare);
+    fprintf(f, "{\"load_s\": %.9f, \"prepare_s\": %.9f, ", load, prepare);
+    if (compile >= 0)
+        fprintf(f, "\"compile_s\": %.9f, \"model_codegen\": %s, ", compile, codegen ? codegen : "null");
+    fprintf(f, "\"trial_s\": [");
     for (unsigned long i = 0; i < n_trials; i++)
         fprintf(f, "%s%.9f", i ? ", " : "", trials[i]);
     fprintf(f, "], \"trial_cpu_s\": [");
@@ -272,49 +307,92 @@ int bl_cmd_simulate(int argc, char **argv)
         return 2;
     }
     bl_error err = {0};
-    bl_connectome *c = NULL;
+    bl_connectome *c_own = NULL; /* loaded here (--connectome); with --plan the plan owns it */
+    const bl_connectome *c = NULL;
+    bl_plan *plan = NULL;
     bl_stimulus *stim = NULL;
     bl_network *net = NULL;
     bl_engine *eng = NULL;
     bl_result *res = NULL;
     bl_npy_array sil = {0}, tg = {0}, sched = {0};
     bl_lif_params params;
+    memset(&params, 0, sizeof params);
     uint64_t steps = 0;
-    double t0 = now(), t_load = 0, t_prep = 0;
-    double *trial_s = calloc(a.trials, sizeof *trial_s);
-    double *trial_cpu = calloc(a.trials, sizeof *trial_cpu);
-    bl_status st = trial_s && trial_cpu ? bl_lif_params_preset(a.preset, &params, &err)
-                           : bl_fail(&err, BL_ERR_NOMEM, "cannot allocate timings");
-    for (int i = 0; !st && i < a.n_sets; i++) {
-        const char *eq = strchr(a.sets[i], '=');
-        double value;
-        char key[128];
-        if (!eq || (size_t)(eq - a.sets[i]) >= sizeof key || !parse_double(eq + 1, &value)) {
-            st = bl_fail(&err, BL_ERR_INVALID, "--set '%s': expected NAME=NUMBER", a.sets[i]);
-            break;
-        }
-        memcpy(key, a.sets[i], (size_t)(eq - a.sets[i]));
-        key[eq - a.sets[i]] = '\0';
-        st = bl_lif_params_set(&params, key, value, &err);
-    }
-    if (!st)
-        st = bl_lif_params_validate(&params, &err);
-    if (!st)
-        st = bl_lif_steps(&params, a.duration_ms, &steps, &err);
+    double t0 = now(), t_load = 0, t_prep = 0, t_compile = -1;
+    char *codegen = NULL;
+    const char *backend = a.backend;
     /* The mpi backend under mpirun: each rank loads only its part of the
      * graph (the synapses into its own neurons). A rank that cannot load
      * ends the job, since the others would wait for it forever. */
     int rank = 0, ranks = 1, part = 0, parts = 1;
     bl_cli_context_setup("simulate", 0);
-    if (!st && a.backend && !strcmp(a.backend, "mpi") && !(st = bl_mpi_job(NULL, &rank, &ranks, &err)))
-        st = bl_mpi_job_replicas(NULL, a.replicas, &part, &parts, &err);
-    else if (!st && a.replicas != 1)
-        st = bl_fail(&err, BL_ERR_INVALID, "--replicas needs --backend mpi");
-    if (!st && (st = bl_connectome_load_part(a.connectome, part, parts, &c, &err)) && ranks > 1)
-        bl_cli_abort_job("simulate", &err); /* ends the job */
+    bl_status st = BL_OK;
+    if (a.plan) {
+        /* The plan's backend decides whether this is an MPI job, so
+         * without --backend the plan is read first (and, for an mpi plan,
+         * read again below as this rank's part). */
+        if (!backend) {
+            st = bl_plan_load(a.plan, &plan, &err);
+            if (!st)
+                backend = bl_plan_backend(plan);
+        }
+        if (!st && backend && !strcmp(backend, "mpi")) {
+            bl_plan_destroy(plan);
+            plan = NULL;
+            if (!(st = bl_mpi_job(NULL, &rank, &ranks, &err)))
+                st = bl_mpi_job_replicas(NULL, a.replicas, &part, &parts, &err);
+        } else if (!st && a.replicas != 1) {
+            st = bl_fail(&err, BL_ERR_INVALID, "--replicas needs --backend mpi");
+        }
+        if (!st && !plan && (st = bl_plan_load_part(a.plan, part, parts, &plan, &err)) && ranks > 1)
+            bl_cli_abort_job("simulate", &err); /* ends the job */
+        if (!st) {
+            if (!a.backend) /* the plan's, from the plan kept (an earlier one is gone) */
+                backend = bl_plan_backend(plan);
+            params = *bl_plan_lif_params(plan);
+            c = bl_plan_connectome(plan);
+            if (a.duration_ms < 0)
+                a.duration_ms = bl_plan_duration_ms(plan);
+            if (!a.trials_given)
+                a.trials = bl_plan_trials(plan);
+            if (!a.seed_given)
+                a.seed = bl_plan_seed(plan);
+            if (!a.threads_given)
+                a.threads = bl_plan_threads(plan);
+        }
+    } else {
+        st = bl_lif_params_preset(a.preset, &params, &err);
+        for (int i = 0; !st && i < a.n_sets; i++) {
+            const char *eq = strchr(a.sets[i], '=');
+            double value;
+            char key[128];
+            if (!eq || (size_t)(eq - a.sets[i]) >= sizeof key || !parse_double(eq + 1, &value)) {
+                st = bl_fail(&err, BL_ERR_INVALID, "--set '%s': expected NAME=NUMBER", a.sets[i]);
+                break;
+            }
+            memcpy(key, a.sets[i], (size_t)(eq - a.sets[i]));
+            key[eq - a.sets[i]] = '\0';
+            st = bl_lif_params_set(&params, key, value, &err);
+        }
+        if (!st)
+            st = bl_lif_params_validate(&params, &err);
+        if (!st && backend && !strcmp(backend, "mpi") && !(st = bl_mpi_job(NULL, &rank, &ranks, &err)))
+            st = bl_mpi_job_replicas(NULL, a.replicas, &part, &parts, &err);
+        else if (!st && a.replicas != 1)
+            st = bl_fail(&err, BL_ERR_INVALID, "--replicas needs --backend mpi");
+        if (!st && (st = bl_connectome_load_part(a.connectome, part, parts, &c_own, &err)) && ranks > 1)
+            bl_cli_abort_job("simulate", &err); /* ends the job */
+        c = c_own;
+    }
+    double *trial_s = calloc(a.trials, sizeof *trial_s);
+    double *trial_cpu = calloc(a.trials, sizeof *trial_cpu);
+    if (!st && (!trial_s || !trial_cpu))
+        st = bl_fail(&err, BL_ERR_NOMEM, "cannot allocate timings");
+    if (!st)
+        st = bl_lif_steps(&params, a.duration_ms, &steps, &err);
     t_load = now() - t0;
     if (!st)
-        st = bl_stimulus_create(&stim, &err);
+        st = plan ? bl_plan_build_stimulus(plan, &stim, &err) : bl_stimulus_create(&stim, &err);
     for (int i = 0; !st && i < a.n_poisson; i++)
         st = add_poisson(stim, a.poisson[i], bl_connectome_n_neurons(c), &err);
     if (!st && a.schedule) {
@@ -331,15 +409,31 @@ int bl_cmd_simulate(int argc, char **argv)
         st = bl_stimulus_set_targets(stim, tg.data, tg.count, &err);
     if (!st && a.silence)
         st = read_indices(a.silence, bl_connectome_n_neurons(c), &sil, &err);
+    size_t n_sil = sil.count;
+    const int32_t *silenced = sil.data;
+    if (!st && plan)
+        silenced = bl_plan_silenced(plan, &n_sil);
     if (!st)
-        st = bl_network_create(c, &params, stim, sil.data, sil.count, a.seed, &net, &err);
+        st = bl_network_create(c, &params, stim, silenced, n_sil, a.seed, &net, &err);
     if (!st)
-        st = bl_engine_create(NULL, net, a.backend, &eng, &err);
+        st = bl_engine_create(NULL, net, backend, &eng, &err);
     if (!st)
         st = bl_engine_set_threads(eng, a.threads, &err);
     if (!st)
         st = bl_result_create(net, 0, (uint32_t)a.trials, &res, &err);
     t_prep = now() - t0 - t_load;
+    /* A model from equations: generated C, compiled or taken from the code
+     * cache, after the prepare phase as `run` does, so that its cost (which
+     * depends on the cache, not on the network) is reported apart. The plan
+     * owns the model; choosing how it executes changes no result. */
+    if (!st && params.equations) {
+        bl_eq_model *m = (bl_eq_model *)(uintptr_t)params.equations;
+        double tc = now();
+        st = bl_eq_model_codegen(m, BL_EQ_EXEC_AUTO, &err);
+        t_compile = now() - tc;
+        if (!st && !(codegen = bl_eq_model_codegen_json(m)))
+            st = bl_fail(&err, BL_ERR_NOMEM, "cannot describe the generated code");
+    }
     /* With --timing each trial is its own engine call, so per-trial times are
      * real; otherwise all trials go in one call so backends may batch them.
      * --bank: trial 0 alone (the cold one), then the rest in one call, timed
@@ -368,23 +462,25 @@ int bl_cmd_simulate(int argc, char **argv)
     char out_rank[4200];
     snprintf(out_rank, sizeof out_rank, "%s.rank%d", a.out, rank);
     if (!st && a.timing && rank == 0)
-        write_timing(a.timing, t_load, t_prep, trial_s, trial_cpu, timed_trials, &bank, res, bl_engine_backend(eng),
-                     bl_engine_threads(eng));
+        write_timing(a.timing, t_load, t_prep, t_compile, codegen, trial_s, trial_cpu, timed_trials, &bank, res,
+                     bl_engine_backend(eng), bl_engine_threads(eng));
     if (!st && (rank == 0 || a.out_every_rank))
         st = write_outputs(a.out_every_rank && !strcmp(bl_engine_backend(eng), "mpi") ? out_rank : a.out, res,
                            &err);
     if (!st && rank == 0)
-        printf("simulate: %s, %s backend, %lu trial(s) x %llu steps, %llu spikes\n", a.preset,
-               bl_engine_backend(eng), a.trials, (unsigned long long)steps,
+        printf("simulate: %s, %s backend, %lu trial(s) x %llu steps, %llu spikes\n",
+               plan ? bl_plan_id(plan) : a.preset, bl_engine_backend(eng), a.trials, (unsigned long long)steps,
                (unsigned long long)bl_result_n_events(res));
     bl_result_destroy(res);
     bl_engine_destroy(eng);
     bl_network_destroy(net);
     bl_stimulus_destroy(stim);
-    bl_connectome_destroy(c);
+    bl_connectome_destroy(c_own);
+    bl_plan_destroy(plan);
     bl_npy_free(&sil);
     bl_npy_free(&tg);
     bl_npy_free(&sched);
+    free(codegen);
     free(trial_s);
     free(trial_cpu);
     return st ? bl_cli_report("simulate", &err) : 0;
