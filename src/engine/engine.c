@@ -78,6 +78,13 @@ bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *b
     if (!has_part && strcmp(name, "reference")) {
         if (!why)
             why = "it has only the reference kernel";
+        /* In an MPI job of several ranks every rank runs the mpi backend (a
+         * part, or replica groups): the way out is one process. */
+        if (strcmp(name, "auto") && strcmp(name, "cpu") && bl_mpi_job_ranks(ctx) > 1)
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s': model '%s' runs on the reference backend only "
+                           "(%s), and an MPI job of %d ranks runs the mpi backend on every rank: run it as one "
+                           "process, without mpirun (backend \"reference\", \"cpu\" or \"auto\")", name,
+                           net->model->name, why, bl_mpi_job_ranks(ctx));
         if (strcmp(name, "auto") && strcmp(name, "cpu"))
             return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s': model '%s' runs on the reference backend only "
                            "(%s; use backend \"reference\", \"cpu\" or \"auto\")", name, net->model->name, why);

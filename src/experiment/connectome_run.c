@@ -959,8 +959,17 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
     x.resume = opt->resume != NULL;
+    /* A job of several ranks runs the mpi backend on every rank, whatever the
+     * plan asks: a model from equations that its partition kernel cannot run
+     * (per-edge delays, per-edge variables, on_post) is refused here, the
+     * same on every rank, before a record is reserved. */
+    const char *why = NULL;
+    if (multi && bl_plan_lif_params(plan)->equations && !bl_eq_part_supports(bl_plan_lif_params(plan)->equations, &why))
+        st = bl_fail(err, BL_ERR_UNSUPPORTED, "model from equations: %s, so it runs on the reference backend only, and "
+                     "an MPI job of %d ranks runs the mpi backend on every rank: run it as one process, without "
+                     "mpirun (backend \"reference\", \"cpu\" or \"auto\")", why, xp->mpi_ranks);
     /* A bad signing key is found before a record is reserved (issue 26). */
-    if (xp->mpi_rank == 0 && opt->sign_key)
+    if (xp->mpi_rank == 0 && opt->sign_key && !st)
         st = bl_record_check_sign_key(opt->sign_key, NULL, 0, err);
     if (xp->mpi_rank == 0 && !st)
         st = x.resume ? reopen(plan, opt->resume, &x.rec, err) : reserve(plan, opt->root, &x.rec, err);
