@@ -56,10 +56,13 @@ BL_API uint64_t bl_connectome_n_synapses(const bl_connectome *c); /* sum of |cou
 BL_API const int64_t *bl_connectome_offsets(const bl_connectome *c);
 BL_API const int32_t *bl_connectome_targets(const bl_connectome *c);
 BL_API const int32_t *bl_connectome_counts(const bl_connectome *c); /* NULL: see bl_connectome_counts16 */
-/* Optional float edge columns of a whole connectome directory, [n_edges] in
- * CSR order, or NULL when the directory has none: weights.npy (a float
- * weight per edge, read by equation models as `weight`) and delays.npy (a
- * delay per edge in milliseconds). docs/connectome-format.md. */
+/* Optional float edge columns of a connectome directory, one value per
+ * stored edge in CSR order ([n_edges] for a whole connectome; a part,
+ * bl_connectome_load_part, holds those of its own edges,
+ * [bl_connectome_n_stored_edges], in its CSR order), or NULL when the
+ * directory has none: weights.npy (a float weight per edge, read by equation
+ * models as `weight`) and delays.npy (a delay per edge in milliseconds).
+ * docs/connectome-format.md. */
 BL_API const double *bl_connectome_edge_weights(const bl_connectome *c);
 BL_API const double *bl_connectome_edge_delays_ms(const bl_connectome *c);
 /* Set (copy) or, with values NULL, remove an edge column of a whole
@@ -119,8 +122,9 @@ BL_API void bl_split_by_work(const int32_t *in_degree, int32_t lo, int32_t hi, i
 
 /* Load part `part` (0-based) of `parts` of a connectome directory. Everything
  * bl_connectome_load checks is checked (manifest, sizes, SHA-256 of every file,
- * dtypes, shapes, the whole CSR graph, the neuron table), but targets.npy and
- * counts.npy are streamed in chunks so the whole graph is never in memory.
+ * dtypes, shapes, the whole CSR graph, the neuron table, every value of the
+ * edge columns), but targets.npy, counts.npy and the edge columns are
+ * streamed in chunks so the whole graph is never in memory.
  * parts == 1 is bl_connectome_load. */
 BL_API bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_connectome **out,
                                          bl_error *err);

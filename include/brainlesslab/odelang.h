@@ -134,8 +134,26 @@ typedef struct bl_ode_plan_view {
     const char *const *param_names; /* NULL for a built-in */
     const char *const *observe_names;
     const char *const *observe_exprs;
+    /* [ode.gradient]: asked (then bl_plan_ode_gradient gives it), with the
+     * Hessian; fixed_step: the method is euler or rk4 (d L / d y0 and the
+     * Hessian exist; cvode-bdf's gradient contracts the sensitivities). */
+    int gradient, hessian, fixed_step;
 } bl_ode_plan_view;
 BL_API bl_status bl_plan_ode(const bl_plan *plan, bl_ode_plan_view *out, bl_error *err);
+
+/* The derivatives of a loaded ode plan's [ode.gradient] objective, as
+ * `brainlesslab run` records them (gradient.npy, gradient_y0.npy,
+ * hessian.npy, objective.json's value; the same code), on the plan's grid
+ * from y0 with parameters p (the plan's, or others of the same sizes).
+ * solver: made for the plan's system and method. euler, rk4: the discrete
+ * adjoint re-solves the trajectory (y, S unused), grad_y0 (n_states) may be
+ * given, hess (n_params^2) too, even when the plan does not ask for it.
+ * cvode-bdf: y (n_times x n_states) and S (its sensitivities, n_times x
+ * n_states x n_params, bl_ode_solve_sens) are contracted with dg/dy;
+ * grad_y0 and hess must be NULL. grad_p has n_params values. */
+BL_API bl_status bl_plan_ode_gradient(const bl_plan *plan, bl_ode_solver *solver, const double *y0, const double *p,
+                                      const double *y, const double *S, double *value, double *grad_p,
+                                      double *grad_y0, double *hess, bl_error *err);
 
 #ifdef __cplusplus
 }

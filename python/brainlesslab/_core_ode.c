@@ -14,10 +14,19 @@
 #include "brainlesslab/solvers.h"
 
 #define ODE_CAPSULE "brainlesslab.ode_result"
+/* A loaded ode plan (ode_plan's "plan"): solve_ode(plan=...) takes the
+ * derivatives of its [ode.gradient] from the library (bl_plan_ode_gradient),
+ * the code `brainlesslab run` records them with. */
+#define PLAN_CAPSULE "brainlesslab.ode_plan"
 
 static void block_free(PyObject *cap)
 {
     free(PyCapsule_GetPointer(cap, ODE_CAPSULE));
+}
+
+static void plan_free(PyObject *cap)
+{
+    bl_plan_destroy(PyCapsule_GetPointer(cap, PLAN_CAPSULE));
 }
 
 /* A list of str (or None) into a C array of UTF-8 pointers borrowed from it. */
@@ -74,21 +83,35 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *names[] = {"equations", "system", "states", "param_names", "param_values", "init_names",
                             "init_values", "observe_names", "observe_exprs", "t", "method", "substeps", "rtol",
-                            "atol", "max_steps", "params", "y0", "sensitivities", "weights", "hessian", NULL};
+                            "atol", "max_steps", "params", "y0", "sensitivities", "weights", "hessian", "plan", NULL};
     const char *equations = NULL, *system = NULL, *method = "rk4";
     Py_ssize_t states = 0;
     PyObject *pn_o = Py_None, *pv_o = Py_None, *in_o = Py_None, *iv_o = Py_None, *on_o = Py_None, *oe_o = Py_None;
-    PyObject *t_o, *p_o = Py_None, *y0_o = Py_None, *w_o = Py_None;
+    PyObject *t_o, *p_o = Py_None, *y0_o = Py_None, *w_o = Py_None, *plan_o = Py_None;
     unsigned int substeps = 1;
     double rtol = 1e-6, atol = 1e-9;
     unsigned long long max_steps = 100000;
     int sens = 0, hess = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "zznOOOOOOO|sIddKOOpOp", names, &equations, &system, &states, &pn_o,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "zznOOOOOOO|sIddKOOpOpO", names, &equations, &system, &states, &pn_o,
                                      &pv_o, &in_o, &iv_o, &on_o, &oe_o, &t_o, &method, &substeps, &rtol, &atol,
-                                     &max_steps, &p_o, &y0_o, &sens, &w_o, &hess))
+                                     &max_steps, &p_o, &y0_o, &sens, &w_o, &hess, &plan_o))
         return NULL;
-    if (hess && w_o == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "hessian=True needs gradient_weights (the objective)");
+    /* The plan's [ode.gradient], unless gradient_weights replaces it. */
+    const bl_plan *plan = NULL;
+    bl_ode_plan_view pv_plan;
+    memset(&pv_plan, 0, sizeof pv_plan);
+    if (plan_o != Py_None) {
+        bl_error perr = {0};
+        if (!(plan = PyCapsule_GetPointer(plan_o, PLAN_CAPSULE)))
+            return NULL;
+        if (bl_plan_ode(plan, &pv_plan, &perr))
+            return bl_py_raise(&perr);
+    }
+    const int plan_grad = plan && pv_plan.gradient && w_o == Py_None;
+    hess = hess || (plan_grad && pv_plan.hessian);
+    if (hess && w_o == Py_None && !plan_grad) {
+        PyErr_SetString(PyExc_ValueError, "hessian=True needs gradient_weights or a plan with [ode.gradient] "
+                                          "(the objective)");
         return NULL;
     }
     const char **pn = NULL, **in = NULL, **on = NULL, **oe = NULL;
@@ -130,6 +153,13 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     }
     const bl_ode_system *sys = l ? bl_ode_lang_system(l) : bl_ode_builtin_system(b);
     const size_t n = sys->n_states, np = sys->n_params, nt = (size_t)PyArray_SIZE(ta);
+    /* cvode-bdf's gradient contracts the sensitivities: solved whether or not they are returned */
+    const int fixed = bl_ode_method_fixed_step(method), grad = wa != NULL || plan_grad;
+    const int solve_sens = sens || (plan_grad && !fixed);
+    if (plan_grad && nt != pv_plan.n_times) {
+        PyErr_Format(PyExc_ValueError, "the plan's gradient is on its grid of %zu times, not %zu", pv_plan.n_times, nt);
+        goto out;
+    }
     const size_t no = l ? bl_ode_lang_n_observe(l) : 0;
     const double *p = pa ? PyArray_DATA(pa) : (l ? bl_ode_lang_params(l) : bl_ode_builtin_params(b));
     const double *y0 = ya ? PyArray_DATA(ya) : (l ? bl_ode_lang_y0(l) : bl_ode_builtin_y0(b));
@@ -151,7 +181,7 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
     }
     /* One block: t, y, observations, sensitivities, gradient (p then y0, value), weights, then the
      * Hessian and its sweep's own gradient (scratch) when asked. */
-    const size_t ns = sens ? nt * n * np : 0, ng = wa ? np + n + 1 : 0, nw = wa ? nt * n : 0;
+    const size_t ns = solve_sens ? nt * n * np : 0, ng = grad ? np + n + 1 : 0, nw = wa ? nt * n : 0;
     const size_t nh = hess ? np * np + np + 1 : 0;
     const size_t total = nt + nt * n + nt * no + ns + ng + nw + nh;
     double *block = calloc(total ? total : 1, sizeof *block);
@@ -176,7 +206,8 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         goto out;
     }
     Py_BEGIN_ALLOW_THREADS
-    st = sens ? bl_ode_solve_sens(solver, T, nt, y0, p, Y, S, &err) : bl_ode_solve(solver, T, nt, y0, p, Y, &err);
+    st = solve_sens ? bl_ode_solve_sens(solver, T, nt, y0, p, Y, S, &err)
+                    : bl_ode_solve(solver, T, nt, y0, p, Y, &err);
     for (size_t k = 0; !st && k < nt && no; k++)
         bl_ode_lang_observe(l, T[k], Y + k * n, p, O + k * no);
     if (!st && wa) {
@@ -185,6 +216,9 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         /* w . y is linear in y: no d2g/dy2 */
         if (!st && hess)
             st = bl_ode_hessian(solver, T, nt, y0, p, weighted, NULL, &wo, H + np * np + np, H + np * np, H, &err);
+    } else if (!st && plan_grad) {
+        st = bl_plan_ode_gradient(plan, solver, y0, p, Y, S, G + np + n, G, fixed ? G + np : NULL, hess ? H : NULL,
+                                  &err);
     }
     Py_END_ALLOW_THREADS
     if (st) {
@@ -207,8 +241,8 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
         double *data;
         int want;
     } arrays[] = {{"t", 1, s1, T, 1}, {"y", 2, s2, Y, 1}, {"observations", 2, so2, O, no > 0},
-                  {"sensitivities", 3, s3, S, sens}, {"gradient", 1, sp, G, wa != NULL},
-                  {"gradient_y0", 1, sy, G + np, wa != NULL}, {"hessian", 2, sh, H, hess}};
+                  {"sensitivities", 3, s3, S, sens}, {"gradient", 1, sp, G, grad},
+                  {"gradient_y0", 1, sy, G + np, wa != NULL || (plan_grad && fixed)}, {"hessian", 2, sh, H, hess}};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         if (!arrays[k].want)
             continue;
@@ -225,7 +259,7 @@ PyObject *bl_py_solve_ode(PyObject *self, PyObject *args, PyObject *kw)
                                     (unsigned long long)so.steps_rejected, "rhs_evals",
                                     (unsigned long long)so.rhs_evals, "jac_evals", (unsigned long long)so.jac_evals,
                                     "h_last", so.h_last);
-    PyObject *value = wa ? PyFloat_FromDouble(G[np + n]) : Py_NewRef(Py_None);
+    PyObject *value = grad ? PyFloat_FromDouble(G[np + n]) : Py_NewRef(Py_None);
     PyObject *sn = PyList_New((Py_ssize_t)n), *pnl = PyList_New((Py_ssize_t)np), *onl = PyList_New((Py_ssize_t)no);
     for (size_t i = 0; sn && i < n; i++) {
         char d[32];
@@ -300,16 +334,19 @@ PyObject *bl_py_ode_plan(PyObject *self, PyObject *args)
     PyObject *pn = v.param_names ? str_list_of(v.param_names, v.n_params) : Py_NewRef(Py_None);
     PyObject *on = str_list_of(v.observe_names, v.n_observe), *oe = str_list_of(v.observe_exprs, v.n_observe);
     PyObject *t = copy_f64(v.t, v.n_times), *y0 = copy_f64(v.y0, v.n_states), *p = copy_f64(v.p, v.n_params);
-    PyObject *d = NULL;
-    if (pn && on && oe && t && y0 && p)
-        d = Py_BuildValue("{s:s,s:z,s:n,s:s,s:I,s:d,s:d,s:K,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:s}", "system",
+    PyObject *d = NULL, *cap = PyCapsule_New(plan, PLAN_CAPSULE, plan_free);
+    if (!cap)
+        bl_plan_destroy(plan);
+    if (cap && pn && on && oe && t && y0 && p)
+        d = Py_BuildValue("{s:s,s:z,s:n,s:s,s:I,s:d,s:d,s:K,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:s,s:O,s:O,s:O}", "system",
                           v.system, "equations", v.equations, "states", (Py_ssize_t)v.states_hint, "method", v.method,
                           "substeps", v.substeps, "rtol", v.rtol, "atol", v.atol, "max_steps",
                           (unsigned long long)v.max_steps, "sensitivities", v.sensitivities ? Py_True : Py_False,
                           "retain_observations", v.retain_observations ? Py_True : Py_False, "t", t, "y0", y0,
                           "params", p, "param_names", pn, "observe_names", on, "observe_exprs", oe, "id",
-                          bl_plan_id(plan));
+                          bl_plan_id(plan), "gradient", v.gradient ? Py_True : Py_False, "hessian",
+                          v.hessian ? Py_True : Py_False, "plan", cap);
     Py_XDECREF(pn), Py_XDECREF(on), Py_XDECREF(oe), Py_XDECREF(t), Py_XDECREF(y0), Py_XDECREF(p);
-    bl_plan_destroy(plan);
+    Py_XDECREF(cap); /* the dict holds the plan now, or nothing does */
     return d;
 }

@@ -32,9 +32,13 @@ def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=No
 
     plan="path.toml": an `operation = "ode"` plan, loaded and resolved by the
     library (its system, grid, method, parameters, initial state,
-    observations and sensitivities; keywords given here override params, y0,
-    sensitivities and add gradient_weights). The same values as
-    `brainlesslab run`'s record, in memory.
+    observations, sensitivities and [ode.gradient]: its objective, weights or
+    expression, at "every" or "final", and Hessian give "gradient",
+    "gradient_y0" (euler, rk4), "value" and "hessian" by the code the record's
+    are made with). Keywords given here override params, y0 and
+    sensitivities; gradient_weights replaces the plan's objective; hessian=True
+    adds the Hessian of the plan's. The same values as `brainlesslab run`'s
+    record, in memory.
 
     Returns a dict: t, y, observations (when observe), sensitivities, gradient,
     gradient_y0, value, stats, state_names, param_names, observe_names."""
@@ -53,7 +57,7 @@ def solve_ode(equations=None, *, plan=None, system=None, states=0, parameters=No
             np.ascontiguousarray(v["y0"] if y0 is None else y0, dtype=np.float64),
             bool(v["sensitivities"] or sensitivities),
             None if gradient_weights is None else np.ascontiguousarray(gradient_weights, dtype=np.float64),
-            bool(hessian))
+            bool(hessian), v["plan"])
     if t is None:
         raise TypeError("solve_ode needs the grid t (or a plan)")
     parameters = dict(parameters or {})

@@ -99,7 +99,7 @@ bl_status bl_connectome_save(const bl_connectome *c, const char *dir, bl_error *
     if ((st = write_neurons(c, path, err)))
         return st;
     /* The optional float edge columns, when the connectome has them. */
-    static const char *const edge_files[2] = {"weights.npy", "delays.npy"};
+    const char *const *edge_files = bl_edge_column_files;
     const double *edge_cols[2] = {c->edge_weight, c->edge_delay_ms};
     for (int k = 0; k < 2; k++) {
         join(path, sizeof path, dir, edge_files[k]);
@@ -642,8 +642,16 @@ bl_status bl_connectome_load_part(const char *dir, int part, int parts, bl_conne
         st = bl_fail(err, BL_ERR_FORMAT, "%s: key 'files' missing or not an object", mpath);
     for (int k = BL_SRC_OFFSETS; !st && k < BL_SRC_COUNT; k++)
         st = expected_file(files, mpath, bl_src_names[k], &want[k], err);
+    /* A part reads the edge columns with its edges (one pass over the
+     * files): their manifest entries first. */
+    bl_src_digest col_want[2];
+    const bl_src_digest *cols[2] = {NULL, NULL};
+    for (int k = 0; !st && parts != 1 && k < 2; k++)
+        if (cJSON_GetObjectItemCaseSensitive(files, bl_edge_column_files[k]) &&
+            !(st = expected_file(files, mpath, bl_edge_column_files[k], &col_want[k], err)))
+            cols[k] = &col_want[k];
     if (!st && parts != 1) {
-        st = bl_connectome_read_part(dir, n, e, part, parts, want, &c, err);
+        st = bl_connectome_read_part(dir, n, e, part, parts, want, cols, &c, err);
         if (!st) {
             for (int k = BL_SRC_OFFSETS; k < BL_SRC_NEURONS; k++)
                 got[k] = want[k]; /* read_part compared every streamed byte to these */
@@ -760,16 +768,13 @@ const char *bl_connectome_source(const bl_connectome *c, size_t k, const char **
 const double *bl_connectome_edge_weights(const bl_connectome *c) { return c ? c->edge_weight : NULL; }
 const double *bl_connectome_edge_delays_ms(const bl_connectome *c) { return c ? c->edge_delay_ms : NULL; }
 
-/* The bounds keep every later product finite (a weight times a count of at
- * most 2^31, a delay in steps of the smallest dt) and refuse what is surely a
- * unit mistake; NaN and infinities are refused by the same comparisons. */
-#define BL_EDGE_WEIGHT_MAX 1e12
-#define BL_EDGE_DELAY_MAX_MS 1e6
+const char *const bl_edge_column_files[2] = {"weights.npy", "delays.npy"};
 
-/* One value of an edge column within its bounds (NaN fails both comparisons). */
-static int edge_value_ok(int delays, double x)
+bl_status bl_edge_value_fail(bl_error *err, const char *path, int delays, uint64_t e, double x)
 {
-    return delays ? (x > 0 && x <= BL_EDGE_DELAY_MAX_MS) : (x >= -BL_EDGE_WEIGHT_MAX && x <= BL_EDGE_WEIGHT_MAX);
+    return bl_fail(err, BL_ERR_INVALID, delays ? "%s: edge %" PRIu64 ": delay %g ms is not in (0, 1e6] ms"
+                                               : "%s: edge %" PRIu64 ": weight %g is not finite or beyond 1e12 in "
+                                                 "magnitude", path, e, x);
 }
 
 bl_status bl_connectome_set_edge_column(bl_connectome *c, const char *name, const double *values, bl_error *err)
@@ -786,7 +791,7 @@ bl_status bl_connectome_set_edge_column(bl_connectome *c, const char *name, cons
         return BL_OK;
     }
     for (uint64_t e = 0; e < c->n_edges; e++)
-        if (!edge_value_ok(k, values[e]))
+        if (!bl_edge_value_ok(k, values[e]))
             return bl_fail(err, BL_ERR_INVALID, k == 0 ? "edge column weights: edge %" PRIu64 ": weight %g is not finite or "
                            "beyond 1e12 in magnitude" : "edge column delays: edge %" PRIu64 ": delay %g ms is not in "
                            "(0, 1e6] ms", e, values[e]);
@@ -803,15 +808,13 @@ bl_status bl_connectome_set_edge_column(bl_connectome *c, const char *name, cons
 bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, const char *mpath,
                                           const struct cJSON *files, bl_error *err)
 {
-    static const char *const names[2] = {"weights.npy", "delays.npy"};
+    const char *const *names = bl_edge_column_files;
     double **slot[2] = {&c->edge_weight, &c->edge_delay_ms};
+    if (c->parts != 1) /* a part read its share of them with its edges (connectome_part.c) */
+        return BL_OK;
     for (int k = 0; k < 2; k++) {
         if (!cJSON_GetObjectItemCaseSensitive(files, names[k]))
             continue;
-        if (c->parts != 1)
-            return bl_fail(err, BL_ERR_UNSUPPORTED, "%s: files.%s: edge columns are read for a whole connectome "
-                           "only, not for a part (a model that reads them runs under mpi as one process, or on cpu)",
-                           mpath, names[k]);
         bl_src_digest want, got;
         bl_status st = expected_file(files, mpath, names[k], &want, err);
         if (st)
@@ -824,12 +827,10 @@ bl_status bl_connectome_read_edge_columns(bl_connectome *c, const char *dir, con
             return st;
         const double *x = data;
         for (uint64_t e = 0; e < c->n_edges; e++) {
-            if (!edge_value_ok(k, x[e])) {
+            if (!bl_edge_value_ok(k, x[e])) {
                 double bad = x[e];
                 free(data);
-                return bl_fail(err, BL_ERR_INVALID, k == 0 ? "%s: edge %" PRIu64 ": weight %g is not finite or beyond "
-                               "1e12 in magnitude" : "%s: edge %" PRIu64 ": delay %g ms is not in (0, 1e6] ms",
-                               path, e, bad);
+                return bl_edge_value_fail(err, path, k, e, bad);
             }
         }
         *slot[k] = data;

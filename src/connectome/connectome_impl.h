@@ -100,11 +100,30 @@ struct bl_connectome {
     int has_sources;
     bl_src_digest sources[BL_SRC_COUNT];
 
-    /* Optional float edge columns (connectome_edges.c), [n_edges] each, or
-     * NULL: weights.npy (any finite value, |w| <= 1e12) and delays.npy
-     * (milliseconds, finite, in (0, 1e6]). */
+    /* Optional float edge columns (connectome_dir.c), one value per stored
+     * edge (n_stored_edges: a part keeps those of its own edges, read with
+     * them by connectome_part.c), or NULL: weights.npy (any finite value,
+     * |w| <= 1e12) and delays.npy (milliseconds, finite, in (0, 1e6]). */
     double *edge_weight, *edge_delay_ms;
 };
+
+/* The bounds of an edge column's values: they keep every later product
+ * finite (a weight times a count of at most 2^31, a delay in steps of the
+ * smallest dt) and refuse what is surely a unit mistake; NaN and infinities
+ * fail the same comparisons. */
+#define BL_EDGE_WEIGHT_MAX 1e12
+#define BL_EDGE_DELAY_MAX_MS 1e6
+static inline int bl_edge_value_ok(int delays, double x)
+{
+    return delays ? (x > 0 && x <= BL_EDGE_DELAY_MAX_MS) : (x >= -BL_EDGE_WEIGHT_MAX && x <= BL_EDGE_WEIGHT_MAX);
+}
+/* The refusal of value x of edge e (its index in the whole graph) of the
+ * column file at path (delays: delays.npy, else weights.npy). */
+bl_status bl_edge_value_fail(bl_error *err, const char *path, int delays, uint64_t e, double x);
+
+/* The manifest's entries for the optional edge columns, in the order of
+ * edge_weight, edge_delay_ms. */
+extern const char *const bl_edge_column_files[2];
 
 /* Read the optional edge columns a manifest lists (files."weights.npy",
  * files."delays.npy") into c, checking size, hash, dtype and values (a
@@ -131,9 +150,13 @@ bl_status bl_offsets_validate(const char *where, uint64_t n, uint64_t e, const i
  * n neurons and e edges and whose files were checked against it: read
  * offsets.npy whole, stream targets.npy (validating rows, counting in-degrees)
  * to split the neurons, then stream targets.npy and counts.npy again keeping
- * the part's edges. Returns a connectome without external ids (the caller
- * sets them from neurons.csv) and no metadata columns. */
+ * the part's edges, with the edge columns the manifest lists (columns[k]
+ * not NULL: weights.npy, delays.npy, each value of the whole file checked
+ * and every byte hashed as read, the part's values kept in its edge order).
+ * Returns a connectome without external ids (the caller sets them from
+ * neurons.csv) and no metadata columns. */
 bl_status bl_connectome_read_part(const char *dir, uint64_t n, uint64_t e, int part, int parts,
-                                  const bl_src_digest *want, bl_connectome **out, bl_error *err);
+                                  const bl_src_digest *want, const bl_src_digest *const columns[2],
+                                  bl_connectome **out, bl_error *err);
 
 #endif

@@ -130,6 +130,13 @@ bl_status bl_engine_create(bl_context *ctx, const bl_network *net, const char *b
     if (!has_part && !(b->caps & BL_BACKEND_REF_KERNEL)) {
         if (!why)
             why = "it has only the reference kernel";
+        /* In an MPI job of several ranks every rank runs the mpi backend (a
+         * part, or replica groups): the way out is one process. */
+        if (!(b->caps & BL_BACKEND_FALLS_BACK) && bl_mpi_job_ranks(ctx) > 1)
+            return bl_fail(err, BL_ERR_UNSUPPORTED, "backend '%s': model '%s' runs on the reference backend only "
+                           "(%s), and an MPI job of %d ranks runs the mpi backend on every rank: run it as one "
+                           "process, without mpirun (backend \"reference\", \"cpu\" or \"auto\")", b->name,
+                           net->model->name, why, bl_mpi_job_ranks(ctx));
         if (!(b->caps & BL_BACKEND_FALLS_BACK)) {
             char can[128];
             names_with_any(BL_BACKEND_REF_KERNEL | BL_BACKEND_FALLS_BACK, can, sizeof can);

@@ -883,45 +883,6 @@ static bl_status manifest_sections(bl_experiment *xp, run_ctx *x, const bl_exper
     return st;
 }
 
-/* Rank 0's watchdog: mpirun stops the survivors with SIGTERM when a rank dies
- * or aborts; the record then becomes FAILED instead of staying half-written. */
-typedef struct mpi_guard {
-    const bl_context *ctx;
-    bl_record *rec;
-    int open;
-    char dir[4096];
-} mpi_guard;
-
-static void on_mpi_signal(void *arg, int signo)
-{
-    mpi_guard *g = arg;
-    if (!g->open)
-        return;
-    char msg[512];
-    const char *name = signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : signo == SIGHUP ? "SIGHUP" : "signal";
-    snprintf(msg, sizeof msg, "the MPI job was stopped by %s (%d) before the record was sealed: it was "
-             "interrupted, or another rank failed, was killed or aborted (see mpirun's message)", name, signo);
-    bl_error e = {0};
-    if (bl_record_fail(g->rec, msg, &e))
-        bl_context_log(g->ctx, "rank 0: %s; and the FAILED record could not be written (%s)", msg, e.message);
-    else
-        bl_context_log(g->ctx, "rank 0: %s; record %s FAILED", msg, g->dir);
-    g->open = 0;
-}
-
-/* Ranks other than 0: mpirun delivers its SIGTERM to every rank, and the
- * first rank to die makes it kill the rest at once, rank 0 included, often
- * before rank 0 has written FAILED (1 of 7 records failed in the audit).
- * So the other ranks wait for rank 0 (up to 5 s) before they end. */
-static void on_mpi_signal_other(void *arg, int signo)
-{
-    (void)arg;
-    (void)signo;
-    struct timespec t = {5, 0};
-    while (nanosleep(&t, &t) != 0)
-        ;
-}
-
 bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *opt, bl_experiment **out,
                             bl_error *err)
 {
@@ -944,7 +905,7 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
      * seals the record; the others only step their neurons. An error that
      * not every rank shares ends the job (bl_mpi_job_abort), so no rank waits
      * forever; rank 0 fails the record first, or its watchdog does. */
-    mpi_guard guard = {.ctx = x.ctx};
+    bl_xp_mpi_guard guard = {0};
     const char *requested = opt->backend ? opt->backend : bl_plan_backend(plan);
     int wants_mpi = requested && (bl_backend_caps(requested) & BL_BACKEND_JOB);
     if ((st = bl_mpi_job_join(x.ctx, wants_mpi, err))) {
@@ -957,8 +918,17 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         x.backend_forced = "mpi";
     const int multi = xp->mpi_ranks > 1;
     x.resume = opt->resume != NULL;
+    /* A job of several ranks runs the mpi backend on every rank, whatever the
+     * plan asks: a model from equations that its partition kernel cannot run
+     * (per-edge delays, per-edge variables, on_post) is refused here, the
+     * same on every rank, before a record is reserved. */
+    const char *why = NULL;
+    if (multi && bl_plan_lif_params(plan)->equations && !bl_eq_part_supports(bl_plan_lif_params(plan)->equations, &why))
+        st = bl_fail(err, BL_ERR_UNSUPPORTED, "model from equations: %s, so it runs on the reference backend only, and "
+                     "an MPI job of %d ranks runs the mpi backend on every rank: run it as one process, without "
+                     "mpirun (backend \"reference\", \"cpu\" or \"auto\")", why, xp->mpi_ranks);
     /* A bad signing key is found before a record is reserved (issue 26). */
-    if (xp->mpi_rank == 0 && opt->sign_key)
+    if (xp->mpi_rank == 0 && opt->sign_key && !st)
         st = bl_record_check_sign_key(opt->sign_key, NULL, 0, err);
     if (xp->mpi_rank == 0 && !st)
         st = x.resume ? reopen(plan, opt->resume, &x.rec, err) : reserve(plan, opt->root, &x.rec, err);
@@ -971,14 +941,7 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (x.rec)
         snprintf(xp->record_dir, sizeof xp->record_dir, "%s", bl_record_dir(x.rec));
     if (multi) {
-        if (xp->mpi_rank == 0) {
-            guard.rec = x.rec;
-            guard.open = 1;
-            snprintf(guard.dir, sizeof guard.dir, "%s", xp->record_dir);
-            st = bl_mpi_watchdog_start(on_mpi_signal, &guard, err);
-        } else {
-            st = bl_mpi_watchdog_start(on_mpi_signal_other, NULL, err);
-        }
+        st = bl_xp_mpi_guard_start(&guard, x.ctx, xp->mpi_rank == 0 ? x.rec : NULL, err);
         if (!st)
             st = bl_mpi_job_bcast_string(x.ctx, xp->record_dir, sizeof xp->record_dir, err);
     }
@@ -1043,8 +1006,8 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
         st = run_and_write(xp, &x, opt, err);
     if (multi && st && xp->mpi_rank > 0)
         bl_mpi_job_abort(x.ctx, err->message, NULL);
-    if (multi && xp->mpi_rank == 0)
-        bl_mpi_watchdog_lock(); /* the seal (or fail) below is not interrupted */
+    if (multi)
+        bl_xp_mpi_guard_hold(&guard); /* the seal (or fail) below is not interrupted */
     if (x.rec && !st)
         st = manifest_sections(xp, &x, opt, err);
     if (x.rec && !st) /* the record holds what an uninterrupted run's holds */
@@ -1054,9 +1017,7 @@ bl_status bl_experiment_run(const bl_plan *plan, const bl_experiment_options *op
     if (x.rec && !st)
         bl_xp_ckpt_discard(x.ckpt);
     if (multi && xp->mpi_rank == 0) {
-        guard.open = 0;
-        bl_mpi_watchdog_unlock();
-        bl_mpi_watchdog_stop(); /* guard lives on this stack */
+        bl_xp_mpi_guard_end(&guard); /* guard lives on this stack */
         if (st)
             bl_mpi_job_abort(x.ctx, err->message, NULL);
     }

@@ -66,6 +66,7 @@ static bl_status solve_streaming(bl_ode_solver *solver, const bl_pk_ode *s, bl_o
  * derivatives. */
 typedef struct plan_objective {
     const bl_pk_ode *s;
+    const double *p; /* the parameters solved with (the objective reads none of them) */
     const double *W; /* weights: n_times x n */
     bl_ode_lang *aux;
     double *ya, *f, *J, *zero_p, *out_y, *out_p, *e_n; /* work space of the aux system */
@@ -97,9 +98,9 @@ static int objective_g(void *u, size_t k, double t, const double *y, double *v, 
     const bl_ode_system *sys = bl_ode_lang_system(o->aux);
     memcpy(o->ya, y, n * sizeof *y);
     o->ya[n] = 0.0;
-    int rc = sys->rhs(sys->user, t, o->ya, o->s->p, o->f);
+    int rc = sys->rhs(sys->user, t, o->ya, o->p, o->f);
     if (!rc)
-        rc = sys->jac(sys->user, t, o->ya, o->s->p, o->J);
+        rc = sys->jac(sys->user, t, o->ya, o->p, o->J);
     if (rc)
         return rc;
     *v = o->f[n];
@@ -121,19 +122,22 @@ static int objective_hvp(void *u, size_t k, double t, const double *y, const dou
     double *dya = o->f; /* the tangent (dy, 0) */
     memcpy(dya, dy, n * sizeof *dy);
     dya[n] = 0.0;
-    int rc = sys->vjp_dir(sys->user, t, o->ya, o->s->p, o->e_n, dya, o->zero_p, o->out_y, o->out_p);
+    int rc = sys->vjp_dir(sys->user, t, o->ya, o->p, o->e_n, dya, o->zero_p, o->out_y, o->out_p);
     if (!rc)
         memcpy(out, o->out_y, n * sizeof *out);
     return rc;
 }
 
 /* value, grad_p (n_params), grad_y0 (n, fixed-step only) and hess
- * (n_params^2, when asked) of the plan's objective. */
-static bl_status plan_gradient(bl_ode_solver *solver, const bl_pk_ode *s, const double *y, const double *S,
-                               double *value, double *grad_p, double *grad_y0, double *hess, bl_error *err)
+ * (n_params^2, when asked) of the plan's objective, for the plan's grid from
+ * y0 with parameters p (the plan's in a run; Python's solve_ode may give
+ * others). */
+static bl_status plan_gradient(bl_ode_solver *solver, const bl_pk_ode *s, const double *y0, const double *p,
+                               const double *y, const double *S, double *value, double *grad_p, double *grad_y0,
+                               double *hess, bl_error *err)
 {
     const size_t n = s->n_states, np = s->n_params, nt = s->n_times;
-    plan_objective o = {s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    plan_objective o = {s, p, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     double *W = NULL, *work = NULL;
     bl_status st = BL_OK;
     if (s->weights) {
@@ -179,13 +183,13 @@ static bl_status plan_gradient(bl_ode_solver *solver, const bl_pk_ode *s, const 
         }
         free(dg);
     } else {
-        st = bl_ode_gradient(solver, s->t, nt, s->y0, s->p, objective_g, &o, value, grad_p, grad_y0, err);
+        st = bl_ode_gradient(solver, s->t, nt, y0, p, objective_g, &o, value, grad_p, grad_y0, err);
         if (!st && hess) {
             double v2, *g2 = malloc((np ? np : 1) * sizeof *g2);
             if (!g2)
                 st = bl_fail(err, BL_ERR_NOMEM, "ode.gradient: out of memory");
             else
-                st = bl_ode_hessian(solver, s->t, nt, s->y0, s->p, objective_g, o.aux ? objective_hvp : NULL, &o,
+                st = bl_ode_hessian(solver, s->t, nt, y0, p, objective_g, o.aux ? objective_hvp : NULL, &o,
                                     &v2, g2, hess, err);
             free(g2);
         }
@@ -194,6 +198,43 @@ static bl_status plan_gradient(bl_ode_solver *solver, const bl_pk_ode *s, const 
     free(W);
     free(work);
     return st;
+}
+
+bl_status bl_plan_ode_gradient(const bl_plan *plan, bl_ode_solver *solver, const double *y0, const double *p,
+                               const double *y, const double *S, double *value, double *grad_p, double *grad_y0,
+                               double *hess, bl_error *err)
+{
+    if (!plan || !solver || !y0 || !p || !value || !grad_p)
+        return bl_fail(err, BL_ERR_INVALID, "bl_plan_ode_gradient: plan, solver, y0, p, value or grad_p is NULL");
+    if (strcmp(bl_plan_operation(plan), "ode"))
+        return bl_fail(err, BL_ERR_INVALID, "plan %s: operation \"%s\" is not \"ode\"", bl_plan_id(plan),
+                       bl_plan_operation(plan));
+    const bl_pk_ode *s = bl_pk_spec(plan);
+    if (!s->gradient)
+        return bl_fail(err, BL_ERR_INVALID, "plan %s: no [ode.gradient] section (the objective to differentiate)",
+                       bl_plan_id(plan));
+    if (bl_ode_method_fixed_step(s->method)) {
+        y = S = NULL; /* the adjoint re-solves the trajectory */
+    } else if (!y || !S) {
+        return bl_fail(err, BL_ERR_INVALID, "plan %s: method %s's gradient contracts CVODES's sensitivities: give "
+                       "the trajectory and its sensitivities (bl_ode_solve_sens)", bl_plan_id(plan), s->method);
+    } else if (grad_y0 || hess) {
+        return bl_fail(err, BL_ERR_INVALID, "plan %s: method %s gives d L / d params only (the gradient in y0 "
+                       "and the Hessian are for euler and rk4)", bl_plan_id(plan), s->method);
+    }
+    if (hess && s->objective && !s->hessian) {
+        /* The plan checked the objective's second derivatives only when it asked for the Hessian. */
+        bl_ode_lang *aux = NULL;
+        bl_status st = bl_pk_ode_objective(s, &aux, err);
+        const int second = !st && bl_ode_lang_system(aux)->vjp_dir != NULL;
+        bl_ode_lang_destroy(aux);
+        if (st)
+            return st;
+        if (!second)
+            return bl_fail(err, BL_ERR_INVALID, "plan %s: the objective's second derivatives outgrow the expression "
+                           "budget: no Hessian", bl_plan_id(plan));
+    }
+    return plan_gradient(solver, s, y0, p, y, S, value, grad_p, grad_y0, hess, err);
 }
 
 bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **out, bl_error *err)
@@ -304,7 +345,8 @@ bl_status bl_xp_ode_run(bl_plan *plan, const bl_experiment_options *opt, void **
         /* G: grad_p, grad_y0, hess, value. After the trajectory's solve:
          * the adjoint re-solves (its forward sweep keeps every step). */
         double *gp = G, *gy = G + np, *gh = G + np + n, *value = gh + (s->hessian ? np * np : 0);
-        st = plan_gradient(solver, s, y, fixed ? NULL : S, value, gp, fixed ? gy : NULL, s->hessian ? gh : NULL, err);
+        st = plan_gradient(solver, s, s->y0, s->p, y, fixed ? NULL : S, value, gp, fixed ? gy : NULL,
+                           s->hessian ? gh : NULL, err);
         const uint64_t shape_p[1] = {np}, shape_y0[1] = {n}, shape_h[2] = {np, np};
         if (!st)
             st = bl_xp_write_npy(rec, "gradient.npy", BL_DTYPE_FLOAT64, 1, shape_p, gp, err);

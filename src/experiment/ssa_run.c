@@ -8,7 +8,10 @@
  * R runs replicates [N r / R, N (r + 1) / R)); a replicate's stream depends
  * only on its index, so each runs as it would alone. Rank 0 reserves the
  * record, gathers the slices (bl_mpi_job_gather_bytes) and writes the same
- * counts.npy and events.npy as one process would, byte for byte. */
+ * counts.npy and events.npy as one process would, byte for byte. A job of
+ * several ranks has the connectome job's watchdog (bl_xp_mpi_guard): a
+ * SIGTERM, SIGINT or SIGHUP, mpirun's when the job is interrupted or a rank
+ * dies, leaves the record FAILED naming the signal. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +59,7 @@ bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **
     memset(&mine, 0, sizeof mine);
     bl_ssa_model *m = NULL;
     bl_record *rec = NULL;
+    bl_xp_mpi_guard guard = {0};
     if (!r || !counts || !events || (rank == 0 && !all_status)) {
         st = bl_fail(err, BL_ERR_NOMEM, "ssa: out of memory for %zu replicates x %zu times x %zu species", held, nt,
                      ns);
@@ -73,21 +77,30 @@ bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **
         st = bl_xp_reserve(plan, opt->root, &rec, err);
         if (!st) {
             snprintf(r->dir, sizeof r->dir, "%s", bl_record_dir(rec));
-            st = bl_xp_protect(rec, opt, 0, err);
+            /* one process: the record's own signal guard; a job: the watchdog */
+            st = bl_xp_protect(rec, opt, multi, err);
+            if (!st && multi)
+                st = bl_xp_mpi_guard_start(&guard, ctx, rec, err);
             if (!st)
                 st = bl_record_bind(rec, bl_plan_hash(plan), ssa_artifacts, 4, err);
             if (!st)
                 st = bl_record_set_json(rec, "plan", bl_plan_resolved_json(plan), err);
         }
-        if (st && multi) { /* no record to fail (or one left FAILED by the abort's signal): end the job */
-            if (rec)
+        if (st && multi) { /* the record FAILED, if there is one: end the job */
+            if (rec) {
+                bl_xp_mpi_guard_hold(&guard);
                 st = bl_xp_end(rec, NULL, st, err);
+                bl_xp_mpi_guard_end(&guard);
+            }
             bl_mpi_job_abort(ctx, err->message, NULL);
         }
         if (st && !rec)
             goto out;
     }
     if (multi && (st = bl_mpi_job_bcast_string(ctx, r->dir, sizeof r->dir, err)))
+        bl_mpi_job_abort(ctx, err->message, NULL);
+    /* The others' watchdog: they wait for rank 0 to fail the record. */
+    if (multi && rank > 0 && !st && (st = bl_xp_mpi_guard_start(&guard, ctx, NULL, err)))
         bl_mpi_job_abort(ctx, err->message, NULL);
     bl_ssa_options o;
     bl_ssa_options_default(&o);
@@ -168,7 +181,9 @@ bl_status bl_xp_ssa_run(bl_plan *plan, const bl_experiment_options *opt, void **
         snprintf(r->line, sizeof r->line, "ssa %s: %zu replicates, %zu species, %" PRIu64 " %s", s->method, R, ns,
                  total, tau ? "leaps" : "events");
     }
+    bl_xp_mpi_guard_hold(&guard); /* the seal (or fail) is not interrupted */
     st = bl_xp_end(rec, NULL, st, err);
+    bl_xp_mpi_guard_end(&guard); /* guard lives on this stack */
 out:
     bl_record_destroy(rec);
     bl_ssa_model_destroy(m);

@@ -40,6 +40,25 @@ bl_status bl_xp_finish(bl_record *rec, bl_status st, bl_error *err);
  * bl_xp_finish. */
 bl_status bl_xp_protect(bl_record *rec, const bl_experiment_options *opt, int multi, bl_error *err);
 typedef struct bl_xp_log bl_xp_log;
+
+/* The record's watchdog in an MPI job of several ranks (xp_guard.c; the
+ * job's processes, not the one-process guard of bl_xp_protect): started on
+ * every rank once rank 0 holds its record, so that SIGINT/SIGTERM/SIGHUP
+ * (mpirun's, when the job is interrupted or a rank dies or aborts) leave a
+ * FAILED record naming the signal, never a RUNNING one. Rank 0 passes its
+ * record (it fails it), the other ranks NULL (they wait up to 5 s for rank 0
+ * before they end). Zero-initialise it; it must outlive _end. _hold before
+ * rank 0 seals or fails the record (the watchdog waits), _end after it (the
+ * watchdog forgets the record); both do nothing on the other ranks. */
+typedef struct bl_xp_mpi_guard {
+    const bl_context *ctx;
+    bl_record *rec;
+    int open;
+} bl_xp_mpi_guard;
+bl_status bl_xp_mpi_guard_start(bl_xp_mpi_guard *g, const bl_context *ctx, bl_record *rec, bl_error *err);
+void bl_xp_mpi_guard_hold(bl_xp_mpi_guard *g);
+void bl_xp_mpi_guard_end(bl_xp_mpi_guard *g);
+
 bl_status bl_xp_end(bl_record *rec, bl_xp_log *log, bl_status st, bl_error *err);
 /* The row of the operations table named `name` (a record's manifest names
  * its plan's operation); NULL when no row has that name. operations.c. */

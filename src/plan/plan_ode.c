@@ -635,6 +635,7 @@ bl_status bl_plan_ode(const bl_plan *plan, bl_ode_plan_view *out, bl_error *err)
                               s->atol, (uint64_t)s->max_steps, s->sensitivities, s->retain_observations, s->t,
                               s->y0, s->p, s->n_times, s->n_states, s->n_params, s->n_observe,
                               (const char *const *)s->param_names, (const char *const *)s->observe_names,
-                              (const char *const *)s->observe_exprs};
+                              (const char *const *)s->observe_exprs, s->gradient, s->hessian,
+                              bl_ode_method_fixed_step(s->method)};
     return BL_OK;
 }

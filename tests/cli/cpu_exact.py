@@ -47,9 +47,10 @@ for name, conn, preset, args in cases:
 # Models from equations (plans: `simulate` runs the presets only): the cpu
 # backend at 1-4 threads (2 trials: 2 threads run whole trials, 3 and 4
 # split each trial), retirement on and off (BL_EQ_RETIRE), against the
-# reference run of the same plan; the issue-23 block also against the preset.
+# reference run of the same plan; the issue-23 block also against the preset;
+# the conductance-based model also with its weights from weights.npy.
 n_eq = 0
-for name, plan, preset_plan in exact_cases.eq_cases(SRC, 300 if sanitized else 1000):
+for name, plan, preset_plan in exact_cases.eq_cases(SRC, 300 if sanitized else 1000, tmp):
     base = os.path.join(tmp, "eq")
     shutil.rmtree(base, ignore_errors=True)
     ref = exact_cases.run_plan(CLI, plan("reference"), os.path.join(base, "ref"), env)

@@ -1,7 +1,7 @@
 """What the exactness tests (cpu_exact.py, mpi_exact.py) share: the cases,
 each a graph and a stimulus run by `brainlesslab simulate` for both presets,
 and the byte comparison of an output directory with the reference's."""
-import os, subprocess
+import hashlib, json, os, shutil, subprocess
 import numpy as np
 
 FILES = ["spikes_trial", "spikes_step", "spikes_neuron", "counts", "v", "g"]
@@ -112,23 +112,59 @@ propagation = false
 ''' % (conn, select, rate_hz, trials, float(dur_ms), seed, backend) + model
 
 
-def eq_cases(src, dur_ms):
+# The conductance-based model with w from the connectome's float weights.npy
+# column (`weight` in the weight expression) instead of the count.
+COBA_WEIGHTS_BLOCK = COBA_BLOCK.replace('weight = "count * sign * w_syn"', 'weight = "weight * w_syn"')
+
+
+def with_edge_columns(conn, out):
+    """A copy of connectome `conn` at `out` with the optional edge columns
+    listed in its manifest: weights.npy (each edge's signed count times a
+    factor 0.5..2 that varies from edge to edge, so that a rank keeping
+    another edge's weight shows) and delays.npy (0.5..1.7 ms; read by no
+    model of the exactness cases, but loaded by every rank with its part)."""
+    if os.path.isdir(out):
+        return out
+    shutil.copytree(conn, out)
+    counts = np.load(os.path.join(out, "counts.npy")).astype(np.float64)
+    k = np.arange(len(counts))
+    cols = {"weights.npy": counts * (0.5 + 0.25 * (k % 7)), "delays.npy": 0.5 + 0.3 * (k % 5)}
+    with open(os.path.join(out, "manifest.json")) as f:
+        man = json.load(f)
+    for name, col in cols.items():
+        path = os.path.join(out, name)
+        np.save(path, col)
+        data = open(path, "rb").read()
+        man["files"][name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(man, f, indent=2)
+    return out
+
+
+def eq_cases(src, dur_ms, tmp=None):
     """(name, plan text for a backend) of the equation-model exactness cases:
     the shipped shiu2024 model (models/shiu2024.toml) on the larva (compared
-    with the preset too) and the conductance-based model on C. elegans."""
+    with the preset too) and the conductance-based model on C. elegans; with
+    `tmp` (a directory for the copy), that model again with its weights from
+    weights.npy on a copy of C. elegans with edge columns."""
     larva = os.path.join(src, "data/connectomes/larva-winding2023")
     celegans = os.path.join(src, "data/connectomes/celegans-varshney2011")
     orn = '{ cell_type = "sensory", modality = "olfactory" }'
+    glu = '{ transmitter = "Glutamate" }'
     # The shipped shiu2024 text is the issue-23 block (test_equation_plan
     # proves the two compile to the same model and give the preset's bytes).
     with open(os.path.join(src, "models", "shiu2024.toml")) as f:
         shiu_block = f.read()
-    return [
+    out = [
         ("shiu-block larva", lambda b: eq_plan(larva, orn, 150.0, shiu_block, b, dur_ms, 2, 6),
          lambda b: eq_plan(larva, orn, 150.0, '[model]\npreset = "shiu2024"\n', b, dur_ms, 2, 6)),
-        ("coba celegans", lambda b: eq_plan(celegans, '{ transmitter = "Glutamate" }', 100.0, COBA_BLOCK, b,
-                                            dur_ms, 2, 7), None),
+        ("coba celegans", lambda b: eq_plan(celegans, glu, 100.0, COBA_BLOCK, b, dur_ms, 2, 7), None),
     ]
+    if tmp:
+        cols = with_edge_columns(celegans, os.path.join(tmp, "celegans_edge_columns"))
+        out.append(("coba weights.npy celegans",
+                    lambda b: eq_plan(cols, glu, 100.0, COBA_WEIGHTS_BLOCK, b, dur_ms, 2, 7), None))
+    return out
 
 
 def run_plan(cli, text, root, env, extra=(), mpi=None):

@@ -7,7 +7,10 @@
 #     gathered on rank 0 into the same counts.npy and events.npy), for the direct
 #     method and tau-leaping;
 #   - a bank that fails (the event limit) names the same replicate whatever the
-#     rank count, in a FAILED record.
+#     rank count, in a FAILED record;
+#   - a 2-rank job stopped by SIGTERM (to mpirun, which passes it to the ranks)
+#     ends within seconds and seals the record FAILED naming the signal, as a
+#     connectome job does (the watchdog, src/experiment/xp_guard.c).
 set -u
 . "$(dirname "$0")/checks_common.sh"
 checks_work ssa_ranks
@@ -114,6 +117,40 @@ else
             fail "event limit $limit under 2 ranks: '$m1' vs '$m2'"
         fi
     done
+    # SIGTERM to mpirun mid-bank. A bank of millions of events per replicate
+    # runs for minutes; the signal comes once the record is reserved and the
+    # ranks are drawing. mpirun passes SIGTERM to the ranks and SIGKILLs them
+    # odls_base_sigkill_timeout seconds later (1 by default; the ASan build's
+    # sealing is slower, so it gets 10 s, as in test_mpi_record.sh).
+    [ "${BL_SANITIZED:-}" = 1 ] && export OMPI_MCA_odls_base_sigkill_timeout=10
+    bank "long" 8 "max_events = 2000000000" |
+        sed 's/^x0 = .*/x0 = [100000, 80000, 0]/; s/^t_end = 4.0/t_end = 1000.0/' >"$work/long.toml"
+    mkdir -p "$work/term"
+    mpirun -np 2 "$BL_CLI" run "$work/long.toml" --root "$work/term" --quiet --threads 1 \
+        >"$work/term.out" 2>"$work/term.err" &
+    job=$!
+    for _ in $(seq 1 300); do
+        [ -n "$(ls "$work/term" 2>/dev/null)" ] && break
+        sleep 0.1
+    done
+    sleep 1
+    kill -TERM "$job" 2>/dev/null
+    start=$(date +%s)
+    if timeout 60 tail --pid="$job" -f /dev/null; then
+        rc=0
+        wait "$job" || rc=$?
+        took=$(($(date +%s) - start))
+        rec=$(ls -d "$work/term"/*/ 2>/dev/null | head -1)
+        if [ "$rc" != 0 ] && [ -n "$rec" ] && [ -f "$rec/FAILED" ] && [ ! -f "$rec/DONE" ] &&
+            grep -q '"message":.*stopped by SIGTERM' "$rec/manifest.json"; then
+            ok "SIGTERM to a 2-rank bank: job exited $rc after ${took} s, record FAILED naming SIGTERM"
+        else
+            fail "SIGTERM to a 2-rank bank: exit $rc, record '${rec}': $(ls -a "$rec" 2>/dev/null | tr '\n' ' ') $(tail -3 "$work/term.err")"
+        fi
+    else
+        kill -9 "$job" 2>/dev/null
+        fail "SIGTERM to a 2-rank bank: the job did not end within 60 s"
+    fi
 fi
 
 checks_done "ssa ranks"

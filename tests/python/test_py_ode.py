@@ -92,17 +92,69 @@ class SolveOdeTest(TempDirCase):
             subprocess.run([CLI, "run", plan, "--root", root, "--quiet"], check=True, capture_output=True)
             d = glob.glob(os.path.join(root, "py-grad-*"))[0]
             w = np.array([1.5, -0.5]) if at == "final" else np.tile([1.5, -0.5], (7, 1))
-            r = bl.solve_ode(plan=plan, gradient_weights=w, hessian=True)
-            for name, key in (("gradient.npy", "gradient"), ("gradient_y0.npy", "gradient_y0"),
-                              ("hessian.npy", "hessian")):
-                self.assertTrue(np.array_equal(np.load(os.path.join(d, name)).view(np.uint64),
-                                               r[key].view(np.uint64)), (at, name))
-            self.assertEqual(r["hessian"].shape, (2, 2))
-            self.assertIs(r["hessian"].base, r["y"].base)  # one block, no copy
-            with open(os.path.join(d, "objective.json")) as fh:
-                self.assertEqual(json.load(fh)["value"], r["value"])
+            # the keywords, and the plan's own [ode.gradient] (no keyword at all)
+            for r in (bl.solve_ode(plan=plan, gradient_weights=w, hessian=True), bl.solve_ode(plan=plan)):
+                for name, key in (("gradient.npy", "gradient"), ("gradient_y0.npy", "gradient_y0"),
+                                  ("hessian.npy", "hessian")):
+                    self.assertTrue(np.array_equal(np.load(os.path.join(d, name)).view(np.uint64),
+                                                   r[key].view(np.uint64)), (at, name))
+                self.assertEqual(r["hessian"].shape, (2, 2))
+                self.assertIs(r["hessian"].base, r["y"].base)  # one block, no copy
+                with open(os.path.join(d, "objective.json")) as fh:
+                    self.assertEqual(json.load(fh)["value"], r["value"])
+        # a plan without [ode.gradient]: no objective to take the Hessian of
+        plain = os.path.join(self.tmp, "plain.toml")
+        with open(plain, "w") as fh:
+            fh.write('format = "brainlesslab-plan"\nformat_version = 4\nid = "plain"\noperation = "ode"\n'
+                     f'[ode]\nequations = """\n{eqs}\n"""\nmethod = "rk4"\nsubsteps = 10\nt_end = 3.0\n'
+                     'outputs = 7\n[ode.parameters]\nmu = 0.8\nw = 1.2\n[ode.init]\nx = 2.0\n')
+        r = bl.solve_ode(plan=plain)
+        self.assertNotIn("gradient", r)
+        self.assertIsNone(r["value"])
         with self.assertRaises(ValueError):
-            bl.solve_ode(plan=plan, hessian=True)  # no objective
+            bl.solve_ode(plan=plain, hessian=True)  # no objective
+
+    def test_plan_gradient_section_honoured(self):
+        # solve_ode(plan=...) with no gradient keyword takes the plan's
+        # [ode.gradient] (an expression objective, at "every" and "final",
+        # the Hessian; cvode-bdf's sensitivity contraction): the record's
+        # gradient.npy, gradient_y0.npy, hessian.npy and objective.json value,
+        # bit for bit; gradient_weights replaces the plan's objective.
+        eqs = "dx/dt = v : 1\ndv/dt = mu * (1 - x**2) * v - x * w : 1"
+        head = ('format = "brainlesslab-plan"\nformat_version = 4\nid = "py-obj"\noperation = "ode"\n'
+                f'[ode]\nequations = """\n{eqs}\n"""\n{{method}}\nt_end = 3.0\noutputs = 7\n'
+                '[ode.parameters]\nmu = 0.8\nw = 1.2\n[ode.init]\nx = 2.0\n'
+                '[ode.gradient]\nobjective = "(x - 1)**2 + x * v"\nat = "{at}"\n{hess}')
+        cases = [("rk4", 'method = "rk4"\nsubsteps = 10', at, "hessian = true\n") for at in ("every", "final")]
+        cases.append(("cvode-bdf", 'method = "cvode-bdf"\nrtol = 1e-9\natol = 1e-12', "every", ""))
+        for method, mline, at, hess in cases:
+            plan = os.path.join(self.tmp, f"obj-{method}-{at}.toml")
+            with open(plan, "w") as fh:
+                fh.write(head.format(method=mline, at=at, hess=hess))
+            root = os.path.join(self.tmp, f"obj-{method}-{at}")
+            subprocess.run([CLI, "run", plan, "--root", root, "--quiet"], check=True, capture_output=True)
+            d = glob.glob(os.path.join(root, "py-obj-*"))[0]
+            r = bl.solve_ode(plan=plan)
+            files = [("gradient.npy", "gradient")]
+            if method == "rk4":
+                files += [("gradient_y0.npy", "gradient_y0"), ("hessian.npy", "hessian")]
+            else:
+                self.assertNotIn("gradient_y0", r)  # cvode-bdf: d L / d params only, as the record
+                self.assertNotIn("sensitivities", r)  # solved for the gradient, not asked for
+            for name, key in files:
+                self.assertTrue(np.array_equal(np.load(os.path.join(d, name)).view(np.uint64),
+                                               r[key].view(np.uint64)), (method, at, name))
+            with open(os.path.join(d, "objective.json")) as fh:
+                self.assertEqual(json.load(fh)["value"], r["value"], (method, at))
+            self.assertIs(r["gradient"].base, r["y"].base)  # one block, no copy
+            if method == "rk4":
+                # gradient_weights replaces the objective: L = x(t_end), another gradient
+                q = bl.solve_ode(plan=plan, gradient_weights=[1.0, 0.0])
+                self.assertFalse(np.array_equal(q["gradient"], r["gradient"]))
+                self.assertEqual(q["value"], float(q["y"][-1, 0]))
+        # the Hessian under cvode-bdf: refused by the library, naming the method
+        with self.assertRaisesRegex(bl.Error, "cvode-bdf"):
+            bl.solve_ode(plan=plan, hessian=True)
 
     def test_hierarchical_and_builtin_plans(self):
         for system in ('system = "hierarchical"\ngroups = 4\nstages = 2\ncoupling = "coupled"',

@@ -253,6 +253,149 @@ static void wide_counts_widen(void **unused)
     bl_connectome_destroy(b);
 }
 
+/* Rewrite an edge column file with a NumPy statement on its array `a` and
+ * fix its manifest entry, so the value and shape checks (not the hash) must
+ * catch what the edit broke. */
+static void rewrite_column(const char *dir, const char *file, const char *edit)
+{
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import json,hashlib,sys; import numpy as np; d=sys.argv[1]; f=sys.argv[2]; "
+             "p=d+'/'+f; a=np.load(p); %s; np.save(p, a); m=json.load(open(d+'/manifest.json')); "
+             "b=open(p,'rb').read(); m['files'][f]={'bytes': len(b), 'sha256': hashlib.sha256(b).hexdigest()}; "
+             "json.dump(m, open(d+'/manifest.json','w'), indent=2)\" '%s' '%s'",
+             edit, dir, file);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A seeded synthetic graph with both edge columns, every edge's values
+ * distinct, saved under tmpdir/name. */
+static void save_synth_columns(const char *name, uint64_t n, double degree, char *dir, size_t size)
+{
+    bl_synth_params p;
+    bl_synth_defaults(&p);
+    p.n_neurons = n;
+    p.mean_out_degree = degree;
+    p.seed = 9;
+    bl_connectome *c = NULL;
+    bl_error err = {0};
+    assert_int_equal(bl_synth_generate(&p, &c, &err), BL_OK);
+    uint64_t e = bl_connectome_n_edges(c);
+    double *w = malloc(e * sizeof *w), *d = malloc(e * sizeof *d);
+    assert_non_null(w);
+    assert_non_null(d);
+    for (uint64_t k = 0; k < e; k++) {
+        w[k] = (double)k * 0.5 - 3.0;
+        d[k] = 0.1 + (double)(k % 1000) * 0.01;
+    }
+    assert_int_equal(bl_connectome_set_edge_column(c, "weights", w, &err), BL_OK);
+    assert_int_equal(bl_connectome_set_edge_column(c, "delays", d, &err), BL_OK);
+    free(w);
+    free(d);
+    snprintf(dir, size, "%s/%s", tmpdir, name);
+    assert_int_equal(bl_connectome_save(c, dir, &err), BL_OK);
+    bl_connectome_destroy(c);
+}
+
+/* The edge columns (weights.npy, delays.npy) in parts: each part holds the
+ * values of its own edges, in its edge order, across more than one streamed
+ * chunk; a part without columns has none; every fault a whole load refuses
+ * (a value out of bounds, a wrong shape or dtype, a changed byte) every part
+ * refuses with the same message, naming the file and the whole graph's edge
+ * index. */
+static void parts_keep_edge_columns(void **unused)
+{
+    (void)unused;
+    char dir[600], bad[700];
+    save_synth_columns("cols", 12000, 100, dir, sizeof dir); /* > 2^20 edges: two chunks */
+    bl_error err = {0}, werr = {0};
+    bl_connectome *whole = NULL;
+    assert_int_equal(bl_connectome_load(dir, &whole, &err), BL_OK);
+    const uint64_t n = bl_connectome_n_neurons(whole), e = bl_connectome_n_edges(whole);
+    assert_true(e > ((uint64_t)1 << 20));
+    const int64_t *off = bl_connectome_offsets(whole);
+    const int32_t *tgt = bl_connectome_targets(whole);
+    const double *w = bl_connectome_edge_weights(whole), *d = bl_connectome_edge_delays_ms(whole);
+    assert_non_null(w);
+    assert_non_null(d);
+    for (int parts = 2; parts <= 3; parts++) {
+        uint64_t seen = 0;
+        for (int part = 0; part < parts; part++) {
+            bl_connectome *c = NULL;
+            assert_int_equal(bl_connectome_load_part(dir, part, parts, &c, &err), BL_OK);
+            const int32_t *bounds = bl_connectome_part_bounds(c);
+            const int64_t *po = bl_connectome_offsets(c);
+            const double *pw = bl_connectome_edge_weights(c), *pd = bl_connectome_edge_delays_ms(c);
+            assert_non_null(pw);
+            assert_non_null(pd);
+            for (uint64_t i = 0; i < n; i++) {
+                int64_t q = po[i];
+                for (int64_t k = off[i]; k < off[i + 1]; k++) {
+                    if (tgt[k] < bounds[part] || tgt[k] >= bounds[part + 1])
+                        continue;
+                    assert_true(pw[q] == w[k] && pd[q] == d[k]); /* exact: copied, never computed */
+                    q++;
+                }
+                assert_int_equal(q, po[i + 1]);
+            }
+            seen += bl_connectome_n_stored_edges(c);
+            bl_connectome_destroy(c);
+        }
+        assert_int_equal(seen, e);
+    }
+    bl_connectome_destroy(whole);
+    /* Without the columns a part has none. */
+    char plain[600];
+    save_synth("nocols", 300, 6, plain, sizeof plain);
+    bl_connectome *c = NULL;
+    assert_int_equal(bl_connectome_load_part(plain, 1, 2, &c, &err), BL_OK);
+    assert_null(bl_connectome_edge_weights(c));
+    assert_null(bl_connectome_edge_delays_ms(c));
+    bl_connectome_destroy(c);
+
+    save_synth_columns("cols_small", 400, 10, dir, sizeof dir);
+    struct {
+        const char *file, *edit, *expect;
+    } cases[] = {
+        {"weights.npy", "a[7]=np.nan", "edge 7: weight nan is not finite"},
+        {"weights.npy", "a[300]=2e12", "edge 300: weight 2e+12"},
+        {"delays.npy", "a[9]=0.0", "edge 9: delay 0 ms is not in (0, 1e6] ms"},
+        {"delays.npy", "a[301]=-1.0", "edge 301: delay -1 ms"},
+        {"weights.npy", "a=np.append(a, 1.0)", "manifest n_edges is"},
+        {"delays.npy", "a=a.astype(np.float32)", "expected 1-d '<f8'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(bad, sizeof bad, "%s/badcol%zu", tmpdir, i);
+        copy_dir(dir, bad);
+        rewrite_column(bad, cases[i].file, cases[i].edit);
+        bl_connectome *b = NULL;
+        assert_int_not_equal(bl_connectome_load(bad, &b, &werr), BL_OK);
+        assert_null(b);
+        for (int part = 0; part < 3; part++) {
+            assert_int_not_equal(bl_connectome_load_part(bad, part, 3, &c, &err), BL_OK);
+            assert_null(c);
+            assert_non_null(strstr(err.message, cases[i].file));
+            assert_non_null(strstr(err.message, cases[i].expect));
+            assert_string_equal(err.message, werr.message);
+        }
+    }
+    /* A changed byte: the hash, as read, whatever part. */
+    snprintf(bad, sizeof bad, "%s/badcolhash", tmpdir);
+    copy_dir(dir, bad);
+    char path[800];
+    snprintf(path, sizeof path, "%s/delays.npy", bad);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, -3, SEEK_END);
+    fputc(0x41, f);
+    fclose(f);
+    for (int part = 0; part < 2; part++) {
+        assert_int_equal(bl_connectome_load_part(bad, part, 2, &c, &err), BL_ERR_INVALID);
+        assert_non_null(strstr(err.message, "delays.npy"));
+        assert_non_null(strstr(err.message, "SHA-256"));
+    }
+}
+
 static bl_status merge_nothing(int32_t *depth, uint64_t n, void *user, bl_error *err)
 {
     (void)depth;
@@ -295,6 +438,7 @@ int main(void)
         cmocka_unit_test(parts_are_the_graph),
         cmocka_unit_test(parts_validate_like_whole),
         cmocka_unit_test(wide_counts_widen),
+        cmocka_unit_test(parts_keep_edge_columns),
         cmocka_unit_test(merged_depths_equal_queue_depths),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
