@@ -186,9 +186,15 @@ class Population(common.Population):
             if name in getattr(ct, "excluded", ()):
                 continue
             net.var(self._pop_id, name)[:] = value
+        # the values the network starts from, in PyNN units: the recorder's
+        # first sample (evaluating initial_values again would draw a random
+        # distribution anew)
+        self._initial_used = {}
         for variable, value in self.initial_values.items():
             native_name, scale = ct.state_vars[variable]
-            net.var(self._pop_id, native_name)[:] = np.asarray(value.evaluate(simplify=False), dtype=float) * scale
+            used = np.broadcast_to(np.asarray(value.evaluate(simplify=False), dtype=float), (self.size,)).copy()
+            self._initial_used[variable] = used
+            net.var(self._pop_id, native_name)[:] = used * scale
         self._receptors = {}
         for rtype, var in ct.post_synaptic_variables.items():
             self._receptors[rtype] = net.add_receptor(self._pop_id, "%s += w" % var, ct.weight_unit[0])

@@ -76,6 +76,8 @@ class Recorder(recording.Recorder):
         rows = rows[::k]
         if variable in self._first_row:
             first = self._first_row[variable]
+        elif variable in getattr(self.population, "_initial_used", {}):
+            first = self.population._initial_used[variable]
         else:
             first = np.asarray(self.population.initial_values[variable].evaluate(simplify=False), dtype=float)
             first = np.broadcast_to(first, (self.population.size,))

@@ -114,8 +114,13 @@ class State(common.control.BaseState):
         try:
             for p in self.populations:
                 p._build(net)
-            for j in brian2_order(self.projections):
-                j._build(net)
+            # an Assembly's projection is one Brian2 Synapses object per
+            # pair of members in pyNN.brian2, each with its own name
+            parts = [(j, pair) for j in self.projections for pair in j._pairs()]
+            for j, pair in brian2_order(parts):
+                j._build(net, pair)
+            from .standardmodels import draw_noise
+            draw_noise(self.current_sources)
             for c in self.current_sources:
                 c._build(net)
         except Exception:

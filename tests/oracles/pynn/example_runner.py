@@ -1,0 +1,105 @@
+"""Runs one of PyNN's own example scripts, unchanged, on a PyNN backend and
+writes what its populations did to an npz file, for
+tests/oracles/test_pynn_examples.py:
+
+    python3 example_runner.py BACKEND OUT.npz SCRIPT [SCRIPT ARGS ...]
+
+BACKEND is brainlesslab or brian2; the script sees the argv it would see when
+run as `python3 SCRIPT BACKEND ARGS...`, and `__name__ == '__main__'`.
+The script's text is not touched. What the runner adds, the same on both
+backends:
+
+- before the script: for brainlesslab the import hook (so that
+  `pyNN.brainlesslab` imports from a build tree, where .pth files are not
+  read); for brian2 the numpy code generation target and brian2.seed() (as
+  tests/oracles/test_pynn_brian2.py runs it); and NumPy's global generator
+  seeded, since pyNN.brian2's NoisyCurrentSource draws from it (ours draws
+  the same numbers in the same order).
+- every Population records its spikes from its creation on (recording
+  spikes changes nothing in the dynamics, and gives the spike counts of
+  populations the script itself only records v of);
+- at the script's end() (or at exit, when it does not call end()), the
+  spike trains and the recorded signals of every Population in creation
+  order, every segment, go to OUT.npz as
+      "<k>/<segment>/spikes/<neuron>"   spike times in ms
+      "<k>/<segment>/<signal>"          samples x recorded neurons
+      "<k>/label"                       the population's label
+  and the wall time of the whole script as "wall_s".
+"""
+import atexit
+import os
+import runpy
+import sys
+import time
+
+backend, out, script = sys.argv[1], sys.argv[2], sys.argv[3]
+script_args = sys.argv[4:]
+t0 = time.perf_counter()
+
+import numpy as np  # noqa: E402
+
+if backend == "brainlesslab":
+    import brainlesslab_pynn_hook  # noqa: F401,E402
+elif backend == "brian2":
+    import brian2  # noqa: E402
+    brian2.prefs.codegen.target = "numpy"
+    brian2.seed(20261202)
+else:
+    raise SystemExit("example_runner: unknown backend %r (brainlesslab or brian2)" % backend)
+np.random.seed(int(os.environ.get("BL_EXAMPLE_NP_SEED", "19700101")))
+
+import importlib  # noqa: E402
+
+sim = importlib.import_module("pyNN." + backend)
+populations = []
+_original_init = sim.Population.__init__
+
+
+def _init(self, *args, **kwargs):
+    _original_init(self, *args, **kwargs)
+    populations.append(self)
+    self.record("spikes")
+
+
+sim.Population.__init__ = _init
+_saved = []
+
+
+def _save():
+    if _saved:
+        return
+    _saved.append(True)
+    arrays = {}
+    for k, p in enumerate(populations):
+        arrays["%d/label" % k] = np.array(str(p.label))
+        try:
+            block = p.get_data()
+        except Exception as e:  # a script may have ended the simulation already
+            arrays["%d/error" % k] = np.array("%s: %s" % (type(e).__name__, e))
+            continue
+        for s, seg in enumerate(block.segments):
+            for st in seg.spiketrains:
+                ann = st.annotations  # PyNN annotates by id (source_id, or channel_id from a spike time array)
+                sid = ann["source_id"] if "source_id" in ann else ann["channel_id"]
+                i = p.id_to_index(int(sid))
+                arrays["%d/%d/spikes/%d" % (k, s, i)] = np.asarray(st.rescale("ms").magnitude, dtype=float)
+            for sig in seg.analogsignals:
+                arrays["%d/%d/%s" % (k, s, sig.name)] = np.asarray(sig.magnitude, dtype=float)
+    arrays["wall_s"] = np.array(time.perf_counter() - t0)
+    np.savez(out, **arrays)
+
+
+_original_end = sim.end
+
+
+def _end(*args, **kwargs):
+    _save()
+    return _original_end(*args, **kwargs)
+
+
+sim.end = _end
+atexit.register(_save)
+
+sys.argv = [script, backend] + script_args
+sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+runpy.run_path(script, run_name="__main__")
