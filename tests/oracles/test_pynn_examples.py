@@ -74,6 +74,11 @@ EXAMPLES = [
     ("cell_type_demonstration", "cell_type_demonstration.py", {"mode": "identical", "differ": {3: GSFA_GRR}}),
     ("synaptic_input", "synaptic_input.py", {"mode": "identical", "time_tol": {1: (0.5, CURR_ALPHA), 5: (0.5, CURR_DELTA)}}),
     ("random_numbers", "random_numbers.py", {"mode": "ours", "brian2_error": "NativeRNG"}),
+    ("specific_network", "specific_network.py", {"mode": "identical", "time_tol": {0: (0.5, CURR_ALPHA)}}),
+    ("connections", "connections.py", {"mode": "identical"}),
+    ("inhomogeneous_network", "inhomogeneous_network.py", {"mode": "identical"}),
+    ("parameter_changes", "parameter_changes.py", {"mode": "ours", "brian2_error": "has no setter"}),
+    ("simpleRandomNetwork", "simpleRandomNetwork.py", {"mode": "counts", "bound": 0.05, "why": SPIKEGEN_CLOCK}),
 ]
 
 failures = []

@@ -134,6 +134,11 @@ class State(common.control.BaseState):
         n = self.steps_for(simtime)
         if n < 0:
             raise ValueError("pyNN.brainlesslab: cannot run for %r ms" % (simtime,))
+        for p in self.populations:
+            dup = getattr(p, "_duplicate", None)
+            if dup is not None and dup[0] < self.net.steps + n:
+                raise ValueError("Using a dt of %g ms, neuron %d of %s spikes more than once during a time step"
+                                 % (self._dt, dup[1], p.label))
         self.net.run(n)
 
     def run_until(self, tstop):
