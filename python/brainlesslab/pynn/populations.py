@@ -138,6 +138,7 @@ class Population(common.Population):
         dt_s = simulator.state.dt_s
         self._duplicate = None  # (first step where a neuron spikes twice, that neuron)
         offsets, steps = [0], []
+        all_t, all_bin, all_neuron = [], [], []
         for i, seq in enumerate(self._parameters["spike_times"]):
             t_ms = np.asarray(seq.value if hasattr(seq, "value") else seq, dtype=float)
             if np.any(t_ms[:-1] > t_ms[1:]):
@@ -154,6 +155,22 @@ class Population(common.Population):
                 self._duplicate = (int(bins[same[0]]), i)
             steps.extend(np.unique(bins).tolist())
             offsets.append(len(steps))
+            all_t.append(t_s)
+            all_bin.append(bins)
+            all_neuron.append(np.full(bins.size, i, dtype=np.int64))
+        if all_t:
+            # Brian2's own check (SpikeGeneratorGroup.before_run): the spikes
+            # sorted by time, then neuron, refused where two consecutive ones
+            # are one neuron's in one step. Duplicates it does not see (other
+            # neurons' spikes between them) are refused when a run reaches
+            # them, above
+            t, b, nrn = (np.concatenate(x) for x in (all_t, all_bin, all_neuron))
+            order = np.lexsort((nrn, t))
+            b, nrn = b[order], nrn[order]
+            hit = np.flatnonzero((np.diff(b) == 0) & (np.diff(nrn) == 0))
+            if hit.size:
+                raise ValueError("Using a dt of %g ms, neuron %d of %s spikes more than once during a time step"
+                                 % (simulator.state.dt, nrn[hit[0]], self.label))
         self._pop_id = net.add_array_source(np.asarray(offsets, dtype=np.uint64), np.asarray(steps, dtype=np.int64))
 
     def _build_poisson(self, net):
