@@ -24,7 +24,9 @@ one line "oracle pynn-example NAME: ..." and the checks:
              error); it must run here
 
 BL_PYNN_EXAMPLES_LONG=1 adds the slow ones (docs/pynn.md lists them)."""
+import concurrent.futures
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,6 +80,8 @@ EXAMPLES = [
     ("connections", "connections.py", {"mode": "identical"}),
     ("inhomogeneous_network", "inhomogeneous_network.py", {"mode": "identical"}),
     ("parameter_changes", "parameter_changes.py", {"mode": "ours", "brian2_error": "has no setter"}),
+    ("update_spike_source_array", "update_spike_source_array.py", {"mode": "identical"}),
+    ("varying_poisson", "varying_poisson.py", {"mode": "counts", "bound": 0.15}),
     ("simpleRandomNetwork", "simpleRandomNetwork.py", {"mode": "counts", "bound": 0.05, "why": SPIKEGEN_CLOCK}),
 ]
 
@@ -199,64 +203,84 @@ def compare(name, spec, a, b):
 def main():
     if os.environ.get("BL_SANITIZED") == "1":
         skip("the sanitized build's extension runs in python.test_py_pynn; this oracle runs in the plain build")
-    try:
-        import pyNN  # noqa: F401
-        import neo  # noqa: F401
-        import brian2  # noqa: F401
-    except ImportError as e:
-        skip("needs python3-pynn and python3-brian (%s)" % e)
+    import importlib.util  # (found, not imported: each script imports them in its own process)
+    missing = [m for m in ("pyNN", "neo", "brian2") if importlib.util.find_spec(m) is None]
+    if missing:
+        skip("needs python3-pynn and python3-brian (%s not found)" % ", ".join(missing))
     if not os.path.exists(os.path.join(PYPATH, "brainlesslab", "pynn", "__init__.py")):
         skip("the Python package is not built (%s)" % PYPATH)
     examples = fetch_examples()
     only = set(sys.argv[1:])
-    for name, script, spec in EXAMPLES:
-        if (only and name not in only) or (spec.get("long") and not LONG and not only):
-            continue
+    chosen = [(name, script, spec) for name, script, spec in EXAMPLES
+              if ((name in only) if only else (LONG or not spec.get("long")))]
+    unknown = only - set(name for name, _, _ in EXAMPLES)
+    if unknown:
+        check(False, "no example named %s (known: %s)" % (", ".join(sorted(unknown)),
+                                                         ", ".join(name for name, _, _ in EXAMPLES)))
+    # every script on both backends, JOBS processes at a time (each is one
+    # Python process: the two cores of CI run two), the longest first
+    jobs = int(os.environ.get("BL_PYNN_EXAMPLES_JOBS", "2"))
+    tmp_root = tempfile.mkdtemp(prefix="pynn-examples-")
+    tasks = []
+    for name, script, spec in chosen:
+        for backend in ("brian2", "brainlesslab"):
+            cwd = os.path.join(tmp_root, name, backend)
+            os.makedirs(os.path.join(cwd, "Results"))
+            tasks.append((name, backend, os.path.join(examples, script), spec.get("args", []),
+                          os.path.join(tmp_root, name, backend + ".npz"), cwd, spec.get("cost", 1)))
+    tasks.sort(key=lambda t: -t[6])
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {}
+        for t in tasks:
+            if not os.path.exists(t[2]):
+                continue
+            futures[pool.submit(run_example, t[1], t[2], t[3], t[4], t[5])] = t
+        for f in concurrent.futures.as_completed(futures):
+            t = futures[f]
+            results[(t[0], t[1])] = (f.result(), t[4])
+    for name, script, spec in chosen:
         path = os.path.join(examples, script)
         if not os.path.exists(path):
             check(False, "%s: %s is not in %s" % (name, script, examples))
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            res, wall = {}, {}
-            for backend in ("brian2", "brainlesslab"):
-                cwd = os.path.join(tmp, backend)
-                os.makedirs(os.path.join(cwd, "Results"))
-                out = os.path.join(tmp, backend + ".npz")
-                r, wall[backend] = run_example(backend, path, spec.get("args", []), out, cwd)
-                res[backend] = (r, out)
-            keep = os.environ.get("BL_PYNN_EXAMPLES_KEEP")
-            if keep:  # a directory to keep both sides' npz files in
-                import shutil
-                os.makedirs(keep, exist_ok=True)
-                for backend in res:
-                    if os.path.exists(res[backend][1]):
-                        shutil.copy(res[backend][1], os.path.join(keep, "%s.%s.npz" % (name, backend)))
-            rb, out_b = res["brainlesslab"]
-            ra, out_a = res["brian2"]
-            if rb.returncode != 0:
-                sys.stderr.write(rb.stdout[-2000:] + rb.stderr[-4000:])
-                check(False, "%s: the script fails on pyNN.brainlesslab (exit %d)" % (name, rb.returncode))
-                print("oracle pynn-example %s: FAILS on pyNN.brainlesslab" % name)
-                continue
-            if spec["mode"] == "ours":
-                err = ra.stderr.strip().splitlines()[-1] if ra.stderr.strip() else ""
-                check(ra.returncode != 0 and spec["brian2_error"] in ra.stderr,
-                      "%s: pyNN.brian2 cannot run it (%s)" % (name, err or "it ran"))
-                b = load(out_b)
-                print("oracle pynn-example %s: runs on pyNN.brainlesslab (%s; %.1f s); pyNN.brian2: %s"
-                      % (name, ", ".join("%s %d spikes" % (v[0], count(v[1])) for v in b.values()),
-                         wall["brainlesslab"], err))
-                continue
-            if ra.returncode != 0:
-                sys.stderr.write(ra.stdout[-2000:] + ra.stderr[-4000:])
-                check(False, "%s: the script fails on pyNN.brian2 (exit %d)" % (name, ra.returncode))
-                continue
-            summary, same = compare(name, spec, load(out_a), load(out_b))
-            what = {"identical": "identical spike trains" if same else "spike trains compared",
-                    "counts": "spike counts compared"}[spec["mode"]]
-            print("oracle pynn-example %s: %s; spikes per population (pyNN.brian2/ours) %s; "
-                  "wall %.1f s (pyNN.brian2) and %.1f s" % (name, what, ", ".join(summary),
-                                                             wall["brian2"], wall["brainlesslab"]))
+        res, wall = {}, {}
+        for backend in ("brian2", "brainlesslab"):
+            (r, wall[backend]), out = results[(name, backend)]
+            res[backend] = (r, out)
+        keep = os.environ.get("BL_PYNN_EXAMPLES_KEEP")
+        if keep:  # a directory to keep both sides' npz files in
+            os.makedirs(keep, exist_ok=True)
+            for backend in res:
+                if os.path.exists(res[backend][1]):
+                    shutil.copy(res[backend][1], os.path.join(keep, "%s.%s.npz" % (name, backend)))
+        rb, out_b = res["brainlesslab"]
+        ra, out_a = res["brian2"]
+        if rb.returncode != 0:
+            sys.stderr.write(rb.stdout[-2000:] + rb.stderr[-4000:])
+            check(False, "%s: the script fails on pyNN.brainlesslab (exit %d)" % (name, rb.returncode))
+            print("oracle pynn-example %s: FAILS on pyNN.brainlesslab" % name)
+            continue
+        if spec["mode"] == "ours":
+            err = ra.stderr.strip().splitlines()[-1] if ra.stderr.strip() else ""
+            check(ra.returncode != 0 and spec["brian2_error"] in ra.stderr,
+                  "%s: pyNN.brian2 cannot run it (%s)" % (name, err or "it ran"))
+            b = load(out_b)
+            print("oracle pynn-example %s: runs on pyNN.brainlesslab (%s; %.1f s); pyNN.brian2: %s"
+                  % (name, ", ".join("%s %d spikes" % (v[0], count(v[1])) for v in b.values()),
+                     wall["brainlesslab"], err))
+            continue
+        if ra.returncode != 0:
+            sys.stderr.write(ra.stdout[-2000:] + ra.stderr[-4000:])
+            check(False, "%s: the script fails on pyNN.brian2 (exit %d)" % (name, ra.returncode))
+            continue
+        summary, same = compare(name, spec, load(out_a), load(out_b))
+        what = {"identical": "identical spike trains" if same else "spike trains compared",
+                "counts": "spike counts compared"}[spec["mode"]]
+        print("oracle pynn-example %s: %s; spikes per population (pyNN.brian2/ours) %s; "
+              "wall %.1f s (pyNN.brian2) and %.1f s" % (name, what, ", ".join(summary),
+                                                         wall["brian2"], wall["brainlesslab"]))
+    shutil.rmtree(tmp_root, ignore_errors=True)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

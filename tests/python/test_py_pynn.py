@@ -378,6 +378,31 @@ class ExampleFeatures(unittest.TestCase):
         self.assertTrue(np.allclose(np.diff(v1[:, 2:4], axis=0)[22], d[("b", 0)] * 0.1, rtol=1e-6, atol=1e-9))
         self.assertTrue(np.allclose(dv[45], 0.0, atol=1e-9))  # back to 0 after stop (up to the sums' rounding)
 
+    def test_sources_set_between_runs(self):
+        # update_spike_source_array.py and varying_poisson.py: set() of a
+        # spike source between runs takes effect from the next step
+        from pyNN.parameters import Sequence
+        sim.setup(timestep=0.1)
+        src = sim.Population(2, sim.SpikeSourceArray(spike_times=[[1.0, 8.0], [2.0]]))
+        poi = sim.Population(20, sim.SpikeSourcePoisson(rate=0.0))
+        src.record("spikes")
+        poi.record("spikes")
+        sim.run(5.0)
+        src.set(spike_times=[Sequence([3.0, 6.0]), Sequence([5.0, 9.0])])  # 3.0 is past: dropped
+        poi.set(rate=5000.0)
+        sim.run(5.0)
+        src[1:2].set(spike_times=[Sequence([12.0])])
+        sim.run(5.0)
+        trains = src.get_data().segments[0].spiketrains
+        self.assertEqual(trains[0].magnitude.tolist(), [1.0, 6.0])
+        self.assertEqual(trains[1].magnitude.tolist(), [2.0, 5.0, 9.0, 12.0])
+        t = np.concatenate([st.magnitude for st in poi.get_data().segments[0].spiketrains])
+        self.assertGreater(t.size, 20 * 100 * 0.3)  # rate*dt = 0.5 per step for 100 steps
+        self.assertGreaterEqual(t.min(), 5.0)
+        with self.assertRaisesRegex(ValueError, "more than once during a time step"):
+            src.set(spike_times=[Sequence([20.0, 20.01]), Sequence([])])
+        self.assertEqual(src.get("spike_times")[1].value.tolist(), [12.0])  # unchanged after the refusal
+
     def test_native_rng_is_numpy_with_the_seed(self):
         from pyNN.random import NumpyRNG
         self.assertTrue(np.array_equal(sim.NativeRNG(seed=5).next(10), NumpyRNG(seed=5).next(10)))

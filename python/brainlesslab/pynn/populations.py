@@ -32,11 +32,23 @@ class PopulationView(common.PopulationView):
         return ParameterSpace(parameter_dict, shape=(self.size,))
 
     def _set_parameters(self, parameter_space):
-        parameter_space.evaluate(simplify=False, mask=self.mask)
+        # the parameter space has the view's shape: evaluated whole (a mask
+        # into the parent, such as [1:2], would select from the wrong array)
+        parameter_space.evaluate(simplify=False)
         full = {}
         for name, value in parameter_space.items():
-            arr = np.array(self.parent._parameters[name], dtype=object if name == "spike_times" else None)
-            arr[self.mask] = value
+            if name == "spike_times":
+                # one Sequence per cell: assigned one by one (NumPy would
+                # take a Sequence for an array of its times)
+                arr = np.empty(self.parent.size, dtype=object)
+                arr[:] = list(self.parent._parameters[name])
+                cells = np.arange(self.parent.size)[self.mask]
+                values = value if isinstance(value, np.ndarray) else [value] * cells.size
+                for k, v in zip(cells, values):
+                    arr[k] = v
+            else:
+                arr = np.array(self.parent._parameters[name])
+                arr[self.mask] = value
             full[name] = arr
         self.parent._store_parameters(full)
 
@@ -91,9 +103,25 @@ class Population(common.Population):
     def _store_parameters(self, values):
         net = simulator.state.net
         ct = self.celltype
+        kind = getattr(ct, "source_kind", None)
+        if kind and net is not None and self._pop_id is not None:
+            # a spike source changed between runs (update_spike_source_array.py,
+            # varying_poisson.py): the engine's source is replaced; spikes
+            # before the next step are dropped, as Brian2 drops them
+            old = dict(self._parameters)
+            self._parameters.update(values)
+            try:
+                if kind == "array":
+                    net.set_array_source(self._pop_id, *self._array_spikes(from_step=net.steps))
+                else:
+                    net.set_poisson_source(self._pop_id, *self._poisson_parameters())
+            except Exception:
+                self._parameters = old
+                raise
+            return
         for name, value in values.items():
             if net is not None and self._pop_id is not None:
-                if getattr(ct, "source_kind", None) or name in getattr(ct, "excluded", ()):
+                if name in getattr(ct, "excluded", ()):
                     # PyNN re-translates every parameter when one of them is
                     # "computed" (all are, here): an unchanged value is fine
                     old = self._parameters.get(name)
@@ -134,7 +162,9 @@ class Population(common.Population):
             self._build_neurons(net)
         self.recorder._attach(net)
 
-    def _build_array(self, net):
+    def _array_spikes(self, from_step=0):
+        """(offsets, steps) of the spike source array for the engine; spikes
+        before from_step (a later set() of spike_times) are not checked."""
         dt_s = simulator.state.dt_s
         self._duplicate = None  # (first step where a neuron spikes twice, that neuron)
         offsets, steps = [0], []
@@ -148,13 +178,15 @@ class Population(common.Population):
             # Brian2's SpikeGeneratorGroup: bin = int((t + 1e-3*dt)/dt), t in s
             t_s = t_ms * simulator.MS
             bins = np.asarray((t_s + 1e-3 * dt_s) / dt_s, dtype=np.int64)
+            steps.extend(np.unique(bins).tolist())
+            offsets.append(len(steps))
+            keep = bins >= from_step
+            t_s, bins = t_s[keep], bins[keep]
             same = np.flatnonzero(np.diff(bins) == 0)
             if same.size and (self._duplicate is None or bins[same[0]] < self._duplicate[0]):
                 # refused when a run reaches that step, as pyNN.brian2 does
                 # (a script may give spike times beyond its run)
                 self._duplicate = (int(bins[same[0]]), i)
-            steps.extend(np.unique(bins).tolist())
-            offsets.append(len(steps))
             all_t.append(t_s)
             all_bin.append(bins)
             all_neuron.append(np.full(bins.size, i, dtype=np.int64))
@@ -171,14 +203,20 @@ class Population(common.Population):
             if hit.size:
                 raise ValueError("Using a dt of %g ms, neuron %d of %s spikes more than once during a time step"
                                  % (simulator.state.dt, nrn[hit[0]], self.label))
-        self._pop_id = net.add_array_source(np.asarray(offsets, dtype=np.uint64), np.asarray(steps, dtype=np.int64))
+        return np.asarray(offsets, dtype=np.uint64), np.asarray(steps, dtype=np.int64)
 
-    def _build_poisson(self, net):
+    def _build_array(self, net):
+        self._pop_id = net.add_array_source(*self._array_spikes())
+
+    def _poisson_parameters(self):
         p = self._parameters
         rate = np.broadcast_to(np.asarray(p["rate"], dtype=float), (self.size,))
         start = np.broadcast_to(np.asarray(p["start"], dtype=float), (self.size,)) * simulator.MS
         duration = np.broadcast_to(np.asarray(p["duration"], dtype=float), (self.size,)) * simulator.MS
-        self._pop_id = net.add_poisson_source(rate.copy(), start.copy(), (start + duration).copy())
+        return rate.copy(), start.copy(), (start + duration).copy()
+
+    def _build_poisson(self, net):
+        self._pop_id = net.add_poisson_source(*self._poisson_parameters())
 
     def _build_neurons(self, net):
         ct = self.celltype
