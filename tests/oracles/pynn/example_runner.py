@@ -24,6 +24,8 @@ backends:
       "<k>/<segment>/spikes/<neuron>"   spike times in ms
       "<k>/<segment>/<signal>"          samples x recorded neurons
       "<k>/label"                       the population's label
+      "proj/<k>/weight"                 (pre, post, weight) of every
+                                        connection of the k-th Projection
   and the wall time of the whole script as "wall_s".
 """
 import atexit
@@ -62,6 +64,16 @@ def _init(self, *args, **kwargs):
 
 
 sim.Population.__init__ = _init
+projections = []
+_original_proj_init = sim.Projection.__init__
+
+
+def _proj_init(self, *args, **kwargs):
+    _original_proj_init(self, *args, **kwargs)
+    projections.append(self)
+
+
+sim.Projection.__init__ = _proj_init
 _saved = []
 
 
@@ -85,6 +97,12 @@ def _save():
                 arrays["%d/%d/spikes/%d" % (k, s, i)] = np.asarray(st.rescale("ms").magnitude, dtype=float)
             for sig in seg.analogsignals:
                 arrays["%d/%d/%s" % (k, s, sig.name)] = np.asarray(sig.magnitude, dtype=float)
+    for k, prj in enumerate(projections):
+        try:  # (i, j, weight) in creation order: STDP's result
+            arrays["proj/%d/weight" % k] = np.asarray(prj.get(["weight"], format="list", with_address=True),
+                                                       dtype=float).reshape(-1, 3)
+        except Exception as e:
+            arrays["proj/%d/error" % k] = np.array("%s: %s" % (type(e).__name__, e))
     arrays["wall_s"] = np.array(time.perf_counter() - t0)
     np.savez(out, **arrays)
 
