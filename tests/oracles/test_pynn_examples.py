@@ -119,8 +119,11 @@ def fetch_examples():
     return os.path.join(dest, "examples")
 
 
-def run_example(backend, script, args, out, cwd):
+def run_example(backend, script, args, out, cwd, max_ms=None):
     env = dict(os.environ)
+    env.pop("BL_EXAMPLE_MAX_MS", None)
+    if max_ms is not None and not LONG:
+        env["BL_EXAMPLE_MAX_MS"] = str(max_ms)
     env["PYTHONPATH"] = PYPATH + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["MPLBACKEND"] = "Agg"
     t0 = time.perf_counter()
@@ -268,7 +271,8 @@ def main():
             cwd = os.path.join(tmp_root, name, backend)
             os.makedirs(os.path.join(cwd, "Results"))
             tasks.append((name, backend, os.path.join(examples, script), spec.get("args", []),
-                          os.path.join(tmp_root, name, backend + ".npz"), cwd, spec.get("cost", 1)))
+                          os.path.join(tmp_root, name, backend + ".npz"), cwd, spec.get("cost", 1),
+                          spec.get("max_ms")))
     tasks.sort(key=lambda t: -t[6])
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -276,7 +280,7 @@ def main():
         for t in tasks:
             if not os.path.exists(t[2]):
                 continue
-            futures[pool.submit(run_example, t[1], t[2], t[3], t[4], t[5])] = t
+            futures[pool.submit(run_example, t[1], t[2], t[3], t[4], t[5], t[7])] = t
         for f in concurrent.futures.as_completed(futures):
             t = futures[f]
             results[(t[0], t[1])] = (f.result(), t[4])

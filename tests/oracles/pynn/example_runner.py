@@ -15,6 +15,7 @@ backends:
   tests/oracles/test_pynn_brian2.py runs it); and NumPy's global generator
   seeded, since pyNN.brian2's NoisyCurrentSource draws from it (ours draws
   the same numbers in the same order).
+- with BL_EXAMPLE_MAX_MS set, the simulated time is capped (below);
 - every Population records its spikes from its creation on (recording
   spikes changes nothing in the dynamics, and gives the spike counts of
   populations the script itself only records v of);
@@ -116,6 +117,23 @@ def _end(*args, **kwargs):
 
 
 sim.end = _end
+
+# BL_EXAMPLE_MAX_MS: the simulated time capped at that many ms (the same on
+# both backends; the script's text unchanged, its run() calls cut short), for
+# scripts whose duration is fixed in their text, such as VAbenchmarks.py
+_cap = os.environ.get("BL_EXAMPLE_MAX_MS")
+if _cap:
+    _cap = float(_cap)
+    _original_run = sim.run
+
+    def _run(simtime, callbacks=None):
+        return _original_run(max(0.0, min(simtime, _cap - sim.get_current_time())), callbacks)
+
+    def _run_until(tstop, callbacks=None):
+        return _run(tstop - sim.get_current_time(), callbacks)
+
+    sim.run = sim.run_for = _run
+    sim.run_until = _run_until
 atexit.register(_save)
 
 sys.argv = [script, backend] + script_args
