@@ -4,6 +4,8 @@ Native parameters live here (SI values, one array per parameter) until the
 network is built; then each neuron population is one EqNet population whose
 per-neuron variables are written from them, and set() writes through."""
 
+import copy
+
 import numpy as np
 from pyNN import common, errors
 from pyNN.standardmodels import StandardCellType
@@ -141,11 +143,24 @@ class Population(common.Population):
                 return  # spike sources have no state
             raise ValueError("pyNN.brainlesslab: %s has no state variable '%s' (it has %s)"
                              % (self.celltype.__class__.__name__, variable, sorted(self.celltype.state_vars)))
+        # evaluated now, as pyNN.brian2 evaluates it, and kept for every
+        # later build (reset() starts from them again, as pyNN.brian2 does).
+        # pyNN.brian2 evaluates a copy (its unit conversion, value * mV, is a
+        # lazyarray operation, which deep-copies the array and so the random
+        # distribution's generator): the script's generator does not
+        # advance, and two populations initialised from one distribution
+        # get the same numbers (VAbenchmarks.py's excitatory and inhibitory
+        # v). The same here, so that the runs agree
+        values = np.broadcast_to(np.asarray(copy.deepcopy(initial_values).evaluate(simplify=False), dtype=float),
+                                 (self.size,)).copy()
+        if not hasattr(self, "_initial_now"):
+            self._initial_now = {}
+        self._initial_now[variable] = values
         net = simulator.state.net
         if net is None or self._pop_id is None:
-            return  # applied from self.initial_values when the network is built
+            return  # applied when the network is built
         native, scale = self.celltype.state_vars[variable]
-        net.var(self._pop_id, native)[:] = np.asarray(initial_values.evaluate(simplify=False), dtype=float) * scale
+        net.var(self._pop_id, native)[:] = values * scale
 
     def _get_view(self, selector, label=None):
         return PopulationView(self, selector, label)
@@ -250,7 +265,9 @@ class Population(common.Population):
         self._initial_used = {}
         for variable, value in self.initial_values.items():
             native_name, scale = ct.state_vars[variable]
-            used = np.broadcast_to(np.asarray(value.evaluate(simplify=False), dtype=float), (self.size,)).copy()
+            now = getattr(self, "_initial_now", {})
+            used = now[variable] if variable in now else \
+                np.broadcast_to(np.asarray(value.evaluate(simplify=False), dtype=float), (self.size,)).copy()
             self._initial_used[variable] = used
             net.var(self._pop_id, native_name)[:] = used * scale
         self._receptors = {}
