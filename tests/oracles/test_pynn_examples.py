@@ -82,8 +82,8 @@ EXAMPLES = [
     ("brunel", "brunel.py", {"mode": "counts", "bound": 0.25, "long": True}),
     ("small_network", "small_network.py", {"mode": "identical"}),
     # 1060 ms at dt 0.01 ms with a weight-reading callback every ms: minutes
-    # in pyNN.brian2; 300 ms (three pairings) in CI
-    ("simple_STDP", "simple_STDP.py", {"args": ["--dendritic-delay-fraction", "0"], "mode": "identical", "max_ms": 300.0,
+    # in pyNN.brian2; 150 ms (the first pairing) in CI
+    ("simple_STDP", "simple_STDP.py", {"args": ["--dendritic-delay-fraction", "0"], "mode": "identical", "max_ms": 150.0,
                                        "weights_bits": ("proj/0/weight",),
                                        "time_tol": {0: (1e-12, SPIKEGEN_CLOCK), 2: (1e-12, SPIKEGEN_CLOCK)}}),
     ("current_injection", "current_injection.py", {"mode": "identical"}),
