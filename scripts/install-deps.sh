@@ -36,3 +36,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# PyNN's own example scripts (CeCILL-2, so not in this tree) for
+# oracle.test_pynn_examples: the installed python3-pynn's upstream tarball
+# from Debian's source archive, SHA-256 pinned, cached under ~/.cache. Not
+# fatal here: without them that test fails and says why (or skips with
+# BL_PYNN_EXAMPLES_OFFLINE=1).
+bash "$(dirname "$0")/fetch-pynn-examples.sh" ||
+  echo "install-deps: PyNN's example scripts were not fetched; oracle.test_pynn_examples will fail (BL_PYNN_EXAMPLES_OFFLINE=1 skips it)" >&2

@@ -68,6 +68,13 @@ BL_API bl_status bl_eq_net_add_array_source(bl_eq_net *net, uint32_t n, const ui
 BL_API bl_status bl_eq_net_add_poisson_source(bl_eq_net *net, uint32_t n, const double *rate_hz,
                                               const double *start_s, const double *stop_s, uint32_t *pop,
                                               bl_error *err);
+/* Between runs: a source's spikes or Poisson parameters replaced (PyNN's
+ * set() of spike_times, rate, start, duration). An array source's spikes
+ * before the next step are dropped, as Brian2 drops spikes in the past. */
+BL_API bl_status bl_eq_net_set_array_source(bl_eq_net *net, uint32_t pop, const uint64_t *offsets,
+                                            const int64_t *steps, bl_error *err);
+BL_API bl_status bl_eq_net_set_poisson_source(bl_eq_net *net, uint32_t pop, const double *rate_hz,
+                                              const double *start_s, const double *stop_s, bl_error *err);
 /* Edges from pre to (post, receptor): weight in SI units of the receptor's
  * w, delay in whole steps. The projection's index (0, 1, ...) to *proj. */
 BL_API bl_status bl_eq_net_add_projection(bl_eq_net *net, uint32_t pre, uint32_t post, uint32_t receptor,

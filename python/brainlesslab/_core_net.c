@@ -191,6 +191,68 @@ done:
     return ret;
 }
 
+static PyObject *net_set_array_source(eq_net_obj *self, PyObject *args)
+{
+    unsigned int pop;
+    PyObject *o_off, *o_steps;
+    if (!PyArg_ParseTuple(args, "IOO", &pop, &o_off, &o_steps))
+        return NULL;
+    PyArrayObject *off = arr(o_off, NPY_UINT64, "offsets"), *steps = off ? arr(o_steps, NPY_INT64, "steps") : NULL;
+    PyObject *ret = NULL;
+    if (!off || !steps)
+        goto done;
+    npy_intp n = PyArray_SIZE(off) - 1;
+    const uint64_t *o = PyArray_DATA(off);
+    if (n != (npy_intp)bl_eq_net_pop_size(self->net, pop) ||
+        o[n] != (uint64_t)PyArray_SIZE(steps)) {
+        PyErr_Format(PyExc_ValueError,
+                     "EqNet.set_array_source: population %u: %zd offsets for %zd steps (need its size + 1, "
+                     "last = steps)",
+                     pop, (Py_ssize_t)PyArray_SIZE(off), (Py_ssize_t)PyArray_SIZE(steps));
+        goto done;
+    }
+    bl_error err = {0};
+    if (bl_eq_net_set_array_source(self->net, pop, o, PyArray_DATA(steps), &err))
+        bl_py_raise(&err);
+    else
+        ret = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(off);
+    Py_XDECREF(steps);
+    return ret;
+}
+
+static PyObject *net_set_poisson_source(eq_net_obj *self, PyObject *args)
+{
+    unsigned int pop;
+    PyObject *o_rate, *o_start, *o_stop;
+    if (!PyArg_ParseTuple(args, "IOOO", &pop, &o_rate, &o_start, &o_stop))
+        return NULL;
+    PyArrayObject *rate = arr(o_rate, NPY_DOUBLE, "rate"), *start = rate ? arr(o_start, NPY_DOUBLE, "start") : NULL,
+                  *stop = start ? arr(o_stop, NPY_DOUBLE, "stop") : NULL;
+    PyObject *ret = NULL;
+    if (!rate || !start || !stop)
+        goto done;
+    npy_intp n = PyArray_SIZE(rate);
+    if (n != (npy_intp)bl_eq_net_pop_size(self->net, pop) ||
+        PyArray_SIZE(start) != n || PyArray_SIZE(stop) != n) {
+        PyErr_Format(PyExc_ValueError,
+                     "EqNet.set_poisson_source: population %u: rate, start and stop need its size", pop);
+        goto done;
+    }
+    bl_error err = {0};
+    if (bl_eq_net_set_poisson_source(self->net, pop, PyArray_DATA(rate), PyArray_DATA(start), PyArray_DATA(stop),
+                                     &err))
+        bl_py_raise(&err);
+    else
+        ret = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(rate);
+    Py_XDECREF(start);
+    Py_XDECREF(stop);
+    return ret;
+}
+
 static PyObject *net_add_projection(eq_net_obj *self, PyObject *args)
 {
     unsigned int pre, post, rec;
@@ -388,6 +450,11 @@ static PyMethodDef net_methods[] = {
      "add_array_source(offsets, steps) -> pop"},
     {"add_poisson_source", (PyCFunction)net_add_poisson_source, METH_VARARGS,
      "add_poisson_source(rate_hz, start_s, stop_s) -> pop"},
+    {"set_array_source", (PyCFunction)net_set_array_source, METH_VARARGS,
+     "set_array_source(pop, offsets, steps): replace a spike source array's spikes (those before the next step are "
+     "dropped)"},
+    {"set_poisson_source", (PyCFunction)net_set_poisson_source, METH_VARARGS,
+     "set_poisson_source(pop, rate_hz, start_s, stop_s): replace a Poisson source's parameters"},
     {"add_projection", (PyCFunction)net_add_projection, METH_VARARGS,
      "add_projection(pre, post, receptor, pre_idx, post_idx, weight, delay_steps) -> projection index"},
     {"set_stdp", (PyCFunction)net_set_stdp, METH_VARARGS,

@@ -367,55 +367,124 @@ bl_status bl_eq_net_add_receptor(bl_eq_net *net, uint32_t pop, const char *on_pr
     return BL_OK;
 }
 
-bl_status bl_eq_net_add_array_source(bl_eq_net *net, uint32_t n, const uint64_t *offsets, const int64_t *steps,
-                                     uint32_t *pop, bl_error *err)
+/* offsets[0..n] and steps of n array sources: each neuron's steps >= 0 and
+ * strictly increasing. */
+static bl_status check_array(const char *what, uint32_t n, const uint64_t *offsets, const int64_t *steps,
+                             bl_error *err)
 {
     if (offsets && offsets[0] != 0)
-        return bl_fail(err, BL_ERR_INVALID, "spike source array: offsets[0] is %llu, not 0",
-                       (unsigned long long)offsets[0]);
+        return bl_fail(err, BL_ERR_INVALID, "%s: offsets[0] is %llu, not 0", what, (unsigned long long)offsets[0]);
     for (uint32_t i = 0; offsets && i < n; i++) {
         if (offsets[i + 1] < offsets[i])
-            return bl_fail(err, BL_ERR_INVALID, "spike source array: offsets decrease at neuron %u", i);
+            return bl_fail(err, BL_ERR_INVALID, "%s: offsets decrease at neuron %u", what, i);
         for (uint64_t k = offsets[i]; k < offsets[i + 1]; k++) {
             if (steps[k] < 0)
-                return bl_fail(err, BL_ERR_INVALID, "spike source array: neuron %u spike %llu at step %lld < 0", i,
+                return bl_fail(err, BL_ERR_INVALID, "%s: neuron %u spike %llu at step %lld < 0", what, i,
                                (unsigned long long)(k - offsets[i]), (long long)steps[k]);
             if (k > offsets[i] && steps[k] <= steps[k - 1])
                 return bl_fail(err, BL_ERR_INVALID,
-                               "spike source array: neuron %u spike %llu at step %lld, not after the previous one "
+                               "%s: neuron %u spike %llu at step %lld, not after the previous one "
                                "(two spikes in one step, or times not increasing)",
-                               i, (unsigned long long)(k - offsets[i]), (long long)steps[k]);
+                               what, i, (unsigned long long)(k - offsets[i]), (long long)steps[k]);
         }
     }
-    net_pop *q = pop_new(net, K_ARRAY, n, err);
-    if (!q)
-        return err ? err->status : BL_ERR_INVALID;
+    return BL_OK;
+}
+
+/* q's spike lists become offsets/steps (checked), each neuron's cursor at
+ * its first spike: the step loop skips those before the step it runs, so
+ * spikes in the past are dropped, as Brian2's SpikeGeneratorGroup drops
+ * them after set_spikes. On failure q is unchanged. */
+static bl_status fill_array(net_pop *q, const uint64_t *offsets, const int64_t *steps, bl_error *err)
+{
+    uint32_t n = q->n;
     uint64_t total = offsets ? offsets[n] : 0;
-    q->off = malloc(((size_t)n + 1) * sizeof *q->off);
-    q->steps = malloc((total ? total : 1) * sizeof *q->steps);
-    q->cursor = calloc(n, sizeof *q->cursor);
-    if (!q->off || !q->steps || !q->cursor) {
-        pop_free(q);
+    uint64_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    int64_t *st = malloc((total ? total : 1) * sizeof *st);
+    uint64_t *cursor = calloc(n, sizeof *cursor);
+    if (!off || !st || !cursor) {
+        free(off);
+        free(st);
+        free(cursor);
         return bl_fail(err, BL_ERR_NOMEM, "spike source array: out of memory for %llu spikes",
                        (unsigned long long)total);
     }
     for (uint32_t i = 0; i <= n; i++)
-        q->off[i] = offsets ? offsets[i] : 0;
+        off[i] = offsets ? offsets[i] : 0;
     if (total)
-        memcpy(q->steps, steps, total * sizeof *steps);
+        memcpy(st, steps, total * sizeof *steps);
     for (uint32_t i = 0; i < n; i++)
-        q->cursor[i] = q->off[i];
+        cursor[i] = off[i];
+    free(q->off);
+    free(q->steps);
+    free(q->cursor);
+    q->off = off;
+    q->steps = st;
+    q->cursor = cursor;
+    return BL_OK;
+}
+
+bl_status bl_eq_net_add_array_source(bl_eq_net *net, uint32_t n, const uint64_t *offsets, const int64_t *steps,
+                                     uint32_t *pop, bl_error *err)
+{
+    bl_status st = check_array("spike source array", n, offsets, steps, err);
+    if (st)
+        return st;
+    net_pop *q = pop_new(net, K_ARRAY, n, err);
+    if (!q)
+        return err ? err->status : BL_ERR_INVALID;
+    st = fill_array(q, offsets, steps, err);
+    if (st) {
+        pop_free(q);
+        return st;
+    }
     *pop = net->n_pops++;
+    return BL_OK;
+}
+
+bl_status bl_eq_net_set_array_source(bl_eq_net *net, uint32_t pop, const uint64_t *offsets, const int64_t *steps,
+                                     bl_error *err)
+{
+    if (pop >= net->n_pops || net->pops[pop].kind != K_ARRAY)
+        return bl_fail(err, BL_ERR_INVALID, "set spike source array: population %u is not a spike source array", pop);
+    net_pop *q = &net->pops[pop];
+    bl_status st = check_array("set spike source array", q->n, offsets, steps, err);
+    return st ? st : fill_array(q, offsets, steps, err);
+}
+
+static bl_status check_poisson(const char *what, uint32_t n, const double *rate_hz, const double *start_s,
+                               const double *stop_s, bl_error *err)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!(rate_hz[i] >= 0 && rate_hz[i] < 1e9) || isnan(start_s[i]) || isnan(stop_s[i]))
+            return bl_fail(err, BL_ERR_INVALID, "%s: neuron %u: rate %g Hz, window [%g, %g] s", what, i, rate_hz[i],
+                           start_s[i], stop_s[i]);
+    return BL_OK;
+}
+
+bl_status bl_eq_net_set_poisson_source(bl_eq_net *net, uint32_t pop, const double *rate_hz, const double *start_s,
+                                       const double *stop_s, bl_error *err)
+{
+    if (pop >= net->n_pops || net->pops[pop].kind != K_POISSON)
+        return bl_fail(err, BL_ERR_INVALID, "set spike source poisson: population %u is not a Poisson source", pop);
+    net_pop *q = &net->pops[pop];
+    bl_status st = check_poisson("set spike source poisson", q->n, rate_hz, start_s, stop_s, err);
+    if (st)
+        return st;
+    for (uint32_t i = 0; i < q->n; i++) {
+        q->thr[i] = bl_bernoulli_threshold(rate_hz[i], net->dt * 1000.0);
+        q->start[i] = start_s[i];
+        q->stop[i] = stop_s[i];
+    }
     return BL_OK;
 }
 
 bl_status bl_eq_net_add_poisson_source(bl_eq_net *net, uint32_t n, const double *rate_hz, const double *start_s,
                                        const double *stop_s, uint32_t *pop, bl_error *err)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (!(rate_hz[i] >= 0 && rate_hz[i] < 1e9) || isnan(start_s[i]) || isnan(stop_s[i]))
-            return bl_fail(err, BL_ERR_INVALID, "spike source poisson: neuron %u: rate %g Hz, window [%g, %g] s", i,
-                           rate_hz[i], start_s[i], stop_s[i]);
+    bl_status st = check_poisson("spike source poisson", n, rate_hz, start_s, stop_s, err);
+    if (st)
+        return st;
     net_pop *q = pop_new(net, K_POISSON, n, err);
     if (!q)
         return err ? err->status : BL_ERR_INVALID;

@@ -301,5 +301,158 @@ class Backend(unittest.TestCase):
         self.assertTrue(np.isnan(w[1, 1]))
 
 
+class ExampleFeatures(unittest.TestCase):
+    """What PyNN's example scripts use beyond the first backend
+    (tests/oracles/test_pynn_examples.py runs the scripts themselves)."""
+
+    def tearDown(self):
+        sim.end()
+
+    def test_duplicate_spike_refused_when_reached(self):
+        # two neurons with the same train: Brian2's check (spikes sorted by
+        # time, then neuron) does not see neuron 0's two spikes in step 20;
+        # a run that stops before that step is fine, one that reaches it is refused
+        sim.setup(timestep=0.1)
+        sim.Population(2, sim.SpikeSourceArray(spike_times=[1.0, 2.0, 2.01]))
+        sim.run(1.5)
+        with self.assertRaisesRegex(ValueError, r"neuron 0 of .* more than once during a time step"):
+            sim.run(1.0)
+
+    def test_if_curr_delta_adds_the_weight_to_v(self):
+        sim.setup(timestep=0.1)
+        cells = sim.Population(1, sim.IF_curr_delta(tau_m=1e9, v_rest=-65.0, v_thresh=-50.0, i_offset=0.0))
+        src = sim.Population(1, sim.SpikeSourceArray(spike_times=[1.0]))
+        sim.Projection(src, cells, sim.AllToAllConnector(), sim.StaticSynapse(weight=2.5, delay=1.0))
+        cells.record("v")
+        sim.run(5.0)
+        v = np.asarray(cells.get_data().segments[0].filter(name="v")[0])[:, 0]
+        self.assertAlmostEqual(v[5], -65.0, places=6)
+        self.assertAlmostEqual(v[-1], -62.5, places=6)
+
+    def test_gsfa_grr_adapts(self):
+        sim.setup(timestep=0.01)
+        cells = sim.Population(1, sim.IF_cond_exp_gsfa_grr(i_offset=2.0))
+        cells.record(["spikes", "g_s", "g_r"])
+        sim.run(100.0)
+        seg = cells.get_data().segments[0]
+        t = seg.spiketrains[0].magnitude
+        self.assertGreater(t.size, 2)
+        self.assertGreater(np.diff(t)[-1], np.diff(t)[0])  # spike-frequency adaptation
+        g_s = np.asarray(seg.filter(name="g_s")[0])[:, 0]
+        # nS: a jump of q_sfa = 15 nS at each spike (decaying by 1e-4 per step)
+        jumps = np.diff(g_s)[np.diff(g_s) > 1.0]
+        self.assertEqual(jumps.size, t.size)
+        self.assertAlmostEqual(jumps[0], 15.0, delta=0.01)
+
+    def test_noisy_current_draws_in_pynn_brian2_order(self):
+        # two sources, two cells each: the draws go by change time, then
+        # source, then cell, from NumPy's global generator
+        def run():
+            sim.setup(timestep=0.1)
+            cells = sim.Population(4, sim.IF_curr_exp(tau_m=1e9, cm=1.0, v_thresh=1e9, v_rest=0.0))
+            a = sim.NoisyCurrentSource(mean=0.1, stdev=0.2, start=1.0, stop=3.0, dt=1.0)
+            b = sim.NoisyCurrentSource(mean=0.0, stdev=1.0, start=2.0, stop=4.0, dt=1.0)
+            a.inject_into(cells[0:2])
+            b.inject_into(cells[2:4])
+            cells.initialize(v=0.0)
+            cells.record("v")
+            np.random.seed(7)
+            sim.run(6.0)
+            v = np.asarray(cells.get_data().segments[0].filter(name="v")[0])
+            sim.end()
+            return v
+        v1, v2 = run(), run()
+        self.assertTrue(np.array_equal(v1, v2))
+        rs = np.random.RandomState(7)
+        # steps 10 (a), 20 (a, b), 30 (a: stop, b), 40 (b: stop)
+        d = {}
+        d[("a", 0)] = rs.randn(2)
+        d[("a", 1)] = rs.randn(2)
+        d[("b", 0)] = rs.randn(2)
+        # v rises by i * dt / cm (i nA, cm 1 nF: mV per ms) while a current flows
+        slope_a0 = 0.1 + 0.2 * d[("a", 0)]
+        dv = np.diff(v1[:, 0:2], axis=0)
+        self.assertTrue(np.allclose(dv[12], slope_a0 * 0.1, rtol=1e-6, atol=1e-9))
+        slope_a1 = 0.1 + 0.2 * d[("a", 1)]
+        self.assertTrue(np.allclose(dv[22], slope_a1 * 0.1, rtol=1e-6, atol=1e-9))
+        self.assertTrue(np.allclose(np.diff(v1[:, 2:4], axis=0)[22], d[("b", 0)] * 0.1, rtol=1e-6, atol=1e-9))
+        self.assertTrue(np.allclose(dv[45], 0.0, atol=1e-9))  # back to 0 after stop (up to the sums' rounding)
+
+    def test_sources_set_between_runs(self):
+        # update_spike_source_array.py and varying_poisson.py: set() of a
+        # spike source between runs takes effect from the next step
+        from pyNN.parameters import Sequence
+        sim.setup(timestep=0.1)
+        src = sim.Population(2, sim.SpikeSourceArray(spike_times=[[1.0, 8.0], [2.0]]))
+        poi = sim.Population(20, sim.SpikeSourcePoisson(rate=0.0))
+        src.record("spikes")
+        poi.record("spikes")
+        sim.run(5.0)
+        src.set(spike_times=[Sequence([3.0, 6.0]), Sequence([5.0, 9.0])])  # 3.0 is past: dropped
+        poi.set(rate=5000.0)
+        sim.run(5.0)
+        src[1:2].set(spike_times=[Sequence([12.0])])
+        sim.run(5.0)
+        trains = src.get_data().segments[0].spiketrains
+        self.assertEqual(trains[0].magnitude.tolist(), [1.0, 6.0])
+        self.assertEqual(trains[1].magnitude.tolist(), [2.0, 5.0, 9.0, 12.0])
+        t = np.concatenate([st.magnitude for st in poi.get_data().segments[0].spiketrains])
+        self.assertGreater(t.size, 20 * 100 * 0.3)  # rate*dt = 0.5 per step for 100 steps
+        self.assertGreaterEqual(t.min(), 5.0)
+        with self.assertRaisesRegex(ValueError, "more than once during a time step"):
+            src.set(spike_times=[Sequence([20.0, 20.01]), Sequence([])])
+        self.assertEqual(src.get("spike_times")[1].value.tolist(), [12.0])  # unchanged after the refusal
+
+    def test_native_rng_is_numpy_with_the_seed(self):
+        from pyNN.random import NumpyRNG
+        self.assertTrue(np.array_equal(sim.NativeRNG(seed=5).next(10), NumpyRNG(seed=5).next(10)))
+
+    def test_assembly_projection_equals_member_projections(self):
+        def build(assembly):
+            sim.setup(timestep=0.1)
+            src = sim.Population(5, sim.SpikeSourceArray(spike_times=[[1.0 + i, 7.0] for i in range(5)]))
+            a = sim.Population(3, sim.IF_cond_exp(tau_refrac=1.0))
+            b = sim.Population(4, sim.IF_cond_exp(tau_refrac=1.0))
+            syn = sim.StaticSynapse(weight=0.05, delay=0.5)
+            conn = sim.FixedProbabilityConnector(0.6, rng=pyNN.random.NumpyRNG(seed=3))
+            if assembly:
+                prj = sim.Projection(src, a + b, conn, syn, receptor_type="excitatory")
+                n = len(prj)
+                w = prj.get("weight", format="array")
+            else:
+                pa = sim.Projection(src, a, sim.FromListConnector(conns[0]), syn, receptor_type="excitatory")
+                pb = sim.Projection(src, b, sim.FromListConnector(conns[1]), syn, receptor_type="excitatory")
+                n, w = len(pa) + len(pb), None
+            a.record(["spikes", "v"])
+            b.record(["spikes", "v"])
+            sim.run(20.0)
+            out = [np.asarray(p.get_data().segments[0].filter(name="v")[0]) for p in (a, b)]
+            sim.end()
+            return n, w, out
+        n, w, out = build(True)
+        self.assertEqual(w.shape, (5, 7))
+        conns = [[(i, j) for i in range(5) for j in range(3) if not np.isnan(w[i, j])],
+                 [(i, j - 3) for i in range(5) for j in range(3, 7) if not np.isnan(w[i, j])]]
+        self.assertEqual(n, len(conns[0]) + len(conns[1]))
+        self.assertGreater(len(conns[0]) * len(conns[1]), 0)
+        n2, _, out2 = build(False)
+        self.assertEqual(n2, n)
+        for x, y in zip(out, out2):
+            self.assertTrue(np.array_equal(x, y))
+
+    def test_first_sample_is_the_initial_value_used(self):
+        from pyNN.random import NumpyRNG, RandomDistribution
+        sim.setup(timestep=0.1)
+        cells = sim.Population(5, sim.IF_cond_exp(tau_m=1e9, v_thresh=1e9),
+                               initial_values={"v": RandomDistribution("uniform", (-70.0, -60.0),
+                                                                       rng=NumpyRNG(seed=9))})
+        cells.record("v")
+        sim.run(1.0)
+        v = np.asarray(cells.get_data().segments[0].filter(name="v")[0])
+        expect = NumpyRNG(seed=9).next(5, "uniform", {"low": -70.0, "high": -60.0})
+        self.assertTrue(np.array_equal(v[0], expect))
+        self.assertTrue(np.allclose(v[1], expect, atol=1e-9))
+
+
 if __name__ == "__main__":
     unittest.main()

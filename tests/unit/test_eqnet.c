@@ -335,6 +335,56 @@ static void refusals(void **state)
     bl_eq_net_destroy(NULL);
 }
 
+/* Sources changed between runs (PyNN's set() of spike_times, rate, start,
+ * duration): the new spikes from the next step on, those before it dropped;
+ * a Poisson source's rate and window replaced; bad input refused with the
+ * neuron at fault, leaving the source as it was. */
+static void sources_changed_between_runs(void **state)
+{
+    (void)state;
+    bl_eq_net *net;
+    bl_error err = {0};
+    assert_int_equal(bl_eq_net_create(1e-4, 7, &net, &err), BL_OK);
+    uint64_t off[3] = {0, 2, 3};
+    int64_t steps[3] = {1, 8, 2};
+    uint32_t src, poi;
+    assert_int_equal(bl_eq_net_add_array_source(net, 2, off, steps, &src, &err), BL_OK);
+    double rate[2] = {0.0, 0.0}, start[2] = {0.0, 0.0}, stop[2] = {1.0, 1.0};
+    assert_int_equal(bl_eq_net_add_poisson_source(net, 2, rate, start, stop, &poi, &err), BL_OK);
+    assert_int_equal(bl_eq_net_run(net, 5, &err), BL_OK);
+    /* neuron 0: 3 (past: dropped), 6; neuron 1: 5, 9 */
+    uint64_t off2[3] = {0, 2, 4};
+    int64_t steps2[4] = {3, 6, 5, 9};
+    assert_int_equal(bl_eq_net_set_array_source(net, src, off2, steps2, &err), BL_OK);
+    /* both Poisson neurons fire at every step from 7 (rate near 1/dt) */
+    double rate2[2] = {9999.0, 9999.0}, start2[2] = {7e-4, 7e-4}, stop2[2] = {1.0, 1.0};
+    assert_int_equal(bl_eq_net_set_poisson_source(net, poi, rate2, start2, stop2, &err), BL_OK);
+    assert_int_equal(bl_eq_net_run(net, 5, &err), BL_OK);
+    const uint64_t *ss;
+    const uint32_t *si;
+    size_t n = bl_eq_net_spikes(net, src, &ss, &si);
+    uint64_t want_s[5] = {1, 2, 5, 6, 9};
+    uint32_t want_i[5] = {0, 1, 1, 0, 1};
+    assert_int_equal(n, 5);
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(ss[k], want_s[k]);
+        assert_int_equal(si[k], want_i[k]);
+    }
+    n = bl_eq_net_spikes(net, poi, &ss, &si);
+    assert_true(n >= 4);
+    for (size_t k = 0; k < n; k++)
+        assert_true(ss[k] >= 7);
+    /* refusals: the source keeps its spikes */
+    int64_t bad[4] = {3, 3, 5, 9};
+    expect_fail(bl_eq_net_set_array_source(net, src, off2, bad, &err), &err, "neuron 0 spike 1 at step 3");
+    expect_fail(bl_eq_net_set_array_source(net, poi, off2, steps2, &err), &err, "population 1 is not a spike source");
+    expect_fail(bl_eq_net_set_array_source(net, 9, off2, steps2, &err), &err, "population 9");
+    double neg[2] = {1.0, -1.0};
+    expect_fail(bl_eq_net_set_poisson_source(net, poi, neg, start2, stop2, &err), &err, "neuron 1: rate -1");
+    expect_fail(bl_eq_net_set_poisson_source(net, src, rate2, start2, stop2, &err), &err, "not a Poisson source");
+    bl_eq_net_destroy(net);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +393,7 @@ int main(void)
         cmocka_unit_test(poisson_sources),
         cmocka_unit_test(stdp_by_hand),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(sources_changed_between_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@ import sys
 from pyNN import common
 from pyNN.common.control import DEFAULT_MAX_DELAY, DEFAULT_TIMESTEP, DEFAULT_MIN_DELAY
 from pyNN.connectors import *  # noqa: F401,F403 (PyNN's connectors, unchanged)
+from pyNN.random import NumpyRNG
 from pyNN.recording import get_io
 from pyNN.standardmodels import StandardCellType
 
@@ -29,6 +30,12 @@ from .projections import Projection
 # `import pyNN.brainlesslab` finds this module (pyNN is Debian's read-only
 # package, so the backend cannot live inside it).
 sys.modules.setdefault("pyNN.brainlesslab", sys.modules[__name__])
+
+
+class NativeRNG(NumpyRNG):
+    """The backend's own generator, for scripts that ask for one
+    (sim.NativeRNG(seed=...)): NumPy's Mersenne Twister, as
+    pyNN.random.NumpyRNG with the same seed (pyNN.brian2 has none)."""
 
 
 def list_standard_models():

@@ -49,13 +49,37 @@ class Connection(common.Connection):
         return tuple(getattr(self, name) for name in attribute_names)
 
 
+def _members(view):
+    """The populations (or views) a projection's side is made of: an
+    Assembly's, in its order (pyNN.brian2 makes one Synapses object for
+    each pair of a presynaptic and a postsynaptic member), or the one."""
+    return list(view.populations) if isinstance(view, common.Assembly) else [view]
+
+
 def _parent_index(view, indices):
     """Indices in a Population or PopulationView -> (population, indices in it)."""
-    if isinstance(view, common.Assembly):
-        raise NotImplementedError("pyNN.brainlesslab: projections from or to an Assembly are not supported yet")
     if isinstance(view, common.PopulationView):
         return view.grandparent, np.asarray(view.index_in_grandparent(indices), dtype=np.int64)
     return view, np.asarray(indices, dtype=np.int64)
+
+
+def _split(view, indices):
+    """Indices in a projection's side -> (member of each, index in that
+    member's parent Population), as pyNN.brian2 partitions an Assembly."""
+    indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+    members = _members(view)
+    bounds = np.cumsum([0] + [m.size for m in members])
+    group = np.searchsorted(bounds, indices, side="right") - 1
+    parent = np.empty_like(indices)
+    for g, m in enumerate(members):
+        sel = group == g
+        if np.any(sel):
+            parent[sel] = _parent_index(m, indices[sel] - bounds[g])[1]
+    return group.astype(np.int64), parent
+
+
+def _parent(member):
+    return member.grandparent if isinstance(member, common.PopulationView) else member
 
 
 class Projection(common.Projection):
@@ -73,13 +97,22 @@ class Projection(common.Projection):
         self._plastic = isinstance(self.synapse_type, STDPMechanism)
         self._net_index = None
         self._extra_chunks = {}
-        self._pre_pop, _ = _parent_index(self.pre, [])
-        self._post_pop, _ = _parent_index(self.post, [])
-        if self.receptor_type not in self._post_pop.celltype.post_synaptic_variables:
-            raise ValueError("pyNN.brainlesslab: %s has no receptor type '%s' (it has %s)"
-                             % (self._post_pop.label, self.receptor_type,
-                                sorted(self._post_pop.celltype.post_synaptic_variables)))
+        self._pre_pops = [_parent(m) for m in _members(self.pre)]
+        self._post_pops = [_parent(m) for m in _members(self.post)]
+        self._pre_pop, self._post_pop = self._pre_pops[0], self._post_pops[0]
+        for post in self._post_pops:
+            if self.receptor_type not in post.celltype.post_synaptic_variables:
+                raise ValueError("pyNN.brainlesslab: %s has no receptor type '%s' (it has %s)"
+                                 % (post.label, self.receptor_type,
+                                    sorted(post.celltype.post_synaptic_variables)))
+        units = set(post.celltype.weight_unit for post in self._post_pops)
+        if len(units) > 1:
+            raise NotImplementedError("pyNN.brainlesslab: a projection onto an Assembly whose cell types take "
+                                      "weights in different units (%s)" % ", ".join(sorted(u[0] for u in units)))
+        if self._plastic and (len(self._pre_pops) > 1 or len(self._post_pops) > 1):
+            raise NotImplementedError("pyNN.brainlesslab: STDP from or to an Assembly is not supported yet")
         self._pre_chunks, self._post_chunks, self._w_chunks, self._d_chunks = [], [], [], []
+        self._pre_group_chunks, self._post_group_chunks = [], []
         self._pre_view_chunks, self._post_view_chunks = [], []
         simulator.state.add_projection(self)
         connector.connect(self)
@@ -114,8 +147,10 @@ class Projection(common.Projection):
                     np.array(np.broadcast_to(np.asarray(value, dtype=float), (n,))))
         w = np.broadcast_to(np.asarray(connection_parameters.get("weight", 0.0), dtype=float), (n,))
         d = np.broadcast_to(np.asarray(connection_parameters.get("delay", simulator.state.dt), dtype=float), (n,))
-        _, pre_parent = _parent_index(self.pre, pre)
-        _, post_parent = _parent_index(self.post, np.full(n, postsynaptic_index, dtype=np.int64))
+        pre_group, pre_parent = _split(self.pre, pre)
+        post_group, post_parent = _split(self.post, np.full(n, postsynaptic_index, dtype=np.int64))
+        self._pre_group_chunks.append(pre_group)
+        self._post_group_chunks.append(post_group)
         self._pre_view_chunks.append(pre)
         self._post_view_chunks.append(np.full(n, postsynaptic_index, dtype=np.int64))
         self._pre_chunks.append(pre_parent)
@@ -128,6 +163,10 @@ class Projection(common.Projection):
     def _freeze(self):
         def cat(chunks, dtype):
             return np.concatenate(chunks).astype(dtype) if chunks else np.zeros(0, dtype=dtype)
+        self._pre_group = cat(self._pre_group_chunks, np.int64)
+        self._post_group = cat(self._post_group_chunks, np.int64)
+        self._pre_group_chunks = [self._pre_group]
+        self._post_group_chunks = [self._post_group]
         self._pre_index = cat(self._pre_chunks, np.int64)
         self._post_index = cat(self._post_chunks, np.int64)
         self._pre_view_index = cat(self._pre_view_chunks, np.int64)
@@ -208,15 +247,29 @@ class Projection(common.Projection):
             out.append(a)
         return out
 
-    def _build(self, net):
-        post = self._post_pop
+    def _pairs(self):
+        """(presynaptic member, postsynaptic member) pairs in the order
+        pyNN.brian2 creates their Synapses objects."""
+        return [(i, j) for i in range(len(self._pre_pops)) for j in range(len(self._post_pops))]
+
+    def _build(self, net, pair=(0, 0)):
+        i, j = pair
+        pre, post = self._pre_pops[i], self._post_pops[j]
         receptor = post._receptors[self.receptor_type]
         scale = post.celltype.weight_unit[1]
         steps = np.round(self._delay / simulator.state.dt)
         if np.any(steps < 0) or np.any(~np.isfinite(steps)):
             raise ValueError("pyNN.brainlesslab: %s: negative or infinite delay" % self.label)
         self._initial_weight = self._weight.copy()
-        self._net_index = net.add_projection(self._pre_pop._pop_id, post._pop_id, receptor,
+        sel = (self._pre_group == i) & (self._post_group == j)
+        if len(self._pairs()) > 1 and not np.any(sel):
+            return
+        if not np.all(sel):  # an Assembly's pair: its edges, still in creation order
+            net.add_projection(pre._pop_id, post._pop_id, receptor,
+                               self._pre_index[sel].astype(np.uint32), self._post_index[sel].astype(np.uint32),
+                               self._weight[sel] * scale, steps[sel].astype(np.uint32))
+            return
+        self._net_index = net.add_projection(pre._pop_id, post._pop_id, receptor,
                                              self._pre_index.astype(np.uint32), self._post_index.astype(np.uint32),
                                              self._weight * scale, steps.astype(np.uint32))
         if self._plastic:

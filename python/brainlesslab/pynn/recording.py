@@ -65,7 +65,10 @@ class Recorder(recording.Recorder):
 
     def _get_all_signals(self, variable, ids, clear=False):
         native, scale = self.population.celltype.state_vars[variable]
-        index = np.asarray(self.population.id_to_index(np.asarray(ids, dtype=int)), dtype=int).reshape(-1)
+        ids = np.asarray(ids, dtype=int)
+        if ids.size == 0:  # a view none of whose cells record the variable
+            return np.zeros((0, 0)), None
+        index = np.asarray(self.population.id_to_index(ids), dtype=int).reshape(-1)
         if self._net is None:
             rows = np.zeros((0, self.population.size))
         else:
@@ -76,6 +79,8 @@ class Recorder(recording.Recorder):
         rows = rows[::k]
         if variable in self._first_row:
             first = self._first_row[variable]
+        elif variable in getattr(self.population, "_initial_used", {}):
+            first = self.population._initial_used[variable]
         else:
             first = np.asarray(self.population.initial_values[variable].evaluate(simplify=False), dtype=float)
             first = np.broadcast_to(first, (self.population.size,))

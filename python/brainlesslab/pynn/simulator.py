@@ -114,8 +114,13 @@ class State(common.control.BaseState):
         try:
             for p in self.populations:
                 p._build(net)
-            for j in brian2_order(self.projections):
-                j._build(net)
+            # an Assembly's projection is one Brian2 Synapses object per
+            # pair of members in pyNN.brian2, each with its own name
+            parts = [(j, pair) for j in self.projections for pair in j._pairs()]
+            for j, pair in brian2_order(parts):
+                j._build(net, pair)
+            from .standardmodels import draw_noise
+            draw_noise(self.current_sources)
             for c in self.current_sources:
                 c._build(net)
         except Exception:
@@ -129,6 +134,11 @@ class State(common.control.BaseState):
         n = self.steps_for(simtime)
         if n < 0:
             raise ValueError("pyNN.brainlesslab: cannot run for %r ms" % (simtime,))
+        for p in self.populations:
+            dup = getattr(p, "_duplicate", None)
+            if dup is not None and dup[0] < self.net.steps + n:
+                raise ValueError("Using a dt of %g ms, neuron %d of %s spikes more than once during a time step"
+                                 % (self._dt, dup[1], p.label))
         self.net.run(n)
 
     def run_until(self, tstop):

@@ -208,6 +208,74 @@ class IF_cond_alpha(_Threshold, cells.IF_cond_alpha):
     weight_unit = ("1 siemens", uS)
 
 
+class IF_curr_delta(_Threshold, cells.IF_curr_delta):
+    __doc__ = cells.IF_curr_delta.__doc__
+    # pyNN.brian2's voltage_step_synapses: no synaptic current; a synaptic
+    # event adds its weight (mV) to v
+    eqs = leaky_iaf + """
+i_syn = 0*amp : amp
+""" + threshold_params
+    # Brian2 integrates it exactly; the model language's linear method does
+    # not take a decay without a synaptic variable (docs/pynn.md): euler
+    methods = ("euler",)
+    translations = dict(leaky_iaf_translations)
+    state_vars = {'v': ('v', mV)}
+    post_synaptic_variables = {'excitatory': 'v', 'inhibitory': 'v'}
+    weight_unit = ("1 volt", mV)
+
+
+adapt_iaf = """
+dv/dt = (v_rest-v)/tau_m + (-g_r*(v-E_r) - g_s*(v-E_s) + i_syn + i_offset + i_inj)/c_m : volt (unless refractory)
+dg_s/dt = -g_s/tau_s : siemens (unless refractory)
+dg_r/dt = -g_r/tau_r : siemens (unless refractory)
+tau_m : second
+tau_s : second
+tau_r : second
+c_m : farad
+v_rest : volt
+i_offset : amp
+i_inj : amp
+E_r : volt
+E_s : volt
+"""
+
+
+class IF_cond_exp_gsfa_grr(cells.IF_cond_exp_gsfa_grr):
+    __doc__ = cells.IF_cond_exp_gsfa_grr.__doc__
+    # pyNN.brian2's equations (adapt_iaf) with exponential conductances, as
+    # the cell type's name and PyNN's documentation say (pyNN.brian2 gives
+    # it alpha-shaped ones); the quantal increases q_sfa and q_rr are nS as
+    # PyNN documents them (pyNN.brian2 adds q*1e9 nS at a spike); g_r and g_s
+    # are recorded in nS, PyNN's unit for them (pyNN.brian2 divides by uS)
+    eqs = adapt_iaf + cond_exp_syn
+    translations = _merge(leaky_iaf_translations, cond_syn_translations, build_translations(
+        _scaled('tau_sfa', 'tau_s', ms),
+        _scaled('e_rev_sfa', 'E_s', mV),
+        _scaled('q_sfa', 'q_s', nS),
+        _scaled('tau_rr', 'tau_r', ms),
+        _scaled('e_rev_rr', 'E_r', mV),
+        _scaled('q_rr', 'q_r', nS)))
+    state_vars = {'v': ('v', mV), 'g_r': ('g_r', nS), 'g_s': ('g_s', nS),
+                  'gsyn_exc': ('ge', uS), 'gsyn_inh': ('gi', uS)}
+    post_synaptic_variables = {'excitatory': 'ge', 'inhibitory': 'gi'}
+    weight_unit = ("1 siemens", uS)
+    # pyNN.brian2's AdaptiveNeuronGroup2 leaves the method to Brian2
+    # ('exact', 'euler', 'heun'): the g*v products make it euler
+    methods = ("linear", "euler")
+    excluded = ("tau_refrac", "v_reset", "v_thresh", "q_s", "q_r")
+
+    @staticmethod
+    def refractory(native):
+        return native["tau_refrac"]
+
+    def blocks(self, native):
+        # as pyNN.brian2's AdaptiveNeuronGroup2: the first neuron's values in the code text
+        threshold = "v >= {}*mV".format(native["v_thresh"][0] / mV)
+        reset = "v = {}*mV; g_r += {}*nS; g_s += {}*nS".format(
+            native["v_reset"][0] / mV, native["q_r"][0] / nS, native["q_s"][0] / nS)
+        return threshold, reset
+
+
 class EIF_cond_exp_isfa_ista(cells.EIF_cond_exp_isfa_ista):
     __doc__ = cells.EIF_cond_exp_isfa_ista.__doc__
     eqs = adexp_iaf + cond_exp_syn
@@ -423,13 +491,14 @@ class _CurrentSource(StandardCurrentSource):
         """(times in s, amplitudes in A) as pyNN.brian2 builds them."""
         raise NotImplementedError
 
-    def _build(self, net):
-        if not self.cell_list:
-            return
+    @staticmethod
+    def _steps(times):
+        """The steps at which pyNN.brian2's pointer meets each change time (s):
+        the step whose time in ms is within dt/2 of it. The list ends at the
+        first change it cannot reach (the pointer stops there)."""
         dt_ms = simulator.state.dt
-        times, amps = self._changes(dt_ms)
-        steps, values = [], []
-        for time_s, amp in zip(times, amps):
+        steps = []
+        for time_s in times:
             s = int(round(time_s * 1e3 / dt_ms))
             found = None
             for cand in (s - 1, s, s + 1):
@@ -437,9 +506,16 @@ class _CurrentSource(StandardCurrentSource):
                     found = cand
                     break
             if found is None or (steps and found <= steps[-1]):
-                break  # pyNN.brian2's pointer stops at a change it cannot reach
+                break
             steps.append(found)
-            values.append(float(amp))
+        return steps
+
+    def _build(self, net):
+        if not self.cell_list:
+            return
+        times, amps = self._changes(simulator.state.dt)
+        steps = self._steps(times)
+        values = [float(a) for a in amps[:len(steps)]]
         by_pop = {}
         for cell in self.cell_list:
             by_pop.setdefault(cell.parent, []).append(cell.parent.id_to_index(cell))
@@ -507,3 +583,55 @@ class ACSource(_CurrentSource, electrodes.ACSource):
         if amps:  # pyNN.brian2 takes the current back to 0 at the last sample's step
             amps[-1] = 0.0
         return times, amps
+
+
+class NoisyCurrentSource(_CurrentSource, electrodes.NoisyCurrentSource):
+    """pyNN.brian2's noise: at start, every max(dt, timestep) after it and at
+    stop, each target cell gets its own draw mean + stdev * N(0, 1) from
+    NumPy's global generator (np.random.randn); after stop the current is 0.
+    pyNN.brian2 draws while it runs: at each change time, for each noisy
+    source in creation order, for each target cell in injection order. The
+    draws here are made when the network is built, in that same order, so
+    that a script that seeds NumPy's generator gets pyNN.brian2's currents
+    when nothing else draws from it during the run (Brian2's numpy target
+    draws its rand() from it too, so a script with Poisson sources does
+    not)."""
+    __doc__ = electrodes.NoisyCurrentSource.__doc__
+    translations = build_translations(
+        ('mean', 'mean', nA), ('start', 'start', ms), ('stop', 'stop', ms),
+        ('stdev', 'stdev', nA), ('dt', 'dt', ms))
+
+    def _times(self):
+        p = self._native
+        step = max(p["dt"], simulator.state.dt * 1e-3)
+        n = int(round((p["stop"] - p["start"]) / step))
+        return [p["start"] + (i * step) for i in range(n)] + [p["stop"]]
+
+    def _build(self, net):
+        if not self.cell_list:
+            return
+        times = self._times()
+        steps = self._steps(times)
+        draws = self._draws  # (len(steps), cells), set by draw_noise()
+        for c, cell in enumerate(self.cell_list):
+            values = [float(v) for v in draws[:, c]]
+            if values and len(steps) == len(times):
+                values[-1] = 0.0  # pyNN.brian2 takes the current back to 0 after the last change
+            net.add_current(cell.parent._pop_id, "i_inj",
+                            np.asarray([cell.parent.id_to_index(cell)], dtype=np.uint32),
+                            np.asarray(steps, dtype=np.int64), np.asarray(values, dtype=float))
+
+
+def draw_noise(current_sources):
+    """Draw every NoisyCurrentSource's values in pyNN.brian2's order: by
+    step, then source in creation order, then target cell."""
+    events = []
+    for k, src in enumerate(current_sources):
+        if isinstance(src, NoisyCurrentSource):
+            n = len(src._steps(src._times())) if src.cell_list else 0
+            src._draws = np.zeros((n, len(src.cell_list)))
+            events.extend((step, k, j) for j, step in enumerate(src._steps(src._times())[:n]))
+    for step, k, j in sorted(events):
+        src = current_sources[k]
+        for c in range(len(src.cell_list)):
+            src._draws[j, c] = src._native["mean"] + src._native["stdev"] * np.random.randn()
